@@ -1,0 +1,3 @@
+from ethosu_kit.cli import main
+
+raise SystemExit(main())

@@ -1,0 +1,93 @@
+"""Command line: `ethosu-kit <command>` and `gen-firmware` (= `ethosu-kit gen`).
+
+Each command lives in `ethosu_kit.commands.<name>` with `HELP`, `add_arguments(parser)`
+and `run(args) -> int`. Command modules import nothing heavy at module level, so
+`ethosu-kit inspect` stays fast and never imports torch or executorch.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import os
+import sys
+from collections.abc import Sequence
+from types import ModuleType
+
+from ethosu_kit import __version__
+from ethosu_kit.errors import KitError
+
+# command name -> module under ethosu_kit.commands
+COMMANDS: dict[str, str] = {
+    "inspect": "inspect_pte",
+    "gen": "gen",
+    "boards": "boards",
+    "check-elf": "check_elf",
+    "build": "build",
+    "run": "run",
+    "simulate": "simulate",
+    "lower-example": "lower_example",
+    "import-pack": "import_pack",
+}
+
+
+def _load(module: str) -> ModuleType | None:
+    try:
+        return importlib.import_module(f"ethosu_kit.commands.{module}")
+    except ModuleNotFoundError as exc:
+        if exc.name == f"ethosu_kit.commands.{module}":
+            return None  # command not built yet in this tree
+        raise
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(
+        prog="ethosu-kit",
+        description="Turn an ExecuTorch .pte lowered for Ethos-U into placed, checked firmware.",
+    )
+    parser.add_argument("--version", action="version", version=f"ethosu-kit {__version__}")
+    parser.add_argument(
+        "--debug", action="store_true", help="show a traceback for internal errors"
+    )
+    sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    for name, module_name in COMMANDS.items():
+        module = _load(module_name)
+        if module is None:
+            continue
+        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
+        module.add_arguments(p)
+        p.set_defaults(_run=module.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = build_parser()
+    args = parser.parse_args(argv)
+    try:
+        code: int = args._run(args)
+        return code
+    except KitError as exc:
+        print(f"error: {exc.message}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
+        return exc.exit_code
+    except KeyboardInterrupt:
+        print("error: interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # a bug of ours, not the user's input
+        if args.debug or os.environ.get("ETHOSU_KIT_DEBUG"):
+            raise
+        print(
+            f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)",
+            file=sys.stderr,
+        )
+        return 70
+
+
+def gen_firmware_main(argv: Sequence[str] | None = None) -> int:
+    """`gen-firmware ...` is `ethosu-kit gen ...`."""
+    return main(["gen", *(sys.argv[1:] if argv is None else argv)])
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,126 @@
+"""The memory plan: which logical buffer goes in which region, how big, and why.
+
+Stage 2 of the data flow. `plan_memory()` (in `ethosu_kit.planner`) is a pure
+function of (model info, board, mode, options) that returns a `MemoryPlan`. Every
+generator renders from the plan, and `memory_plan.json` (written next to the
+generated project) is what `ethosu-kit check-elf` proves the linked ELF against.
+
+The names below are the contract between the planner, the templates, the C code
+and the ELF checker: a buffer's `symbol` is the C object the firmware defines, its
+`section` the input section the linker script and scatter file place, and its
+`region` the board region it must end up in.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field
+from enum import StrEnum
+from typing import Any
+
+from ethosu_kit.board import Board, MemoryRegion
+from ethosu_kit.model_info import MemoryMode
+
+PLAN_FORMAT_VERSION = 1
+
+
+class Role(StrEnum):
+    """What a logical buffer is for; decides where each memory mode lets it live."""
+
+    NETWORK = "network"  # the .pte (command streams, weights): read by CPU and NPU
+    SCRATCH = "scratch"  # temp allocator pool; the delegate takes the NPU scratch (region 1) here
+    FAST_SCRATCH = "fast_scratch"  # NPU-only staging SRAM (region 2), Dedicated_Sram
+    METHOD_POOL = "method_pool"  # method allocator: runtime structures of the loaded method
+    PLANNED = "planned"  # one memory-planned buffer (mem_id) of the method
+    INPUT = "input"  # input tensor data set before execute
+    OUTPUT = "output"
+    STACK = "stack"
+    HEAP = "heap"
+    CODE = "code"  # .text/.rodata: sized by the linker, placed by the plan
+    DATA = "data"  # .data/.bss of the firmware itself
+
+
+@dataclass(frozen=True)
+class Buffer:
+    name: str  # human name, e.g. "ethosu_scratch"
+    role: Role
+    symbol: str  # C symbol the firmware defines (or the linker script, for stack/heap)
+    section: str  # input section name, e.g. ".kit.scratch"
+    region: str  # name of the board region it is placed in
+    size: int  # bytes (0 for CODE/DATA, which the linker sizes)
+    align: int
+    npu: bool  # the NPU reads or writes it: must be NPU-reachable and 16-byte aligned
+    initialized: bool  # has contents at reset (needs a non-volatile load address)
+    load_region: str | None  # where initial contents are stored, if not `region` itself
+    allowed_regions: tuple[str, ...]  # every region this mode permits (for check messages)
+    why: str  # the arithmetic that produced `size`, e.g. "scratch 81920 + align 16"
+
+
+@dataclass(frozen=True)
+class RegionUse:
+    region: MemoryRegion
+    buffers: tuple[str, ...]  # Buffer.name in placement order
+    used: int  # bytes the plan knows of (CODE/DATA excluded)
+
+    @property
+    def free(self) -> int:
+        return self.region.size - self.used
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    fast_scratch: int | None = None  # --fast-scratch; else from the Vela config
+    stack: int = 16 * 1024
+    heap: int = 32 * 1024
+    app: str = "executor_runner"
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    board: Board
+    mode: MemoryMode
+    accelerator: str  # e.g. "ethos-u55-128"
+    model_path: str
+    model_sha256: str
+    buffers: tuple[Buffer, ...]
+    options: PlanOptions = field(default_factory=PlanOptions)
+    notes: tuple[str, ...] = ()  # decisions worth telling the user (defaults taken, etc.)
+
+    def buffer(self, name: str) -> Buffer:
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def by_role(self, role: Role) -> tuple[Buffer, ...]:
+        return tuple(b for b in self.buffers if b.role == role)
+
+    def region_uses(self) -> tuple[RegionUse, ...]:
+        uses = []
+        for region in self.board.regions:
+            inside = [b for b in self.buffers if b.region == region.name]
+            used = 0
+            for b in inside:
+                used = -(-used // b.align) * b.align + b.size
+            uses.append(RegionUse(region, tuple(b.name for b in inside), used))
+        return tuple(uses)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The form check-elf reads: self-contained (regions included), no Python types."""
+        return {
+            "format": PLAN_FORMAT_VERSION,
+            "board": self.board.name,
+            "board_source": self.board.source,
+            "mode": self.mode.value,
+            "accelerator": self.accelerator,
+            "model": {"path": self.model_path, "sha256": self.model_sha256},
+            "regions": [
+                {**asdict(r), "kind": r.kind.value} for r in self.board.regions
+            ],
+            "buffers": [{**asdict(b), "role": b.role.value} for b in self.buffers],
+            "options": asdict(self.options),
+            "notes": list(self.notes),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_json_dict(), indent=2) + "\n"
