@@ -1,0 +1,88 @@
+"""Lower a PyTorch model to an Ethos-U .pte with ExecuTorch (the AOT side, for examples and tests).
+
+This is the only module of the kit that imports torch/executorch, and only inside
+functions: reading, planning and generating never need them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from ethosu_kit.errors import KitError
+
+if TYPE_CHECKING:
+    import torch
+
+
+@dataclass(frozen=True)
+class Target:
+    """What Vela compiles for: accelerator, system config and memory mode (vela.ini names)."""
+
+    accelerator: str = "ethos-u55-128"
+    system_config: str | None = None  # None: ExecuTorch's default for the accelerator
+    memory_mode: str | None = None
+    extra_flags: tuple[str, ...] = ()
+
+
+def lower_to_pte(
+    model: torch.nn.Module,
+    example_inputs: tuple[Any, ...],
+    target: Target,
+    out: Path | None = None,
+    *,
+    delegate: bool = True,
+    quantize: bool = True,
+    calibration: Sequence[tuple[Any, ...]] | None = None,
+) -> bytes:
+    """Quantize (int8, per-channel), partition for Ethos-U and serialize; return the .pte bytes.
+
+    `delegate=False` gives a CPU-only program (no Ethos-U delegate) of the same model.
+    """
+    try:
+        import torch
+        from executorch.backends.arm.ethosu import EthosUCompileSpec, EthosUPartitioner
+        from executorch.backends.arm.quantizer import (
+            EthosUQuantizer,
+            get_symmetric_quantization_config,
+        )
+        from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
+        from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    except ImportError as exc:  # pragma: no cover - depends on the machine
+        raise KitError(
+            f"lowering needs torch and executorch ({exc.name} is missing)",
+            hint="run scripts/install.sh, or: pip install torch==2.13.0 && "
+            "pip install 'executorch[ethos-u]==1.5.1'",
+        ) from exc
+
+    model = model.eval()
+    compile_spec = EthosUCompileSpec(
+        target.accelerator,
+        system_config=target.system_config,
+        memory_mode=target.memory_mode,
+        extra_flags=list(target.extra_flags) or None,
+    )
+    # torch 2.13: without check_guards=False the Arm passes trip over `_guards_fn`.
+    graph = torch.export.export(model, example_inputs, strict=True).module(check_guards=False)
+    if quantize:
+        quantizer = EthosUQuantizer(compile_spec)
+        quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True))
+        graph = prepare_pt2e(graph, quantizer)
+        for batch in calibration or [example_inputs]:
+            graph(*batch)
+        graph = convert_pt2e(graph)
+    exported = torch.export.export(graph, example_inputs, strict=True)
+    partitioners = [EthosUPartitioner(compile_spec)] if delegate else []
+    edge = to_edge_transform_and_lower(
+        exported,
+        partitioner=partitioners,
+        compile_config=EdgeCompileConfig(_check_ir_validity=False),
+    )
+    program = edge.to_executorch()
+    data: bytes = program.buffer
+    if out is not None:
+        out.parent.mkdir(parents=True, exist_ok=True)
+        out.write_bytes(data)
+    return data
