@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import Any
 
 
 class RegionKind(StrEnum):
@@ -64,8 +65,16 @@ class Npu:
     privileged: bool
     # per (kind, mode): the registers; absent pairs are modes the kind cannot run
     registers: dict[tuple[str, str], ModeRegisters] = field(default_factory=dict)
-    # AXI outstanding-transaction limits per kind, (reads, writes); informative
+    # AXI outstanding-transaction limits per kind, (reads, writes); informative. A kind
+    # with separate ports has "<kind>:sram" and "<kind>:ext" entries instead.
     axi_limits: dict[str, tuple[int, int]] = field(default_factory=dict)
+    base_ns: int | None = None  # non-secure alias of `base`, when the board has one
+
+    def supports(self, kind: str, macs: int | None = None) -> bool:
+        """Can this board's NPU be `kind` (with `macs` MACs/cycle)?"""
+        if kind not in self.kinds:
+            return False
+        return macs is None or macs in self.macs.get(kind, ())
 
 
 @dataclass(frozen=True)
@@ -87,6 +96,7 @@ class Uart:
     base: int
     clock_hz: int
     baud: int = 115200
+    base_ns: int | None = None  # non-secure alias of `base`, when the board has one
 
 
 @dataclass(frozen=True)
@@ -100,7 +110,10 @@ class Board:
     uart: Uart
     regions: tuple[MemoryRegion, ...]
     qemu_machine: str | None = None  # e.g. "mps3-an547" when QEMU can run this board's images
-    glue_dir: str | None = None  # folder with the board's C glue (defaults to the board.toml's folder)
+    # folder with the board's C glue (defaults to the board.toml's folder)
+    glue_dir: str | None = None
+    # free-form facts only the board's C glue reads (the [glue] table of board.toml)
+    glue: dict[str, Any] = field(default_factory=dict)
 
     def region(self, name: str) -> MemoryRegion:
         for r in self.regions:
