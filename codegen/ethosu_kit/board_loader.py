@@ -1,0 +1,426 @@
+"""Load and validate a board.toml into a `Board`.
+
+Stage 0 of the data flow. A board is data: the built-in ones live in
+`boards/<name>/board.toml`, a custom one is any file of the same schema. Every
+problem raises `BoardError` naming the file, the key and what is wrong, e.g.
+`my.toml: region[2] 'SRAM'.size: must be > 0, got -4`.
+
+The schema (`schema = 1`), key by key. Optional keys show their default.
+
+    schema        = 1                      optional; the only version so far
+    name          = "corstone-300"         lower case, digits, '-'
+    aliases       = ["cs300"]              optional, default []
+    description   = "..."                  optional, default ""
+    qemu_machine  = "mps3-an547"           optional: QEMU machine that runs this board's images
+    glue_dir      = "glue"                 optional: C glue folder, relative to the file's folder
+
+    [cpu]  core, arch (strings); fpu, dcache, icache (bools); mve = "" | "int" | "fp";
+           clock_hz = 25_000_000 (optional)
+    [cpu.flags]  gcc / clang / armclang = [compiler flags]   (each optional)
+
+    [npu]  kinds = ["ethos-u55", ...]; base, irq (required); secure, privileged
+           (optional, default true); base_ns (optional)
+    [npu.macs]  <kind> = [MAC configurations]               one entry per kind
+    [npu.axi_limits]  <kind> = [reads, writes]  or  { sram = [r, w], ext = [r, w] }  (optional)
+    [npu.registers.<kind>]  <mode> = { qconfig = N, regioncfg = [8 values 0..3] }
+           (optional; a mode absent for a kind is one that kind cannot run)
+
+    [uart] kind = "cmsdk-apb" | "pl011" | "none"; base; clock_hz; baud = 115200; base_ns
+
+    [[region]]  name (C identifier), kind (itcm dtcm sram bram rom flash dram),
+                base, size; attributes on_chip, volatile, cpu, npu, executable,
+                writable, loadable (each optional, default from the kind, see
+                KIND_DEFAULTS); description = ""
+
+    [glue]  free-form facts that only the board's C glue reads (optional)
+
+Numbers may be TOML integers (0x10000000, 512_000) or strings: "0x8000",
+"512 KiB", "2 MiB", "1 GiB".
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+import tomllib
+from dataclasses import dataclass
+from functools import cache
+from pathlib import Path
+from typing import Any, TypeVar
+
+from ethosu_kit.board import Board, Cpu, MemoryRegion, ModeRegisters, Npu, RegionKind, Uart
+from ethosu_kit.errors import BoardError
+from ethosu_kit.model_info import MemoryMode
+
+SCHEMA_VERSION = 1
+
+# MAC configurations each Ethos-U product exists in.
+NPU_MACS: dict[str, tuple[int, ...]] = {
+    "ethos-u55": (32, 64, 128, 256),
+    "ethos-u65": (256, 512),
+    "ethos-u85": (128, 256, 512, 1024, 2048),
+}
+# Modes each product can run (the U55 has one AXI port pair and no Dedicated_Sram).
+NPU_MODES: dict[str, frozenset[str]] = {
+    "ethos-u55": frozenset({"Sram_Only", "Shared_Sram"}),
+    "ethos-u65": frozenset(m.value for m in MemoryMode),
+    "ethos-u85": frozenset(m.value for m in MemoryMode),
+}
+TOOLCHAINS = ("gcc", "clang", "armclang")
+UART_KINDS = ("cmsdk-apb", "pl011", "none")
+MVE_KINDS = ("", "int", "fp")
+
+# Region attributes a kind implies: (on_chip, volatile, cpu, npu, executable, writable, loadable)
+KIND_DEFAULTS: dict[RegionKind, tuple[bool, bool, bool, bool, bool, bool, bool]] = {
+    RegionKind.ITCM: (True, True, True, False, True, True, True),
+    RegionKind.DTCM: (True, True, True, False, False, True, True),
+    RegionKind.SRAM: (True, True, True, True, False, True, True),
+    RegionKind.BRAM: (True, True, True, False, True, True, True),
+    RegionKind.ROM: (True, False, True, False, True, False, True),
+    RegionKind.FLASH: (False, False, True, True, True, False, True),
+    RegionKind.DRAM: (False, True, True, True, True, True, True),
+}
+ATTRS = ("on_chip", "volatile", "cpu", "npu", "executable", "writable", "loadable")
+ADDRESS_LIMIT = 1 << 32
+
+_UNITS = {"": 1, "B": 1, "KIB": 1 << 10, "K": 1 << 10, "KB": 1 << 10, "MIB": 1 << 20,
+          "M": 1 << 20, "MB": 1 << 20, "GIB": 1 << 30, "G": 1 << 30, "GB": 1 << 30}  # fmt: skip
+_SIZE_RE = re.compile(r"^\s*(0x[0-9a-fA-F_]+|[0-9_]+)\s*([A-Za-z]*)\s*$")
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+
+T = TypeVar("T")
+
+
+def _type_name(value: Any) -> str:
+    return {bool: "a boolean", int: "an integer", str: "a string", list: "a list",
+            dict: "a table", float: "a float"}.get(type(value), type(value).__name__)  # fmt: skip
+
+
+@dataclass
+class _Table:
+    """One TOML table being read: knows its file and key path for error messages."""
+
+    data: dict[str, Any]
+    path: str  # e.g. "npu" or "region[2] 'SRAM'"
+    file: str
+
+    def fail(self, key: str | None, problem: str, hint: str | None = None) -> BoardError:
+        where = f"{self.path}.{key}" if self.path and key else (key or self.path)
+        return BoardError(f"{self.file}: {where}: {problem}", hint)
+
+    def _get(self, key: str, kind: type[T], required: bool, default: T | None) -> T | None:
+        if key not in self.data:
+            if required:
+                raise self.fail(key, "missing (required key)")
+            return default
+        value = self.data[key]
+        if isinstance(value, kind) and not (kind is int and isinstance(value, bool)):
+            return value
+        raise self.fail(key, f"must be {_type_name(kind())}, got {_type_name(value)} {value!r}")
+
+    def str_(self, key: str, default: str | None = None) -> str:
+        value = self._get(key, str, default is None, default)
+        assert value is not None
+        return value
+
+    def opt_str(self, key: str) -> str | None:
+        return self._get(key, str, False, None)
+
+    def bool_(self, key: str, default: bool | None = None) -> bool:
+        value = self._get(key, bool, default is None, default)
+        assert value is not None
+        return value
+
+    def number(self, key: str, default: int | None = None, *, positive: bool = False) -> int:
+        """An integer, or a string like "0x8000" / "512 KiB"."""
+        if key not in self.data:
+            if default is None:
+                raise self.fail(key, "missing (required key)")
+            return default
+        value = self.data[key]
+        if isinstance(value, bool) or not isinstance(value, int | str):
+            raise self.fail(
+                key, f'must be an integer or a size string like "512 KiB", got {value!r}'
+            )
+        if isinstance(value, str):
+            m = _SIZE_RE.match(value)
+            unit = m.group(2).upper() if m else ""
+            if not m or unit not in _UNITS:
+                raise self.fail(
+                    key, f'cannot read {value!r} as a number (use 0x..., 1234, "512 KiB", "2 MiB")'
+                )
+            value = int(m.group(1).replace("_", ""), 0) * _UNITS[unit]
+        if value < 0 or (positive and value == 0):
+            raise self.fail(
+                key, f"must be > 0, got {value}" if positive else f"must be >= 0, got {value}"
+            )
+        return value
+
+    def opt_number(self, key: str) -> int | None:
+        return self.number(key) if key in self.data else None
+
+    def str_list(self, key: str, default: list[str] | None = None) -> list[str]:
+        value = self._get(key, list, default is None, default)
+        assert value is not None
+        for i, item in enumerate(value):
+            if not isinstance(item, str):
+                raise self.fail(f"{key}[{i}]", f"must be a string, got {item!r}")
+        return value
+
+    def int_list(self, key: str, value: Any) -> list[int]:
+        if not isinstance(value, list) or not all(
+            isinstance(v, int) and not isinstance(v, bool) for v in value
+        ):
+            raise self.fail(key, f"must be a list of integers, got {value!r}")
+        return value
+
+    def table(self, key: str, required: bool = True) -> _Table:
+        value = self._get(key, dict, required, {})
+        assert value is not None
+        return _Table(value, f"{self.path}.{key}" if self.path else key, self.file)
+
+    def only(self, *allowed: str) -> None:
+        for key in self.data:
+            if key not in allowed:
+                raise self.fail(key, "unknown key", hint=f"keys allowed here: {', '.join(allowed)}")
+
+
+def _one_of(t: _Table, key: str, value: str, allowed: tuple[str, ...] | list[str]) -> str:
+    if value not in allowed:
+        raise t.fail(key, f"unknown value {value!r}; expected one of: {', '.join(allowed)}")
+    return value
+
+
+def _cpu(t: _Table) -> Cpu:
+    t.only("core", "arch", "fpu", "mve", "dcache", "icache", "clock_hz", "flags")
+    flags_t = t.table("flags", required=False)
+    flags_t.only(*TOOLCHAINS)
+    return Cpu(
+        core=t.str_("core"),
+        arch=t.str_("arch"),
+        fpu=t.bool_("fpu"),
+        mve=_one_of(t, "mve", t.str_("mve", ""), MVE_KINDS),
+        dcache=t.bool_("dcache", False),
+        icache=t.bool_("icache", False),
+        flags={tc: tuple(flags_t.str_list(tc)) for tc in TOOLCHAINS if tc in flags_t.data},
+        clock_hz=t.number("clock_hz", 25_000_000, positive=True),
+    )
+
+
+def _npu(t: _Table) -> Npu:
+    t.only("kinds", "base", "base_ns", "irq", "secure", "privileged", "macs", "axi_limits",
+           "registers")  # fmt: skip
+    kinds = t.str_list("kinds")
+    if not kinds:
+        raise t.fail("kinds", 'must name at least one NPU (e.g. ["ethos-u55"])')
+    for i, kind in enumerate(kinds):
+        _one_of(t, f"kinds[{i}]", kind, list(NPU_MACS))
+    base = t.number("base")
+    irq = t.number("irq")
+    if irq >= 480:
+        raise t.fail("irq", f"must be an external interrupt number below 480, got {irq}")
+
+    macs_t = t.table("macs")
+    macs_t.only(*kinds)
+    macs: dict[str, tuple[int, ...]] = {}
+    for kind in kinds:
+        if kind not in macs_t.data:
+            raise macs_t.fail(kind, "missing: list the MAC configurations this NPU may have")
+        values = macs_t.int_list(kind, macs_t.data[kind])
+        for v in values:
+            if v not in NPU_MACS[kind]:
+                raise macs_t.fail(
+                    kind,
+                    f"{kind} has no {v}-MAC configuration; it exists as {list(NPU_MACS[kind])}",
+                )
+        macs[kind] = tuple(values)
+
+    axi_t = t.table("axi_limits", required=False)
+    axi_t.only(*kinds)
+    axi: dict[str, tuple[int, int]] = {}
+    for kind, value in axi_t.data.items():
+        if isinstance(value, dict):
+            sub = _Table(value, f"{axi_t.path}.{kind}", t.file)
+            sub.only("sram", "ext")
+            for port, pair in value.items():
+                axi[f"{kind}:{port}"] = _pair(sub, port, pair)
+        else:
+            axi[kind] = _pair(axi_t, kind, value)
+
+    reg_t = t.table("registers", required=False)
+    reg_t.only(*kinds)
+    registers: dict[tuple[str, str], ModeRegisters] = {}
+    for kind in reg_t.data:
+        per_kind = reg_t.table(kind)
+        per_kind.only(*(m.value for m in MemoryMode))
+        for mode in per_kind.data:
+            if mode not in NPU_MODES[kind]:
+                raise per_kind.fail(
+                    mode, f"{kind} cannot run {mode} (it has no dedicated SRAM port)"
+                )
+            mt = per_kind.table(mode)
+            mt.only("qconfig", "regioncfg")
+            qconfig = mt.number("qconfig")
+            regioncfg = mt.int_list("regioncfg", mt.data.get("regioncfg"))
+            if qconfig > 3:
+                raise mt.fail("qconfig", f"must be 0..3, got {qconfig}")
+            if len(regioncfg) != 8 or any(not 0 <= v <= 3 for v in regioncfg):
+                raise mt.fail(
+                    "regioncfg", f"must be 8 values 0..3 (REGIONCFG_0..7), got {regioncfg}"
+                )
+            registers[(kind, mode)] = ModeRegisters(qconfig, tuple(regioncfg))
+
+    return Npu(
+        kinds=tuple(kinds),
+        macs=macs,
+        base=base,
+        irq=irq,
+        secure=t.bool_("secure", True),
+        privileged=t.bool_("privileged", True),
+        registers=registers,
+        axi_limits=axi,
+        base_ns=t.opt_number("base_ns"),
+    )
+
+
+def _pair(t: _Table, key: str, value: Any) -> tuple[int, int]:
+    values = t.int_list(key, value)
+    if len(values) != 2 or min(values) <= 0:
+        raise t.fail(key, f"must be [reads, writes], two positive integers, got {values}")
+    return values[0], values[1]
+
+
+def _uart(t: _Table) -> Uart:
+    t.only("kind", "base", "base_ns", "clock_hz", "baud")
+    return Uart(
+        kind=_one_of(t, "kind", t.str_("kind"), UART_KINDS),
+        base=t.number("base"),
+        clock_hz=t.number("clock_hz", 25_000_000, positive=True),
+        baud=t.number("baud", 115200, positive=True),
+        base_ns=t.opt_number("base_ns"),
+    )
+
+
+def _regions(raw: Any, file: str) -> tuple[MemoryRegion, ...]:
+    top = _Table({"region": raw}, "", file)
+    if raw is None:
+        raise top.fail("region", "missing: a board needs at least one [[region]]")
+    if not isinstance(raw, list) or not raw or not all(isinstance(r, dict) for r in raw):
+        raise top.fail("region", "must be an array of tables ([[region]] blocks), at least one")
+    regions: list[MemoryRegion] = []
+    for i, data in enumerate(raw):
+        label = f"region[{i}]" + (f" {data['name']!r}" if isinstance(data.get("name"), str) else "")
+        t = _Table(data, label, file)
+        t.only("name", "kind", "base", "size", "description", *ATTRS)
+        name = t.str_("name")
+        if not _IDENT_RE.match(name):
+            raise t.fail("name", f"{name!r} is not a C identifier (linker scripts use it)")
+        kind = RegionKind(_one_of(t, "kind", t.str_("kind"), [k.value for k in RegionKind]))
+        base = t.number("base")
+        size = t.number("size", positive=True)
+        if base + size > ADDRESS_LIMIT:
+            raise t.fail("size", f"0x{base:08x} + 0x{size:x} runs past the 4 GiB address space")
+        attrs = dict(zip(ATTRS, KIND_DEFAULTS[kind], strict=True))
+        for attr in ATTRS:
+            attrs[attr] = t.bool_(attr, attrs[attr])
+        if attrs["npu"] and kind in (RegionKind.ITCM, RegionKind.DTCM):
+            raise t.fail("npu", "the NPU cannot reach the TCMs: set npu = false")
+        regions.append(
+            MemoryRegion(
+                name=name,
+                kind=kind,
+                base=base,
+                size=size,
+                description=t.str_("description", ""),
+                **attrs,
+            )
+        )
+    seen: dict[str, int] = {}
+    for i, r in enumerate(regions):
+        if r.name in seen:
+            raise BoardError(
+                f"{file}: region[{i}].name: region {r.name!r} is declared twice "
+                f"(also region[{seen[r.name]}])"
+            )
+        seen[r.name] = i
+    ordered = sorted(regions, key=lambda r: r.base)
+    for a, b in itertools.pairwise(ordered):
+        if b.base < a.end:
+            i = regions.index(b)
+            raise BoardError(
+                f"{file}: region[{i}] {b.name!r}: 0x{b.base:08x}..0x{b.end:08x} overlaps "
+                f"region {a.name!r} 0x{a.base:08x}..0x{a.end:08x}"
+            )
+    return tuple(regions)
+
+
+def parse_board(text: str, source: str, glue_dir: Path | None = None) -> Board:
+    """Validate board.toml text; `source` names the file in messages."""
+    try:
+        data = tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise BoardError(f"{source}: not valid TOML: {exc}") from None
+    t = _Table(data, "", source)
+    t.only("schema", "name", "aliases", "description", "qemu_machine", "glue_dir", "cpu",
+           "npu", "uart", "region", "glue")  # fmt: skip
+    schema = t.number("schema", SCHEMA_VERSION)
+    if schema != SCHEMA_VERSION:
+        raise t.fail("schema", f"version {schema} is not known; this kit reads {SCHEMA_VERSION}")
+    name = t.str_("name")
+    if not _NAME_RE.match(name):
+        raise t.fail("name", f"{name!r}: use lower case letters, digits and '-'")
+    glue = t.opt_str("glue_dir")
+    glue_path = (glue_dir / glue) if (glue and glue_dir) else glue_dir
+    return Board(
+        name=name,
+        aliases=tuple(t.str_list("aliases", [])),
+        description=t.str_("description", ""),
+        source=source,
+        cpu=_cpu(t.table("cpu")),
+        npu=_npu(t.table("npu")),
+        uart=_uart(t.table("uart")),
+        regions=_regions(data.get("region"), source),
+        qemu_machine=t.opt_str("qemu_machine"),
+        glue_dir=str(glue_path) if glue_path else None,
+        glue=dict(t.table("glue", required=False).data),
+    )
+
+
+def load_board_file(path: Path) -> Board:
+    if path.is_dir():
+        path = path / "board.toml"
+    try:
+        text = path.read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise BoardError(f"{path}: no such board file") from None
+    except (OSError, UnicodeDecodeError) as exc:
+        raise BoardError(f"{path}: cannot read: {exc}") from None
+    return parse_board(text, str(path), path.resolve().parent)
+
+
+@cache
+def _builtin() -> tuple[Board, ...]:
+    from ethosu_kit.paths import boards_dir
+
+    return tuple(load_board_file(p) for p in sorted(boards_dir().glob("*/board.toml")))
+
+
+def builtin_boards() -> list[Board]:
+    return list(_builtin())
+
+
+def load_board(name_or_path: str | Path) -> Board:
+    """A built-in board by name or alias (`corstone-300`, `cs300`), or a board.toml path."""
+    text = str(name_or_path)
+    path = Path(text)
+    if isinstance(name_or_path, Path) or text.endswith(".toml") or "/" in text or path.is_dir():
+        return load_board_file(path)
+    for board in _builtin():
+        if text.lower() == board.name or text.lower() in board.aliases:
+            return board
+    known = ", ".join(f"{b.name} ({', '.join(b.aliases)})" for b in _builtin())
+    raise BoardError(
+        f"unknown board {text!r}",
+        hint=f"built-in boards: {known}; or give the path of a board.toml",
+    )
