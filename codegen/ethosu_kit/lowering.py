@@ -6,6 +6,9 @@ functions: reading, planning and generating never need them.
 
 from __future__ import annotations
 
+import contextlib
+import io
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -75,12 +78,20 @@ def lower_to_pte(
         graph = convert_pt2e(graph)
     exported = torch.export.export(graph, example_inputs, strict=True)
     partitioners = [EthosUPartitioner(compile_spec)] if delegate else []
-    edge = to_edge_transform_and_lower(
-        exported,
-        partitioner=partitioners,
-        compile_config=EdgeCompileConfig(_check_ir_validity=False),
-    )
-    program = edge.to_executorch()
+    # Vela prints its network summary on stdout; keep it out of the caller's output
+    # (a CLI's stdout may be machine-read) but show it if lowering fails.
+    vela_output = io.StringIO()
+    try:
+        with contextlib.redirect_stdout(vela_output):
+            edge = to_edge_transform_and_lower(
+                exported,
+                partitioner=partitioners,
+                compile_config=EdgeCompileConfig(_check_ir_validity=False),
+            )
+            program = edge.to_executorch()
+    except Exception:
+        sys.stderr.write(vela_output.getvalue())
+        raise
     data: bytes = program.buffer
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)

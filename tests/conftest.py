@@ -1,0 +1,161 @@
+"""Session fixtures: real .pte files lowered from the models in tests/models.py.
+
+Each fixture `pte_<name>` (see models.MODELS) is a pathlib.Path to a .pte lowered
+once and cached on disk, so a second session pays nothing:
+
+- cache folder: $ETHOSU_KIT_TEST_CACHE, else <repo>/.cache/ptes (gitignored);
+- cache key: sha256 of the model builder's source, the lowering helper's source, the
+  target, the delegate/quantize flags and the torch and executorch versions, so a
+  changed model or a new executorch never reuses a stale file;
+- written to a temporary file and renamed, under a per-key lock, so a killed run
+  leaves no half file and parallel sessions do not lower the same model twice.
+
+Tests using these fixtures get the `lowering` marker automatically
+(`pytest -m "not lowering"` runs what needs no torch). Without torch/executorch the
+fixtures skip with the import error as the reason.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.metadata
+import inspect
+import os
+import tempfile
+import time
+from collections.abc import Callable, Iterator
+from pathlib import Path
+
+import pytest
+
+import ethosu_kit.lowering
+from models import MODELS, TestModel
+
+REPO = Path(__file__).resolve().parents[1]
+_KEY_FORMAT = "1"  # bump when the cache layout or keying changes
+_lowering_seconds: dict[str, float] = {}
+
+
+def cache_dir() -> Path:
+    env = os.environ.get("ETHOSU_KIT_TEST_CACHE")
+    return Path(env) if env else REPO / ".cache" / "ptes"
+
+
+def _versions() -> tuple[str, str]:
+    """torch and executorch versions, read from package metadata (no import)."""
+    try:
+        return importlib.metadata.version("torch"), importlib.metadata.version("executorch")
+    except importlib.metadata.PackageNotFoundError as exc:
+        pytest.skip(f"lowering test models needs torch and executorch: {exc.name} not installed")
+
+
+def cache_key(model: TestModel) -> str:
+    torch_version, et_version = _versions()
+    h = hashlib.sha256()
+    for part in (
+        _KEY_FORMAT,
+        inspect.getsource(model.build),
+        inspect.getsource(ethosu_kit.lowering),
+        repr(model.target),
+        f"delegate={model.delegate} quantize={model.quantize}",
+        torch_version,
+        et_version,
+    ):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:20]
+
+
+@contextlib.contextmanager
+def _locked(path: Path) -> Iterator[None]:
+    with path.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _write_atomic(path: Path, data: bytes) -> None:
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        Path(tmp).chmod(0o644)
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+def lowered_pte(name: str) -> Path:
+    """The cached .pte of MODELS[name], lowering it first if needed."""
+    model = MODELS[name]
+    folder = cache_dir()
+    folder.mkdir(parents=True, exist_ok=True)
+    path = folder / f"{name}-{cache_key(model)}.pte"
+    if path.is_file():
+        return path
+    with _locked(folder / f"{path.name}.lock"):
+        if path.is_file():  # another session lowered it while we waited
+            return path
+        try:
+            import executorch.exir  # noqa: F401
+            import torch  # noqa: F401
+        except ImportError as exc:
+            pytest.skip(f"lowering test models needs torch and executorch: {exc}")
+        start = time.perf_counter()
+        module, inputs, calibration = model.build()
+        data = ethosu_kit.lowering.lower_to_pte(
+            module,
+            inputs,
+            model.target,
+            delegate=model.delegate,
+            quantize=model.quantize,
+            calibration=calibration,
+        )
+        _lowering_seconds[name] = time.perf_counter() - start
+        _write_atomic(path, data)
+    return path
+
+
+def _make_fixture(name: str) -> Callable[[], Path]:
+    @pytest.fixture(scope="session", name=f"pte_{name}")
+    def fixture() -> Path:
+        return lowered_pte(name)
+
+    fixture.__doc__ = f"Path to the lowered .pte of tests/models.py MODELS[{name!r}]."
+    return fixture
+
+
+for _name in MODELS:
+    globals()[f"_fixture_pte_{_name}"] = _make_fixture(_name)
+
+
+@pytest.fixture(scope="session", params=sorted(MODELS))
+def any_pte(request: pytest.FixtureRequest) -> Path:
+    """Each test model's .pte in turn (parametrized over every fixture model)."""
+    name: str = request.param
+    return lowered_pte(name)
+
+
+LOWERING_FIXTURES = frozenset({f"pte_{n}" for n in MODELS} | {"any_pte"})
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if LOWERING_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+            item.add_marker(pytest.mark.lowering)
+
+
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    if _lowering_seconds:
+        total = sum(_lowering_seconds.values())
+        parts = ", ".join(f"{n} {s:.1f}s" for n, s in _lowering_seconds.items())
+        terminalreporter.write_line(
+            f"lowered {len(_lowering_seconds)} test models in {total:.1f}s ({parts})"
+        )

@@ -1,0 +1,172 @@
+"""The test models, defined in code so nothing is downloaded.
+
+Each `TestModel` says what to build (a function returning the module, example inputs
+and calibration batches) and how to lower it (target, delegate or not, quantize or
+not). `tests/conftest.py` lowers each once per session and caches the .pte on disk,
+keyed by this file's source of the builder, the target and the executorch version.
+
+The builders import torch inside the function, so importing this module is cheap.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from ethosu_kit.lowering import Target
+
+# (module, example inputs, calibration batches)
+Built = tuple[Any, tuple[Any, ...], list[tuple[Any, ...]]]
+
+
+def _calibration(shape: tuple[int, ...], n: int = 4) -> list[tuple[Any, ...]]:
+    import torch
+
+    g = torch.Generator().manual_seed(1)
+    return [(torch.rand(shape, generator=g) * 2 - 1,) for _ in range(n)]
+
+
+def small_cnn() -> Built:
+    """Two convs, a pool and a linear head: the everyday delegated model."""
+    import torch
+    from torch import nn
+
+    class SmallCnn(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+            self.conv2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
+            self.pool = nn.AdaptiveAvgPool2d(1)
+            self.fc = nn.Linear(16, 10)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            x = torch.relu(self.conv1(x))
+            x = torch.relu(self.conv2(x))
+            return self.fc(torch.flatten(self.pool(x), 1))
+
+    torch.manual_seed(0)
+    shape = (1, 3, 16, 16)
+    return SmallCnn(), (torch.rand(shape),), _calibration(shape)
+
+
+def cnn_argmax() -> Built:
+    """The small CNN followed by argmax, which the Ethos-U partitioner leaves on the CPU."""
+    import torch
+    from torch import nn
+
+    class CnnArgmax(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(3, 8, 3, padding=1)
+            self.fc = nn.Linear(8 * 8 * 8, 10)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            x = torch.relu(self.conv(x))
+            x = self.fc(torch.flatten(x, 1))
+            return torch.argmax(x, dim=1)
+
+    torch.manual_seed(0)
+    shape = (1, 3, 8, 8)
+    return CnnArgmax(), (torch.rand(shape),), _calibration(shape)
+
+
+def float_mlp() -> Built:
+    """A float MLP for a CPU-only program: portable kernels only, no NPU, no quantization."""
+    import torch
+    from torch import nn
+
+    class FloatMlp(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc1 = nn.Linear(16, 32)
+            self.fc2 = nn.Linear(32, 4)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc2(torch.relu(self.fc1(x)))
+
+    torch.manual_seed(0)
+    shape = (1, 16)
+    return FloatMlp(), (torch.rand(shape),), _calibration(shape)
+
+
+def wide_conv() -> Built:
+    """A conv whose 3 MiB int8 output cannot fit Corstone-300's 2 MiB SRAM scratch.
+
+    A strided conv after it (on the NPU, unlike a large average pool) keeps the
+    model's output and the CPU-side planned buffers small, so only the NPU scratch
+    is too big.
+    """
+    import torch
+    from torch import nn
+
+    class WideConv(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(3, 48, 3, padding=1)
+            self.down = nn.Conv2d(48, 4, 4, stride=4)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.down(torch.relu(self.conv(x)))
+
+    torch.manual_seed(0)
+    shape = (1, 3, 256, 256)
+    return WideConv(), (torch.rand(shape),), _calibration(shape, n=1)
+
+
+def linear_stack() -> Built:
+    """Two 512x512 linear layers: ~0.5 MB of int8 weights, for the benchmarks."""
+    import torch
+    from torch import nn
+
+    class LinearStack(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc1 = nn.Linear(512, 512)
+            self.fc2 = nn.Linear(512, 512)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.fc2(torch.relu(self.fc1(x)))
+
+    torch.manual_seed(0)
+    shape = (1, 512)
+    return LinearStack(), (torch.rand(shape),), _calibration(shape)
+
+
+@dataclass(frozen=True)
+class TestModel:
+    """One fixture's model and how to lower it."""
+
+    __test__ = False  # not a pytest test class despite the name
+
+    name: str
+    build: Callable[[], Built]
+    target: Target
+    delegate: bool = True
+    quantize: bool = True
+
+
+U55 = "ethos-u55-128"
+U65 = "ethos-u65-256"
+U85 = "ethos-u85-256"
+
+# fixture name (without the "pte_" prefix) -> model
+MODELS: dict[str, TestModel] = {
+    m.name: m
+    for m in (
+        TestModel("u55_shared", small_cnn, Target(U55, memory_mode="Shared_Sram")),
+        TestModel("u55_sram_only", small_cnn, Target(U55, memory_mode="Sram_Only")),
+        TestModel("u85_dedicated", small_cnn, Target(U85, memory_mode="Dedicated_Sram_384KB")),
+        TestModel("u85_shared", small_cnn, Target(U85, memory_mode="Shared_Sram")),
+        # Corstone-300 with an Ethos-U65: Vela's U65 system config, 384 KiB fast scratch
+        TestModel(
+            "u65_dedicated",
+            small_cnn,
+            Target(U65, system_config="Ethos_U65_High_End", memory_mode="Dedicated_Sram_384KB"),
+        ),
+        TestModel("cpu_op", cnn_argmax, Target(U55, memory_mode="Shared_Sram")),
+        TestModel("cpu_only", float_mlp, Target(U55, memory_mode="Shared_Sram"), False, False),
+        TestModel("too_big", wide_conv, Target(U55, memory_mode="Shared_Sram")),
+        TestModel("half_mb", linear_stack, Target(U55, memory_mode="Shared_Sram")),
+    )
+}
