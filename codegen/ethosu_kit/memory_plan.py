@@ -73,6 +73,12 @@ class PlanOptions:
     stack: int = 16 * 1024
     heap: int = 32 * 1024
     app: str = "executor_runner"
+    # plan a program with no Ethos-U delegate (everything on the CPU) instead of refusing it
+    allow_cpu_only: bool = False
+    # bytes to keep free for the linker-sized .text/.rodata and .data/.bss; None = the
+    # planner's estimate for `app` (see planner.CODE_ESTIMATE / DATA_ESTIMATE)
+    code_reserve: int | None = None
+    data_reserve: int | None = None
 
 
 @dataclass(frozen=True)
