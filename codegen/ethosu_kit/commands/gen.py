@@ -1,0 +1,169 @@
+"""`ethosu-kit gen` / `gen-firmware`: from a .pte to a placed, fitted firmware project.
+
+Runs the stages in data-flow order: read the pte, load the board, plan (the fit
+check), render every file, and only then write the folder. Any failure before the
+write leaves nothing on disk.
+"""
+
+from __future__ import annotations
+
+import argparse
+import re
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from ethosu_kit.memory_plan import MemoryPlan
+    from ethosu_kit.model_info import ModelInfo
+    from ethosu_kit.output import WriteResult
+
+HELP = "generate a firmware project from a .pte (same as gen-firmware)"
+
+_SIZE_RE = re.compile(r"^\s*(0x[0-9a-fA-F]+|[0-9]+)\s*(|B|K|KB|KIB|M|MB|MIB)\s*$", re.IGNORECASE)
+_UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 1 << 20, "MB": 1 << 20}
+_UNITS["MIB"] = 1 << 20
+
+
+def size_arg(text: str) -> int:
+    """`393216`, `0x60000`, `384KiB`, `384 K`, `2MiB` -> bytes."""
+    m = _SIZE_RE.match(text)
+    if not m:
+        raise argparse.ArgumentTypeError(
+            f"cannot read {text!r} as a size (use 393216, 0x60000, 384KiB or 2MiB)"
+        )
+    return int(m.group(1), 0) * _UNITS[m.group(2).upper()]
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--pte", required=True, type=Path, help="the lowered ExecuTorch program")
+    parser.add_argument(
+        "-o", "--output", required=True, type=Path, help="folder of the generated project"
+    )
+    parser.add_argument(
+        "--board",
+        default="corstone-300",
+        help="built-in board name or alias (corstone-300/cs300, corstone-320/cs320) "
+        "or a board.toml path (default: corstone-300)",
+    )
+    parser.add_argument(
+        "--mode",
+        help="Sram_Only, Shared_Sram or Dedicated_Sram (default: the mode the pte was "
+        "compiled for)",
+    )
+    parser.add_argument(
+        "--fast-scratch",
+        type=size_arg,
+        metavar="SIZE",
+        help="Dedicated_Sram fast-scratch size (default: from the pte's Vela config)",
+    )
+    parser.add_argument("--stack", type=size_arg, metavar="SIZE", help="stack size")
+    parser.add_argument("--heap", type=size_arg, metavar="SIZE", help="heap size")
+    parser.add_argument(
+        "--app",
+        default="executor_runner",
+        choices=["executor_runner", "bringup"],
+        help="the app the pools are sized for and CMake builds by default",
+    )
+    parser.add_argument(
+        "--allow-cpu-only",
+        action="store_true",
+        help="accept a program with no Ethos-U delegate (everything runs on the CPU)",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="overwrite files edited since generation / generate into a non-kit folder",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="print only the output path")
+
+
+def run(args: argparse.Namespace) -> int:
+    from ethosu_kit.errors import KitError, PteError
+
+    try:
+        pte_bytes = args.pte.read_bytes()
+    except OSError as exc:
+        raise PteError(f"{args.pte}: cannot read ({exc.strerror or exc})") from exc
+    if args.output.exists() and not args.output.is_dir():
+        raise KitError(f"{args.output}: exists and is not a folder", hint="choose another -o")
+
+    from ethosu_kit.board_loader import load_board
+    from ethosu_kit.memory_plan import PlanOptions
+    from ethosu_kit.model_info import MemoryMode
+    from ethosu_kit.planner import plan_memory
+    from ethosu_kit.pte import read_pte
+
+    model = read_pte(args.pte)
+    if not model.ethosu_delegates and not args.allow_cpu_only:
+        raise PteError(
+            f"{args.pte}: no Ethos-U delegate in the program (nothing runs on the NPU)",
+            hint="lower it with the EthosUPartitioner, or pass --allow-cpu-only",
+        )
+    board = load_board(args.board)
+    mode = None
+    if args.mode:
+        try:
+            mode = MemoryMode.parse(args.mode)
+        except ValueError:
+            raise KitError(
+                f"unknown memory mode {args.mode!r}",
+                hint="use Sram_Only, Shared_Sram or Dedicated_Sram",
+            ) from None
+    elif model.compile_spec is not None:
+        mode = model.compile_spec.memory_mode
+    if mode is None:
+        raise KitError(
+            f"{args.pte}: the program has no Ethos-U delegate to take the memory mode from",
+            hint="pass --mode Sram_Only|Shared_Sram|Dedicated_Sram",
+        )
+    defaults = PlanOptions()
+    options = PlanOptions(
+        fast_scratch=args.fast_scratch,
+        stack=args.stack if args.stack is not None else defaults.stack,
+        heap=args.heap if args.heap is not None else defaults.heap,
+        app=args.app,
+    )
+    plan = plan_memory(model, board, mode, options)
+
+    from ethosu_kit.generate import missing_linker_templates, render_project
+
+    files = render_project(model, plan, pte_bytes)
+
+    from ethosu_kit.output import write_project
+
+    result = write_project(files, args.output, force=args.force)
+    if not args.quiet:
+        _print_summary(model, plan, result, missing_linker_templates())
+    print(result.out_dir)
+    return 0
+
+
+def _print_summary(
+    model: ModelInfo, plan: MemoryPlan, result: WriteResult, missing: tuple[str, ...]
+) -> None:
+    from rich.console import Console
+
+    from ethosu_kit.report import report_text
+
+    console = Console(highlight=False)
+    spec = model.compile_spec
+    target = spec.accelerator if spec else "CPU only"
+    console.print(
+        f"[bold]{Path(model.path).name}[/]: {model.file_bytes} bytes, {target}, "
+        f"{len(model.ethosu_delegates)} Ethos-U delegate(s), "
+        f"{len(model.cpu_operators)} CPU operator(s)"
+    )
+    console.print(f"board [bold]{plan.board.name}[/], mode [bold]{plan.mode.value}[/]")
+    console.print(report_text(plan), markup=False)
+    for note in plan.notes:
+        console.print(f"note: {note}", markup=False)
+    for name in missing:
+        console.print(
+            f"note: linker/{name} is not in the kit yet: its output was not generated",
+            markup=False,
+        )
+    console.print(
+        f"{len(result.written)} file(s) written, {len(result.unchanged)} unchanged"
+        + (f", {len(result.removed)} removed" if result.removed else "")
+        + (f", {len(result.kept)} of yours kept" if result.kept else "")
+    )
