@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# Command two: install, then the whole test suite (benchmarks included: they print
+# their figures), ruff check, ruff format --check and mypy. Runs every step, then
+# exits non-zero if any failed.
+set -uo pipefail
+ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
+"$ROOT/scripts/install.sh" || exit 1
+# shellcheck source=scripts/env.sh
+source "$ROOT/scripts/env.sh"
+cd "$ROOT" || exit 1
+
+failed=()
+run() {
+  printf '\n== %s\n' "$*"
+  "$@" || failed+=("$*")
+}
+
+# tests/bench_*.py are named on the command line: pytest's default file pattern
+# (test_*.py) leaves them out of a plain `pytest` run while developing.
+mapfile -t BENCHES < <(ls tests/bench_*.py 2>/dev/null)
+run "$PY" -m pytest -r fEsxXP tests "${BENCHES[@]}"
+run ruff check .
+run ruff format --check .
+run "$PY" -m mypy
+
+if [ "${#failed[@]}" -gt 0 ]; then
+  printf '\nFAILED: %s\n' "${failed[@]}" >&2
+  exit 1
+fi
+printf '\nall checks passed\n'
