@@ -1,0 +1,138 @@
+# The executor_runner app: what ethosu_add_firmware(APP executor_runner) adds to the
+# firmware executable it created (board glue, SDK, generated buffers, linker script).
+#
+#   ethosu_kit_add_executor_runner(<target> <generated_dir> [NPU driver|virtual|none])
+#
+# <generated_dir> is the generated project (its generated/ folder is also accepted).
+# Only the kernels the model needs are registered: the operators of
+# generated/kit_operators.txt, through ExecuTorch's own selective-build functions
+# (tools/cmake/Codegen.cmake: gen_selected_ops, generate_bindings_for_kernels,
+# gen_operators_lib).
+include_guard(GLOBAL)
+
+get_filename_component(_ETHOSU_KIT_RUNNER_DIR "${CMAKE_CURRENT_LIST_DIR}" ABSOLUTE)
+get_filename_component(_ETHOSU_KIT_ROOT "${_ETHOSU_KIT_RUNNER_DIR}/../.." ABSOLUTE)
+include("${_ETHOSU_KIT_ROOT}/cmake/executorch.cmake")
+
+# Operators of kit_operators.txt (one per line, `#` comments), split by the kernel
+# library that implements them.
+function(_ethosu_kit_read_operators file out_portable out_quantized)
+    set(_portable "")
+    set(_quantized "")
+    if(EXISTS "${file}")
+        file(STRINGS "${file}" _lines)
+        foreach(_line IN LISTS _lines)
+            string(STRIP "${_line}" _op)
+            if(_op STREQUAL "" OR _op MATCHES "^#")
+                continue()
+            endif()
+            if(_op MATCHES "^aten::")
+                list(APPEND _portable "${_op}")
+            elseif(_op MATCHES "^quantized_decomposed::")
+                list(APPEND _quantized "${_op}")
+            else()
+                message(FATAL_ERROR "ethosu-porting-kit: ${file}: operator `${_op}` has no kernel "
+                    "library the kit builds (aten:: -> portable, quantized_decomposed:: -> "
+                    "quantized); lower the model so the operator is delegated, or add its "
+                    "kernel library to the firmware")
+            endif()
+        endforeach()
+    endif()
+    set(${out_portable} "${_portable}" PARENT_SCOPE)
+    set(${out_quantized} "${_quantized}" PARENT_SCOPE)
+endfunction()
+
+# One selective registration library over an upstream kernel library.
+function(_ethosu_kit_selected_ops lib ops yaml_kind yaml kernel_lib)
+    list(JOIN ops "," _root_ops)
+    gen_selected_ops(LIB_NAME "${lib}" ROOT_OPS "${_root_ops}")
+    generate_bindings_for_kernels(LIB_NAME "${lib}" ${yaml_kind} "${yaml}")
+    # Linked whole by gen_operators_lib: registration is in static constructors.
+    gen_operators_lib(LIB_NAME "${lib}" KERNEL_LIBS ${kernel_lib} DEPS executorch_core)
+endfunction()
+
+function(ethosu_kit_add_executor_runner target generated_dir)
+    cmake_parse_arguments(ARG "" "NPU" "" ${ARGN})
+    if(NOT ARG_NPU)
+        set(ARG_NPU driver)
+    endif()
+    if(EXISTS "${generated_dir}/generated/kit_memory_config.h")
+        set(_gen "${generated_dir}/generated")
+    elseif(EXISTS "${generated_dir}/kit_memory_config.h")
+        set(_gen "${generated_dir}")
+    else()
+        message(FATAL_ERROR "ethosu-porting-kit: ${generated_dir} is not a generated project "
+            "(no generated/kit_memory_config.h); run gen-firmware first")
+    endif()
+
+    _ethosu_kit_read_operators("${_gen}/kit_operators.txt" _portable_ops _quantized_ops)
+    # The delegate is built only when the model has one: a CPU-only program needs no
+    # NPU driver at all.
+    set(_with_ethosu OFF)
+    file(STRINGS "${_gen}/kit_model.h" _delegates REGEX "#define KIT_NUM_ETHOSU_DELEGATES")
+    if(_delegates MATCHES "KIT_NUM_ETHOSU_DELEGATES[ \t]+([1-9][0-9]*)")
+        set(_with_ethosu ON)
+    endif()
+    if(NOT ARG_NPU STREQUAL "none" AND _with_ethosu)
+        if(ARG_NPU STREQUAL "virtual")
+            if(NOT TARGET ethosu_kit_virtual_npu)
+                message(FATAL_ERROR "ethosu-porting-kit: NPU virtual asked but no target "
+                    "ethosu_kit_virtual_npu is defined (drivers/ethosu_virtual)")
+            endif()
+            set(_npu_lib ethosu_kit_virtual_npu)
+        else()
+            ethosu_kit_require_ethosu_driver(GENERATED_INCLUDE_DIR "${_gen}")
+            set(_npu_lib ethosu_kit_ethosu_driver)
+        endif()
+        # ExecuTorch's delegate links `ethosu_core_driver` by that name.
+        if(NOT TARGET ethosu_core_driver)
+            add_library(ethosu_core_driver INTERFACE)
+            target_link_libraries(ethosu_core_driver INTERFACE ${_npu_lib})
+        endif()
+    else()
+        set(_with_ethosu OFF)
+    endif()
+
+    if(_with_ethosu)
+        ethosu_kit_require_executorch(WITH_ETHOSU)
+    else()
+        ethosu_kit_require_executorch()
+    endif()
+    if(NOT EXECUTORCH_ROOT)
+        message(FATAL_ERROR "ethosu-porting-kit: selective kernel registration needs the "
+            "ExecuTorch source tree: set EXECUTORCH_ROOT")
+    endif()
+    if(NOT PYTHON_EXECUTABLE)
+        find_package(Python3 COMPONENTS Interpreter REQUIRED)
+        set(PYTHON_EXECUTABLE "${Python3_EXECUTABLE}")
+    endif()
+    include("${EXECUTORCH_ROOT}/tools/cmake/Codegen.cmake")
+
+    set(_libs executorch)
+    if(_portable_ops)
+        _ethosu_kit_selected_ops(${target}_portable_ops "${_portable_ops}" FUNCTIONS_YAML
+            "${EXECUTORCH_ROOT}/kernels/portable/functions.yaml" portable_kernels)
+        list(APPEND _libs ${target}_portable_ops)
+    endif()
+    if(_quantized_ops)
+        _ethosu_kit_selected_ops(${target}_quantized_ops "${_quantized_ops}" CUSTOM_OPS_YAML
+            "${EXECUTORCH_ROOT}/kernels/quantized/quantized.yaml" quantized_kernels)
+        list(APPEND _libs ${target}_quantized_ops)
+    endif()
+    if(_with_ethosu)
+        # The delegate registers itself in a static constructor: link it whole.
+        executorch_target_link_options_shared_lib(executorch_delegate_ethos_u)
+        list(APPEND _libs executorch_delegate_ethos_u)
+    endif()
+
+    target_sources(${target} PRIVATE
+        "${_ETHOSU_KIT_RUNNER_DIR}/executor_runner.cpp"
+        "${_ETHOSU_KIT_RUNNER_DIR}/kit_pools.cpp"
+        "${_ETHOSU_KIT_ROOT}/sdk/executorch_pal/executorch_pal.cpp")
+    target_include_directories(${target} PRIVATE "${_ETHOSU_KIT_RUNNER_DIR}" "${_gen}")
+    target_compile_features(${target} PRIVATE cxx_std_17)
+    target_compile_definitions(${target} PRIVATE C10_USING_CUSTOM_GENERATED_MACROS)
+    target_link_libraries(${target} PRIVATE ${_libs})
+    message(STATUS "ethosu-porting-kit: executor_runner for ${target}: portable ops "
+        "[${_portable_ops}], quantized ops [${_quantized_ops}], Ethos-U delegate ${_with_ethosu} (NPU ${ARG_NPU})")
+endfunction()

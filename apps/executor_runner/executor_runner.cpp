@@ -1,0 +1,496 @@
+/*
+ * The kit's embedded executor_runner: runs the embedded program once over the
+ * generated memory plan and exits with a code the host can read (QEMU semihosting).
+ *
+ * Differences from upstream's examples/arm/executor_runner, on purpose:
+ * - every pool is a buffer of the generated plan with the size the model needs
+ *   (upstream: a 60 MiB method pool, a 2 MiB / 64 MiB temp pool whatever the model);
+ * - planned buffers are the plan's own `planned_<mem_id>` buffers, not carved out of
+ *   the method pool at run time, so the linker (and check-elf) sees each one;
+ * - the temp pool reports its peak, because the runtime resets it per instruction.
+ *
+ * Exit codes (docs/ARCHITECTURE.md): 0 ok, 2 program load, 3 method load,
+ * 4 inputs, 5 execute, 6 outputs, 7 the plan does not match the program.
+ */
+#include <cstddef>
+#include <cstdint>
+#include <cstring>
+
+#include <executorch/extension/data_loader/buffer_data_loader.h>
+#include <executorch/runtime/core/error.h>
+#include <executorch/runtime/core/evalue.h>
+#include <executorch/runtime/core/hierarchical_allocator.h>
+#include <executorch/runtime/core/span.h>
+#include <executorch/runtime/executor/method.h>
+#include <executorch/runtime/executor/memory_manager.h>
+#include <executorch/runtime/executor/program.h>
+#include <executorch/runtime/platform/runtime.h>
+
+#include "kit/log.h"
+#include "kit/platform.h"
+#include "kit/timing.h"
+#include "kit_memory_config.h"
+#include "kit_model.h"
+#include "kit_pools.h"
+
+#if defined(__has_include)
+#if __has_include("kit_input_data.h")
+/* Optional: X(index, symbol, nbytes) per input, `symbol` a const uint8_t array. */
+#include "kit_input_data.h"
+#define KIT_RUNNER_HAVE_INPUT_DATA 1
+#endif
+#endif
+
+#ifndef KIT_RUNNER_PRINT_VALUES
+#define KIT_RUNNER_PRINT_VALUES 16 /* values printed per output */
+#endif
+
+using executorch::aten::ScalarType;
+using executorch::aten::Tensor;
+using executorch::aten::TensorImpl;
+using executorch::extension::BufferDataLoader;
+using executorch::runtime::Error;
+using executorch::runtime::EValue;
+using executorch::runtime::HierarchicalAllocator;
+using executorch::runtime::MemoryManager;
+using executorch::runtime::Method;
+using executorch::runtime::MethodMeta;
+using executorch::runtime::Program;
+using executorch::runtime::Result;
+using executorch::runtime::Span;
+using executorch::runtime::Tag;
+using executorch::runtime::TensorInfo;
+using kit_runner::PeakAllocator;
+using kit_runner::PlanBuffer;
+
+namespace {
+
+enum ExitCode : int {
+    kExitOk = 0,
+    kExitProgramLoad = 2,
+    kExitMethodLoad = 3,
+    kExitInputs = 4,
+    kExitExecute = 5,
+    kExitOutputs = 6,
+    kExitPlanMismatch = 7,
+};
+
+[[noreturn]] void finish(int code)
+{
+    kit_printf("kit: exit %d\n", code);
+    kit_exit(code);
+}
+
+unsigned long ul(size_t v) { return static_cast<unsigned long>(v); }
+
+/* %llu is not in every embedded printf. */
+void print_u64(uint64_t v)
+{
+    char digits[20];
+    size_t n = 0;
+    do {
+        digits[n++] = static_cast<char>('0' + v % 10);
+        v /= 10;
+    } while (v != 0);
+    while (n != 0) {
+        kit_putc(digits[--n]);
+    }
+}
+
+/* Fixed-point print: the SDK's printf need not carry float support. */
+void print_float(double v)
+{
+    if (v != v) {
+        kit_puts("nan");
+        return;
+    }
+    if (v < 0) {
+        kit_putc('-');
+        v = -v;
+    }
+    if (v >= 4.0e9) {
+        kit_puts("inf");
+        return;
+    }
+    auto whole = static_cast<unsigned long>(v);
+    auto frac = static_cast<unsigned long>((v - static_cast<double>(whole)) * 1000000.0 + 0.5);
+    if (frac >= 1000000UL) {
+        whole += 1;
+        frac -= 1000000UL;
+    }
+    kit_printf("%lu.%06lu", whole, frac);
+}
+
+void print_value(ScalarType type, const uint8_t *p)
+{
+    switch (type) {
+    case ScalarType::Float: {
+        float f;
+        std::memcpy(&f, p, sizeof f);
+        print_float(f);
+        break;
+    }
+    case ScalarType::Double: {
+        double d;
+        std::memcpy(&d, p, sizeof d);
+        print_float(d);
+        break;
+    }
+    case ScalarType::Char:
+        kit_printf("%d", static_cast<int>(static_cast<int8_t>(*p)));
+        break;
+    case ScalarType::Byte:
+    case ScalarType::Bool:
+        kit_printf("%u", static_cast<unsigned>(*p));
+        break;
+    case ScalarType::Short: {
+        int16_t s;
+        std::memcpy(&s, p, sizeof s);
+        kit_printf("%d", static_cast<int>(s));
+        break;
+    }
+    case ScalarType::Int: {
+        int32_t i;
+        std::memcpy(&i, p, sizeof i);
+        kit_printf("%ld", static_cast<long>(i));
+        break;
+    }
+    case ScalarType::Long: {
+        int64_t l;
+        std::memcpy(&l, p, sizeof l);
+        kit_printf("%ld", static_cast<long>(l));
+        break;
+    }
+    default:
+        kit_printf("0x%02x", static_cast<unsigned>(*p));
+        break;
+    }
+}
+
+size_t element_size(ScalarType type)
+{
+    switch (type) {
+    case ScalarType::Byte:
+    case ScalarType::Char:
+    case ScalarType::Bool:
+        return 1;
+    case ScalarType::Short:
+    case ScalarType::Half:
+    case ScalarType::BFloat16:
+        return 2;
+    case ScalarType::Int:
+    case ScalarType::Float:
+        return 4;
+    case ScalarType::Long:
+    case ScalarType::Double:
+        return 8;
+    default:
+        return 1;
+    }
+}
+
+/* The documented default input: every element 1 in the tensor's dtype. */
+void fill_ones(ScalarType type, uint8_t *data, size_t nbytes)
+{
+    const size_t esize = element_size(type);
+    uint8_t one[8] = {};
+    switch (type) {
+    case ScalarType::Float: {
+        const float f = 1.0f;
+        std::memcpy(one, &f, sizeof f);
+        break;
+    }
+    case ScalarType::Double: {
+        const double d = 1.0;
+        std::memcpy(one, &d, sizeof d);
+        break;
+    }
+    case ScalarType::Half:
+        one[1] = 0x3c; /* 1.0 in IEEE half, little-endian */
+        break;
+    case ScalarType::BFloat16:
+        one[0] = 0x80;
+        one[1] = 0x3f;
+        break;
+    default:
+        one[0] = 1; /* integers and bool, little-endian */
+        break;
+    }
+    for (size_t off = 0; off + esize <= nbytes; off += esize) {
+        std::memcpy(data + off, one, esize);
+    }
+}
+
+#if defined(KIT_RUNNER_HAVE_INPUT_DATA)
+struct InputData {
+    size_t index;
+    const uint8_t *data;
+    size_t nbytes;
+};
+#define KIT_RUNNER_INPUT(index, symbol, nbytes) {index, symbol, nbytes},
+const InputData kInputData[] = {KIT_INPUT_DATA(KIT_RUNNER_INPUT){~size_t{0}, nullptr, 0}};
+#undef KIT_RUNNER_INPUT
+
+const InputData *input_data(size_t index)
+{
+    for (const InputData &d : kInputData) {
+        if (d.index == index && d.data != nullptr) {
+            return &d;
+        }
+    }
+    return nullptr;
+}
+#endif
+
+/* The data of input `i` from kit_input_data.h, checked against the program; or nullptr. */
+const uint8_t *generated_input(size_t i, const TensorInfo &info, Error *err)
+{
+    *err = Error::Ok;
+#if defined(KIT_RUNNER_HAVE_INPUT_DATA)
+    if (const InputData *d = input_data(i)) {
+        if (d->nbytes != info.nbytes()) {
+            kit_printf("kit: input %lu: kit_input_data.h has %lu bytes, the program wants %lu\n",
+                       ul(i), ul(d->nbytes), ul(info.nbytes()));
+            *err = Error::InvalidArgument;
+        }
+        return d->data;
+    }
+#else
+    (void)i;
+    (void)info;
+#endif
+    return nullptr;
+}
+
+/*
+ * Each tensor input is handed over with set_input, which copies it into the
+ * method's planned memory (or aliases it when the input is not planned). Its
+ * bytes come from kit_input_data.h when generated, else are all ones, staged in
+ * the plan's `input_<i>` buffer (a known symbol a debugger or harness can write)
+ * or, when the plan has none, in the method pool.
+ */
+Error set_inputs(Method &method, const MethodMeta &meta, PeakAllocator &method_allocator)
+{
+    for (size_t i = 0; i < meta.num_inputs(); ++i) {
+        Result<Tag> tag = meta.input_tag(i);
+        if (!tag.ok()) {
+            return tag.error();
+        }
+        if (tag.get() != Tag::Tensor) {
+            kit_printf("kit: input %lu is not a tensor; left as the program set it\n", ul(i));
+            continue;
+        }
+        Result<TensorInfo> info = meta.input_tensor_meta(i);
+        if (!info.ok()) {
+            return info.error();
+        }
+        const size_t nbytes = info->nbytes();
+        Error err = Error::Ok;
+        const uint8_t *src = generated_input(i, info.get(), &err);
+        if (err != Error::Ok) {
+            return err;
+        }
+        const PlanBuffer *staging = kit_runner::find_buffer("input_", i);
+        uint8_t *data = nullptr;
+        if (staging != nullptr && staging->size >= nbytes) {
+            data = staging->base;
+        } else if (src == nullptr || !info->is_memory_planned()) {
+            data = static_cast<uint8_t *>(method_allocator.allocate(nbytes, 16));
+            if (data == nullptr) {
+                kit_printf("kit: input %lu: no input_%lu buffer in the plan and %lu bytes do "
+                           "not fit the method pool\n",
+                           ul(i), ul(i), ul(nbytes));
+                return Error::MemoryAllocationFailed;
+            }
+        }
+        if (data == nullptr) {
+            /* Planned input from flash: set_input only reads it. */
+            data = const_cast<uint8_t *>(src);
+        } else if (src != nullptr) {
+            std::memcpy(data, src, nbytes);
+        } else {
+            fill_ones(info->scalar_type(), data, nbytes);
+        }
+        kit_printf("kit: input %lu: %lu bytes %s\n", ul(i), ul(nbytes),
+                   src != nullptr ? "from kit_input_data.h" : "of ones (no kit_input_data.h)");
+        TensorImpl impl(info->scalar_type(), static_cast<ssize_t>(info->sizes().size()),
+                        const_cast<TensorImpl::SizesType *>(info->sizes().data()), data,
+                        const_cast<TensorImpl::DimOrderType *>(info->dim_order().data()));
+        err = method.set_input(EValue(Tensor(&impl)), i);
+        if (err != Error::Ok) {
+            kit_printf("kit: input %lu: set_input failed: error 0x%x\n", ul(i),
+                       static_cast<unsigned>(err));
+            return err;
+        }
+    }
+    return Error::Ok;
+}
+
+/* Print the first values of every output; copy each into `output_<i>` if the plan has one. */
+Error print_outputs(const Method &method)
+{
+    for (size_t i = 0; i < method.outputs_size(); ++i) {
+        const EValue &value = method.get_output(i);
+        if (!value.isTensor()) {
+            kit_printf("kit: output %lu: not a tensor (tag %d)\n", ul(i),
+                       static_cast<int>(value.tag));
+            continue;
+        }
+        const Tensor &t = value.toTensor();
+        const auto *data = static_cast<const uint8_t *>(t.const_data_ptr());
+        const size_t esize = t.element_size();
+        const size_t count = static_cast<size_t>(t.numel());
+        if (data == nullptr && count != 0) {
+            kit_printf("kit: output %lu: no data\n", ul(i));
+            return Error::InvalidState;
+        }
+        if (const PlanBuffer *out = kit_runner::find_buffer("output_", i)) {
+            if (out->size >= t.nbytes()) {
+                std::memcpy(out->base, data, t.nbytes());
+            }
+        }
+        kit_printf("kit: output %lu: %s [", ul(i), executorch::runtime::toString(t.scalar_type()));
+        for (ssize_t d = 0; d < t.dim(); ++d) {
+            kit_printf(d == 0 ? "%ld" : ", %ld", static_cast<long>(t.size(d)));
+        }
+        const size_t shown = count < KIT_RUNNER_PRINT_VALUES ? count : KIT_RUNNER_PRINT_VALUES;
+        kit_printf("] %lu of %lu values:", ul(shown), ul(count));
+        for (size_t k = 0; k < shown; ++k) {
+            kit_putc(' ');
+            print_value(t.scalar_type(), data + k * esize);
+        }
+        kit_putc('\n');
+    }
+    return Error::Ok;
+}
+
+void print_pool(const char *name, const char *region, size_t used, size_t size, const char *what)
+{
+    kit_printf("kit: pool %s %s %lu / %lu bytes (%s)\n", name, what, ul(used), ul(size), region);
+}
+
+} // namespace
+
+int main()
+{
+    if (kit_platform_init() != 0) {
+        kit_printf("kit: platform init failed\n");
+    }
+    executorch::runtime::runtime_init();
+    kit_printf("kit: executor_runner on %s, model %s, %lu-byte program, mode %s\n",
+               kit_board_name(), KIT_ACCELERATOR, ul(kit_network_size), KIT_MEMORY_MODE);
+
+    BufferDataLoader loader(kit_network, kit_network_size);
+    Result<Program> program = Program::load(&loader, Program::Verification::Minimal);
+    if (!program.ok()) {
+        kit_printf("kit: program load failed: error 0x%x (not a .pte, or built for another "
+                   "runtime version)\n",
+                   static_cast<unsigned>(program.error()));
+        finish(kExitProgramLoad);
+    }
+
+#if defined(KIT_METHOD_NAME)
+    const char *method_name = KIT_METHOD_NAME;
+#else
+    Result<const char *> first = program->get_method_name(0);
+    if (!first.ok()) {
+        kit_printf("kit: the program has no method\n");
+        finish(kExitProgramLoad);
+    }
+    const char *method_name = first.get();
+#endif
+    Result<MethodMeta> meta = program->method_meta(method_name);
+    if (!meta.ok()) {
+        kit_printf("kit: no method \"%s\" in the program: error 0x%x\n", method_name,
+                   static_cast<unsigned>(meta.error()));
+        finish(kExitProgramLoad);
+    }
+
+    const PlanBuffer *method_buf = kit_runner::find_buffer("method_pool");
+    if (method_buf == nullptr) {
+        kit_printf("kit: the memory plan has no method_pool buffer (regenerate the project)\n");
+        finish(kExitPlanMismatch);
+    }
+    PeakAllocator method_allocator(*method_buf);
+
+    /* Planned memory: mem_id i+1 of the program is the plan's planned_<i+1>. */
+    const size_t num_planned = meta->num_memory_planned_buffers();
+    static Span<uint8_t> planned_spans[KIT_NUM_PLANNED > 0 ? KIT_NUM_PLANNED : 1];
+    if (num_planned > KIT_NUM_PLANNED) {
+        kit_printf("kit: the program has %lu planned buffers, the memory plan %lu (regenerate "
+                   "the project from this .pte)\n",
+                   ul(num_planned), ul(KIT_NUM_PLANNED));
+        finish(kExitPlanMismatch);
+    }
+    for (size_t id = 0; id < num_planned; ++id) {
+        Result<int64_t> need = meta->memory_planned_buffer_size(id);
+        const PlanBuffer *b = kit_runner::find_buffer("planned_", id + 1);
+        if (!need.ok() || b == nullptr || b->size < static_cast<size_t>(need.get())) {
+            kit_printf("kit: planned buffer mem_id %lu needs %ld bytes, the plan has %lu "
+                       "(regenerate the project from this .pte)\n",
+                       ul(id + 1), need.ok() ? static_cast<long>(need.get()) : -1L,
+                       b != nullptr ? ul(b->size) : 0UL);
+            finish(kExitPlanMismatch);
+        }
+        planned_spans[id] = Span<uint8_t>(b->base, static_cast<size_t>(need.get()));
+    }
+    HierarchicalAllocator planned_memory({planned_spans, num_planned});
+
+    /* The Ethos-U delegate takes the NPU scratch (Vela region 1) from here on every execute. */
+    const PlanBuffer *temp_buf = kit_runner::find_buffer("temp_pool");
+    static const PlanBuffer kNoTemp = {"temp_pool", nullptr, 0, "-"};
+    PeakAllocator temp_allocator(temp_buf != nullptr ? *temp_buf : kNoTemp);
+    MemoryManager memory_manager(&method_allocator, &planned_memory,
+                                 temp_buf != nullptr ? &temp_allocator : nullptr);
+
+    Result<Method> method = program->load_method(method_name, &memory_manager);
+    if (!method.ok()) {
+        kit_printf("kit: loading method \"%s\" failed: error 0x%x\n", method_name,
+                   static_cast<unsigned>(method.error()));
+        if (method_allocator.failed_request() != 0) {
+            kit_printf("kit: method_pool too small: %lu bytes used of %lu, %lu more asked\n",
+                       ul(method_allocator.used_size()), ul(method_buf->size),
+                       ul(method_allocator.failed_request()));
+        } else {
+            kit_printf("kit: a missing kernel shows as \"Missing operator\" above: the "
+                       "firmware registers only generated/kit_operators.txt\n");
+        }
+        finish(kExitMethodLoad);
+    }
+    kit_printf("kit: method \"%s\" loaded, %lu planned buffer(s)\n", method_name,
+               ul(num_planned));
+
+    if (set_inputs(method.get(), meta.get(), method_allocator) != Error::Ok) {
+        finish(kExitInputs);
+    }
+
+    const uint64_t start = kit_cycles();
+    const Error status = method->execute();
+    const uint64_t cycles = kit_cycles() - start;
+    if (status != Error::Ok) {
+        kit_printf("kit: execute failed: error 0x%x\n", static_cast<unsigned>(status));
+        if (temp_allocator.failed_request() != 0) {
+            kit_printf("kit: temp_pool too small: %lu bytes asked, %lu in the plan\n",
+                       ul(temp_allocator.failed_request()), ul(temp_allocator.size()));
+        }
+        finish(kExitExecute);
+    }
+    if (print_outputs(method.get()) != Error::Ok) {
+        finish(kExitOutputs);
+    }
+
+    kit_puts("kit: cycles ");
+    print_u64(cycles);
+    kit_puts(" execute (");
+    print_u64(kit_cycles_to_us(cycles));
+    kit_printf(" us at %lu Hz)\n", static_cast<unsigned long>(kit_cpu_clock_hz()));
+    print_pool("method_pool", method_buf->region, method_allocator.used_size(),
+               method_buf->size, "used");
+    print_pool("temp_pool", temp_allocator.region(), temp_allocator.peak(), temp_allocator.size(),
+               "peak");
+    for (size_t id = 0; id < num_planned; ++id) {
+        const PlanBuffer *b = kit_runner::find_buffer("planned_", id + 1);
+        print_pool(b->name, b->region, planned_spans[id].size(), b->size, "used");
+    }
+    finish(kExitOk);
+}

@@ -1,0 +1,69 @@
+/*
+ * The ExecuTorch platform abstraction layer (runtime/platform/platform.h) over the
+ * kit SDK: ticks are CPU cycles (kit/timing.h), logs go to the UART (kit/log.h),
+ * abort leaves through the board's exit so an emulator run ends with a code.
+ *
+ * These are strong definitions; ExecuTorch's own (built with
+ * EXECUTORCH_PAL_DEFAULT=minimal) are weak and give way.
+ * et_pal_allocate/et_pal_free keep the runtime's default (nullptr): every pool
+ * the runtime uses comes from the generated memory plan.
+ */
+#include <cstddef>
+#include <cstdint>
+
+#include <executorch/runtime/platform/platform.h>
+
+#include "kit/log.h"
+#include "kit/platform.h"
+#include "kit/timing.h"
+
+/* Exit code of et_pal_abort (a runtime ET_CHECK failed); the runner's own are 0..7. */
+#define KIT_PAL_EXIT_ABORT 8
+
+extern "C" {
+
+void et_pal_init(void)
+{
+    /* The runner calls kit_platform_init() (UART, caches, timing) before runtime_init(). */
+}
+
+ET_NORETURN void et_pal_abort(void)
+{
+    kit_printf("kit: executorch abort\n");
+    kit_exit(KIT_PAL_EXIT_ABORT);
+}
+
+et_timestamp_t et_pal_current_ticks(void)
+{
+    return static_cast<et_timestamp_t>(kit_cycles());
+}
+
+et_tick_ratio_t et_pal_ticks_to_ns_multiplier(void)
+{
+    const uint32_t hz = kit_cpu_clock_hz();
+    return {1000000000ULL, hz != 0 ? hz : 1ULL};
+}
+
+void et_pal_emit_log_message(et_timestamp_t timestamp, et_pal_log_level_t level,
+                             const char *filename, const char *function, size_t line,
+                             const char *message, size_t length)
+{
+    (void)timestamp;
+    (void)function;
+    /* Basename only: the full build path says nothing on a UART. */
+    const char *base = filename != nullptr ? filename : "?";
+    for (const char *p = base; *p != '\0'; ++p) {
+        if (*p == '/' || *p == '\\') {
+            base = p + 1;
+        }
+    }
+    while (length > 0 && (message[length - 1] == '\n' || message[length - 1] == '\r')) {
+        --length;
+    }
+    kit_printf("%c [executorch:%s:%lu] ", static_cast<char>(level), base,
+               static_cast<unsigned long>(line));
+    kit_write(message, length);
+    kit_putc('\n');
+}
+
+} /* extern "C" */
