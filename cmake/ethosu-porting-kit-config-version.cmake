@@ -1,0 +1,17 @@
+# Version of ethosu-porting-kit's CMake package (kept equal to pyproject.toml's version).
+set(PACKAGE_VERSION "0.1.0")
+if(PACKAGE_FIND_VERSION VERSION_GREATER PACKAGE_VERSION)
+  set(PACKAGE_VERSION_COMPATIBLE FALSE)
+else()
+  # 0.x: only the same minor series is compatible.
+  string(REGEX MATCH "^[0-9]+\\.[0-9]+" _ethosu_kit_series "${PACKAGE_VERSION}")
+  string(REGEX MATCH "^[0-9]+\\.[0-9]+" _ethosu_kit_wanted "${PACKAGE_FIND_VERSION}")
+  if(PACKAGE_FIND_VERSION AND NOT _ethosu_kit_wanted STREQUAL _ethosu_kit_series)
+    set(PACKAGE_VERSION_COMPATIBLE FALSE)
+  else()
+    set(PACKAGE_VERSION_COMPATIBLE TRUE)
+  endif()
+  if(PACKAGE_FIND_VERSION STREQUAL PACKAGE_VERSION)
+    set(PACKAGE_VERSION_EXACT TRUE)
+  endif()
+endif()

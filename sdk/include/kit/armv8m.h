@@ -1,0 +1,90 @@
+/*
+ * Armv8-M system registers the kit's glue touches, written from the Armv8-M
+ * Architecture Reference Manual (DDI0553) so that no CMSIS header is needed.
+ * Only what the glue uses is here; addresses are architectural (PPB), so the
+ * same definitions serve the Cortex-M55 (Corstone-300) and Cortex-M85 (Corstone-320).
+ */
+#ifndef KIT_ARMV8M_H
+#define KIT_ARMV8M_H
+
+#include <stdint.h>
+
+#define KIT_REG32(addr) (*(volatile uint32_t *)(uintptr_t)(addr))
+#define KIT_REG8(addr) (*(volatile uint8_t *)(uintptr_t)(addr))
+
+/* System Control Block (B11.2) */
+#define SCB_ICSR KIT_REG32(0xE000ED04u)
+#define SCB_VTOR KIT_REG32(0xE000ED08u)
+#define SCB_AIRCR KIT_REG32(0xE000ED0Cu)
+#define SCB_CCR KIT_REG32(0xE000ED14u)
+#define SCB_SHCSR KIT_REG32(0xE000ED24u)
+#define SCB_CFSR KIT_REG32(0xE000ED28u)
+#define SCB_HFSR KIT_REG32(0xE000ED2Cu)
+#define SCB_MMFAR KIT_REG32(0xE000ED34u)
+#define SCB_BFAR KIT_REG32(0xE000ED38u)
+#define SCB_CLIDR KIT_REG32(0xE000ED78u)
+#define SCB_CCSIDR KIT_REG32(0xE000ED80u)
+#define SCB_CSSELR KIT_REG32(0xE000ED84u)
+#define SCB_CPACR KIT_REG32(0xE000ED88u)
+#define SCB_NSACR KIT_REG32(0xE000ED8Cu)
+
+#define SCB_CCR_DC (1u << 16) /* data cache enable */
+#define SCB_CCR_IC (1u << 17) /* instruction cache enable */
+#define SCB_CCR_BP (1u << 18) /* branch predictor enable (Armv8.1-M) */
+#define SCB_SHCSR_FAULTS_ENA (7u << 16) /* MemManage, BusFault, UsageFault enables */
+/* CP10/CP11 = FPU and MVE (Armv8.1-M shares the coprocessor enables): full access */
+#define SCB_CPACR_CP10_CP11_FULL (0xFu << 20)
+
+/* Cache maintenance operations (B11.2, "Cache maintenance operations") */
+#define CACHE_ICIALLU KIT_REG32(0xE000EF50u)
+#define CACHE_DCIMVAC KIT_REG32(0xE000EF5Cu)
+#define CACHE_DCISW KIT_REG32(0xE000EF60u)
+#define CACHE_DCCMVAC KIT_REG32(0xE000EF68u)
+#define CACHE_DCCIMVAC KIT_REG32(0xE000EF70u)
+#define KIT_DCACHE_LINE 32u /* Cortex-M55/M85 L1 data cache line */
+
+/* NVIC (B11.3) */
+#define NVIC_ISER(n) KIT_REG32(0xE000E100u + 4u * (n))
+#define NVIC_ICER(n) KIT_REG32(0xE000E180u + 4u * (n))
+#define NVIC_ICPR(n) KIT_REG32(0xE000E280u + 4u * (n))
+#define NVIC_IPR(n) KIT_REG8(0xE000E400u + (n))
+
+/* SysTick (B11.1) */
+#define SYST_CSR KIT_REG32(0xE000E010u)
+#define SYST_RVR KIT_REG32(0xE000E014u)
+#define SYST_CVR KIT_REG32(0xE000E018u)
+#define SYST_CSR_ENABLE (1u << 0)
+#define SYST_CSR_TICKINT (1u << 1)
+#define SYST_CSR_CLKSOURCE (1u << 2) /* processor clock */
+#define SYST_CSR_COUNTFLAG (1u << 16)
+
+/* Debug: DEMCR.TRCENA gates the DWT; DWT_CTRL.CYCCNTENA starts CYCCNT */
+#define DCB_DEMCR KIT_REG32(0xE000EDFCu)
+#define DCB_DEMCR_TRCENA (1u << 24)
+#define DWT_CTRL KIT_REG32(0xE0001000u)
+#define DWT_CYCCNT KIT_REG32(0xE0001004u)
+#define DWT_CTRL_CYCCNTENA (1u << 0)
+#define DWT_CTRL_NOCYCCNT (1u << 25)
+
+static inline void kit_dsb(void) { __asm volatile("dsb 0xF" ::: "memory"); }
+static inline void kit_isb(void) { __asm volatile("isb 0xF" ::: "memory"); }
+static inline void kit_irq_enable_all(void) { __asm volatile("cpsie i" ::: "memory"); }
+static inline void kit_irq_disable_all(void) { __asm volatile("cpsid i" ::: "memory"); }
+static inline void kit_wfe(void) { __asm volatile("wfe"); }
+static inline void kit_sev(void) { __asm volatile("sev"); }
+
+static inline uint32_t kit_get_ipsr(void)
+{
+    uint32_t v;
+    __asm volatile("mrs %0, ipsr" : "=r"(v));
+    return v;
+}
+
+static inline uint32_t kit_get_msp(void)
+{
+    uint32_t v;
+    __asm volatile("mrs %0, msp" : "=r"(v));
+    return v;
+}
+
+#endif /* KIT_ARMV8M_H */

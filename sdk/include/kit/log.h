@@ -1,0 +1,30 @@
+/*
+ * Logging over the board UART without newlib's printf (a few hundred bytes of code
+ * instead of tens of KiB). Formats: %d %i %u %x %X %p %s %c %% with optional
+ * '0' flag, width, and 'l'/'ll'/'z' length modifiers.
+ */
+#ifndef KIT_LOG_H
+#define KIT_LOG_H
+
+#include <stdarg.h>
+#include <stddef.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+void kit_putc(char c);
+void kit_write(const char *s, size_t n);
+void kit_puts(const char *s); /* no newline added */
+int kit_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
+int kit_vprintf(const char *fmt, va_list ap);
+
+#define KIT_LOG_INFO(...) kit_printf("I: " __VA_ARGS__)
+#define KIT_LOG_WARN(...) kit_printf("W: " __VA_ARGS__)
+#define KIT_LOG_ERROR(...) kit_printf("E: " __VA_ARGS__)
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KIT_LOG_H */

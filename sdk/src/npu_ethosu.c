@@ -1,0 +1,154 @@
+/*
+ * Ethos-U bring-up and the driver's platform hooks (Ethos-U core driver 1.x API),
+ * compiled only when a driver is linked: the Arm driver (ETHOSU_DRIVER_ROOT) or the
+ * kit's virtual NPU (drivers/ethosu_virtual), which declares the same API.
+ * QCONFIG/REGIONCFG are not here: they are the driver's compile definitions, taken
+ * from kit_board_config.h by ethosu_add_firmware.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "ethosu_driver.h"
+#include "kit/armv8m.h"
+#include "kit/log.h"
+#include "kit/platform.h"
+#include "kit_board_config.h"
+#include "kit_memory_config.h"
+
+void kit_dcache_clean_invalidate_all(void);
+
+#ifdef KIT_FAST_SCRATCH_SIZE
+extern uint8_t kit_fast_scratch[];
+#endif
+
+static struct ethosu_driver npu;
+static int npu_ready;
+
+static void npu_irq(void *arg) { ethosu_irq_handler((struct ethosu_driver *)arg); }
+
+int kit_npu_init(void)
+{
+    const void *fast = NULL;
+    size_t fast_size = 0;
+#if defined(KIT_FAST_SCRATCH_SIZE) && KIT_FAST_SCRATCH_SIZE > 0
+    /* Dedicated_Sram: the driver hands this to the NPU as region 2 (fast scratch). */
+    fast = kit_fast_scratch;
+    fast_size = KIT_FAST_SCRATCH_SIZE;
+#endif
+    if (ethosu_init(&npu, (void *)(uintptr_t)KIT_NPU_BASE, fast, fast_size, KIT_NPU_SECURE,
+                    KIT_NPU_PRIVILEGED) != 0) {
+        KIT_LOG_ERROR("ethosu_init failed: NPU at 0x%08x (secure %d, privileged %d)\n",
+                      (unsigned)KIT_NPU_BASE, KIT_NPU_SECURE, KIT_NPU_PRIVILEGED);
+        return -1;
+    }
+    if (kit_irq_register(KIT_NPU_IRQ, npu_irq, &npu) != 0) {
+        KIT_LOG_ERROR("NPU IRQ %d is beyond the vector table\n", KIT_NPU_IRQ);
+        return -1;
+    }
+    kit_irq_set_enabled(KIT_NPU_IRQ, 1);
+    npu_ready = 1;
+    return 0;
+}
+
+void *kit_npu_driver(void) { return npu_ready ? &npu : NULL; }
+
+/* Driver 1.x cache hooks: ranges of the base addresses; no ranges means everything. */
+void ethosu_flush_dcache(const uint64_t *base_addr, const size_t *base_addr_size, int num)
+{
+    if (base_addr == NULL || base_addr_size == NULL) {
+        kit_dcache_clean_invalidate_all();
+        return;
+    }
+    for (int i = 0; i < num; ++i) {
+        kit_dcache_clean((const void *)(uintptr_t)base_addr[i], base_addr_size[i]);
+    }
+}
+
+void ethosu_invalidate_dcache(const uint64_t *base_addr, const size_t *base_addr_size, int num)
+{
+    if (base_addr == NULL || base_addr_size == NULL) {
+        kit_dcache_clean_invalidate_all();
+        return;
+    }
+    for (int i = 0; i < num; ++i) {
+        kit_dcache_invalidate((const void *)(uintptr_t)base_addr[i], base_addr_size[i]);
+    }
+}
+
+/* Bare-metal synchronisation: one core, no RTOS, the NPU IRQ gives the semaphore.
+ * Static objects instead of the driver's malloc-based defaults. */
+#define KIT_NPU_SEMAPHORES 4
+
+struct kit_sem {
+    volatile uint32_t count;
+    int used;
+};
+
+static struct kit_sem sems[KIT_NPU_SEMAPHORES];
+static int mutex_token;
+
+void *ethosu_mutex_create(void) { return &mutex_token; }
+
+void ethosu_mutex_destroy(void *mutex) { (void)mutex; }
+
+int ethosu_mutex_lock(void *mutex)
+{
+    (void)mutex;
+    return 0;
+}
+
+int ethosu_mutex_unlock(void *mutex)
+{
+    (void)mutex;
+    return 0;
+}
+
+void *ethosu_semaphore_create(void)
+{
+    for (int i = 0; i < KIT_NPU_SEMAPHORES; ++i) {
+        if (!sems[i].used) {
+            sems[i].used = 1;
+            sems[i].count = 0;
+            return &sems[i];
+        }
+    }
+    KIT_LOG_ERROR("out of NPU semaphores (%d)\n", KIT_NPU_SEMAPHORES);
+    return NULL;
+}
+
+void ethosu_semaphore_destroy(void *sem)
+{
+    if (sem != NULL) {
+        ((struct kit_sem *)sem)->used = 0;
+    }
+}
+
+int ethosu_semaphore_take(void *sem, uint64_t timeout)
+{
+    (void)timeout; /* the NPU either finishes or faults; its IRQ always comes */
+    struct kit_sem *s = (struct kit_sem *)sem;
+    if (s == NULL) {
+        return -1;
+    }
+    for (;;) {
+        kit_irq_disable_all();
+        if (s->count > 0u) {
+            s->count = s->count - 1u;
+            kit_irq_enable_all();
+            return 0;
+        }
+        kit_irq_enable_all();
+        kit_wfe();
+    }
+}
+
+int ethosu_semaphore_give(void *sem)
+{
+    struct kit_sem *s = (struct kit_sem *)sem;
+    if (s == NULL) {
+        return -1;
+    }
+    s->count = s->count + 1u;
+    kit_sev();
+    return 0;
+}

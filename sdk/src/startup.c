@@ -1,0 +1,204 @@
+/*
+ * Vector table and reset for Armv8-M mainline cores (Cortex-M55, Cortex-M85).
+ *
+ * The linker script (linker/gnu_ld.ld.j2 or armclang.sct.j2) provides the stack
+ * top, the copy and zero tables and the init arrays; every external interrupt goes
+ * through one dispatcher so handlers can take an argument (the NPU IRQ needs its
+ * driver handle) and be registered at run time without a RAM vector table.
+ */
+#include <stddef.h>
+#include <stdint.h>
+
+#include "board_glue.h"
+#include "kit/armv8m.h"
+#include "kit/log.h"
+#include "kit/platform.h"
+#include "kit_board_config.h"
+#include "systick.h"
+
+_Static_assert(KIT_BOARD_NUM_IRQS % 32 == 0, "the vector table is filled in blocks of 32");
+
+typedef void (*kit_vector_t)(void);
+
+typedef struct {
+    uint32_t load; /* LMA */
+    uint32_t dest; /* VMA */
+    uint32_t size; /* bytes */
+} kit_copy_entry_t;
+
+typedef struct {
+    uint32_t dest;
+    uint32_t size;
+} kit_zero_entry_t;
+
+/* From the linker script. */
+extern uint8_t __StackTop[];
+extern uint8_t __StackLimit[];
+extern const kit_copy_entry_t __copy_table_start__[];
+extern const kit_copy_entry_t __copy_table_end__[];
+extern const kit_zero_entry_t __zero_table_start__[];
+extern const kit_zero_entry_t __zero_table_end__[];
+extern kit_vector_t __preinit_array_start[];
+extern kit_vector_t __preinit_array_end[];
+extern kit_vector_t __init_array_start[];
+extern kit_vector_t __init_array_end[];
+
+int main(void);
+void Reset_Handler(void);
+void HardFault_Handler(void);
+void Default_Handler(void);
+void kit_irq_dispatch(void);
+void kit_system_init(void);
+extern volatile int kit_semihost_active;
+
+void NMI_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void MemManage_Handler(void) __attribute__((weak, alias("HardFault_Handler")));
+void BusFault_Handler(void) __attribute__((weak, alias("HardFault_Handler")));
+void UsageFault_Handler(void) __attribute__((weak, alias("HardFault_Handler")));
+void SecureFault_Handler(void) __attribute__((weak, alias("HardFault_Handler")));
+void SVC_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void DebugMon_Handler(void) __attribute__((weak, alias("Default_Handler")));
+void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
+
+#define KIT_IRQ4 kit_irq_dispatch, kit_irq_dispatch, kit_irq_dispatch, kit_irq_dispatch
+#define KIT_IRQ32 KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4
+
+__attribute__((used, section(".vectors"), aligned(512))) const kit_vector_t
+    kit_vectors[16 + KIT_BOARD_NUM_IRQS] = {
+        (kit_vector_t)(uintptr_t)__StackTop,
+        Reset_Handler,
+        NMI_Handler,
+        HardFault_Handler,
+        MemManage_Handler,
+        BusFault_Handler,
+        UsageFault_Handler,
+        SecureFault_Handler,
+        0,
+        0,
+        0,
+        SVC_Handler,
+        DebugMon_Handler,
+        0,
+        PendSV_Handler,
+        SysTick_Handler,
+        KIT_IRQ32,
+#if KIT_BOARD_NUM_IRQS >= 64
+        KIT_IRQ32,
+#endif
+#if KIT_BOARD_NUM_IRQS >= 96
+        KIT_IRQ32,
+#endif
+#if KIT_BOARD_NUM_IRQS >= 128
+        KIT_IRQ32,
+#endif
+};
+
+_Static_assert(KIT_BOARD_NUM_IRQS <= 128, "extend the vector table fill above");
+
+static struct {
+    kit_irq_fn fn;
+    void *arg;
+} irq_table[KIT_BOARD_NUM_IRQS];
+
+__attribute__((noreturn)) void Reset_Handler(void)
+{
+    /* FPU and MVE first: the compiler may use their registers in any C below. */
+    SCB_CPACR |= SCB_CPACR_CP10_CP11_FULL;
+    kit_dsb();
+    kit_isb();
+    /* Stack overflow then faults instead of silently overwriting what lies below. */
+    __asm volatile("msr msplim, %0" ::"r"(__StackLimit));
+
+    for (const kit_copy_entry_t *e = __copy_table_start__; e < __copy_table_end__; ++e) {
+        const uint32_t *src = (const uint32_t *)(uintptr_t)e->load;
+        uint32_t *dst = (uint32_t *)(uintptr_t)e->dest;
+        if (src == dst) {
+            continue;
+        }
+        for (uint32_t i = 0; i < e->size / 4u; ++i) {
+            dst[i] = src[i];
+        }
+    }
+    for (const kit_zero_entry_t *e = __zero_table_start__; e < __zero_table_end__; ++e) {
+        uint32_t *dst = (uint32_t *)(uintptr_t)e->dest;
+        for (uint32_t i = 0; i < e->size / 4u; ++i) {
+            dst[i] = 0;
+        }
+    }
+
+    SCB_VTOR = (uint32_t)(uintptr_t)kit_vectors;
+    kit_system_init();
+
+    /* C++ static constructors (no crti/_init: the arrays are all there is). */
+    for (kit_vector_t *f = __preinit_array_start; f < __preinit_array_end; ++f) {
+        (*f)();
+    }
+    for (kit_vector_t *f = __init_array_start; f < __init_array_end; ++f) {
+        (*f)();
+    }
+
+    kit_exit(main());
+}
+
+int kit_irq_register(unsigned irq, kit_irq_fn fn, void *arg)
+{
+    if (irq >= KIT_BOARD_NUM_IRQS) {
+        return -1;
+    }
+    irq_table[irq].arg = arg;
+    irq_table[irq].fn = fn;
+    return 0;
+}
+
+void kit_irq_set_enabled(unsigned irq, int enabled)
+{
+    if (enabled) {
+        NVIC_ICPR(irq / 32u) = 1u << (irq % 32u);
+        NVIC_ISER(irq / 32u) = 1u << (irq % 32u);
+    } else {
+        NVIC_ICER(irq / 32u) = 1u << (irq % 32u);
+        kit_dsb();
+        kit_isb();
+    }
+}
+
+void kit_irq_dispatch(void)
+{
+    const uint32_t irq = (kit_get_ipsr() & 0x1FFu) - 16u;
+    if (irq < KIT_BOARD_NUM_IRQS && irq_table[irq].fn != NULL) {
+        irq_table[irq].fn(irq_table[irq].arg);
+        return;
+    }
+    kit_printf("\nE: unhandled interrupt %u\n", (unsigned)irq);
+    kit_exit(KIT_EXIT_FAULT);
+}
+
+void Default_Handler(void)
+{
+    kit_printf("\nE: unhandled exception %u\n", (unsigned)(kit_get_ipsr() & 0x1FFu));
+    kit_exit(KIT_EXIT_FAULT);
+}
+
+/* The stacked frame tells where it happened; without it a fault is just a hang. */
+__attribute__((used)) void kit_fault_report(const uint32_t *frame)
+{
+    if (kit_semihost_active) {
+        for (;;) { /* semihosting without a debugger: nothing left to tell */
+        }
+    }
+    kit_printf("\nE: fault: exception %u pc=0x%08x lr=0x%08x CFSR=0x%08x HFSR=0x%08x "
+               "MMFAR=0x%08x BFAR=0x%08x\n",
+               (unsigned)(kit_get_ipsr() & 0x1FFu), (unsigned)frame[6], (unsigned)frame[5],
+               (unsigned)SCB_CFSR, (unsigned)SCB_HFSR, (unsigned)SCB_MMFAR,
+               (unsigned)SCB_BFAR);
+    kit_exit(KIT_EXIT_FAULT);
+}
+
+__attribute__((naked)) void HardFault_Handler(void)
+{
+    __asm volatile("tst lr, #4\n"
+                   "ite eq\n"
+                   "mrseq r0, msp\n"
+                   "mrsne r0, psp\n"
+                   "b kit_fault_report\n");
+}
