@@ -52,7 +52,10 @@ def lower_to_pte(
             get_symmetric_quantization_config,
         )
         from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
-        from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+        from torchao.quantization.pt2e.quantize_pt2e import (  # type: ignore[import-untyped]
+            convert_pt2e,
+            prepare_pt2e,
+        )
     except ImportError as exc:  # pragma: no cover - depends on the machine
         raise KitError(
             f"lowering needs torch and executorch ({exc.name} is missing)",
