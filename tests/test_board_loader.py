@@ -1,0 +1,144 @@
+"""Boards as data: the built-in board files, a custom one, and every way a file can be wrong."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from ethosu_kit.board import RegionKind
+from ethosu_kit.board_loader import builtin_boards, load_board
+from ethosu_kit.errors import BoardError
+from ethosu_kit.paths import boards_dir
+
+DATA = Path(__file__).parent / "data" / "boards"
+CUSTOM = DATA / "custom_m55.toml"
+KIB, MIB = 1 << 10, 1 << 20
+
+
+def test_builtin_boards_and_aliases() -> None:
+    names = {b.name for b in builtin_boards()}
+    assert names == {"corstone-300", "corstone-320"}
+    assert load_board("cs300") is load_board("corstone-300")
+    assert load_board("CS320").name == "corstone-320"
+    assert load_board(boards_dir() / "corstone-300" / "board.toml").name == "corstone-300"
+
+
+def _regions(name: str) -> dict[str, tuple[int, int]]:
+    return {r.name: (r.base, r.size) for r in load_board(name).regions}
+
+
+def test_corstone_300_facts() -> None:
+    b = load_board("cs300")
+    assert _regions("cs300") == {
+        "ITCM": (0x10000000, 512 * KIB),
+        "BRAM": (0x11000000, 1 * MIB),
+        "DTCM": (0x30000000, 512 * KIB),
+        "SRAM": (0x31000000, 2 * MIB),
+        "QSPI": (0x38000000, 8 * MIB),
+        "DDR": (0x70000000, 256 * MIB),
+    }
+    assert (b.npu.base, b.npu.base_ns, b.npu.irq) == (0x58102000, 0x48102000, 56)
+    assert (b.uart.base, b.uart.base_ns) == (0x59303000, 0x49303000)
+    assert b.qemu_machine == "mps3-an547"
+    assert b.npu.supports("ethos-u55", 128) and b.npu.supports("ethos-u65", 512)
+    assert not b.npu.supports("ethos-u85")
+    assert ("ethos-u55", "Dedicated_Sram") not in b.npu.registers
+    assert b.npu.registers[("ethos-u65", "Dedicated_Sram")].qconfig == 3
+    assert "-mcpu=cortex-m55" in b.cpu.flags["gcc"]
+
+
+def test_corstone_320_facts() -> None:
+    b = load_board("cs320")
+    regions = _regions("cs320")
+    assert regions["ITCM"] == (0x10000000, 32 * KIB)
+    assert regions["BROM"] == (0x11000000, 128 * KIB)
+    assert regions["BRAM"] == (0x12000000, 2 * MIB)
+    assert regions["DTCM"] == (0x30000000, 32 * KIB)
+    assert regions["SRAM"] == (0x31000000, 4 * MIB)
+    assert regions["DDR"] == (0x70000000, 256 * MIB)
+    assert (b.npu.base, b.npu.irq, b.npu.kinds) == (0x50004000, 16, ("ethos-u85",))
+    assert b.qemu_machine is None
+    # Debian's GCC 12.2 has no cortex-m85: the board spells out the M85's ISA for it.
+    assert "-march=armv8.1-m.main+mve.fp+fp.dp" in b.cpu.flags["gcc"]
+    assert "-mcpu=cortex-m85" in b.cpu.flags["clang"]
+
+
+@pytest.mark.parametrize("name", ["cs300", "cs320"])
+def test_npu_never_reaches_tcm(name: str) -> None:
+    for r in load_board(name).regions:
+        if r.kind in (RegionKind.ITCM, RegionKind.DTCM):
+            assert not r.npu, r.name
+
+
+def test_custom_board_file_with_kind_defaults() -> None:
+    b = load_board(str(CUSTOM))
+    assert b.name == "custom-m55" and b.source == str(CUSTOM)
+    assert b.npu.base == 0x40004000 and not b.npu.secure
+    sram = b.region("SRAM")
+    assert sram.npu and sram.on_chip and sram.writable and sram.size == 512 * KIB
+    flash = b.region("FLASH")
+    assert not flash.volatile and not flash.writable and flash.npu
+    assert b.glue == {"systick_hz": 48_000_000}
+    assert b.glue_dir == str(DATA.resolve())
+
+
+# Each malformed board: (what to change in the valid custom file, key the error names,
+# words of the problem). The change is a (regex, replacement) on the file text.
+BAD = {
+    "overlapping regions": (
+        (r"base = 0x60000000", "base = 0x10200000"),
+        "region[3] 'PSRAM'",
+        "overlaps region 'FLASH'",
+    ),
+    "region named twice": ((r'name = "PSRAM"', 'name = "SRAM"'), "region[3].name", "twice"),
+    "missing key": ((r'(?m)^core = "cortex-m55"\n', ""), "cpu.core", "missing"),
+    "missing npu base": ((r'(?m)^base = "0x40004000"\n', ""), "npu.base", "missing"),
+    "missing npu irq": ((r"(?m)^irq = 55\n", ""), "npu.irq", "missing"),
+    "negative size": ((r'size = "8 MiB"', "size = -4"), "region[3] 'PSRAM'.size", "> 0, got -4"),
+    "zero size": ((r'size = "8 MiB"', "size = 0"), "region[3] 'PSRAM'.size", "> 0, got 0"),
+    "wrong type": ((r"fpu = true", 'fpu = "yes"'), "cpu.fpu", "must be a boolean"),
+    "size not a number": ((r'size = "8 MiB"', 'size = "eight"'), "PSRAM'.size", "cannot read"),
+    "unknown key": ((r"(?m)^mve = ", "vector = 1\nmve = "), "cpu.vector", "unknown key"),
+    "unknown region kind": ((r'kind = "dram"', 'kind = "hbm"'), "PSRAM'.kind", "unknown value"),
+    "unknown npu": ((r'kinds = \["ethos-u55"\]', 'kinds = ["ethos-u99"]'), "kinds[0]", "unknown"),
+    "impossible MACs": ((r"ethos-u55 = \[64\]", "ethos-u55 = [2048]"), "macs.ethos-u55", "2048"),
+    "npu in tcm": ((r'kind = "itcm"', 'kind = "itcm"\nnpu = true'), "CODE'.npu", "TCM"),
+    "u55 dedicated": (
+        (
+            r"Sram_Only = \{",
+            "Dedicated_Sram = { qconfig = 3, regioncfg = [3,3,0,0,0,0,0,0] }\nSram_Only = {",
+        ),
+        "Dedicated_Sram",
+        "cannot run",
+    ),
+    "bad regioncfg": ((r"\[1, 0, 0, 0, 0, 0, 0, 0\]", "[1, 0]"), "Sram_Only.regioncfg", "8 values"),
+    "past 4 GiB": ((r"base = 0x60000000", "base = 0xFFF00000"), "PSRAM'.size", "4 GiB"),
+    "not toml": ((r"(?m)^\[uart\]", "[uart"), "", "not valid TOML"),
+    "no regions": ((r"(?s)\[\[region\]\].*?(?=\[glue\])", ""), "region", "missing"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD))
+def test_malformed_board_is_one_line_error_naming_file_and_key(case: str, tmp_path: Path) -> None:
+    (pattern, replacement), key, problem = BAD[case]
+    text, n = re.subn(pattern, replacement, CUSTOM.read_text(), count=1)
+    assert n == 1, f"test case {case!r} did not change the file"
+    path = tmp_path / "board.toml"
+    path.write_text(text)
+    with pytest.raises(BoardError) as info:
+        load_board(str(path))
+    message = str(info.value)
+    assert "\n" not in message
+    assert message.startswith(f"{path}: "), message
+    assert key in message, message
+    assert problem in message, message
+
+
+def test_unknown_board_and_missing_file(tmp_path: Path) -> None:
+    with pytest.raises(BoardError, match=r"unknown board 'corstone-999'") as info:
+        load_board("corstone-999")
+    assert info.value.hint and "cs300" in info.value.hint
+    with pytest.raises(BoardError, match="no such board file"):
+        load_board(str(tmp_path / "nope.toml"))
