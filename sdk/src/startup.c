@@ -110,12 +110,17 @@ __attribute__((noreturn)) void Reset_Handler(void)
     __asm volatile("msr msplim, %0" ::"r"(__StackLimit));
 
     for (const kit_copy_entry_t *e = __copy_table_start__; e < __copy_table_end__; ++e) {
-        const uint32_t *src = (const uint32_t *)(uintptr_t)e->load;
-        uint32_t *dst = (uint32_t *)(uintptr_t)e->dest;
+        const uint8_t *src = (const uint8_t *)(uintptr_t)e->load;
+        uint8_t *dst = (uint8_t *)(uintptr_t)e->dest;
         if (src == dst) {
             continue;
         }
-        for (uint32_t i = 0; i < e->size / 4u; ++i) {
+        /* words, then the tail: an .incbin'd network need not be a multiple of 4 */
+        const uint32_t words = e->size / 4u;
+        for (uint32_t i = 0; i < words; ++i) {
+            ((uint32_t *)dst)[i] = ((const uint32_t *)src)[i];
+        }
+        for (uint32_t i = words * 4u; i < e->size; ++i) {
             dst[i] = src[i];
         }
     }

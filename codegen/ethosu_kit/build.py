@@ -1,0 +1,80 @@
+"""Configure and build a generated project with plain CMake presets.
+
+`build_project()` runs exactly what a user can type in the project folder:
+`cmake --preset <toolchain> -DETHOSU_KIT_APP=<app> -DETHOSU_KIT_NPU=<npu>` then
+`cmake --build --preset <toolchain>`. Quiet on success; on failure the KitError
+carries the tail of the compiler/linker output.
+"""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from pathlib import Path
+
+from ethosu_kit.errors import KitError
+
+TOOLCHAINS = ("gcc", "clang", "armclang")
+COMPILERS = {"gcc": "arm-none-eabi-gcc", "clang": "clang-19", "armclang": "armclang"}
+TAIL_LINES = 40
+BUILD_JOBS = 2
+
+
+def _tail(text: str, lines: int = TAIL_LINES) -> str:
+    return "\n".join(text.rstrip().splitlines()[-lines:])
+
+
+def _run(cmd: list[str], cwd: Path, what: str) -> None:
+    proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
+    if proc.returncode != 0:
+        output = _tail(proc.stdout + proc.stderr)
+        raise KitError(
+            f"{cwd}: {what} failed (exit {proc.returncode}): {' '.join(cmd)}\n{output}",
+            hint=f"rerun by hand in {cwd} to see everything: {' '.join(cmd)}",
+        )
+
+
+def elf_path(project: Path, toolchain: str, app: str) -> Path:
+    return project / "build" / toolchain / f"{app}.elf"
+
+
+def build_project(
+    project: Path, app: str = "bringup", toolchain: str = "gcc", npu: str = "driver"
+) -> Path:
+    """Configure + build; return the ELF path."""
+    if toolchain not in TOOLCHAINS:
+        raise KitError(f"unknown toolchain {toolchain!r}", hint=f"one of {', '.join(TOOLCHAINS)}")
+    presets = project / "CMakePresets.json"
+    if not presets.is_file():
+        raise KitError(
+            f"{project}: no CMakePresets.json, so not a generated project",
+            hint="generate one first: gen-firmware --pte model.pte -o DIR",
+        )
+    if shutil.which("cmake") is None:
+        raise KitError("cmake is not installed", hint="apt-get install cmake ninja-build")
+    compiler = COMPILERS[toolchain]
+    if shutil.which(compiler) is None and not (toolchain == "clang" and shutil.which("clang")):
+        raise KitError(
+            f"{compiler} is not installed, so the {toolchain} preset cannot build",
+            hint="apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi (gcc), "
+            "clang-19 lld-19 (clang); Arm Compiler 6 comes from Arm (armclang)",
+        )
+    _run(
+        ["cmake", "--preset", toolchain, f"-DETHOSU_KIT_APP={app}", f"-DETHOSU_KIT_NPU={npu}"],
+        project,
+        "configure",
+    )
+    _run(
+        ["cmake", "--build", "--preset", toolchain, "--parallel", str(BUILD_JOBS)],
+        project,
+        "build",
+    )
+    elf = elf_path(project, toolchain, Path(app).name)
+    if not elf.is_file():
+        found = sorted(
+            (project / "build" / toolchain).glob("*.elf"), key=lambda p: p.stat().st_mtime
+        )
+        if not found:
+            raise KitError(f"{project}: the build succeeded but left no .elf in build/{toolchain}")
+        elf = found[-1]
+    return elf

@@ -1,0 +1,38 @@
+"""`ethosu-kit check-elf fw.elf --plan memory_plan.json`: prove the ELF's placements."""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "prove a linked ELF places every buffer where its memory plan requires"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("elf", type=Path, help="the linked firmware")
+    parser.add_argument(
+        "--plan",
+        type=Path,
+        help="memory_plan.json (default: the one of the project folder around the ELF)",
+    )
+    parser.add_argument("-q", "--quiet", action="store_true", help="no table, only errors")
+
+
+def _find_plan(elf: Path) -> Path | None:
+    for folder in elf.resolve().parents[:4]:
+        if (folder / "memory_plan.json").is_file():
+            return folder / "memory_plan.json"
+    return None
+
+
+def run(args: argparse.Namespace) -> int:
+    from ethosu_kit.elf_check import check_or_raise
+    from ethosu_kit.errors import KitError
+
+    plan = args.plan or _find_plan(args.elf)
+    if plan is None:
+        raise KitError(
+            f"{args.elf}: no memory_plan.json found near it", hint="pass --plan fw/memory_plan.json"
+        )
+    check_or_raise(args.elf, plan, args.quiet)
+    return 0
