@@ -39,16 +39,21 @@ def lower_to_pte(
     delegate: bool = True,
     quantize: bool = True,
     calibration: Sequence[tuple[Any, ...]] | None = None,
+    activation_bits: int = 8,
+    dump_dir: Path | None = None,
 ) -> bytes:
     """Quantize (int8, per-channel), partition for Ethos-U and serialize; return the .pte bytes.
 
     `delegate=False` gives a CPU-only program (no Ethos-U delegate) of the same model.
+    `activation_bits=16` quantizes activations to int16 (a16w8). `dump_dir` keeps the
+    TOSA graph and Vela output of each partition there (the virtual NPU's reference).
     """
     try:
         import torch
         from executorch.backends.arm.ethosu import EthosUCompileSpec, EthosUPartitioner
         from executorch.backends.arm.quantizer import (
             EthosUQuantizer,
+            get_symmetric_a16w8_quantization_config,
             get_symmetric_quantization_config,
         )
         from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
@@ -70,11 +75,18 @@ def lower_to_pte(
         memory_mode=target.memory_mode,
         extra_flags=list(target.extra_flags) or None,
     )
+    if dump_dir is not None:
+        compile_spec.dump_intermediate_artifacts_to(str(dump_dir))
     # torch 2.13: without check_guards=False the Arm passes trip over `_guards_fn`.
     graph = torch.export.export(model, example_inputs, strict=True).module(check_guards=False)
     if quantize:
         quantizer = EthosUQuantizer(compile_spec)
-        quantizer.set_global(get_symmetric_quantization_config(is_per_channel=True))
+        config = (
+            get_symmetric_a16w8_quantization_config(is_per_channel=True)
+            if activation_bits == 16
+            else get_symmetric_quantization_config(is_per_channel=True)
+        )
+        quantizer.set_global(config)
         graph = prepare_pt2e(graph, quantizer)
         for batch in calibration or [example_inputs]:
             graph(*batch)
