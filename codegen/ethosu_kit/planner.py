@@ -38,11 +38,30 @@ NPU_ALIGN = 16  # everything the NPU reads or writes (driver requirement)
 KIB = 1024
 
 # The temp allocator is reset after every instruction, so its size is the largest
-# single need: the biggest delegate's scratch_size (allocated 16-aligned at the start
-# of a freshly reset, 16-aligned pool), plus one alignment step of slack, plus a
-# margin for the few portable/quantized CPU kernels that take temp memory.
+# single need, not a sum: the biggest delegate's scratch_size (allocated 16-aligned at
+# the start of a freshly reset, 16-aligned pool) or the biggest CPU kernel's temp
+# memory, plus one alignment step of slack.
 TEMP_ALIGN_SLACK = NPU_ALIGN
-CPU_TEMP_MARGIN = 1 * KIB
+# CPU kernels that take temp memory (KernelRuntimeContext::allocate_temp). In
+# ExecuTorch's portable library only topk does: 16 B per element of the sorted
+# dimension; the margin covers 1024 elements. Other kernels need none.
+TEMP_USING_KERNELS: dict[str, int] = {"aten::topk": 16 * KIB}
+MIN_POOL = NPU_ALIGN  # no zero-length arrays in the generated C
+
+
+def cpu_temp_need(model: ModelInfo) -> tuple[int, str]:
+    """The largest temp-memory margin of the CPU kernels the program calls."""
+    needs = [
+        (margin, op)
+        for op in model.cpu_operators
+        for prefix, margin in TEMP_USING_KERNELS.items()
+        if op.split(".")[0] == prefix
+    ]
+    if not needs:
+        return 0, "no CPU kernel that takes temp memory"
+    margin, op = max(needs)
+    return margin, f"{op} takes temp memory: margin {margin}"
+
 
 # Method allocator: what Method::init allocates, per item, on a 32-bit target.
 # Conservative per-item costs (each includes allocator alignment padding):
@@ -307,8 +326,8 @@ class _Planner:
             else ""
         )
         raise FitError(
-            f"region {region.name} of {self.board.name} ({_fmt(region.size)} at "
-            f"0x{region.base:08x}) overflows in {self.mode.value}: "
+            f"region {region.name} of {self.board.name} (0x{region.base:08x}, "
+            f"{region.size / (1 << 20):.2f} MiB) overflows in {self.mode.value}: "
             f"needs {needed:,} bytes, has {region.size:,} (short by {needed - region.size:,}); "
             f"filled by {filled}{others}",
             hint=want.hint,
@@ -513,9 +532,10 @@ class _Planner:
     def _temp_pool(self, regions: list[MemoryRegion], cpu_ram: list[MemoryRegion]) -> None:
         model, mode = self.model, self.mode
         peak = model.peak_scratch
+        cpu_need, cpu_why = cpu_temp_need(model)
         if model.compile_spec is None:
-            size = CPU_TEMP_MARGIN
-            why = f"no Ethos-U delegate: CPU kernels' temp margin {CPU_TEMP_MARGIN}"
+            size = max(MIN_POOL, _round_up(cpu_need, NPU_ALIGN))
+            why = f"no Ethos-U delegate; {cpu_why}: {size}"
             self.place(
                 _Want(
                     "temp_pool",
@@ -531,12 +551,12 @@ class _Planner:
             )
             return
         scratches = [d.vela.scratch_size for d in model.ethosu_delegates if d.vela]
-        size = _round_up(peak, NPU_ALIGN) + TEMP_ALIGN_SLACK + CPU_TEMP_MARGIN
+        size = max(_round_up(peak, NPU_ALIGN), _round_up(cpu_need, NPU_ALIGN)) + TEMP_ALIGN_SLACK
         why = (
-            f"peak Ethos-U scratch {peak} (largest of {len(scratches)} delegate(s): "
-            f"{', '.join(str(s) for s in scratches)}; the temp allocator is reset per "
-            f"instruction) rounded to {NPU_ALIGN} + align slack {TEMP_ALIGN_SLACK} "
-            f"+ CPU kernels' temp margin {CPU_TEMP_MARGIN} = {size}"
+            f"max(peak Ethos-U scratch {peak} (largest of {len(scratches)} delegate(s): "
+            f"{', '.join(str(s) for s in scratches)}), CPU temp {cpu_need} ({cpu_why})) "
+            f"rounded to {NPU_ALIGN} + align slack {TEMP_ALIGN_SLACK} = {size}; one need at a "
+            "time: the temp allocator is reset after every instruction"
         )
         if mode == MemoryMode.DEDICATED_SRAM:
             hint = "use a board with more external DRAM"

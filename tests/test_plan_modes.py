@@ -1,0 +1,191 @@
+"""The memory plan of real lowered models: each buffer in the region its mode requires.
+
+Every model comes from the session fixtures (tests/conftest.py): real .pte files
+lowered by ExecuTorch + Vela, read by ethosu_kit.pte, planned for real board files.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from ethosu_kit.board import Board, RegionKind
+from ethosu_kit.board_loader import load_board
+from ethosu_kit.errors import FitError, PlanError
+from ethosu_kit.memory_plan import MemoryPlan, PlanOptions, Role
+from ethosu_kit.model_info import MemoryMode, ModelInfo
+from ethosu_kit.planner import plan_memory
+from ethosu_kit.pte import read_pte
+from ethosu_kit.report import report_json, report_text
+
+CUSTOM = Path(__file__).parent / "data" / "boards" / "custom_m55.toml"
+
+
+def _plan(
+    pte: Path, board: str, mode: MemoryMode | None = None, **options: object
+) -> tuple[ModelInfo, MemoryPlan]:
+    model = read_pte(pte)
+    return model, plan_memory(model, load_board(board), mode, PlanOptions(**options))  # type: ignore[arg-type]
+
+
+def _kind(plan: MemoryPlan, name: str) -> RegionKind:
+    return plan.board.region(plan.buffer(name).region).kind
+
+
+def check_invariants(model: ModelInfo, plan: MemoryPlan) -> None:
+    """What must hold for every plan, whatever the mode or board."""
+    board: Board = plan.board
+    for b in plan.buffers:
+        region = board.region(b.region)
+        assert b.region in b.allowed_regions, b
+        if b.npu:
+            assert region.npu, f"{b.name} in {b.region}, which the NPU cannot reach"
+            assert region.kind not in (RegionKind.ITCM, RegionKind.DTCM), b.name
+            assert b.align % 16 == 0, b.name
+        if b.role not in (Role.NETWORK, Role.CODE):
+            assert region.writable and region.volatile, f"{b.name} in {b.region}"
+        if b.initialized:
+            assert region.loadable or b.load_region, b.name
+        assert b.why, b.name
+    for use in plan.region_uses():
+        assert use.used <= use.region.size, use
+    method = model.methods[0]
+    planned = plan.by_role(Role.PLANNED)
+    assert [b.size for b in planned] == list(method.planned_buffers)
+    assert all(b.align == 16 for b in planned)
+    assert [b.size for b in plan.by_role(Role.INPUT)] == [t.nbytes for t in method.inputs]
+    assert [b.size for b in plan.by_role(Role.OUTPUT)] == [t.nbytes for t in method.outputs]
+    temp = plan.buffer("temp_pool")
+    assert temp.size >= model.peak_scratch
+    assert plan.buffer("network").size == model.file_bytes
+    assert {b.name for b in plan.buffers} >= {"stack", "heap", "method_pool", "code", "data"}
+
+
+def test_u55_shared_sram(pte_u55_shared: Path) -> None:
+    model, plan = _plan(pte_u55_shared, "cs300")
+    check_invariants(model, plan)
+    assert plan.mode == MemoryMode.SHARED_SRAM and plan.accelerator == "ethos-u55-128"
+    assert plan.buffer("temp_pool").region == "SRAM" and plan.buffer("temp_pool").npu
+    assert plan.buffer("network").region == "QSPI"  # external flash, it fits
+    assert not plan.by_role(Role.FAST_SCRATCH)
+    for name in ("stack", "heap", "method_pool", "planned_1", "input_0", "output_0", "data"):
+        assert plan.buffer(name).region == "DTCM", name
+    assert plan.buffer("code").region == "ITCM"
+    assert any("pte's own" in n for n in plan.notes)
+
+
+def test_u55_sram_only(pte_u55_sram_only: Path) -> None:
+    model, plan = _plan(pte_u55_sram_only, "cs300")
+    check_invariants(model, plan)
+    network = plan.buffer("network")
+    assert network.region == "SRAM" and plan.buffer("temp_pool").region == "SRAM"
+    assert network.initialized and network.npu
+
+
+def test_u85_dedicated_sram(pte_u85_dedicated: Path) -> None:
+    model, plan = _plan(pte_u85_dedicated, "cs320")
+    check_invariants(model, plan)
+    assert _kind(plan, "temp_pool") == RegionKind.DRAM
+    assert _kind(plan, "network") == RegionKind.FLASH
+    fast = plan.buffer("fast_scratch")
+    assert fast.region == "SRAM" and fast.npu and fast.size == 384 * 1024
+    assert "Dedicated_Sram_384KB" in fast.why
+    # Corstone-320's DTCM is 32 KiB: the stack takes it, the rest spills to on-chip RAM.
+    assert plan.buffer("stack").region == "DTCM"
+    assert plan.buffer("code").region == "BRAM"  # the 32 KiB ITCM is too small for the runtime
+
+
+def test_u85_shared_sram(pte_u85_shared: Path) -> None:
+    model, plan = _plan(pte_u85_shared, "cs320")
+    check_invariants(model, plan)
+    assert plan.buffer("temp_pool").region == "SRAM"
+    assert plan.buffer("network").region == "QSPI"
+    assert not plan.by_role(Role.FAST_SCRATCH)
+
+
+def test_u65_dedicated_on_corstone_300(pte_u65_dedicated: Path) -> None:
+    model, plan = _plan(pte_u65_dedicated, "cs300")
+    check_invariants(model, plan)
+    assert plan.buffer("temp_pool").region == "DDR"
+    assert plan.buffer("fast_scratch").region == "SRAM"
+
+
+def test_fast_scratch_option_wins(pte_u85_dedicated: Path) -> None:
+    _, plan = _plan(pte_u85_dedicated, "cs320", fast_scratch=256 * 1024)
+    assert plan.buffer("fast_scratch").size == 256 * 1024
+    assert "--fast-scratch" in plan.buffer("fast_scratch").why
+
+
+def test_cpu_operator_model(pte_cpu_op: Path) -> None:
+    model, plan = _plan(pte_cpu_op, "cs300")
+    check_invariants(model, plan)
+    assert any(op.startswith("aten::argmax") for op in model.cpu_operators)
+    assert plan.buffer("temp_pool").region == "SRAM"
+
+
+def test_cpu_only_program(pte_cpu_only: Path) -> None:
+    with pytest.raises(PlanError, match="no Ethos-U delegate") as info:
+        _plan(pte_cpu_only, "cs300")
+    assert info.value.hint and "--allow-cpu-only" in info.value.hint
+    model, plan = _plan(pte_cpu_only, "cs300", allow_cpu_only=True)
+    check_invariants(model, plan)
+    assert plan.accelerator == "none"
+    assert not any(b.npu for b in plan.buffers)
+    assert plan.buffer("network").region == "QSPI"
+    assert plan.buffer("temp_pool").region == "DTCM"  # CPU-only: fastest RAM
+
+
+def test_too_big_refused_with_numbers(pte_too_big: Path) -> None:
+    model = read_pte(pte_too_big)
+    with pytest.raises(FitError) as info:
+        plan_memory(model, load_board("cs300"), None, PlanOptions())
+    message, hint = str(info.value), info.value.hint or ""
+    assert "\n" not in message
+    assert message.startswith("region SRAM of corstone-300")
+    assert "has 2,097,152" in message and "temp_pool" in message
+    needed = int(message.split("needs ")[1].split(" bytes")[0].replace(",", ""))
+    assert needed >= model.peak_scratch > 2 * 1024 * 1024
+    assert "Dedicated_Sram" in hint and "--optimise Size" in hint
+    assert info.value.exit_code == 3
+
+
+def test_mode_mismatch(pte_u55_shared: Path) -> None:
+    with pytest.raises(PlanError, match=r"compiled for Shared_Sram .*not Sram_Only") as info:
+        _plan(pte_u55_shared, "cs300", MemoryMode.SRAM_ONLY)
+    assert info.value.hint and "drop --mode" in info.value.hint
+
+
+def test_u55_with_dedicated_sram(pte_u55_shared: Path) -> None:
+    with pytest.raises(PlanError, match=r"Dedicated_Sram needs an NPU with a dedicated SRAM"):
+        _plan(pte_u55_shared, "cs300", MemoryMode.DEDICATED_SRAM)
+
+
+def test_wrong_accelerator_for_board(pte_u85_shared: Path) -> None:
+    with pytest.raises(PlanError, match=r"compiled for ethos-u85-256, but board corstone-300"):
+        _plan(pte_u85_shared, "cs300")
+
+
+def test_wrong_mac_count_for_custom_board(pte_u55_shared: Path) -> None:
+    with pytest.raises(PlanError, match=r"can only be ethos-u55-64") as info:
+        _plan(pte_u55_shared, str(CUSTOM))
+    assert info.value.hint and "--board corstone-300" in info.value.hint
+
+
+def test_reports_cover_every_region_and_buffer(pte_cpu_op: Path) -> None:
+    _, plan = _plan(pte_cpu_op, "cs300")
+    text = report_text(plan)
+    for r in plan.board.regions:
+        assert r.name in text and f"0x{r.base:08x}" in text
+    for b in plan.buffers:
+        assert b.name in text
+    data = report_json(plan)
+    json.dumps(data)  # plain JSON types only
+    assert [r["name"] for r in data["regions"]] == [r.name for r in plan.board.regions]
+    for region in data["regions"]:
+        assert region["free"] == region["size"] - region["used"]
+    placed = [b["name"] for r in data["regions"] for b in r["buffers"]]
+    assert sorted(placed) == sorted(b.name for b in plan.buffers)
+    sram = next(r for r in data["regions"] if r["name"] == "SRAM")
+    assert [b["name"] for b in sram["buffers"]] == ["temp_pool"]
