@@ -23,7 +23,7 @@ from typing import Any
 import jinja2
 
 from ethosu_kit import __version__
-from ethosu_kit.board import Board, RegionKind
+from ethosu_kit.board import Board, ModeRegisters, RegionKind
 from ethosu_kit.errors import KitError
 from ethosu_kit.memory_plan import Buffer, MemoryPlan, Role
 from ethosu_kit.model_info import MemoryMode, ModelInfo
@@ -242,18 +242,35 @@ def _views(plan: MemoryPlan) -> list[BufferView]:
     ]
 
 
+def _npu_target(plan: MemoryPlan) -> tuple[str, int, ModeRegisters]:
+    """NPU kind, MACs and mode registers the firmware is built for.
+
+    A CPU-only program (accelerator "none") still runs on a board with an NPU: the
+    glue is built for the board's first NPU kind that can run the mode.
+    """
+    board = plan.board
+    mode = plan.mode.value
+    kind, _, macs = plan.accelerator.rpartition("-")
+    if not macs.isdigit():
+        for candidate in board.npu.kinds:
+            if (candidate, mode) in board.npu.registers and board.npu.macs.get(candidate):
+                kind, macs = candidate, str(max(board.npu.macs[candidate]))
+                break
+    regs = board.npu.registers.get((kind, mode))
+    if regs is None or not macs.isdigit():
+        # The planner refuses such pairs; reaching here is a contract break, not user input.
+        raise KitError(
+            f"{board.source}: no NPU register values for {kind or plan.accelerator} in {mode}",
+            hint="add [npu.registers] for this kind and mode to the board file",
+        )
+    return kind, int(macs), regs
+
+
 def _context(model: ModelInfo, plan: MemoryPlan, gen: GenInfo) -> dict[str, Any]:
     views = _views(plan)
     defined = [v for v in views if v.buf.role != Role.NETWORK]
     board = plan.board
-    npu_kind = plan.accelerator.rsplit("-", 1)[0]
-    regs = board.npu.registers.get((npu_kind, plan.mode.value))
-    if regs is None:
-        # The planner refuses such pairs; reaching here is a contract break, not user input.
-        raise KitError(
-            f"{board.source}: no NPU register values for {npu_kind} in {plan.mode.value}",
-            hint="add [npu.registers] for this kind and mode to the board file",
-        )
+    npu_kind, npu_macs, regs = _npu_target(plan)
     method = model.methods[0] if model.methods else None
     return {
         "plan": plan,
@@ -267,7 +284,7 @@ def _context(model: ModelInfo, plan: MemoryPlan, gen: GenInfo) -> dict[str, Any]
         "by_role": {role.value: [v for v in views if v.buf.role == role] for role in Role},
         "method": method,
         "npu_kind": npu_kind,
-        "npu_macs": int(plan.accelerator.rsplit("-", 1)[1]),
+        "npu_macs": npu_macs,
         "regs": regs,
         "upstream": {
             "method_pool": UPSTREAM_METHOD_POOL,
@@ -343,6 +360,6 @@ def _data_files(model: ModelInfo, plan: MemoryPlan, gen: GenInfo) -> dict[str, b
     return {
         "memory_plan.json": plan.to_json().encode(),
         "memory_report.txt": (_comment("hash", gen.header_lines) + report_text(plan)).encode(),
-        "memory_report.json": report_json(plan).encode(),
+        "memory_report.json": (json.dumps(report_json(plan), indent=2) + "\n").encode(),
         "model_info.json": (json.dumps(model.to_dict(), indent=2) + "\n").encode(),
     }

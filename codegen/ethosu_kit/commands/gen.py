@@ -94,13 +94,8 @@ def run(args: argparse.Namespace) -> int:
     from ethosu_kit.pte import read_pte
 
     model = read_pte(args.pte)
-    if not model.ethosu_delegates and not args.allow_cpu_only:
-        raise PteError(
-            f"{args.pte}: no Ethos-U delegate in the program (nothing runs on the NPU)",
-            hint="lower it with the EthosUPartitioner, or pass --allow-cpu-only",
-        )
     board = load_board(args.board)
-    mode = None
+    mode = None  # the planner takes the pte's own mode and refuses a mismatch
     if args.mode:
         try:
             mode = MemoryMode.parse(args.mode)
@@ -109,19 +104,13 @@ def run(args: argparse.Namespace) -> int:
                 f"unknown memory mode {args.mode!r}",
                 hint="use Sram_Only, Shared_Sram or Dedicated_Sram",
             ) from None
-    elif model.compile_spec is not None:
-        mode = model.compile_spec.memory_mode
-    if mode is None:
-        raise KitError(
-            f"{args.pte}: the program has no Ethos-U delegate to take the memory mode from",
-            hint="pass --mode Sram_Only|Shared_Sram|Dedicated_Sram",
-        )
     defaults = PlanOptions()
     options = PlanOptions(
         fast_scratch=args.fast_scratch,
         stack=args.stack if args.stack is not None else defaults.stack,
         heap=args.heap if args.heap is not None else defaults.heap,
         app=args.app,
+        allow_cpu_only=args.allow_cpu_only,
     )
     plan = plan_memory(model, board, mode, options)
 
@@ -145,7 +134,7 @@ def _print_summary(
 
     from ethosu_kit.report import report_text
 
-    console = Console(highlight=False)
+    console = Console(highlight=False, soft_wrap=True)  # the report's lines are its own
     spec = model.compile_spec
     target = spec.accelerator if spec else "CPU only"
     console.print(
@@ -155,8 +144,6 @@ def _print_summary(
     )
     console.print(f"board [bold]{plan.board.name}[/], mode [bold]{plan.mode.value}[/]")
     console.print(report_text(plan), markup=False)
-    for note in plan.notes:
-        console.print(f"note: {note}", markup=False)
     for name in missing:
         console.print(
             f"note: linker/{name} is not in the kit yet: its output was not generated",

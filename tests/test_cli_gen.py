@@ -1,0 +1,266 @@
+"""`gen-firmware` / `ethosu-kit gen` through the real CLI: bad inputs and good paths.
+
+Every bad input must give a one-line `error: ...` (optionally a `hint: ...` line),
+a non-zero exit code, no traceback, and no output folder.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import subprocess
+import sys
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from ethosu_kit import cli, paths
+
+BOARD_300 = paths.boards_dir() / "corstone-300" / "board.toml"
+
+
+def gen(*args: str | Path) -> list[str]:
+    return ["gen", *map(str, args)]
+
+
+def assert_refused(
+    capsys: pytest.CaptureFixture[str], argv: list[str], out: Path, match: str
+) -> str:
+    code = cli.main(argv)
+    captured = capsys.readouterr()
+    lines = captured.err.splitlines()
+    assert code != 0, captured
+    assert code != 70, f"internal error instead of a user error: {captured.err}"
+    assert lines and lines[0].startswith("error: "), captured.err
+    assert len(lines) <= 2 and all(line.startswith("hint: ") for line in lines[1:]), captured.err
+    assert "Traceback" not in captured.err
+    assert re.search(match, lines[0]), lines[0]
+    assert not out.exists(), f"{out} was created by a failed generation"
+    assert not [p for p in out.parent.iterdir() if p.name.startswith(f".{out.name}.")]
+    return lines[0]
+
+
+# -- bad .pte files ------------------------------------------------------------------
+
+
+def _truncated(pte: bytes) -> bytes:
+    return pte[: len(pte) // 2]
+
+
+def _wrong_magic(pte: bytes) -> bytes:
+    return pte[:4] + b"XX99" + pte[8:]
+
+
+BAD_PTES: dict[str, tuple[Callable[[bytes], bytes], str]] = {
+    "empty": (lambda _: b"", r"empty|too short|truncated|0 bytes"),
+    "random": (lambda _: bytes((i * 131 + 7) % 256 for i in range(4096)), r"."),
+    "truncated": (_truncated, r"truncat|out of range|too short|corrupt|beyond|past"),
+    "wrong_magic": (_wrong_magic, r"ET12|identifier|magic|not an ExecuTorch"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_PTES))
+def test_bad_pte_is_refused(
+    case: str, pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make, match = BAD_PTES[case]
+    bad = tmp_path / f"{case}.pte"
+    bad.write_bytes(make(pte_u55_shared.read_bytes()))
+    out = tmp_path / "fw"
+    line = assert_refused(capsys, gen("--pte", bad, "-o", out), out, match)
+    assert str(bad.name) in line
+
+
+def test_missing_pte_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "fw"
+    assert_refused(capsys, gen("--pte", tmp_path / "nope.pte", "-o", out), out, r"nope\.pte")
+
+
+def test_cpu_only_program_is_refused(
+    pte_cpu_only: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fw"
+    assert_refused(capsys, gen("--pte", pte_cpu_only, "-o", out), out, r"no Ethos-U delegate")
+
+
+def test_mode_mismatch_is_refused(
+    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fw"
+    argv = gen("--pte", pte_u55_shared, "--mode", "Sram_Only", "-o", out)
+    assert_refused(capsys, argv, out, r"Shared_Sram.*Sram_Only|Sram_Only.*Shared_Sram")
+
+
+def test_u55_dedicated_sram_is_refused(
+    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fw"
+    argv = gen("--pte", pte_u55_shared, "--mode", "Dedicated_Sram", "-o", out)
+    assert_refused(capsys, argv, out, r"Dedicated_Sram.*(U55|u55)")
+
+
+def test_unknown_mode_is_refused(
+    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fw"
+    argv = gen("--pte", pte_u55_shared, "--mode", "Turbo", "-o", out)
+    assert_refused(capsys, argv, out, r"Turbo")
+
+
+def test_unknown_board_is_refused(
+    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fw"
+    argv = gen("--pte", pte_u55_shared, "--board", "corstone-999", "-o", out)
+    assert_refused(capsys, argv, out, r"corstone-999")
+
+
+def _edit(text: str, old: str, new: str) -> str:
+    assert old in text, old
+    return text.replace(old, new, 1)
+
+
+def _drop_line(text: str, line: str) -> str:
+    return _edit(text, line + "\n", "")
+
+
+BAD_BOARDS: dict[str, tuple[Callable[[str], str], str]] = {
+    # SRAM moved into DTCM
+    "overlap": (lambda t: _edit(t, "base = 0x31000000", "base = 0x30040000"), r"overlap"),
+    "missing_key": (lambda t: _drop_line(t, "irq = 56"), r"irq"),
+    "negative_size": (lambda t: _edit(t, 'size = "2 MiB"', "size = -4096"), r"size"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_BOARDS))
+def test_malformed_board_is_refused(
+    case: str, pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    make, match = BAD_BOARDS[case]
+    board = tmp_path / f"{case}.toml"
+    board.write_text(make(BOARD_300.read_text()))
+    out = tmp_path / "fw"
+    argv = gen("--pte", pte_u55_shared, "--board", board, "-o", out)
+    line = assert_refused(capsys, argv, out, match)
+    assert board.name in line
+
+
+def test_too_big_model_is_refused_by_the_fit_check(
+    pte_too_big: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fw"
+    line = assert_refused(capsys, gen("--pte", pte_too_big, "-o", out), out, r"SRAM")
+    assert re.search(r"\d", line), "the fit error names the numbers"
+
+
+def test_output_that_is_a_file_is_refused(
+    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fw"
+    out.write_text("not a folder")
+    code = cli.main(gen("--pte", pte_u55_shared, "-o", out))
+    err = capsys.readouterr().err
+    assert code != 0 and err.startswith("error: ") and "not a folder" in err
+    assert out.read_text() == "not a folder"
+
+
+# -- good paths ------------------------------------------------------------------------
+
+
+def test_gen_prints_report_and_ends_with_the_output_path(
+    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fw"
+    assert cli.main(gen("--pte", pte_u55_shared, "-o", out)) == 0
+    stdout = capsys.readouterr().out
+    assert stdout.splitlines()[-1] == str(out)
+    assert "SRAM" in stdout and "Shared_Sram" in stdout
+    assert (out / ".ethosu-kit" / "manifest.json").is_file()
+    assert (out / "generated" / "model.pte").read_bytes() == pte_u55_shared.read_bytes()
+
+
+def test_cpu_only_program_with_allow_cpu_only(
+    pte_cpu_only: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fw"
+    assert cli.main(gen("--pte", pte_cpu_only, "--allow-cpu-only", "-o", out)) == 0
+    capsys.readouterr()
+    config = (out / "generated" / "kit_model.h").read_text()
+    assert "#define KIT_NUM_ETHOSU_DELEGATES 0" in config
+
+
+def test_sizes_from_the_command_line_reach_the_headers(
+    pte_u85_dedicated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fw"
+    argv = gen(
+        "--pte", pte_u85_dedicated, "--board", "cs320", "--fast-scratch", "256KiB",
+        "--stack", "0x3000", "--heap", "24K", "-q", "-o", out,
+    )  # fmt: skip
+    assert cli.main(argv) == 0
+    assert capsys.readouterr().out.strip() == str(out)
+    config = (out / "generated" / "kit_memory_config.h").read_text()
+    assert "#define KIT_FAST_SCRATCH_SIZE 262144u" in config
+    assert "#define KIT_STACK_SIZE 12288u" in config
+    assert "#define KIT_HEAP_SIZE 24576u" in config
+
+
+def test_bad_size_argument_is_refused(
+    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fw"
+    with pytest.raises(SystemExit) as exc:
+        cli.main(gen("--pte", pte_u55_shared, "--stack", "lots", "-o", out))
+    assert exc.value.code != 0
+    assert "lots" in capsys.readouterr().err
+    assert not out.exists()
+
+
+def test_edited_file_is_refused_then_forced(
+    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = tmp_path / "fw"
+    assert cli.main(gen("--pte", pte_u55_shared, "-q", "-o", out)) == 0
+    header = out / "generated" / "kit_memory_config.h"
+    original = header.read_bytes()
+    header.write_bytes(original + b"/* my tweak */\n")
+    (out / "app.c").write_text("int app;\n")
+    code = cli.main(gen("--pte", pte_u55_shared, "-q", "-o", out))
+    err = capsys.readouterr().err
+    assert code != 0
+    assert err.splitlines()[0].startswith("error: ")
+    assert "generated/kit_memory_config.h" in err.splitlines()[0]
+    assert "--force" in err
+    assert header.read_bytes() == original + b"/* my tweak */\n"
+    assert cli.main(gen("--pte", pte_u55_shared, "-q", "--force", "-o", out)) == 0
+    assert header.read_bytes() == original
+    assert (out / "app.c").read_text() == "int app;\n"
+
+
+def test_gen_firmware_console_script(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """The installed entry point, in a fresh process."""
+    out = tmp_path / "fw"
+    script = Path(sys.executable).parent / "gen-firmware"
+    argv = [str(script)] if script.exists() else [sys.executable, "-m", "ethosu_kit", "gen"]
+    env = {**os.environ, "COLUMNS": "120"}
+    proc = subprocess.run(
+        [*argv, "--board", "cs300", "--pte", str(pte_u55_shared), "-o", str(out)],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.splitlines()[-1] == str(out)
+    bad = subprocess.run(
+        [*argv, "--pte", str(tmp_path / "missing.pte"), "-o", str(tmp_path / "fw2")],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert bad.returncode != 0
+    assert bad.stderr.startswith("error: ") and "Traceback" not in bad.stderr
+    assert not (tmp_path / "fw2").exists()
