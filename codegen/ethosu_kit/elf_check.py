@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import itertools
 import json
+import sys
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -191,7 +192,15 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
             )  # fmt: skip
         region = _region_at(regions, addr, size)
         actual = region.name if region else _region_name_of(regions, addr)
-        if actual != want:
+        if region is None and actual == want:
+            over = addr + size - by_name[want].end
+            violate(
+                symbol, addr, want,
+                f"{name}: {symbol} at {addr:#010x} ({size} bytes) runs {over} bytes past "
+                f"the end of {want} ({by_name[want].end:#010x})",
+                "the region overflows: shrink what is in it, or use another memory mode",
+            )  # fmt: skip
+        elif actual != want:
             allowed = b.get("allowed_regions") or [want]
             violate(
                 symbol, addr, want,
@@ -333,6 +342,9 @@ def check_or_raise(elf: Path, plan: Path, quiet: bool = False) -> CheckResult:
     result = check_elf(elf, plan)
     if not quiet:
         render(result)
+    else:
+        for v in result.violations:
+            print(f"violation: {v.message}", file=sys.stderr)
     if not result.ok:
         first = result.violations[0]
         raise ElfCheckError(

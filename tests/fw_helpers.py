@@ -1,0 +1,83 @@
+"""Shared by the firmware tests (test_fw_*, test_elf_*, bench_fw): generate a project
+from a real .pte with the real generator, build it with the real cross compiler, and
+cache the result per session so each configuration is built once."""
+
+from __future__ import annotations
+
+import shutil
+import subprocess
+from dataclasses import dataclass
+from pathlib import Path
+
+import pytest
+
+from ethosu_kit.build import build_project
+from ethosu_kit.cli import main as kit_main
+
+REPO = Path(__file__).resolve().parents[1]
+_built: dict[tuple[str, str, str, str], Built] = {}
+
+
+@dataclass(frozen=True)
+class Built:
+    project: Path
+    elf: Path
+    plan: Path
+
+
+def need_cross_gcc() -> None:
+    if shutil.which("arm-none-eabi-gcc") is None:
+        pytest.skip("arm-none-eabi-gcc is not installed (apt-get install gcc-arm-none-eabi)")
+    if shutil.which("cmake") is None or shutil.which("ninja") is None:
+        pytest.skip("cmake and ninja are needed to build firmware")
+
+
+def need_qemu() -> None:
+    if shutil.which("qemu-system-arm") is None:
+        pytest.skip("qemu-system-arm is not installed (apt-get install qemu-system-arm)")
+
+
+def generate(pte: Path, board: str, mode: str, out: Path, app: str = "bringup") -> Path:
+    code = kit_main(
+        [
+            "gen",
+            "--pte",
+            str(pte),
+            "--board",
+            board,
+            "--mode",
+            mode,
+            "--app",
+            app,
+            "-o",
+            str(out),
+            "-q",
+        ]
+    )
+    assert code == 0, f"gen-firmware failed with {code} for {pte} {board} {mode}"
+    return out
+
+
+def built(
+    pte: Path, board: str, mode: str, root: Path, *, toolchain: str = "gcc", app: str = "bringup"
+) -> Built:
+    """Generate + build once per session for (pte, board, mode, toolchain)."""
+    key = (str(pte), board, mode, toolchain)
+    if key not in _built:
+        need_cross_gcc()
+        project = root / f"{pte.stem}-{board}-{mode}-{toolchain}"
+        if not (project / "CMakePresets.json").is_file():
+            generate(pte, board, mode, project, app)
+        elf = build_project(project, app=app, toolchain=toolchain)
+        _built[key] = Built(project, elf, project / "memory_plan.json")
+    return _built[key]
+
+
+def link_command(b: Built) -> str:
+    """The exact link command ninja used for this ELF (to relink with another script)."""
+    build_dir = b.elf.parent
+    out = subprocess.run(
+        ["ninja", "-t", "commands", b.elf.name],
+        cwd=build_dir, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return out.stdout.strip().splitlines()[-1]
