@@ -14,7 +14,7 @@ mkdir -p "$OUT"
 step() { printf '\n== %s\n' "$*"; }
 
 step "lower the example model (ethos-u55-128, Shared_Sram)"
-ethosu-kit lower-example -o "$OUT/example.pte"
+ethosu-kit lower-example --accelerator ethos-u55-128 --memory-mode Shared_Sram -o "$OUT/example.pte"
 
 step "generate the firmware project for corstone-300"
 gen-firmware --board corstone-300 --mode Shared_Sram --pte "$OUT/example.pte" \
