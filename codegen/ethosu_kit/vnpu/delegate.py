@@ -1,0 +1,94 @@
+"""Run one Ethos-U delegate of a .pte on the virtual NPU, as the ExecuTorch delegate would.
+
+The delegate copies each input into the scratch region at its Vela offset, invokes
+with base_addr = [weights, scratch(, fast scratch)], and copies the outputs back out.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ethosu_kit.errors import KitError
+from ethosu_kit.vnpu.npu import VirtualNpu, aligned_bytes
+
+if TYPE_CHECKING:
+    from ethosu_kit.model_info import VelaTensor
+    from ethosu_kit.pte import VelaBlocks
+
+IntArray = npt.NDArray[np.signedinteger[Any]]
+DTYPES: dict[int, np.dtype[np.signedinteger[Any]]] = {
+    1: np.dtype(np.int8),
+    2: np.dtype(np.int16),
+    4: np.dtype(np.int32),
+}
+
+
+def tensor_dtype(t: VelaTensor) -> np.dtype[np.signedinteger[Any]]:
+    try:
+        return DTYPES[t.elem_size]
+    except KeyError:
+        raise KitError(
+            f"Vela tensor with element size {t.elem_size} is not an integer tensor"
+        ) from None
+
+
+def tensor_shape(t: VelaTensor) -> tuple[int, ...]:
+    """The 6-D Vela shape without its leading 1s (at least 1-D)."""
+    shape = list(t.shape)
+    while len(shape) > 1 and shape[0] == 1:
+        shape.pop(0)
+    return tuple(shape)
+
+
+def random_inputs(blocks: VelaBlocks, rng: np.random.Generator) -> list[IntArray]:
+    """Full-range random integers for every input of the delegate."""
+    out = []
+    for t in blocks.inputs:
+        dt = tensor_dtype(t)
+        info = np.iinfo(dt)
+        out.append(rng.integers(info.min, info.max, size=tensor_shape(t), endpoint=True, dtype=dt))
+    return out
+
+
+def run_delegate(
+    blocks: VelaBlocks,
+    inputs: Sequence[IntArray],
+    npu: VirtualNpu | None = None,
+) -> list[IntArray]:
+    """Outputs of one delegate for these inputs (shapes and dtypes from the Vela IO blocks)."""
+    if len(inputs) != len(blocks.inputs):
+        raise KitError(
+            f"delegate {blocks.delegate_index} takes {len(blocks.inputs)} inputs, got {len(inputs)}"
+        )
+    weights = aligned_bytes(max(len(blocks.weight_data), 16), blocks.weight_data)
+    scratch = aligned_bytes(max(blocks.scratch_size, 16))
+    regions = [weights, scratch]
+    for i, (t, value) in enumerate(zip(blocks.inputs, inputs, strict=True)):
+        if t.region != 1:
+            raise KitError(
+                f"delegate input {i} lives in region {t.region}; "
+                "only region 1 (scratch) is supported"
+            )
+        data = np.ascontiguousarray(value, dtype=tensor_dtype(t)).tobytes()
+        if len(data) != t.nbytes:
+            raise KitError(
+                f"delegate input {i} needs {t.nbytes} bytes "
+                f"(shape {tensor_shape(t)}), got {len(data)}"
+            )
+        scratch[t.offset : t.offset + len(data)] = np.frombuffer(data, dtype=np.uint8)
+    own = npu is None
+    npu = npu or VirtualNpu(config=blocks.cop.config, npu_id=blocks.cop.id)
+    try:
+        npu.invoke(blocks.cmd_data, regions)
+    finally:
+        if own:
+            npu.close()
+    outputs = []
+    for t in blocks.outputs:
+        raw = scratch[t.offset : t.offset + t.nbytes].tobytes()
+        outputs.append(np.frombuffer(raw, dtype=tensor_dtype(t)).reshape(tensor_shape(t)).copy())
+    return outputs

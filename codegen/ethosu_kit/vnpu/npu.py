@@ -1,0 +1,168 @@
+"""ctypes binding of the virtual NPU library (drivers/ethosu_virtual)."""
+
+from __future__ import annotations
+
+import ctypes
+import enum
+from collections.abc import Sequence
+from functools import cache
+
+import numpy as np
+import numpy.typing as npt
+
+from ethosu_kit.errors import KitError
+from ethosu_kit.vnpu.build import library_path
+
+U55_128_CONFIG = 0x00001807
+U55_ID = 0x10066001
+ALIGN = 16
+
+
+class VnpuError(KitError):
+    """The virtual NPU refused or failed a job; the message is the library's reason."""
+
+
+class Mutation(enum.IntFlag):
+    """Deliberately wrong rules (ethosu_virtual_mutation), to prove a test can fail."""
+
+    NONE = 0
+    NATURAL_FLOOR = 1 << 0
+    NO_BIAS = 1 << 1
+    CLAMP_32BIT = 1 << 2
+    SHIFT_18 = 1 << 3
+
+
+@cache
+def _lib() -> ctypes.CDLL:
+    lib = ctypes.CDLL(str(library_path()))
+    u64p = ctypes.POINTER(ctypes.c_uint64)
+    szp = ctypes.POINTER(ctypes.c_size_t)
+    sigs: dict[str, tuple[object, list[object]]] = {
+        "ethosu_virtual_driver_size": (ctypes.c_size_t, []),
+        "ethosu_init": (
+            ctypes.c_int,
+            [
+                ctypes.c_void_p,
+                ctypes.c_void_p,
+                ctypes.c_void_p,
+                ctypes.c_size_t,
+                ctypes.c_uint32,
+                ctypes.c_uint32,
+            ],
+        ),
+        "ethosu_deinit": (None, [ctypes.c_void_p]),
+        "ethosu_virtual_set_hw": (None, [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]),
+        "ethosu_virtual_last_error": (ctypes.c_char_p, [ctypes.c_void_p]),
+        "ethosu_virtual_set_mutation": (None, [ctypes.c_uint32]),
+        "ethosu_invoke_v3": (
+            ctypes.c_int,
+            [
+                ctypes.c_void_p,
+                ctypes.c_void_p,
+                ctypes.c_int,
+                u64p,
+                szp,
+                ctypes.c_int,
+                ctypes.c_void_p,
+            ],
+        ),
+        "ethosu_virtual_disasm": (
+            ctypes.c_int,
+            [ctypes.c_void_p, ctypes.c_size_t, szp, ctypes.c_char_p, ctypes.c_size_t],
+        ),
+        "ethosu_virtual_mlw_decode": (
+            ctypes.c_long,
+            [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t],
+        ),
+    }
+    for name, (restype, argtypes) in sigs.items():
+        fn = getattr(lib, name)
+        fn.restype = restype
+        fn.argtypes = argtypes
+    return lib
+
+
+def aligned_bytes(size: int, data: bytes | None = None) -> npt.NDArray[np.uint8]:
+    """A zeroed uint8 array of `size` bytes whose address is 16-byte aligned (as the NPU needs)."""
+    raw = np.zeros(size + ALIGN, dtype=np.uint8)
+    start = (-raw.ctypes.data) % ALIGN
+    buf = raw[start : start + size]
+    if data is not None:
+        buf[: len(data)] = np.frombuffer(data, dtype=np.uint8)
+    return buf
+
+
+class VirtualNpu:
+    """One virtual Ethos-U (U55-128 unless told otherwise), driven through the driver API."""
+
+    def __init__(self, config: int = U55_128_CONFIG, npu_id: int = U55_ID) -> None:
+        lib = _lib()
+        self._lib = lib
+        self._drv: ctypes.Array[ctypes.c_char] | None = ctypes.create_string_buffer(
+            lib.ethosu_virtual_driver_size()
+        )
+        if lib.ethosu_init(self._drv, None, None, 0, 0, 0) != 0:
+            raise VnpuError("ethosu_init of the virtual NPU failed")
+        lib.ethosu_virtual_set_hw(self._drv, config, npu_id)
+
+    def close(self) -> None:
+        if self._drv is not None:
+            self._lib.ethosu_deinit(self._drv)
+            self._drv = None
+
+    def __enter__(self) -> VirtualNpu:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def __del__(self) -> None:
+        self.close()
+
+    @staticmethod
+    def set_mutation(mask: Mutation | int) -> None:
+        _lib().ethosu_virtual_set_mutation(int(mask))
+
+    def invoke(self, cmd_data: bytes, regions: Sequence[npt.NDArray[np.uint8]]) -> None:
+        """Run a COP1 payload with base_addr[i] = regions[i] (16-byte aligned uint8 arrays)."""
+        if self._drv is None:
+            raise VnpuError("the virtual NPU is closed")
+        cmd = aligned_bytes(len(cmd_data), cmd_data)
+        n = len(regions)
+        bases = (ctypes.c_uint64 * n)(*(r.ctypes.data for r in regions))
+        sizes = (ctypes.c_size_t * n)(*(r.nbytes for r in regions))
+        rc = self._lib.ethosu_invoke_v3(
+            self._drv, cmd.ctypes.data, len(cmd_data), bases, sizes, n, None
+        )
+        if rc != 0:
+            reason = (self._lib.ethosu_virtual_last_error(self._drv) or b"").decode()
+            raise VnpuError(f"virtual NPU: {reason or f'ethosu_invoke_v3 returned {rc}'}")
+
+
+def disassemble(command_stream: bytes) -> list[str]:
+    """One line per command: '<offset> <code> <NAME> field=value ...' (the library's decoder)."""
+    lib = _lib()
+    words = np.frombuffer(command_stream, dtype="<u4").copy()
+    index = ctypes.c_size_t(0)
+    buf = ctypes.create_string_buffer(512)
+    lines = []
+    while index.value < len(words):
+        before = index.value
+        rc = lib.ethosu_virtual_disasm(
+            words.ctypes.data, len(words), ctypes.byref(index), buf, len(buf)
+        )
+        lines.append(buf.value.decode())
+        if rc != 0 or index.value == before:
+            break
+    return lines
+
+
+def mlw_decode(stream: bytes, max_values: int | None = None) -> npt.NDArray[np.int16]:
+    """Decode an MLW weight stream with the library's decoder."""
+    limit = max_values if max_values is not None else max(64, len(stream) * 40)
+    out = np.zeros(limit, dtype=np.int16)
+    src = np.frombuffer(stream, dtype=np.uint8).copy()
+    n = _lib().ethosu_virtual_mlw_decode(src.ctypes.data, len(src), out.ctypes.data, limit)
+    if n < 0:
+        raise VnpuError(f"malformed MLW weight stream ({len(stream)} bytes)")
+    return out[:n]

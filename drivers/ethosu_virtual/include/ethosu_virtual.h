@@ -1,0 +1,68 @@
+/*
+ * ethosu-porting-kit: the virtual NPU's own API, beside the driver API of ethosu_driver.h.
+ *
+ * Configuration (which NPU it pretends to be, where its working memory is), error text,
+ * a command-stream disassembler and the MLW weight decoder, for tests and tools.
+ */
+#ifndef ETHOSU_VIRTUAL_H
+#define ETHOSU_VIRTUAL_H
+
+#include "ethosu_driver.h"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* CONFIG / ID of an Ethos-U55-128 with 24 KiB SHRAM, architecture 1.0.6 (what Vela compiles for). */
+#define ETHOSU_VIRTUAL_U55_128_CONFIG 0x00001807u
+#define ETHOSU_VIRTUAL_U55_ID 0x10066001u
+
+/* Working memory for decoded weights: a static default of this many bytes, or the caller's. */
+#ifndef ETHOSU_VIRTUAL_WORKSPACE_SIZE
+#define ETHOSU_VIRTUAL_WORKSPACE_SIZE (1024u * 1024u)
+#endif
+
+/* sizeof(struct ethosu_driver), for bindings that allocate it themselves. */
+size_t ethosu_virtual_driver_size(void);
+
+/* Make `drv` report (and accept streams compiled for) this CONFIG/ID. Call after ethosu_init. */
+void ethosu_virtual_set_hw(struct ethosu_driver *drv, uint32_t config, uint32_t id);
+
+/* Use `mem` (size bytes, any alignment) as working memory instead of the static default. */
+void ethosu_virtual_set_workspace(void *mem, size_t size);
+
+/* The reason the last job of `drv` failed ("" if it did not). */
+const char *ethosu_virtual_last_error(const struct ethosu_driver *drv);
+
+/* Called with the error text whenever a job fails; weak, default does nothing. */
+void ethosu_virtual_report_error(const char *message);
+
+/* Deliberately wrong rules, to prove the tests notice them. 0 = the real NPU. */
+enum ethosu_virtual_mutation
+{
+    ETHOSU_VIRTUAL_MUT_NONE = 0,
+    ETHOSU_VIRTUAL_MUT_NATURAL_FLOOR = 1u << 0, /* NATURAL rounding truncates instead */
+    ETHOSU_VIRTUAL_MUT_NO_BIAS = 1u << 1,       /* convolutions drop the bias */
+    ETHOSU_VIRTUAL_MUT_CLAMP_32BIT = 1u << 2,   /* 32-bit OFMs get clamped to ACTIVATION_MIN/MAX */
+    ETHOSU_VIRTUAL_MUT_SHIFT_18 = 1u << 3,      /* fixed shift 18 instead of 19 for 8-bit ADD/SUB */
+};
+void ethosu_virtual_set_mutation(uint32_t mask);
+
+/*
+ * Disassemble the command at words[*index] into buf as
+ * "<byte offset> <code> <NAME> field=value ..." and advance *index.
+ * Returns 0, or -1 for an unknown command (buf names the code) or a truncated one.
+ */
+int ethosu_virtual_disasm(const uint32_t *words, size_t nwords, size_t *index, char *buf, size_t len);
+
+/*
+ * Decode an MLW weight stream into at most max_out 9-bit values.
+ * Returns the number of values, or -1 if the stream is malformed or out is too small.
+ */
+long ethosu_virtual_mlw_decode(const uint8_t *in, size_t len, int16_t *out, size_t max_out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* ETHOSU_VIRTUAL_H */

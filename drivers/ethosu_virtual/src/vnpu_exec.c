@@ -1,0 +1,1279 @@
+/*
+ * ethosu-porting-kit virtual NPU: the command interpreter and the kernel operations
+ * of an Ethos-U55/U65 (single core), bit-exact with the arithmetic in the kit's
+ * command-stream reference (sections 5-10).
+ *
+ * One register file for the whole stream (Vela only emits changes), snapshotted at
+ * each NPU_OP_*. Every operation runs to completion in stream order, which gives the
+ * architected result. Anything outside the modelled scope stops the stream with an
+ * error that names the command and the value.
+ */
+#include "vnpu.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+/* ---- register file ---------------------------------------------------------------------- */
+
+struct regs
+{
+    uint16_t p0[256]; /* cmd0 registers 0x100..0x1ff: the 16-bit param */
+    uint32_t w1[256]; /* cmd1 registers 0x000..0x0ff: the payload */
+    uint16_t p1[256]; /* ... and their param */
+};
+
+#define R0(op) (r->p0[(op) & 0xffu])
+#define W1(op) (r->w1[(op) & 0xffu])
+#define P1(op) (r->p1[(op) & 0xffu])
+
+enum
+{
+    IFM_PAD_TOP = 0x100,
+    IFM_PAD_LEFT = 0x101,
+    IFM_PAD_RIGHT = 0x102,
+    IFM_PAD_BOTTOM = 0x103,
+    IFM_DEPTH_M1 = 0x104,
+    IFM_PRECISION = 0x105,
+    IFM_UPSCALE = 0x107,
+    IFM_ZERO_POINT = 0x109,
+    IFM_WIDTH0_M1 = 0x10a,
+    IFM_HEIGHT0_M1 = 0x10b,
+    IFM_HEIGHT1_M1 = 0x10c,
+    IFM_REGION = 0x10f,
+    OFM_WIDTH_M1 = 0x111,
+    OFM_HEIGHT_M1 = 0x112,
+    OFM_DEPTH_M1 = 0x113,
+    OFM_PRECISION = 0x114,
+    OFM_BLK_DEPTH_M1 = 0x117,
+    OFM_ZERO_POINT = 0x118,
+    OFM_WIDTH0_M1 = 0x11a,
+    OFM_HEIGHT0_M1 = 0x11b,
+    OFM_HEIGHT1_M1 = 0x11c,
+    OFM_REGION = 0x11f,
+    KERNEL_WIDTH_M1 = 0x120,
+    KERNEL_HEIGHT_M1 = 0x121,
+    KERNEL_STRIDE = 0x122,
+    PARALLEL_MODE = 0x123,
+    ACTIVATION = 0x125,
+    ACTIVATION_MIN = 0x126,
+    ACTIVATION_MAX = 0x127,
+    WEIGHT_REGION = 0x128,
+    SCALE_REGION = 0x129,
+    DMA0_SRC_REGION = 0x130,
+    DMA0_DST_REGION = 0x131,
+    IFM2_BROADCAST = 0x180,
+    IFM2_SCALAR = 0x181,
+    IFM2_PRECISION = 0x185,
+    IFM2_ZERO_POINT = 0x189,
+    IFM2_WIDTH0_M1 = 0x18a,
+    IFM2_HEIGHT0_M1 = 0x18b,
+    IFM2_HEIGHT1_M1 = 0x18c,
+    IFM2_REGION = 0x18f,
+    /* cmd1 */
+    IFM_BASE0 = 0x000,
+    IFM_STRIDE_X = 0x004,
+    IFM_STRIDE_Y = 0x005,
+    IFM_STRIDE_C = 0x006,
+    OFM_BASE0 = 0x010,
+    OFM_STRIDE_X = 0x014,
+    OFM_STRIDE_Y = 0x015,
+    OFM_STRIDE_C = 0x016,
+    WEIGHT_BASE = 0x020,
+    WEIGHT_LENGTH = 0x021,
+    SCALE_BASE = 0x022,
+    SCALE_LENGTH = 0x023,
+    OFM_SCALE = 0x024,
+    OPA_SCALE = 0x025,
+    OPB_SCALE = 0x026,
+    DMA0_SRC = 0x030,
+    DMA0_DST = 0x031,
+    DMA0_LEN = 0x032,
+    IFM2_BASE0 = 0x080,
+    IFM2_STRIDE_X = 0x084,
+    IFM2_STRIDE_Y = 0x085,
+    IFM2_STRIDE_C = 0x086,
+};
+
+enum
+{
+    OP_STOP = 0x000,
+    OP_IRQ = 0x001,
+    OP_CONV = 0x002,
+    OP_DEPTHWISE = 0x003,
+    OP_POOL = 0x005,
+    OP_ELEMENTWISE = 0x006,
+    OP_DMA_START = 0x010,
+    OP_DMA_WAIT = 0x011,
+    OP_KERNEL_WAIT = 0x012,
+    OP_PMU_MASK = 0x013,
+};
+
+enum
+{
+    ROUND_DBL = 0,
+    ROUND_TRUNCATE = 1,
+    ROUND_NATURAL = 2
+};
+
+struct run
+{
+    struct vnpu_env *env;
+    struct regs regs;
+    size_t word; /* index of the command being executed, for error messages */
+    uint32_t code;
+};
+
+static int fail(struct run *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+static int fail(struct run *run, const char *fmt, ...)
+{
+    char msg[128];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    va_end(ap);
+    const struct vnpu_cmd_desc *cmd = vnpu_find_cmd(run->code);
+    snprintf(run->env->error, ETHOSU_VIRTUAL_ERROR_LEN, "%.40s at command word %lu: %s",
+             cmd != NULL ? cmd->name : "command", (unsigned long)run->word, msg);
+    return -1;
+}
+
+/* ---- integer arithmetic ---------------------------------------------------------------- */
+
+static int bitlen_u64(uint64_t v)
+{
+    int n = 0;
+    while (v != 0)
+    {
+        n++;
+        v >>= 1;
+    }
+    return n;
+}
+
+/*
+ * rescale(v, m, s, mode): the product v*m exactly (up to 96 bits), plus the mode's
+ * rounding constant, arithmetically shifted right by s.
+ */
+static int64_t rescale(int64_t v, uint32_t m, unsigned s, int mode)
+{
+    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
+    int negative = v < 0 && m != 0;
+    if ((vnpu_mutation() & ETHOSU_VIRTUAL_MUT_NATURAL_FLOOR) && mode == ROUND_NATURAL)
+    {
+        mode = -1; /* floor: no rounding constant */
+    }
+    if (bitlen_u64(mag) + bitlen_u64(m) <= 61 && s <= 61)
+    {
+        int64_t p = (int64_t)mag * (int64_t)m;
+        if (negative)
+        {
+            p = -p;
+        }
+        if (s == 0)
+        {
+            return p;
+        }
+        int64_t c = 0;
+        if (mode == ROUND_NATURAL)
+        {
+            c = (int64_t)1 << (s - 1);
+        }
+        else if (mode == ROUND_DBL)
+        {
+            c = (int64_t)1 << (s - 1);
+            if (s > 31)
+            {
+                c += p >= 0 ? ((int64_t)1 << 30) : -((int64_t)1 << 30);
+            }
+        }
+        else if (mode == ROUND_TRUNCATE)
+        {
+            c = p < 0 ? ((int64_t)1 << s) - 1 : 0;
+        }
+        return (p + c) >> s;
+    }
+    /* 128-bit two's complement: hi:lo */
+    uint64_t a_lo = mag & 0xffffffffu;
+    uint64_t a_hi = mag >> 32;
+    uint64_t p0 = a_lo * m;
+    uint64_t p1 = a_hi * m;
+    uint64_t lo = p0 + (p1 << 32);
+    uint64_t hi = (p1 >> 32) + (lo < p0 ? 1u : 0u);
+    if (negative)
+    {
+        lo = ~lo + 1u;
+        hi = ~hi + (lo == 0 ? 1u : 0u);
+    }
+    int p_negative = (int64_t)hi < 0;
+    if (s == 0)
+    {
+        return (int64_t)lo;
+    }
+    /* rounding constant as a signed 128-bit value */
+    uint64_t c_lo = 0;
+    uint64_t c_hi = 0;
+    if (mode == ROUND_NATURAL || mode == ROUND_DBL)
+    {
+        if (s - 1 < 64)
+        {
+            c_lo = (uint64_t)1 << (s - 1);
+        }
+        if (mode == ROUND_DBL && s > 31)
+        {
+            if (!p_negative)
+            {
+                c_lo += (uint64_t)1 << 30;
+            }
+            else
+            {
+                /* c - 2^30; c >= 2^31 here, so no borrow into hi */
+                c_lo -= (uint64_t)1 << 30;
+            }
+        }
+    }
+    else if (mode == ROUND_TRUNCATE && p_negative)
+    {
+        c_lo = s >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << s) - 1u);
+        c_hi = s >= 64 ? (((uint64_t)1 << (s - 64)) - 1u) : 0u;
+    }
+    uint64_t r_lo = lo + c_lo;
+    uint64_t r_hi = hi + c_hi + (r_lo < lo ? 1u : 0u);
+    if (s >= 64)
+    {
+        return (int64_t)r_hi >> (s - 64);
+    }
+    return (int64_t)((r_lo >> s) | (r_hi << (64 - s)));
+}
+
+/* ---- feature maps ------------------------------------------------------------------------ */
+
+struct fm
+{
+    uint8_t *mem;
+    size_t size;
+    int64_t base[4];
+    int32_t h0, h1, w0; /* tile split: HEIGHT0, HEIGHT1, WIDTH0 */
+    int64_t sx, sy, sc;
+    int elem;      /* bytes: 1, 2, 4 */
+    int is_signed; /* 0 unsigned, 1 signed */
+    int brick;     /* NHCWB16 */
+    int h, w, c;   /* extent used by the operation */
+    int zp;
+};
+
+static int64_t fm_offset(const struct fm *f, int y, int x, int c)
+{
+    int t = 0;
+    if (x >= f->w0)
+    {
+        x -= f->w0;
+        if (y >= f->h1)
+        {
+            y -= f->h1;
+            t = 3;
+        }
+        else
+        {
+            t = 1;
+        }
+    }
+    else if (y >= f->h0)
+    {
+        y -= f->h0;
+        t = 2;
+    }
+    int64_t off = f->base[t] + (int64_t)y * f->sy + (int64_t)x * f->sx;
+    if (f->brick)
+    {
+        off += (int64_t)(c >> 4) * f->sc + (int64_t)(c & 15) * f->elem;
+    }
+    else
+    {
+        off += (int64_t)c * f->elem;
+    }
+    return off;
+}
+
+static inline int64_t fm_read(const struct fm *f, int y, int x, int c)
+{
+    const uint8_t *p = f->mem + fm_offset(f, y, x, c);
+    switch (f->elem * 2 + f->is_signed)
+    {
+    case 2:
+        return p[0];
+    case 3:
+        return (int8_t)p[0];
+    case 4:
+        return (uint16_t)(p[0] | (p[1] << 8));
+    case 5:
+        return (int16_t)(uint16_t)(p[0] | (p[1] << 8));
+    case 8:
+        return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+    default:
+        return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+    }
+}
+
+static inline void fm_write(const struct fm *f, int y, int x, int c, int64_t v)
+{
+    uint8_t *p = f->mem + fm_offset(f, y, x, c);
+    uint32_t u = (uint32_t)v;
+    p[0] = (uint8_t)u;
+    if (f->elem > 1)
+    {
+        p[1] = (uint8_t)(u >> 8);
+    }
+    if (f->elem > 2)
+    {
+        p[2] = (uint8_t)(u >> 16);
+        p[3] = (uint8_t)(u >> 24);
+    }
+}
+
+/* Prove every address the box [0,h)x[0,w)x[0,c) touches lies in the region. */
+static int fm_check(struct run *run, const struct fm *f, const char *what)
+{
+    if (f->h <= 0 || f->w <= 0 || f->c <= 0)
+    {
+        return 0;
+    }
+    /* per tile: rows and columns it covers */
+    int rows[4][2] = {{0, f->h0}, {0, f->h1}, {f->h0, f->h}, {f->h1, f->h}};
+    int cols[4][2] = {{0, f->w0}, {f->w0, f->w}, {0, f->w0}, {f->w0, f->w}};
+    for (int t = 0; t < 4; t++)
+    {
+        int y0 = rows[t][0];
+        int y1 = rows[t][1] < f->h ? rows[t][1] : f->h;
+        int x0 = cols[t][0];
+        int x1 = cols[t][1] < f->w ? cols[t][1] : f->w;
+        if (y1 <= y0 || x1 <= x0)
+        {
+            continue;
+        }
+        int cs[4] = {0, f->c - 1, f->c > 16 ? 15 : f->c - 1, f->c > 16 ? 16 : 0};
+        int64_t lo = INT64_MAX;
+        int64_t hi = INT64_MIN;
+        for (int yi = 0; yi < 2; yi++)
+        {
+            for (int xi = 0; xi < 2; xi++)
+            {
+                for (int ci = 0; ci < 4; ci++)
+                {
+                    int64_t o = fm_offset(f, yi ? y1 - 1 : y0, xi ? x1 - 1 : x0, cs[ci]);
+                    lo = o < lo ? o : lo;
+                    hi = o > hi ? o : hi;
+                }
+            }
+        }
+        if (lo < 0 || hi + f->elem > (int64_t)f->size)
+        {
+            return fail(run, "%s tile %d spans bytes [%lld, %lld) outside its region of %lu bytes", what, t,
+                        (long long)lo, (long long)(hi + f->elem), (unsigned long)f->size);
+        }
+    }
+    return 0;
+}
+
+static int region_of(struct run *run, unsigned region, uint8_t **mem, size_t *size, const char *what)
+{
+    struct vnpu_env *env = run->env;
+    if (region >= (unsigned)env->num_regions || env->region[region] == NULL)
+    {
+        return fail(run, "%s uses region %u but only %d base addresses were given", what, region, env->num_regions);
+    }
+    *mem = env->region[region];
+    *size = env->region_size[region];
+    return 0;
+}
+
+/* Precision field positions differ between IFM (bits 3:2) and OFM (bits 2:1). */
+static int setup_fm(struct run *run, struct fm *f, int ofm, int ifm2, const char *what)
+{
+    struct regs *r = &run->regs;
+    uint32_t prec;
+    unsigned region;
+    int bits;
+    if (ofm)
+    {
+        prec = R0(OFM_PRECISION);
+        bits = (int)((prec >> 1) & 3u);
+        region = R0(OFM_REGION) & 7u;
+        for (int t = 0; t < 4; t++)
+        {
+            f->base[t] = W1(OFM_BASE0 + t);
+        }
+        f->h0 = R0(OFM_HEIGHT0_M1) + 1;
+        f->h1 = R0(OFM_HEIGHT1_M1) + 1;
+        f->w0 = R0(OFM_WIDTH0_M1) + 1;
+        f->sx = (int32_t)W1(OFM_STRIDE_X);
+        f->sy = (int32_t)W1(OFM_STRIDE_Y);
+        f->sc = (int32_t)W1(OFM_STRIDE_C);
+        f->zp = (int16_t)R0(OFM_ZERO_POINT);
+    }
+    else if (ifm2)
+    {
+        prec = R0(IFM2_PRECISION);
+        bits = (int)((prec >> 2) & 3u);
+        region = R0(IFM2_REGION) & 7u;
+        for (int t = 0; t < 4; t++)
+        {
+            f->base[t] = W1(IFM2_BASE0 + t);
+        }
+        f->h0 = R0(IFM2_HEIGHT0_M1) + 1;
+        f->h1 = R0(IFM2_HEIGHT1_M1) + 1;
+        f->w0 = R0(IFM2_WIDTH0_M1) + 1;
+        f->sx = (int32_t)W1(IFM2_STRIDE_X);
+        f->sy = (int32_t)W1(IFM2_STRIDE_Y);
+        f->sc = (int32_t)W1(IFM2_STRIDE_C);
+        f->zp = (int16_t)R0(IFM2_ZERO_POINT);
+    }
+    else
+    {
+        prec = R0(IFM_PRECISION);
+        bits = (int)((prec >> 2) & 3u);
+        region = R0(IFM_REGION) & 7u;
+        for (int t = 0; t < 4; t++)
+        {
+            f->base[t] = W1(IFM_BASE0 + t);
+        }
+        f->h0 = R0(IFM_HEIGHT0_M1) + 1;
+        f->h1 = R0(IFM_HEIGHT1_M1) + 1;
+        f->w0 = R0(IFM_WIDTH0_M1) + 1;
+        f->sx = (int32_t)W1(IFM_STRIDE_X);
+        f->sy = (int32_t)W1(IFM_STRIDE_Y);
+        f->sc = (int32_t)W1(IFM_STRIDE_C);
+        f->zp = (int16_t)R0(IFM_ZERO_POINT);
+    }
+    if (bits == 3)
+    {
+        return fail(run, "%s precision B64 is not supported", what);
+    }
+    f->elem = 1 << bits;
+    f->is_signed = (int)(prec & 1u);
+    uint32_t format = (prec >> 6) & 3u;
+    if (format > 1)
+    {
+        return fail(run, "%s activation_format %lu is not defined", what, (unsigned long)format);
+    }
+    f->brick = (int)format;
+    if (!f->is_signed && f->elem == 4)
+    {
+        return fail(run, "%s unsigned 32-bit precision is not supported", what);
+    }
+    return region_of(run, region, &f->mem, &f->size, what);
+}
+
+/* ---- output stage ------------------------------------------------------------------------- */
+
+struct out_stage
+{
+    int zp;
+    int lut; /* 0 none, 8 = 256-entry int8/uint8, 16 = interpolating int16 */
+    const uint8_t *table;
+    int lut_unsigned;
+    int clamp;
+    int64_t amin, amax;
+    int64_t tmin, tmax;
+};
+
+static int setup_out(struct run *run, struct out_stage *o, const struct fm *ofm)
+{
+    struct regs *r = &run->regs;
+    uint32_t act = R0(ACTIVATION);
+    uint32_t func = act & 0x1fu;
+    uint32_t clip = (act >> 12) & 7u;
+    o->zp = ofm->zp;
+    o->lut = 0;
+    o->table = NULL;
+    if (func >= 16 && func <= 23)
+    {
+        uint32_t shram = ((run->env->config >> 8) & 0xffu) * 1024u;
+        (void)shram;
+        unsigned slot = func - 16u;
+        if (ofm->elem == 2)
+        {
+            if (slot != 0)
+            {
+                return fail(run, "int16 LUT in TABLE_%u: the 2 KiB table only fits from slot 0", slot);
+            }
+            o->lut = 16;
+        }
+        else
+        {
+            o->lut = 8;
+        }
+        o->table = run->env->lut + slot * 256u;
+        o->lut_unsigned = clip == 2 || (clip == 0 && !ofm->is_signed);
+        if (clip != 0 && clip != 2 && clip != 3 && !(clip == 5 && o->lut == 16))
+        {
+            return fail(run, "activation_clip_range %lu with a LUT is not modelled", (unsigned long)clip);
+        }
+    }
+    else if (func != 0)
+    {
+        return fail(run, "activation_function %lu (built-in TANH/SIGMOID) is not modelled", (unsigned long)func);
+    }
+    else if (clip != 0)
+    {
+        return fail(run, "activation_clip_range %lu without a LUT is not modelled", (unsigned long)clip);
+    }
+    if (ofm->is_signed)
+    {
+        o->amin = (int16_t)R0(ACTIVATION_MIN);
+        o->amax = (int16_t)R0(ACTIVATION_MAX);
+        o->tmin = -((int64_t)1 << (ofm->elem * 8 - 1));
+        o->tmax = ((int64_t)1 << (ofm->elem * 8 - 1)) - 1;
+    }
+    else
+    {
+        o->amin = R0(ACTIVATION_MIN);
+        o->amax = R0(ACTIVATION_MAX);
+        o->tmin = 0;
+        o->tmax = ((int64_t)1 << (ofm->elem * 8)) - 1;
+    }
+    o->clamp = ofm->elem < 4 || (vnpu_mutation() & ETHOSU_VIRTUAL_MUT_CLAMP_32BIT);
+    return 0;
+}
+
+static inline int64_t out_value(const struct out_stage *o, int64_t v)
+{
+    v += o->zp;
+    if (o->lut == 8)
+    {
+        if (o->lut_unsigned)
+        {
+            v = v < 0 ? 0 : (v > 255 ? 255 : v);
+            v = o->table[v];
+        }
+        else
+        {
+            v = v < -128 ? -128 : (v > 127 ? 127 : v);
+            v = (int8_t)o->table[v + 128];
+        }
+    }
+    else if (o->lut == 16)
+    {
+        v = v < -32768 ? -32768 : (v > 32767 ? 32767 : v);
+        uint32_t u = (uint32_t)(v + 32768);
+        const uint8_t *e = o->table + (u >> 7) * 4u;
+        int32_t base = (int16_t)(uint16_t)(e[0] | (e[1] << 8));
+        int32_t slope = (int16_t)(uint16_t)(e[2] | (e[3] << 8));
+        int32_t y = base * 128 + slope * (int32_t)(u & 127u);
+        v = (y + 64) >> 7;
+    }
+    if (o->clamp)
+    {
+        v = v < o->amin ? o->amin : (v > o->amax ? o->amax : v);
+    }
+    return v < o->tmin ? o->tmin : (v > o->tmax ? o->tmax : v);
+}
+
+/* ---- kernel geometry ---------------------------------------------------------------------- */
+
+struct kernel
+{
+    int kh, kw;         /* dilated size (register value + 1) */
+    int sy, sx;         /* strides */
+    int dy, dx;         /* dilation */
+    int pad_top, pad_left, pad_bottom, pad_right;
+    int upscale;        /* 0 none, 1 nearest, 2 zeros */
+    int ih, iw;         /* logical (upscaled) IFM extent the kernel sweeps */
+};
+
+static int setup_kernel(struct run *run, struct kernel *k, int oh, int ow)
+{
+    struct regs *r = &run->regs;
+    uint32_t ks = R0(KERNEL_STRIDE);
+    k->kh = R0(KERNEL_HEIGHT_M1) + 1;
+    k->kw = R0(KERNEL_WIDTH_M1) + 1;
+    k->sx = (int)((ks & 1u) | (((ks >> 6) & 1u) << 1)) + 1;
+    k->sy = (int)(((ks >> 1) & 1u) | (((ks >> 9) & 1u) << 1)) + 1;
+    k->dx = ((ks >> 3) & 1u) ? 2 : 1;
+    k->dy = ((ks >> 4) & 1u) ? 2 : 1;
+    k->pad_top = R0(IFM_PAD_TOP) & 0x7f;
+    k->pad_left = R0(IFM_PAD_LEFT) & 0x7f;
+    k->pad_bottom = R0(IFM_PAD_BOTTOM) & 0xff;
+    k->pad_right = R0(IFM_PAD_RIGHT) & 0xff;
+    k->upscale = (int)(R0(IFM_UPSCALE) & 3u);
+    if (k->upscale == 3)
+    {
+        return fail(run, "IFM upscale mode 3 is not defined");
+    }
+    k->ih = (oh - 1) * k->sy + k->kh - k->pad_top - k->pad_bottom;
+    k->iw = (ow - 1) * k->sx + k->kw - k->pad_left - k->pad_right;
+    if (k->ih <= 0 || k->iw <= 0)
+    {
+        return fail(run, "the kernel, stride and padding leave an empty IFM (%d x %d)", k->ih, k->iw);
+    }
+    return 0;
+}
+
+/* Logical IFM value at (y, x) of the upscaled map, minus the zero point; *valid = 0 for padding. */
+static inline int64_t ifm_tap(const struct fm *ifm, const struct kernel *k, int y, int x, int c, int *valid)
+{
+    if (y < 0 || x < 0 || y >= k->ih || x >= k->iw)
+    {
+        *valid = 0;
+        return 0;
+    }
+    *valid = 1;
+    if (k->upscale == 1)
+    {
+        y >>= 1;
+        x >>= 1;
+    }
+    else if (k->upscale == 2)
+    {
+        if ((y | x) & 1)
+        {
+            return 0;
+        }
+        y >>= 1;
+        x >>= 1;
+    }
+    return fm_read(ifm, y, x, c) - ifm->zp;
+}
+
+static void stored_extent(const struct kernel *k, int *h, int *w)
+{
+    *h = k->upscale ? (k->ih + 1) / 2 : k->ih;
+    *w = k->upscale ? (k->iw + 1) / 2 : k->iw;
+}
+
+static int setup_ofm(struct run *run, struct fm *ofm)
+{
+    struct regs *r = &run->regs;
+    if (setup_fm(run, ofm, 1, 0, "OFM") != 0)
+    {
+        return -1;
+    }
+    ofm->h = R0(OFM_HEIGHT_M1) + 1;
+    ofm->w = R0(OFM_WIDTH_M1) + 1;
+    ofm->c = R0(OFM_DEPTH_M1) + 1;
+    return fm_check(run, ofm, "OFM");
+}
+
+/* ---- POOL ---------------------------------------------------------------------------------- */
+
+static int op_pool(struct run *run, uint32_t mode)
+{
+    struct regs *r = &run->regs;
+    struct fm ifm;
+    struct fm ofm;
+    struct kernel k;
+    struct out_stage o;
+    if (mode > 2)
+    {
+        return fail(run, "pooling_mode %lu is not defined for U55", (unsigned long)mode);
+    }
+    if (setup_ofm(run, &ofm) != 0 || setup_fm(run, &ifm, 0, 0, "IFM") != 0 ||
+        setup_kernel(run, &k, ofm.h, ofm.w) != 0 || setup_out(run, &o, &ofm) != 0)
+    {
+        return -1;
+    }
+    stored_extent(&k, &ifm.h, &ifm.w);
+    ifm.c = mode == 2 ? (int)R0(IFM_DEPTH_M1) + 1 : ofm.c;
+    if (mode == 2 && ofm.c != 1)
+    {
+        return fail(run, "REDUCE_SUM with OFM depth %d (expected 1)", ofm.c);
+    }
+    if (fm_check(run, &ifm, "IFM") != 0)
+    {
+        return -1;
+    }
+    uint32_t scale = W1(OFM_SCALE);
+    unsigned shift = P1(OFM_SCALE) & 0x3fu;
+    int round = (int)((R0(OFM_PRECISION) >> 14) & 3u);
+    if (round == 3)
+    {
+        return fail(run, "OFM round_mode 3 is not defined");
+    }
+    int padded = k.pad_top | k.pad_left | k.pad_bottom | k.pad_right;
+    int ukh = (k.kh - 1) / k.dy + 1;
+    int ukw = (k.kw - 1) / k.dx + 1;
+
+    /* 1x1 identity copy: the NCHW<->NHWC transposes that dominate ExecuTorch streams */
+    int identity_scale = (scale == 1 && shift == 0) || (scale == 0x80000001u && shift == 31 && round == ROUND_DBL);
+    if (mode == 1 && k.kh == 1 && k.kw == 1 && k.sx == 1 && k.sy == 1 && !padded && !k.upscale && identity_scale &&
+        ifm.zp == 0 && o.zp == 0 && o.lut == 0 && ifm.elem == ofm.elem && ifm.is_signed == ofm.is_signed &&
+        ifm.elem < 4 && (!o.clamp || (o.amin <= o.tmin && o.amax >= o.tmax)))
+    {
+        for (int y = 0; y < ofm.h; y++)
+        {
+            for (int x = 0; x < ofm.w; x++)
+            {
+                if (!ifm.brick && !ofm.brick)
+                {
+                    const uint8_t *src = ifm.mem + fm_offset(&ifm, y, x, 0);
+                    uint8_t *dst = ofm.mem + fm_offset(&ofm, y, x, 0);
+                    memmove(dst, src, (size_t)ofm.c * (size_t)ofm.elem);
+                }
+                else
+                {
+                    for (int c = 0; c < ofm.c; c++)
+                    {
+                        fm_write(&ofm, y, x, c, fm_read(&ifm, y, x, c));
+                    }
+                }
+            }
+        }
+        return 0;
+    }
+
+    for (int oy = 0; oy < ofm.h; oy++)
+    {
+        for (int ox = 0; ox < ofm.w; ox++)
+        {
+            for (int c = 0; c < ofm.c; c++)
+            {
+                int64_t acc = 0;
+                int count = 0;
+                if (mode == 2)
+                {
+                    int valid;
+                    for (int ic = 0; ic < ifm.c; ic++)
+                    {
+                        acc += ifm_tap(&ifm, &k, oy * k.sy - k.pad_top, ox * k.sx - k.pad_left, ic, &valid);
+                    }
+                }
+                else
+                {
+                    int first = 1;
+                    for (int ky = 0; ky < ukh; ky++)
+                    {
+                        for (int kx = 0; kx < ukw; kx++)
+                        {
+                            int valid;
+                            int64_t v = ifm_tap(&ifm, &k, oy * k.sy - k.pad_top + ky * k.dy,
+                                                ox * k.sx - k.pad_left + kx * k.dx, c, &valid);
+                            if (!valid)
+                            {
+                                continue;
+                            }
+                            count++;
+                            if (mode == 0)
+                            {
+                                acc = (first || v > acc) ? v : acc;
+                                first = 0;
+                            }
+                            else
+                            {
+                                acc += v;
+                            }
+                        }
+                    }
+                    if (mode == 1 && padded && count > 0)
+                    {
+                        /* the hardware divides by the valid taps, rounding half away from zero */
+                        int64_t m = acc < 0 ? -acc : acc;
+                        int64_t q = (m + count / 2) / count;
+                        acc = acc < 0 ? -q : q;
+                    }
+                }
+                fm_write(&ofm, oy, ox, c, out_value(&o, rescale(acc, scale, shift, round)));
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- ELEMENTWISE -------------------------------------------------------------------------- */
+
+static int op_elementwise(struct run *run, uint32_t mode)
+{
+    struct regs *r = &run->regs;
+    struct fm ifm;
+    struct fm ifm2;
+    struct fm ofm;
+    struct out_stage o;
+    static const char *const names[] = {"MUL", "ADD", "SUB", "MIN", "MAX", "LRELU", "ABS", "CLZ", "SHR", "SHL"};
+    if (mode == 5 || mode >= 7)
+    {
+        return fail(run, "elementwise_mode %lu (%s) is not modelled", (unsigned long)mode,
+                    mode < 10 ? names[mode] : "undefined");
+    }
+    int unary = mode == 6;
+    if (setup_ofm(run, &ofm) != 0 || setup_fm(run, &ifm, 0, 0, "IFM") != 0 || setup_out(run, &o, &ofm) != 0)
+    {
+        return -1;
+    }
+    ifm.h = ofm.h;
+    ifm.w = ofm.w;
+    ifm.c = ofm.c;
+    if (fm_check(run, &ifm, "IFM") != 0)
+    {
+        return -1;
+    }
+    uint32_t bc = R0(IFM2_BROADCAST);
+    int scalar = !unary && ((bc >> 7) & 1u);
+    int reversed = !unary && ((bc >> 6) & 1u);
+    int64_t scalar_value = 0;
+    if (!unary)
+    {
+        if (setup_fm(run, &ifm2, 0, 1, "IFM2") != 0)
+        {
+            return -1;
+        }
+        if (scalar)
+        {
+            uint32_t raw = R0(IFM2_SCALAR);
+            scalar_value = (ifm2.is_signed ? (int64_t)(int16_t)raw : (int64_t)raw) - ifm2.zp;
+        }
+        else
+        {
+            ifm2.h = (bc & 1u) ? 1 : ofm.h;
+            ifm2.w = (bc & 2u) ? 1 : ofm.w;
+            ifm2.c = (bc & 4u) ? 1 : ofm.c;
+            if (fm_check(run, &ifm2, "IFM2") != 0)
+            {
+                return -1;
+            }
+        }
+    }
+    uint32_t iprec = R0(IFM_PRECISION);
+    int scale_mode = (int)((iprec >> 8) & 3u);
+    int iround = (int)((iprec >> 14) & 3u);
+    int oround = (int)((R0(OFM_PRECISION) >> 14) & 3u);
+    if (oround == 3 || (mode <= 2 && iround == 3))
+    {
+        return fail(run, "round_mode 3 is not defined");
+    }
+    if ((mode == 1 || mode == 2) && scale_mode == 3)
+    {
+        return fail(run, "IFM scale_mode 3 is not defined");
+    }
+    int fixed_shift = ifm.elem == 1 ? 19 : 14;
+    if ((mode == 1 || mode == 2) && scale_mode != 0 && ifm.elem == 4)
+    {
+        return fail(run, "ADD/SUB scale_mode %d with a 32-bit IFM is not modelled", scale_mode);
+    }
+    if (ifm.elem == 1 && (vnpu_mutation() & ETHOSU_VIRTUAL_MUT_SHIFT_18))
+    {
+        fixed_shift = 18;
+    }
+    uint32_t opa = W1(OPA_SCALE);
+    unsigned opa_shift = P1(OPA_SCALE) & 0x3fu;
+    int64_t opa16 = (int16_t)(W1(OPA_SCALE) & 0xffffu);
+    int64_t opb16 = (int16_t)(W1(OPB_SCALE) & 0xffffu);
+    int wide = ifm.elem == 4 || ofm.elem == 4;
+    uint32_t oscale = wide ? 1u : W1(OFM_SCALE);
+    unsigned oshift = P1(OFM_SCALE) & 0x3fu;
+
+    for (int y = 0; y < ofm.h; y++)
+    {
+        for (int x = 0; x < ofm.w; x++)
+        {
+            for (int c = 0; c < ofm.c; c++)
+            {
+                int64_t a = fm_read(&ifm, y, x, c) - ifm.zp;
+                int64_t b = 0;
+                if (!unary)
+                {
+                    b = scalar ? scalar_value
+                               : fm_read(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, (bc & 4u) ? 0 : c) - ifm2.zp;
+                    if (reversed)
+                    {
+                        int64_t t = a;
+                        a = b;
+                        b = t;
+                    }
+                }
+                int64_t res;
+                switch (mode)
+                {
+                case 0:
+                    res = a * b;
+                    break;
+                case 1:
+                case 2:
+                    if (scale_mode == 0)
+                    {
+                        a *= opa16;
+                        b *= opb16;
+                    }
+                    else if (scale_mode == 1)
+                    {
+                        a = rescale(a, opa, opa_shift, iround);
+                        b = b * ((int64_t)1 << fixed_shift);
+                    }
+                    else
+                    {
+                        b = rescale(b, opa, opa_shift, iround);
+                        a = a * ((int64_t)1 << fixed_shift);
+                    }
+                    res = mode == 1 ? a + b : a - b;
+                    break;
+                case 3:
+                    res = a < b ? a : b;
+                    break;
+                case 4:
+                    res = a > b ? a : b;
+                    break;
+                default:
+                    res = a < 0 ? -a : a;
+                    break;
+                }
+                fm_write(&ofm, y, x, c, out_value(&o, rescale(res, oscale, oshift, oround)));
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- CONV / DEPTHWISE ------------------------------------------------------------------- */
+
+static int op_conv(struct run *run, int depthwise)
+{
+    struct regs *r = &run->regs;
+    struct fm ifm;
+    struct fm ofm;
+    struct kernel k;
+    struct out_stage o;
+    if (R0(PARALLEL_MODE) & 1u)
+    {
+        return fail(run, "PARALLEL_MODE 1 (dual-core U65) is not modelled");
+    }
+    if (setup_ofm(run, &ofm) != 0 || setup_fm(run, &ifm, 0, 0, "IFM") != 0 ||
+        setup_kernel(run, &k, ofm.h, ofm.w) != 0 || setup_out(run, &o, &ofm) != 0)
+    {
+        return -1;
+    }
+    stored_extent(&k, &ifm.h, &ifm.w);
+    ifm.c = depthwise ? ofm.c : (int)R0(IFM_DEPTH_M1) + 1;
+    if (fm_check(run, &ifm, "IFM") != 0)
+    {
+        return -1;
+    }
+    if ((R0(OFM_PRECISION) >> 8) & 1u)
+    {
+        return fail(run, "OFM scale_mode GLOBAL for a convolution is not modelled");
+    }
+    int round = (int)((R0(OFM_PRECISION) >> 14) & 3u);
+    if (round == 3)
+    {
+        return fail(run, "OFM round_mode 3 is not defined");
+    }
+    int ukh = (k.kh - 1) / k.dy + 1;
+    int ukw = (k.kw - 1) / k.dx + 1;
+    int depth_in = depthwise ? 1 : ifm.c;
+    int depth_out = ofm.c;
+
+    /* scale/bias records: 10 bytes per OFM channel */
+    uint8_t *smem = NULL;
+    size_t ssize = 0;
+    if (region_of(run, R0(SCALE_REGION) & 7u, &smem, &ssize, "scale stream") != 0)
+    {
+        return -1;
+    }
+    uint64_t sbase = W1(SCALE_BASE);
+    uint64_t slen = W1(SCALE_LENGTH) & 0xfffffu;
+    if (slen < (uint64_t)depth_out * 10u || sbase + slen > ssize)
+    {
+        return fail(run, "scale stream [%llu, +%llu) does not hold %d records inside its region of %lu bytes",
+                    (unsigned long long)sbase, (unsigned long long)slen, depth_out, (unsigned long)ssize);
+    }
+    const uint8_t *scales = smem + sbase;
+
+    /* weights: decode the MLW stream in brick order into W[o][ky][kx][i] */
+    uint8_t *wmem = NULL;
+    size_t wsize = 0;
+    if (region_of(run, R0(WEIGHT_REGION) & 7u, &wmem, &wsize, "weight stream") != 0)
+    {
+        return -1;
+    }
+    uint64_t wbase = W1(WEIGHT_BASE);
+    uint64_t wlen = W1(WEIGHT_LENGTH);
+    if (wbase + wlen > wsize)
+    {
+        return fail(run, "weight stream [%llu, +%llu) outside its region of %lu bytes", (unsigned long long)wbase,
+                    (unsigned long long)wlen, (unsigned long)wsize);
+    }
+    size_t ws_size;
+    uint8_t *ws = (uint8_t *)vnpu_workspace(&ws_size);
+    size_t taps = (size_t)ukh * (size_t)ukw;
+    size_t nweights = (size_t)depth_out * taps * (size_t)depth_in;
+    size_t wbytes = (nweights * sizeof(int16_t) + 7u) & ~(size_t)7u;
+    size_t pbytes = (taps * (size_t)ifm.c * sizeof(int32_t) + 7u) & ~(size_t)7u;
+    if (wbytes + pbytes + 4096u > ws_size)
+    {
+        return fail(run, "needs %lu bytes of working memory, the virtual NPU has %lu (ethosu_virtual_set_workspace)",
+                    (unsigned long)(wbytes + pbytes + 4096u), (unsigned long)ws_size);
+    }
+    int16_t *weights = (int16_t *)(void *)ws;
+    int32_t *patch = (int32_t *)(void *)(ws + wbytes);
+    memset(weights, 0, nweights * sizeof(int16_t));
+    struct vnpu_mlw dec;
+    vnpu_mlw_init(&dec, wmem + wbase, (size_t)wlen, ws + wbytes + pbytes, ws_size - wbytes - pbytes);
+
+    uint32_t macs_log2 = run->env->config & 0xfu;
+    int ifm_ublock = macs_log2 <= 5 ? 4 : 8;
+    int ofm_ublock = 8;
+    int part_kernel = !depthwise && ((R0(KERNEL_STRIDE) >> 2) & 1u);
+    int ofm_block = R0(OFM_BLK_DEPTH_M1) + 1;
+    int ifm_block = (part_kernel || ifm.elem == 2) ? 16 : 32;
+    int decomp_y = 8 / k.dy;
+    int decomp_x = 8 / k.dx;
+    int round_taps = depthwise ? 4 : (part_kernel ? (ifm.elem == 2 ? 2 : 4) : 1);
+    for (int oz0 = 0; oz0 < depth_out; oz0 += ofm_block)
+    {
+        int ofm_blk = depth_out - oz0 < ofm_block ? depth_out - oz0 : ofm_block;
+        for (int iz0 = 0; iz0 < depth_in; iz0 += (depthwise ? depth_in : ifm_block))
+        {
+            int ifm_blk = depthwise ? ifm_ublock
+                                    : (part_kernel ? (depth_in - iz0 < ifm_block ? depth_in - iz0 : ifm_block)
+                                                   : ifm_block);
+            for (int sy = 0; sy < ukh; sy += decomp_y)
+            {
+                for (int sx = 0; sx < ukw; sx += decomp_x)
+                {
+                    int sub_h = ukh - sy < decomp_y ? ukh - sy : decomp_y;
+                    int sub_w = ukw - sx < decomp_x ? ukw - sx : decomp_x;
+                    int n_taps = (sub_h * sub_w + round_taps - 1) / round_taps * round_taps;
+                    int outer_end = part_kernel ? ifm_blk : 1;
+                    int outer_step = part_kernel ? ifm_ublock : 1;
+                    for (int iu_o = 0; iu_o < outer_end; iu_o += outer_step)
+                    {
+                        for (int ou = 0; ou < ofm_blk; ou += ofm_ublock)
+                        {
+                            for (int t = 0; t < n_taps; t++)
+                            {
+                                int kx = t % sub_w;
+                                int ky = t / sub_w;
+                                int inner_end = part_kernel ? 1 : ifm_blk;
+                                int inner_step = part_kernel ? 1 : ifm_ublock;
+                                for (int iu_i = 0; iu_i < inner_end; iu_i += inner_step)
+                                {
+                                    for (int oz = 0; oz < ofm_ublock; oz++)
+                                    {
+                                        int iz_end = depthwise ? 1 : ifm_ublock;
+                                        for (int iz = 0; iz < iz_end; iz++)
+                                        {
+                                            int16_t v;
+                                            int got = vnpu_mlw_next(&dec, &v);
+                                            if (got != 1)
+                                            {
+                                                return fail(run, "weight stream %s (weight decoder fault)",
+                                                            got == 0 ? "ended early" : "is malformed");
+                                            }
+                                            int oc = oz0 + ou + oz;
+                                            int ic = iz0 + iu_o + iu_i + iz;
+                                            if (oc < depth_out && ic < depth_in && ky < sub_h && oc < oz0 + ofm_blk)
+                                            {
+                                                size_t idx =
+                                                    (((size_t)oc * (size_t)ukh + (size_t)(sy + ky)) * (size_t)ukw +
+                                                     (size_t)(sx + kx)) *
+                                                        (size_t)depth_in +
+                                                    (size_t)ic;
+                                                weights[idx] = v;
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    int no_bias = (vnpu_mutation() & ETHOSU_VIRTUAL_MUT_NO_BIAS) != 0;
+    size_t patch_len = taps * (size_t)ifm.c;
+    for (int oy = 0; oy < ofm.h; oy++)
+    {
+        for (int ox = 0; ox < ofm.w; ox++)
+        {
+            /* gather the receptive field once (padding = 0 after the zero point) */
+            size_t n = 0;
+            for (int ky = 0; ky < ukh; ky++)
+            {
+                for (int kx = 0; kx < ukw; kx++)
+                {
+                    int y = oy * k.sy - k.pad_top + ky * k.dy;
+                    int x = ox * k.sx - k.pad_left + kx * k.dx;
+                    for (int c = 0; c < ifm.c; c++)
+                    {
+                        int valid;
+                        patch[n++] = (int32_t)ifm_tap(&ifm, &k, y, x, c, &valid);
+                    }
+                }
+            }
+            (void)patch_len;
+            for (int oc = 0; oc < depth_out; oc++)
+            {
+                const uint8_t *rec = scales + (size_t)oc * 10u;
+                uint64_t braw = (uint64_t)rec[0] | ((uint64_t)rec[1] << 8) | ((uint64_t)rec[2] << 16) |
+                                ((uint64_t)rec[3] << 24) | ((uint64_t)rec[4] << 32);
+                int64_t bias = (braw & ((uint64_t)1 << 39)) ? (int64_t)(braw | ~(((uint64_t)1 << 40) - 1u))
+                                                            : (int64_t)braw;
+                uint32_t scale = (uint32_t)rec[5] | ((uint32_t)rec[6] << 8) | ((uint32_t)rec[7] << 16) |
+                                 ((uint32_t)rec[8] << 24);
+                unsigned shift = rec[9] & 0x3fu;
+                int64_t acc = no_bias ? 0 : bias;
+                const int16_t *wrow = weights + (size_t)oc * taps * (size_t)depth_in;
+                if (depthwise)
+                {
+                    for (size_t t = 0; t < taps; t++)
+                    {
+                        acc += (int64_t)patch[t * (size_t)ifm.c + (size_t)oc] * wrow[t];
+                    }
+                }
+                else
+                {
+                    int64_t sum = 0;
+                    for (size_t i = 0; i < taps * (size_t)depth_in; i++)
+                    {
+                        sum += (int64_t)patch[i] * wrow[i];
+                    }
+                    acc += sum;
+                }
+                fm_write(&ofm, oy, ox, oc, out_value(&o, rescale(acc, scale, shift, round)));
+            }
+        }
+    }
+    return 0;
+}
+
+/* ---- DMA ----------------------------------------------------------------------------------- */
+
+static int op_dma(struct run *run)
+{
+    struct regs *r = &run->regs;
+    uint32_t src_reg = R0(DMA0_SRC_REGION);
+    uint32_t dst_reg = R0(DMA0_DST_REGION);
+    uint64_t src = W1(DMA0_SRC);
+    uint64_t dst = W1(DMA0_DST);
+    uint64_t len = W1(DMA0_LEN);
+    if (((src_reg >> 9) & 3u) != 0 || ((dst_reg >> 9) & 3u) != 0)
+    {
+        return fail(run, "DMA stride_mode %lu/%lu (2-D/3-D) is not modelled", (unsigned long)((src_reg >> 9) & 3u),
+                    (unsigned long)((dst_reg >> 9) & 3u));
+    }
+    if ((src_reg >> 8) & 1u)
+    {
+        return fail(run, "DMA from internal memory (SRC region_mode INTERNAL) is not modelled");
+    }
+    uint8_t *smem = NULL;
+    size_t ssize = 0;
+    if (region_of(run, src_reg & 7u, &smem, &ssize, "DMA source") != 0)
+    {
+        return -1;
+    }
+    if (src + len > ssize)
+    {
+        return fail(run, "DMA source [%llu, +%llu) outside region %lu of %lu bytes", (unsigned long long)src,
+                    (unsigned long long)len, (unsigned long)(src_reg & 7u), (unsigned long)ssize);
+    }
+    if ((dst_reg >> 8) & 1u)
+    {
+        uint64_t shram = ((run->env->config >> 8) & 0xffu) * 1024u;
+        uint64_t lut_base = shram - 2048u;
+        if (shram < 2048u || dst < lut_base || dst + len > shram)
+        {
+            return fail(run, "DMA into SHRAM [%llu, +%llu) outside the LUT area [%llu, %llu)", (unsigned long long)dst,
+                        (unsigned long long)len, (unsigned long long)lut_base, (unsigned long long)shram);
+        }
+        memcpy(run->env->lut + (dst - lut_base), smem + src, (size_t)len);
+        return 0;
+    }
+    uint8_t *dmem = NULL;
+    size_t dsize = 0;
+    if (region_of(run, dst_reg & 7u, &dmem, &dsize, "DMA destination") != 0)
+    {
+        return -1;
+    }
+    if (dst + len > dsize)
+    {
+        return fail(run, "DMA destination [%llu, +%llu) outside region %lu of %lu bytes", (unsigned long long)dst,
+                    (unsigned long long)len, (unsigned long)(dst_reg & 7u), (unsigned long)dsize);
+    }
+    memmove(dmem + dst, smem + src, (size_t)len);
+    return 0;
+}
+
+/* ---- interpreter --------------------------------------------------------------------------- */
+
+int vnpu_run(struct vnpu_env *env, const uint32_t *words, size_t nwords)
+{
+    static struct run run; /* the register file is large; one stream runs at a time */
+    memset(&run, 0, sizeof(run));
+    run.env = env;
+    env->error[0] = '\0';
+    struct regs *r = &run.regs;
+    size_t i = 0;
+    while (i < nwords)
+    {
+        uint32_t w0 = words[i];
+        uint32_t code = vnpu_code_of(w0);
+        uint32_t param = w0 >> 16;
+        run.word = i;
+        run.code = code;
+        if (vnpu_find_cmd(code) == NULL)
+        {
+            snprintf(env->error, ETHOSU_VIRTUAL_ERROR_LEN,
+                     "unknown command code 0x%04lx (param 0x%04lx) at command word %lu", (unsigned long)code,
+                     (unsigned long)param, (unsigned long)i);
+            return -1;
+        }
+        if (code & 0x4000u)
+        {
+            if (i + 1 >= nwords)
+            {
+                return fail(&run, "truncated: the payload word is missing");
+            }
+            uint32_t op = code & 0x3ffu;
+            if (op >= 0x100)
+            {
+                return fail(&run, "cmd1 operation 0x%03lx is not defined for U55/U65", (unsigned long)op);
+            }
+            r->w1[op] = words[i + 1];
+            r->p1[op] = (uint16_t)param;
+            i += 2;
+            continue;
+        }
+        i += 1;
+        if (code >= 0x100)
+        {
+            r->p0[code & 0xffu] = (uint16_t)param;
+            continue;
+        }
+        int rc = 0;
+        switch (code)
+        {
+        case OP_STOP:
+            return 0;
+        case OP_CONV:
+            rc = op_conv(&run, 0);
+            break;
+        case OP_DEPTHWISE:
+            rc = op_conv(&run, 1);
+            break;
+        case OP_POOL:
+            rc = op_pool(&run, param & 7u);
+            break;
+        case OP_ELEMENTWISE:
+            rc = op_elementwise(&run, param & 0x3fu);
+            break;
+        case OP_DMA_START:
+            rc = op_dma(&run);
+            break;
+        case OP_IRQ:
+        case OP_DMA_WAIT:
+        case OP_KERNEL_WAIT:
+        case OP_PMU_MASK:
+            break; /* everything already ran to completion in order */
+        default:
+            rc = fail(&run, "operation is not modelled");
+            break;
+        }
+        if (rc != 0)
+        {
+            return rc;
+        }
+    }
+    snprintf(env->error, ETHOSU_VIRTUAL_ERROR_LEN, "command stream of %lu words ends without NPU_OP_STOP",
+             (unsigned long)nwords);
+    return -1;
+}

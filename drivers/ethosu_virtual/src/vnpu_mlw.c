@@ -1,0 +1,338 @@
+/*
+ * ethosu-porting-kit virtual NPU: decoder of the MLW weight stream (U55/U65).
+ *
+ * The stream is a sequence of slices. Each slice has a header (zero-run divisor,
+ * length, weight divisor, truncation flag, optional palette) and then chunks that
+ * interleave Golomb-Rice codes of weight indices and of zero-run lengths: the
+ * unary (quotient) parts of chunk n are followed by the remainders of chunk n-1.
+ * Bits are read least significant first. Written for the kit; it decodes a slice
+ * into caller memory and hands values out one by one, so nothing is allocated.
+ */
+#include "vnpu.h"
+
+#include <string.h>
+
+#define ZDIV_DISABLE 6
+#define ZDIV_EOS 7
+#define WDIV_UNCOMPRESSED 7
+
+static int get_bits(struct vnpu_mlw *d, int n, uint32_t *out)
+{
+    uint32_t v = 0;
+    if (d->bitpos + (size_t)n > d->size * 8u)
+    {
+        return -1;
+    }
+    for (int i = 0; i < n; i++)
+    {
+        size_t p = d->bitpos++;
+        v |= (uint32_t)((d->buf[p >> 3] >> (p & 7u)) & 1u) << i;
+    }
+    *out = v;
+    return 0;
+}
+
+#define GET(n, dst)                                                                                                    \
+    do                                                                                                                 \
+    {                                                                                                                  \
+        uint32_t get_tmp_;                                                                                             \
+        if (get_bits(d, (n), &get_tmp_) != 0)                                                                          \
+            return -1;                                                                                                 \
+        (dst) = get_tmp_;                                                                                              \
+    } while (0)
+
+void vnpu_mlw_init(struct vnpu_mlw *d, const uint8_t *buf, size_t size, void *mem, size_t mem_size)
+{
+    memset(d, 0, sizeof(*d));
+    d->buf = buf;
+    d->size = size;
+    /* split the memory: n uint16 weights + (n + 1) uint32 zero runs */
+    size_t n = mem_size >= 8u ? (mem_size - 4u) / 6u : 0u;
+    d->zrun = (uint32_t *)mem;
+    d->wval = (uint16_t *)(void *)((uint8_t *)mem + (n + 1u) * 4u);
+    d->capacity = n;
+    d->first = 1;
+}
+
+/* Parse the unary bits of one chunk into quotients; returns the number of symbols. */
+static int split_unary(uint32_t bits, int nbits, uint32_t *carry, int truncate, uint32_t extra, int extra_bits,
+                       uint32_t *q)
+{
+    int n = 0;
+    uint32_t cnt = *carry;
+    for (int i = 0; i < nbits; i++)
+    {
+        if (extra_bits < 0)
+        {
+            /* zero runs: a 1 adds to the quotient, a 0 ends the symbol */
+            if (bits & (1u << i))
+            {
+                cnt++;
+            }
+            else
+            {
+                q[n++] = cnt;
+                cnt = 0;
+            }
+        }
+        else
+        {
+            /* weights: a 1 in the first pass means at least 1, the second pass adds 1 more and continues */
+            uint32_t code = 0;
+            if (bits & (1u << i))
+            {
+                code = 1;
+                if (extra & 1u)
+                {
+                    code = 2;
+                }
+                extra >>= 1;
+            }
+            cnt += code;
+            if (code < 2 || truncate)
+            {
+                q[n++] = cnt;
+                cnt = 0;
+            }
+        }
+    }
+    *carry = cnt;
+    return n;
+}
+
+static int decode_slice(struct vnpu_mlw *d)
+{
+    uint32_t zdiv;
+    GET(3, zdiv);
+    while (zdiv == ZDIV_EOS)
+    {
+        d->bitpos = (d->bitpos + 7u) & ~(size_t)7u;
+        d->first = 1;
+        if (d->bitpos / 8u >= d->size)
+        {
+            return 0;
+        }
+        GET(3, zdiv);
+    }
+    if (d->bitpos / 8u >= d->size)
+    {
+        return 0;
+    }
+    if (zdiv >= 4 && zdiv != ZDIV_DISABLE)
+    {
+        return -1;
+    }
+    uint32_t slice_len;
+    uint32_t wdiv;
+    uint32_t wtrunc;
+    uint32_t newpal;
+    GET(15, slice_len);
+    GET(3, wdiv);
+    GET(1, wtrunc);
+    GET(1, newpal);
+    int use_zero_run = zdiv != ZDIV_DISABLE;
+    if (d->first && !newpal)
+    {
+        return -1;
+    }
+    if (!d->first && !newpal && use_zero_run != d->prev_zero_run)
+    {
+        return -1;
+    }
+    d->first = 0;
+    d->prev_zero_run = use_zero_run;
+    if (newpal)
+    {
+        uint32_t v;
+        GET(5, v);
+        d->direct_offset = (int)v;
+        GET(5, v);
+        d->palsize = v > 0 ? (int)v + 1 : 0;
+        GET(3, v);
+        d->palbits = (int)v + 2;
+        for (int i = 0; i < d->palsize; i++)
+        {
+            GET(d->palbits, v);
+            d->palette[i] = (int16_t)v;
+        }
+    }
+    int uncompressed = 0;
+    if (wdiv == WDIV_UNCOMPRESSED)
+    {
+        uncompressed = 1;
+        uint32_t bits = 0;
+        if (d->palsize > 0)
+        {
+            while ((1 << bits) < d->palsize)
+            {
+                bits++;
+            }
+        }
+        else
+        {
+            bits = (uint32_t)d->palbits;
+        }
+        wdiv = bits; /* only remainders are sent */
+    }
+    else if (wdiv >= 6)
+    {
+        return -1;
+    }
+    int nvalues = (int)slice_len + 1;
+    int z_nvalues = nvalues + (newpal ? 1 : 0);
+    if ((size_t)z_nvalues > d->capacity)
+    {
+        return -1;
+    }
+    memset(d->zrun, 0, (size_t)z_nvalues * sizeof(uint32_t));
+
+    int w_pos = 0;
+    int z_pos = 0;
+    int w_done = 0;
+    int z_done = 0;
+    uint32_t w_q[12];
+    uint32_t z_q[12];
+    uint32_t w_prev_q[12];
+    uint32_t z_prev_q[12];
+    int w_n = 0;
+    int z_n = 0;
+    int w_prev_n = 0;
+    int z_prev_n = 0;
+    int w_prev_enable = 0;
+    int z_prev_enable = 0;
+    uint32_t w_carry = 0;
+    uint32_t z_carry = 0;
+    int z_unary_len = zdiv < 3 ? 12 : 8;
+    do
+    {
+        int balance = use_zero_run ? w_pos - z_pos : 0;
+        int w_enable = (balance < 8 || !use_zero_run) && w_pos < nvalues;
+        int z_enable = balance >= 0 && use_zero_run && z_pos < z_nvalues;
+        uint32_t w_unary0 = 0;
+        if (w_enable && !uncompressed)
+        {
+            GET(12, w_unary0);
+        }
+        if (z_enable)
+        {
+            uint32_t z_unary;
+            GET(z_unary_len, z_unary);
+            z_n = split_unary(z_unary, z_unary_len, &z_carry, 0, 0, -1, z_q);
+            z_pos += z_n;
+        }
+        if (w_enable)
+        {
+            int max_symbols = (uncompressed && wdiv > 5) ? 8 : 12;
+            int ones = 0;
+            for (int i = 0; i < max_symbols; i++)
+            {
+                ones += (int)((w_unary0 >> i) & 1u);
+            }
+            uint32_t w_unary1;
+            GET(ones, w_unary1);
+            w_n = split_unary(w_unary0, max_symbols, &w_carry, (int)wtrunc, w_unary1, ones, w_q);
+            w_pos += w_n;
+        }
+        if (w_prev_enable)
+        {
+            for (int i = 0; i < w_prev_n && w_done < nvalues; i++, w_done++)
+            {
+                uint32_t rem;
+                GET((int)wdiv, rem);
+                uint32_t v = (w_prev_q[i] << wdiv) + rem;
+                if (v >= 512u)
+                {
+                    return -1;
+                }
+                d->wval[w_done] = (uint16_t)v;
+            }
+        }
+        if (z_prev_enable)
+        {
+            for (int i = 0; i < z_prev_n && z_done < z_nvalues; i++, z_done++)
+            {
+                uint32_t rem;
+                GET((int)zdiv, rem);
+                d->zrun[z_done] = (z_prev_q[i] << zdiv) + rem;
+            }
+        }
+        w_prev_enable = w_enable;
+        w_prev_n = w_enable ? w_n : 0;
+        memcpy(w_prev_q, w_q, sizeof(w_q));
+        z_prev_enable = z_enable;
+        z_prev_n = z_enable ? z_n : 0;
+        memcpy(z_prev_q, z_q, sizeof(z_q));
+    } while (w_prev_enable || z_prev_enable);
+    if (w_done != nvalues)
+    {
+        return -1;
+    }
+    d->nvalues = nvalues;
+    d->new_palette = (int)newpal;
+    d->use_zero_run = use_zero_run;
+    d->index = 0;
+    d->zeros = (newpal && use_zero_run) ? d->zrun[0] : 0u;
+    d->in_slice = 1;
+    return 1;
+}
+
+int vnpu_mlw_next(struct vnpu_mlw *d, int16_t *value)
+{
+    for (;;)
+    {
+        if (d->ended)
+        {
+            return 0;
+        }
+        if (!d->in_slice)
+        {
+            int r = decode_slice(d);
+            if (r <= 0)
+            {
+                d->ended = r == 0;
+                return r;
+            }
+        }
+        if (d->zeros > 0)
+        {
+            d->zeros--;
+            *value = 0;
+            return 1;
+        }
+        if (d->index >= d->nvalues)
+        {
+            d->in_slice = 0;
+            continue;
+        }
+        int w = d->wval[d->index];
+        int v = w < d->palsize ? d->palette[w] : w - d->palsize + d->direct_offset;
+        int mag = v >> 1;
+        *value = (int16_t)((v & 1) ? -mag : mag);
+        if (d->use_zero_run)
+        {
+            d->zeros = d->zrun[d->index + d->new_palette];
+        }
+        d->index++;
+        return 1;
+    }
+}
+
+long ethosu_virtual_mlw_decode(const uint8_t *in, size_t len, int16_t *out, size_t max_out)
+{
+    size_t mem_size = 0;
+    void *mem = vnpu_workspace(&mem_size);
+    struct vnpu_mlw d;
+    vnpu_mlw_init(&d, in, len, mem, mem_size);
+    size_t n = 0;
+    int16_t v;
+    int r;
+    while ((r = vnpu_mlw_next(&d, &v)) == 1)
+    {
+        if (n >= max_out)
+        {
+            return -1;
+        }
+        out[n++] = v;
+    }
+    return r < 0 ? -1 : (long)n;
+}

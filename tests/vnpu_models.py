@@ -1,0 +1,277 @@
+"""One-operation models for the virtual NPU tests, lowered with the TOSA graph kept.
+
+Each `OpModel` is lowered once for ethos-u55-128 / Shared_Sram with
+`dump_dir` set, so the folder holds the .pte and the TOSA graph Vela compiled
+(`out.tosa`). Lowered folders are cached on disk (`$ETHOSU_KIT_TEST_CACHE/vnpu`,
+else `<repo>/.cache/vnpu`), keyed by the builder's source, the lowering helper's
+source and the torch/executorch versions, written to a temporary folder and renamed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import fcntl
+import hashlib
+import importlib.metadata
+import inspect
+import os
+import shutil
+import tempfile
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+REPO = Path(__file__).resolve().parents[1]
+TARGET_ACCEL = "ethos-u55-128"
+TARGET_MODE = "Shared_Sram"
+
+
+@dataclass(frozen=True)
+class OpModel:
+    name: str
+    build: Callable[[], Any]  # -> torch.nn.Module
+    shapes: tuple[tuple[int, ...], ...]
+    activation_bits: int = 8
+
+
+def _conv(cin: int, cout: int, k: int | tuple[int, int], **kw: Any) -> Callable[[], Any]:
+    def build() -> Any:
+        from torch import nn
+
+        return nn.Conv2d(cin, cout, k, **kw)
+
+    return build
+
+
+def _seq(*make: Callable[[], Any]) -> Callable[[], Any]:
+    def build() -> Any:
+        from torch import nn
+
+        return nn.Sequential(*(m() for m in make))
+
+    return build
+
+
+def _fn(name: str, *args: Any, **kw: Any) -> Callable[[], Any]:
+    """A module applying torch.<name> (or a tensor method) to its inputs."""
+
+    def build() -> Any:
+        import torch
+
+        class Fn(torch.nn.Module):
+            def forward(self, *xs: Any) -> Any:
+                f = getattr(torch, name)
+                return f(*xs, *args, **kw)
+
+        return Fn()
+
+    return build
+
+
+def _mod(cls: str, *args: Any, **kw: Any) -> Callable[[], Any]:
+    def build() -> Any:
+        from torch import nn
+
+        return getattr(nn, cls)(*args, **kw)
+
+    return build
+
+
+def _binary(
+    op: str, const_shape: tuple[int, ...] | None = None, reverse: bool = False
+) -> Callable[[], Any]:
+    def build() -> Any:
+        import torch
+
+        class Binary(torch.nn.Module):
+            def __init__(self) -> None:
+                super().__init__()
+                if const_shape is not None:
+                    g = torch.Generator().manual_seed(3)
+                    self.register_buffer("c", torch.rand(const_shape, generator=g) * 2 - 1)
+
+            def forward(self, x: Any, *rest: Any) -> Any:
+                y = rest[0] if rest else self.c
+                a, b = (y, x) if reverse else (x, y)
+                return getattr(torch, op)(a, b)
+
+        return Binary()
+
+    return build
+
+
+def _softmax() -> Any:
+    import torch
+
+    class Softmax(torch.nn.Module):
+        def forward(self, x: Any) -> Any:
+            return torch.softmax(x, dim=-1)
+
+    return Softmax()
+
+
+def _concat() -> Any:
+    import torch
+
+    class Concat(torch.nn.Module):
+        def forward(self, x: Any, y: Any) -> Any:
+            return torch.cat([x, y], dim=1)
+
+    return Concat()
+
+
+def _permute() -> Any:
+    import torch
+
+    class Permute(torch.nn.Module):
+        def forward(self, x: Any) -> Any:
+            return x.permute(0, 2, 3, 1) * 1.0 + 0.0
+
+    return Permute()
+
+
+def _mean() -> Any:
+    import torch
+
+    class Mean(torch.nn.Module):
+        def forward(self, x: Any) -> Any:
+            return torch.mean(x, dim=(2, 3), keepdim=True)
+
+    return Mean()
+
+
+def _clamp() -> Any:
+    import torch
+
+    class Clamp(torch.nn.Module):
+        def forward(self, x: Any) -> Any:
+            return torch.clamp(x, -0.25, 0.5)
+
+    return Clamp()
+
+
+def _linear() -> Any:
+    from torch import nn
+
+    return nn.Linear(64, 24)
+
+
+def _block() -> Any:
+    """A small residual block: conv, depthwise, add, relu, global pool, linear."""
+    import torch
+    from torch import nn
+
+    class Block(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.c1 = nn.Conv2d(3, 16, 3, padding=1)
+            self.dw = nn.Conv2d(16, 16, 3, padding=1, groups=16)
+            self.pw = nn.Conv2d(16, 16, 1)
+            self.fc = nn.Linear(16, 10)
+
+        def forward(self, x: Any) -> Any:
+            x = torch.relu(self.c1(x))
+            x = x + self.pw(torch.relu(self.dw(x)))
+            x = torch.mean(x, dim=(2, 3))
+            return self.fc(x)
+
+    return Block()
+
+
+IMG = (1, 8, 10, 10)
+OP_MODELS: tuple[OpModel, ...] = (
+    OpModel("conv3x3_pad", _conv(8, 16, 3, padding=1), (IMG,)),
+    OpModel("conv1x1", _conv(8, 24, 1), (IMG,)),
+    OpModel("conv5x5_s2", _conv(8, 8, 5, stride=2, padding=2), (IMG,)),
+    OpModel("conv3x3_dil2", _conv(8, 8, 3, dilation=2, padding=2), (IMG,)),
+    OpModel("conv_deep", _conv(48, 40, 3, padding=1), ((1, 48, 6, 6),)),
+    OpModel("depthwise_s2", _conv(8, 8, 3, stride=2, padding=1, groups=8), (IMG,)),
+    OpModel("linear", _linear, ((2, 64),)),
+    OpModel("add", _binary("add"), (IMG, IMG)),
+    OpModel("add_bcast", _binary("add"), (IMG, (1, 8, 1, 1))),
+    OpModel("sub_rev_const", _binary("sub", (1, 8, 1, 10), reverse=True), (IMG,)),
+    OpModel("mul_bcast", _binary("mul"), (IMG, (1, 1, 10, 10))),
+    OpModel("maximum", _binary("maximum"), (IMG, IMG)),
+    OpModel("maxpool", _mod("MaxPool2d", 3, stride=2, padding=1), (IMG,)),
+    OpModel("avgpool", _mod("AvgPool2d", 2), (IMG,)),
+    OpModel(
+        "avgpool_pad", _mod("AvgPool2d", 3, stride=1, padding=1, count_include_pad=False), (IMG,)
+    ),
+    OpModel("mean", _mean, (IMG,)),
+    OpModel("clamp", _clamp, (IMG,)),
+    OpModel("sigmoid", _mod("Sigmoid"), (IMG,)),
+    OpModel("tanh", _mod("Tanh"), (IMG,)),
+    OpModel("softmax", _softmax, ((1, 4, 16),)),
+    OpModel("concat", _concat, (IMG, IMG)),
+    OpModel("permute", _permute, (IMG,)),
+    OpModel("conv_a16w8", _conv(8, 8, 3, padding=1), (IMG,), activation_bits=16),
+    OpModel("sigmoid_a16w8", _mod("Sigmoid"), (IMG,), activation_bits=16),
+    OpModel("block", _block, ((1, 3, 12, 12),)),
+)
+BY_NAME = {m.name: m for m in OP_MODELS}
+
+
+def cache_root() -> Path:
+    env = os.environ.get("ETHOSU_KIT_TEST_CACHE")
+    return (Path(env) if env else REPO / ".cache") / "vnpu"
+
+
+def cache_key(model: OpModel) -> str:
+    import ethosu_kit.lowering
+
+    h = hashlib.sha256()
+    for part in (
+        inspect.getsource(inspect.getmodule(cache_key) or ethosu_kit),  # this file
+        inspect.getsource(ethosu_kit.lowering),
+        model.name,
+        repr(model.shapes),
+        str(model.activation_bits),
+        importlib.metadata.version("torch"),
+        importlib.metadata.version("executorch"),
+    ):
+        h.update(part.encode())
+        h.update(b"\0")
+    return h.hexdigest()[:16]
+
+
+@contextlib.contextmanager
+def _lock(path: Path) -> Iterator[None]:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("w") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
+
+
+def lowered(model: OpModel) -> Path:
+    """Folder with `model.pte` and `out.tosa` for this model (lowered once, then cached)."""
+    folder = cache_root() / f"{model.name}-{cache_key(model)}"
+    if (folder / "model.pte").is_file():
+        return folder
+    with _lock(folder.with_suffix(".lock")):
+        if (folder / "model.pte").is_file():
+            return folder
+        import torch
+
+        from ethosu_kit.lowering import Target, lower_to_pte
+
+        torch.manual_seed(0)
+        module = model.build().eval()
+        g = torch.Generator().manual_seed(1)
+        calib = [tuple(torch.rand(s, generator=g) * 2 - 1 for s in model.shapes) for _ in range(4)]
+        tmp = Path(tempfile.mkdtemp(prefix=f".{model.name}-", dir=folder.parent))
+        try:
+            lower_to_pte(
+                module,
+                calib[0],
+                Target(accelerator=TARGET_ACCEL, memory_mode=TARGET_MODE),
+                tmp / "model.pte",
+                calibration=calib,
+                activation_bits=model.activation_bits,
+                dump_dir=tmp / "dump",
+            )
+            shutil.copy(tmp / "dump" / "out.tosa", tmp / "out.tosa")
+            tmp.rename(folder)
+        finally:
+            shutil.rmtree(tmp, ignore_errors=True)
+    return folder
