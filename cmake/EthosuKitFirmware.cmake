@@ -153,6 +153,7 @@ function(ethosu_add_firmware)
     "${kit}/sdk/src/platform.c"
     "${kit}/sdk/src/semihosting.c"
     "${kit}/sdk/src/syscalls.c"
+    "${kit}/sdk/src/retarget_armclib.c"
     "${kit}/sdk/src/log.c"
     "${kit}/sdk/src/alloc.c"
     "${kit}/sdk/src/timing.c"

@@ -31,9 +31,19 @@ typedef struct {
     uint32_t size;
 } kit_zero_entry_t;
 
+#if defined(__ARMCC_VERSION)
+/* Arm Compiler 6: the scatter file's ARM_LIB_STACK holds kit_stack; __main (the Arm C
+ * library) does the copy/zero work and the constructors, then calls main. */
+extern uint8_t Image$$ARM_LIB_STACK$$ZI$$Base[];
+extern uint8_t Image$$ARM_LIB_STACK$$ZI$$Limit[];
+#define __StackTop Image$$ARM_LIB_STACK$$ZI$$Limit
+#define __StackLimit Image$$ARM_LIB_STACK$$ZI$$Base
+__attribute__((noreturn)) void __main(void);
+#else
 /* From the linker script. */
 extern uint8_t __StackTop[];
 extern uint8_t __StackLimit[];
+#endif
 extern const kit_copy_entry_t __copy_table_start__[];
 extern const kit_copy_entry_t __copy_table_end__[];
 extern const kit_zero_entry_t __zero_table_start__[];
@@ -108,6 +118,11 @@ __attribute__((noreturn)) void Reset_Handler(void)
     kit_isb();
     /* Stack overflow then faults instead of silently overwriting what lies below. */
     __asm volatile("msr msplim, %0" ::"r"(__StackLimit));
+#if defined(__ARMCC_VERSION)
+    SCB_VTOR = (uint32_t)(uintptr_t)kit_vectors;
+    kit_system_init();
+    __main();
+#else
 
     for (const kit_copy_entry_t *e = __copy_table_start__; e < __copy_table_end__; ++e) {
         const uint8_t *src = (const uint8_t *)(uintptr_t)e->load;
@@ -143,6 +158,7 @@ __attribute__((noreturn)) void Reset_Handler(void)
     }
 
     kit_exit(main());
+#endif
 }
 
 int kit_irq_register(unsigned irq, kit_irq_fn fn, void *arg)

@@ -3,6 +3,7 @@
  * heap is the plan's kit_heap buffer (bounded by the linker script's __HeapBase /
  * __HeapLimit), and _exit is the kit's exit so that exit(n) reaches the emulator.
  */
+#if !defined(__ARMCC_VERSION) /* newlib only; retarget_armclib.c serves Arm Compiler 6 */
 #include <errno.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -96,3 +97,4 @@ void *_sbrk(ptrdiff_t incr)
 size_t kit_heap_used(void) { return heap_end == NULL ? 0u : (size_t)(heap_end - __HeapBase); }
 
 void _exit(int code) { kit_exit(code); }
+#endif
