@@ -184,11 +184,14 @@ def _cpu_ram_rank(r: MemoryRegion) -> int:
 
 
 def _code_rank(r: MemoryRegion) -> int:
+    """ITCM, on-chip RAM the NPU does not use, flash (keeps code over reset), NPU SRAM, DRAM."""
     if r.kind == RegionKind.ITCM:
         return 0
-    if r.on_chip and r.volatile:
+    if r.on_chip and r.volatile and not r.npu:
         return 1
-    return 2 if not r.volatile else 3  # flash before DRAM: it keeps code across reset
+    if not r.volatile:
+        return 2
+    return 3 if r.on_chip else 4
 
 
 def _select(
