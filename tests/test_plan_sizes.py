@@ -1,0 +1,106 @@
+"""Where the plan's sizes come from (fast scratch, method pool) and each kind of overflow.
+
+The models are the real lowered fixtures; where a case needs a model the fixtures do
+not have (a plain Dedicated_Sram compile, a 3 MiB Sram_Only network), the real
+ModelInfo is copied with that one field changed.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from pathlib import Path
+
+import pytest
+
+from ethosu_kit.board_loader import load_board
+from ethosu_kit.errors import FitError
+from ethosu_kit.memory_plan import PlanOptions
+from ethosu_kit.model_info import ModelInfo
+from ethosu_kit.planner import (
+    fast_scratch_size,
+    method_pool_size,
+    plan_memory,
+    vela_arena_cache_size,
+    vela_ini_path,
+)
+from ethosu_kit.pte import read_pte
+
+KIB, MIB = 1024, 1024 * 1024
+
+
+def _with_spec(model: ModelInfo, **changes: object) -> ModelInfo:
+    """The model as if Vela had been given other compile options (all delegates agree)."""
+    methods = []
+    for m in model.methods:
+        delegates = tuple(
+            dataclasses.replace(d, ethosu=dataclasses.replace(d.ethosu, **changes))  # type: ignore[arg-type]
+            if d.ethosu
+            else d
+            for d in m.delegates
+        )
+        methods.append(dataclasses.replace(m, delegates=delegates))
+    return dataclasses.replace(model, methods=tuple(methods))
+
+
+def test_installed_vela_ini_is_read() -> None:
+    assert vela_ini_path() is not None
+    assert vela_arena_cache_size("Dedicated_Sram_256KB") == 256 * KIB
+    assert vela_arena_cache_size("Dedicated_Sram_512KB") == 512 * KIB
+    assert vela_arena_cache_size("Dedicated_Sram") is None  # Vela: the whole address range
+
+
+def test_fast_scratch_sources_in_order(pte_u85_dedicated: Path) -> None:
+    model = read_pte(pte_u85_dedicated)
+    assert model.compile_spec and model.compile_spec.memory_mode_name == "Dedicated_Sram_384KB"
+    assert fast_scratch_size(model, PlanOptions()).size == 384 * KIB
+    assert fast_scratch_size(model, PlanOptions(fast_scratch=100 * KIB)).size == 100 * KIB
+    flag = _with_spec(model, arena_cache_size=200 * KIB)
+    got = fast_scratch_size(flag, PlanOptions())
+    assert got.size == 200 * KIB and "--arena-cache-size" in got.why
+    own_ini = _with_spec(model, config_ini="my/vela.ini", memory_mode_name="Dedicated_Sram_512KB")
+    got = fast_scratch_size(own_ini, PlanOptions())
+    assert got.size == 512 * KIB and "name" in got.why
+
+
+def test_plain_dedicated_takes_the_sram_left(pte_u85_dedicated: Path) -> None:
+    model = _with_spec(read_pte(pte_u85_dedicated), memory_mode_name="Dedicated_Sram")
+    plan = plan_memory(model, load_board("cs320"), None, PlanOptions())
+    fast = plan.buffer("fast_scratch")
+    sram = load_board("cs320").region("SRAM")
+    assert fast.region == "SRAM" and fast.size == sram.size  # nothing else needs the SRAM
+    assert any("--fast-scratch" in note for note in plan.notes)
+
+
+def test_fast_scratch_overflow(pte_u85_dedicated: Path) -> None:
+    model = read_pte(pte_u85_dedicated)
+    with pytest.raises(FitError) as info:
+        plan_memory(model, load_board("cs320"), None, PlanOptions(fast_scratch=5 * MIB))
+    assert str(info.value).startswith("region SRAM of corstone-320")
+    assert "fast_scratch 5,242,880" in str(info.value)
+    assert info.value.hint and "--arena-cache-size" in info.value.hint
+
+
+def test_sram_only_network_overflow(pte_u55_sram_only: Path) -> None:
+    model = dataclasses.replace(read_pte(pte_u55_sram_only), file_bytes=3 * MIB)
+    with pytest.raises(FitError) as info:
+        plan_memory(model, load_board("cs300"), None, PlanOptions())
+    message = str(info.value)
+    assert "region SRAM" in message and "temp_pool" in message and "network 3,145,728" in message
+    assert info.value.hint and "Shared_Sram" in info.value.hint
+
+
+def test_cpu_ram_overflow(pte_u85_shared: Path) -> None:
+    with pytest.raises(FitError) as info:
+        plan_memory(read_pte(pte_u85_shared), load_board("cs320"), None,
+                    PlanOptions(stack=512 * MIB))  # fmt: skip
+    assert "stack 536,870,912" in str(info.value)
+    assert info.value.hint and "--stack" in info.value.hint
+
+
+def test_method_pool_arithmetic_is_spelled_out(pte_cpu_op: Path) -> None:
+    method = read_pte(pte_cpu_op).methods[0]
+    size, why = method_pool_size(method)
+    assert size % 256 == 0
+    assert f"{method.num_values} values x 16" in why
+    assert f"{method.num_tensors} tensors x 96" in why
+    assert f"rounded to 256 = {size}" in why
