@@ -33,6 +33,7 @@ from ethosu_kit.board import Board, MemoryRegion, RegionKind
 from ethosu_kit.errors import FitError, PlanError
 from ethosu_kit.memory_plan import Buffer, MemoryPlan, PlanOptions, Role
 from ethosu_kit.model_info import MemoryMode, MethodInfo, ModelInfo
+from ethosu_kit.report import size_text
 
 NPU_ALIGN = 16  # everything the NPU reads or writes (driver requirement)
 KIB = 1024
@@ -85,15 +86,6 @@ _SIZE_SUFFIX = re.compile(r"_(\d+)(KB|MB)$", re.IGNORECASE)
 
 def _round_up(n: int, align: int) -> int:
     return -(-n // align) * align
-
-
-def _fmt(n: int) -> str:
-    """A byte count as users read it: 2,359,312 B (2.25 MiB)."""
-    if n >= 1 << 20:
-        return f"{n:,} B ({n / (1 << 20):.2f} MiB)"
-    if n >= 1 << 10:
-        return f"{n:,} B ({n / 1024:.1f} KiB)"
-    return f"{n:,} B"
 
 
 # --- the Vela configuration ----------------------------------------------------------
@@ -330,7 +322,7 @@ class _Planner:
         )
         raise FitError(
             f"region {region.name} of {self.board.name} (0x{region.base:08x}, "
-            f"{region.size / (1 << 20):.2f} MiB) overflows in {self.mode.value}: "
+            f"{size_text(region.size)}) overflows in {self.mode.value}: "
             f"needs {needed:,} bytes, has {region.size:,} (short by {needed - region.size:,}); "
             f"filled by {filled}{others}",
             hint=want.hint,
@@ -565,7 +557,8 @@ class _Planner:
             hint = "use a board with more external DRAM"
         else:
             hint = (
-                f"the NPU scratch (Vela's peak SRAM use, {_fmt(peak)}) must be in on-chip SRAM "
+                f"the NPU scratch (Vela's peak SRAM use, {peak:,} B = {size_text(peak)}) "
+                "must be in on-chip SRAM "
                 f"in {mode.value}: lower the model for Dedicated_Sram on an Ethos-U65/U85 "
                 "(scratch in DRAM), or with Vela --optimise Size, or use a board with more "
                 "SRAM (corstone-320 has 4 MiB)"

@@ -16,10 +16,12 @@ from ethosu_kit.memory_plan import MemoryPlan, Role
 REPORT_FORMAT_VERSION = 1
 
 
-def _size(n: int) -> str:
-    for unit, shift in (("MiB", 20), ("KiB", 10)):
+def size_text(n: int) -> str:
+    """512 KiB, 2 MiB, 1000 B: exact for whole units, else two decimals."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
         if n >= 1 << shift:
-            return f"{n / (1 << shift):.1f} {unit}"
+            value = n / (1 << shift)
+            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.2f} {unit}"
     return f"{n} B"
 
 
@@ -106,7 +108,7 @@ def report_text(plan: MemoryPlan) -> str:
         cells = (
             f"{r.name}\n{r.kind.value}",
             f"0x{r.base:08x}",
-            f"{r.size:,}\n{_size(r.size)}",
+            f"{r.size:,}\n{size_text(r.size)}",
             f"{use.used:,}{pct}",
             f"{use.free:,}",
             "\n".join(lines) or "-",

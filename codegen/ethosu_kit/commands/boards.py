@@ -20,15 +20,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
-def size_text(n: int) -> str:
-    """512 KiB, 2 MiB, 1000 B: exact when the number is a whole unit, else one decimal."""
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            value = n / (1 << shift)
-            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.1f} {unit}"
-    return f"{n} B"
-
-
 def _npus(board: Board) -> str:
     return ", ".join(
         f"{kind} ({'/'.join(str(m) for m in board.npu.macs.get(kind, ()))} MACs)"
@@ -38,6 +29,8 @@ def _npus(board: Board) -> str:
 
 def _list(boards: list[Board]) -> str:
     from rich.table import Table
+
+    from ethosu_kit.report import size_text
 
     table = Table(title="built-in boards", title_justify="left")
     for column in ("name", "aliases", "CPU", "NPUs", "regions"):
@@ -63,6 +56,8 @@ def _render(*renderables: object) -> str:
 def describe(board: Board) -> str:
     """One board: CPU, NPU, UART and the memory map."""
     from rich.table import Table
+
+    from ethosu_kit.report import size_text
 
     npu = board.npu
     lines = [
