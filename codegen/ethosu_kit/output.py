@@ -143,7 +143,7 @@ def write_project(files: Mapping[str, bytes], out_dir: Path, force: bool = False
     """Write `files` (relative path -> bytes) as the project in `out_dir`, atomically."""
     for rel in files:
         _check_relpath(rel)
-    out_dir = Path.cwd() / out_dir  # absolute, symlinks kept
+    out_dir = out_dir.resolve()
     old, _forced = _plan_changes(files, out_dir, force)
     result = WriteResult(out_dir)
     created_parents = _make_parents(out_dir.parent)

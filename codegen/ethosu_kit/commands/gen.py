@@ -84,8 +84,6 @@ def run(args: argparse.Namespace) -> int:
         pte_bytes = args.pte.read_bytes()
     except OSError as exc:
         raise PteError(f"{args.pte}: cannot read ({exc.strerror or exc})") from exc
-    if args.output.exists() and not args.output.is_dir():
-        raise KitError(f"{args.output}: exists and is not a folder", hint="choose another -o")
 
     from ethosu_kit.board_loader import load_board
     from ethosu_kit.memory_plan import PlanOptions
