@@ -1,0 +1,114 @@
+"""`ethosu-kit inspect` and `lower-example` as a user runs them, and the no-torch promise."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ethosu_kit.describe import describe_model
+from ethosu_kit.pte import read_pte
+
+HEAVY = frozenset({"torch", "executorch", "torchao", "torchgen"})
+
+
+def _cli(*args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    exe = shutil.which("ethosu-kit")
+    cmd = [exe] if exe else [sys.executable, "-m", "ethosu_kit"]
+    return subprocess.run(
+        [*cmd, *args], capture_output=True, text=True, timeout=timeout, check=False
+    )
+
+
+def _imported_modules(code: str) -> set[str]:
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", code],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=True,
+    )
+    modules = set()
+    for line in result.stderr.splitlines():
+        if line.startswith("import time:") and "|" in line:
+            modules.add(line.rsplit("|", 1)[1].strip())
+    return modules
+
+
+@pytest.mark.parametrize(
+    "code",
+    [
+        "from ethosu_kit.pte import read_pte; read_pte({p!r})",
+        "from ethosu_kit.cli import main; main(['inspect', {p!r}])",
+        "from ethosu_kit.cli import main; main(['inspect', '--json', {p!r}])",
+    ],
+)
+def test_reading_never_imports_torch_or_executorch(pte_u85_dedicated: Path, code: str) -> None:
+    modules = _imported_modules(code.format(p=str(pte_u85_dedicated)))
+    assert "ethosu_kit.pte.reader" in modules  # the probe really ran the reader
+    assert not sorted(m for m in modules if m.split(".")[0] in HEAVY)
+
+
+def test_inspect_prints_the_numbers(pte_cpu_op: Path) -> None:
+    result = _cli("inspect", str(pte_cpu_op))
+    assert result.returncode == 0, result.stderr
+    info = read_pte(pte_cpu_op)
+    out = result.stdout
+    assert out == describe_model(info)
+    (m,) = info.methods
+    (d,) = m.delegates
+    assert d.vela is not None and d.ethosu is not None
+    assert "Ethos-U target: ethos-u55-128, Shared_Sram" in out
+    assert "aten::argmax.out" in out
+    assert f"mem_id 1 {m.planned_buffers[0]:,} B" in out
+    for number in (d.vela.scratch_size, d.vela.weight_bytes, d.processed_bytes, info.file_bytes):
+        assert f"{number:,}" in out
+    assert "COP1: ethos-u55, 128 MACs/cc" in out
+
+
+def test_inspect_cpu_only(pte_cpu_only: Path) -> None:
+    result = _cli("inspect", str(pte_cpu_only))
+    assert result.returncode == 0, result.stderr
+    assert "no Ethos-U delegate" in result.stdout
+    assert "aten::addmm.out" in result.stdout
+
+
+def test_inspect_json_is_model_info(pte_u85_dedicated: Path) -> None:
+    result = _cli("inspect", "--json", str(pte_u85_dedicated))
+    assert result.returncode == 0, result.stderr
+    data = json.loads(result.stdout)
+    info = read_pte(pte_u85_dedicated)
+    assert data == json.loads(json.dumps(info.to_dict()))
+    (delegate,) = data["methods"][0]["delegates"]
+    assert delegate["ethosu"]["memory_mode"] == "Dedicated_Sram"
+    assert delegate["ethosu"]["memory_mode_name"] == "Dedicated_Sram_384KB"
+    assert data["peak_scratch"] == delegate["vela"]["scratch_size"]
+
+
+def test_lower_example_rejects_a_bad_accelerator_without_lowering(tmp_path: Path) -> None:
+    out = tmp_path / "m.pte"
+    result = _cli("lower-example", "-o", str(out), "--accelerator", "ethos-u99-1")
+    assert result.returncode != 0 and "error: --accelerator 'ethos-u99-1'" in result.stderr
+    assert "Traceback" not in result.stderr and not out.exists()
+
+
+@pytest.mark.lowering
+@pytest.mark.slow
+def test_lower_example_then_inspect(tmp_path: Path) -> None:
+    pytest.importorskip("executorch.backends.arm", reason="lower-example needs executorch")
+    out = tmp_path / "sub" / "u85.pte"
+    result = _cli(
+        "lower-example", "-o", str(out), "--accelerator", "ethos-u85-256",
+        "--memory-mode", "Shared_Sram", timeout=300,
+    )  # fmt: skip
+    assert result.returncode == 0, result.stderr
+    assert result.stdout.startswith(f"wrote {out}")
+    assert "Vela" not in result.stdout and "Total SRAM used" not in result.stdout
+    assert [p.name for p in out.parent.iterdir()] == ["u85.pte"]  # no temporary left over
+    spec = read_pte(out).compile_spec
+    assert spec is not None
+    assert (spec.accelerator, spec.memory_mode_name) == ("ethos-u85-256", "Shared_Sram")
