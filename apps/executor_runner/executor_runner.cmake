@@ -66,31 +66,39 @@ function(ethosu_kit_add_executor_runner target generated_dir)
     endif()
 
     _ethosu_kit_read_operators("${_gen}/kit_operators.txt" _portable_ops _quantized_ops)
-    # The delegate is built only when the model has one: a CPU-only program needs no
-    # NPU driver at all.
-    set(_with_ethosu OFF)
     file(STRINGS "${_gen}/kit_model.h" _delegates REGEX "#define KIT_NUM_ETHOSU_DELEGATES")
+    set(_model_delegates OFF)
     if(_delegates MATCHES "KIT_NUM_ETHOSU_DELEGATES[ \t]+([1-9][0-9]*)")
-        set(_with_ethosu ON)
+        set(_model_delegates ON)
     endif()
-    if(NOT ARG_NPU STREQUAL "none" AND _with_ethosu)
-        if(ARG_NPU STREQUAL "virtual")
-            if(NOT TARGET ethosu_kit_virtual_npu)
-                message(FATAL_ERROR "ethosu-porting-kit: NPU virtual asked but no target "
-                    "ethosu_kit_virtual_npu is defined (drivers/ethosu_virtual)")
-            endif()
-            set(_npu_lib ethosu_kit_virtual_npu)
-        else()
-            ethosu_kit_require_ethosu_driver(GENERATED_INCLUDE_DIR "${_gen}")
-            set(_npu_lib ethosu_kit_ethosu_driver)
+    # The NPU library follows NPU (the board glue calls the driver whenever NPU is
+    # not none); the delegate is built only when the model has one, so a CPU-only
+    # program links no delegate.
+    set(_npu_lib "")
+    if(ARG_NPU STREQUAL "virtual")
+        if(NOT TARGET ethosu_kit_virtual_npu)
+            message(FATAL_ERROR "ethosu-porting-kit: NPU virtual asked but no target "
+                "ethosu_kit_virtual_npu is defined (drivers/ethosu_virtual)")
         endif()
+        set(_npu_lib ethosu_kit_virtual_npu)
+    elseif(ARG_NPU STREQUAL "driver")
+        ethosu_kit_require_ethosu_driver(GENERATED_INCLUDE_DIR "${_gen}")
+        set(_npu_lib ethosu_kit_ethosu_driver)
+    elseif(_model_delegates)
+        message(WARNING "ethosu-porting-kit: ${target}: NPU none, but the program has Ethos-U "
+            "delegates: loading its method will fail (no EthosUBackend registered)")
+    endif()
+    if(_npu_lib)
+        target_link_libraries(${target} PRIVATE ${_npu_lib})
         # ExecuTorch's delegate links `ethosu_core_driver` by that name.
         if(NOT TARGET ethosu_core_driver)
             add_library(ethosu_core_driver INTERFACE)
             target_link_libraries(ethosu_core_driver INTERFACE ${_npu_lib})
         endif()
-    else()
-        set(_with_ethosu OFF)
+    endif()
+    set(_with_ethosu OFF)
+    if(_npu_lib AND _model_delegates)
+        set(_with_ethosu ON)
     endif()
 
     if(_with_ethosu)
