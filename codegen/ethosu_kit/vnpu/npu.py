@@ -159,10 +159,16 @@ def disassemble(command_stream: bytes) -> list[str]:
 
 def mlw_decode(stream: bytes, max_values: int | None = None) -> npt.NDArray[np.int16]:
     """Decode an MLW weight stream with the library's decoder."""
-    limit = max_values if max_values is not None else max(64, len(stream) * 40)
-    out = np.zeros(limit, dtype=np.int16)
+    limit = max_values if max_values is not None else max(64, len(stream) * 16)
     src = np.frombuffer(stream, dtype=np.uint8).copy()
-    n = _lib().ethosu_virtual_mlw_decode(src.ctypes.data, len(src), out.ctypes.data, limit)
+    while True:
+        out = np.zeros(limit, dtype=np.int16)
+        n = _lib().ethosu_virtual_mlw_decode(src.ctypes.data, len(src), out.ctypes.data, limit)
+        if n != -2 or max_values is not None:
+            break
+        limit *= 4  # zero runs make the output unbounded by the input size
+    if n == -2:
+        raise VnpuError(f"MLW weight stream decodes to more than {limit} values")
     if n < 0:
         raise VnpuError(f"malformed MLW weight stream ({len(stream)} bytes)")
     return out[:n]

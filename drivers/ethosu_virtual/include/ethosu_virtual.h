@@ -57,7 +57,7 @@ int ethosu_virtual_disasm(const uint32_t *words, size_t nwords, size_t *index, c
 
 /*
  * Decode an MLW weight stream into at most max_out 9-bit values.
- * Returns the number of values, or -1 if the stream is malformed or out is too small.
+ * Returns the number of values, -1 if the stream is malformed, -2 if out is too small.
  */
 long ethosu_virtual_mlw_decode(const uint8_t *in, size_t len, int16_t *out, size_t max_out);
 

@@ -330,7 +330,7 @@ long ethosu_virtual_mlw_decode(const uint8_t *in, size_t len, int16_t *out, size
     {
         if (n >= max_out)
         {
-            return -1;
+            return -2;
         }
         out[n++] = v;
     }

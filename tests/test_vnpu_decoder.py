@@ -1,0 +1,98 @@
+"""The virtual NPU's command decoder against Vela's own register listing.
+
+Vela (regor) re-compiles each test model's TOSA graph with the flags the .pte was
+compiled with and `--verbose-register-command-stream`; every command of its listing
+must equal the library's disassembly of the stream in the .pte: same byte offset,
+code, name and every field regor prints, with the same value.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from ethosu_kit.pte import read_pte
+from ethosu_kit.vnpu.npu import disassemble
+from vnpu_models import BY_NAME, lowered
+from vnpu_support import op_model
+
+pytestmark = pytest.mark.lowering
+
+LINE = re.compile(
+    r"^0x(?P<off>[0-9a-f]+):\s+(?:(?P<payload>[0-9a-f]{8})\s+)?(?P<param>[0-9a-f]{4})\s+"
+    r"(?P<code>[0-9a-f]{4})\s+-\s+(?P<name>\S+)\s+\d+(?:,\s*(?P<fields>.*))?$"
+)
+# fields the library decodes that regor's listing does not print
+UNPRINTED = {"custom_dma_cs"}
+
+
+def _value(text: str) -> int | str:
+    try:
+        return int(text, 0)
+    except ValueError:
+        return text
+
+
+def vela_listing(
+    tosa: Path, flags: tuple[str, ...], out: Path
+) -> list[tuple[int, str, str, dict[str, int | str]]]:
+    vela = shutil.which("vela")
+    if vela is None:
+        pytest.skip("vela (ethos-u-vela) is not on PATH")
+    proc = subprocess.run(
+        [vela, str(tosa), *flags, "--verbose-register-command-stream", f"--output-dir={out}"],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    commands = []
+    for line in proc.stdout.splitlines():
+        m = LINE.match(line.strip())
+        if not m:
+            continue
+        fields: dict[str, int | str] = {}
+        for part in (m["fields"] or "").split(","):
+            if "=" in part:
+                key, val = part.split("=", 1)
+                fields[key.strip()] = _value(val.strip())
+        commands.append((int(m["off"], 16), m["code"], m["name"], fields))
+    return commands
+
+
+def ours(stream: bytes) -> list[tuple[int, str, str, dict[str, int | str]]]:
+    commands = []
+    for line in disassemble(stream):
+        off, code, name, *rest = line.split(" ")
+        fields = {k: _value(v) for k, v in (f.split("=", 1) for f in rest)}
+        commands.append((int(off, 16), code, name, fields))
+    return commands
+
+
+@pytest.mark.parametrize("name", ["conv3x3_pad", "add_bcast", "softmax", "sigmoid_a16w8", "block"])
+def test_decoder_matches_vela_listing(name: str, tmp_path: Path) -> None:
+    blocks, _ = op_model(BY_NAME[name])
+    folder = lowered(BY_NAME[name])
+    spec = read_pte(folder / "model.pte").compile_spec
+    assert spec is not None
+    theirs = vela_listing(folder / "out.tosa", spec.flags, tmp_path)
+    mine = ours(blocks.command_stream)
+    assert len(theirs) == len(mine), (
+        f"{name}: Vela lists {len(theirs)} commands, we decode {len(mine)}"
+    )
+    fields_checked = 0
+    for t, m in zip(theirs, mine, strict=True):
+        assert t[:3] == m[:3], f"{name}: command {t[:3]} decoded as {m[:3]}"
+        for key, value in t[3].items():
+            assert m[3].get(key) == value, (
+                f"{name} {t[2]} at 0x{t[0]:x}: {key} = {value}, ours {m[3].get(key)}"
+            )
+            fields_checked += 1
+        extra = set(m[3]) - set(t[3])
+        assert extra <= UNPRINTED, f"{name} {t[2]}: fields {extra} not in Vela's listing"
+    assert fields_checked > len(mine) // 2
