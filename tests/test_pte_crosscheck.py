@@ -257,3 +257,19 @@ def test_fixture_models_hold_what_their_names_say(
     assert cpu_only.ethosu_delegates == () and cpu_only.methods[0].delegates == ()
     assert read_pte(pte_too_big).peak_scratch > 2 * 1024 * 1024  # Corstone-300 SRAM
     assert 400_000 < read_pte(pte_half_mb).file_bytes < 700_000
+
+
+@pytest.mark.parametrize("extract", [False, True], ids=["inline-delegates", "segments"])
+def test_reserialized_layouts_read_the_same(any_pte: Path, extract: bool) -> None:
+    """Delegate blobs inline in the flatbuffer (no extended header) or in segments."""
+    from ethosu_kit.pte import parse_pte, vela_streams
+
+    data = any_pte.read_bytes()
+    pte_file = et_program.deserialize_pte_binary(data)
+    out = bytes(et_program.serialize_pte_binary(pte_file, extract_delegate_segments=extract))
+    locations = {d.location for p in open_pte(out).program.plans for d in p.delegates}
+    assert locations <= ({1} if extract else {0})  # DataLocation SEGMENT / INLINE
+    info = parse_pte(out, "re.pte")
+    _check_model_info(info, out, _name(any_pte))
+    assert info.methods == read_pte(any_pte).methods
+    assert vela_streams(out, "re.pte") == read_vela_streams(any_pte)

@@ -45,6 +45,9 @@ class PteFile:
         if not 0 <= index < len(segs):
             raise Malformed(f"{what} refers to segment {index}, the program has {len(segs)}")
         offset, size = segs[index]
+        if size and not self.segment_base:
+            # executorch writes an empty constant segment even without an extended header
+            raise Malformed(f"{what} is in segment {index}, but the file has no segment base")
         start = self.segment_base + offset
         if start + size > len(self.data):
             raise Malformed(
@@ -108,8 +111,4 @@ def open_pte(data: bytes) -> PteFile:
                 f"the file has {size}"
             )
     program = parse_program(data[:program_size])
-    if program.segments and not segment_base:
-        raise Malformed(
-            f"the program lists {len(program.segments)} segments but no segment base offset"
-        )
     return PteFile(data, program_size, segment_base, segment_data_size, extended, program)
