@@ -169,3 +169,14 @@ def test_read_functions_name_missing_files(tmp_path: Path) -> None:
         read_pte(tmp_path / "none.pte")
     with pytest.raises(PteError, match="too short"):
         vela_streams(b"", "x.pte")
+
+
+def test_external_vela_block_not_in_the_pte(pte_u55_shared: Path) -> None:
+    """External blocks (VelaExternalBlockPlacements) live in a .ptd the kit does not place."""
+    data = bytearray(pte_u55_shared.read_bytes())
+    header = data.index(b"weight_data\0")
+    data[header + 20] = 1  # the block's external flag; its payload is now read as a key
+    with pytest.raises(PteError) as info:
+        parse_pte(bytes(data), "m.pte")
+    assert "Vela block 'weight_data'" in str(info.value)
+    assert "external" in str(info.value)

@@ -212,6 +212,11 @@ def parse_pte(data: bytes, path: str) -> ModelInfo:
 def _hint(message: str) -> str | None:
     if message.startswith("truncated"):
         return "the file is cut short; copy or export the .pte again"
+    if "separate .ptd" in message:
+        return (
+            "the kit places one .pte: lower without VelaExternalBlockPlacements so the "
+            "Vela command and weight data stay inside it"
+        )
     if "not an ExecuTorch .pte" in message or "too short" in message:
         return "give the .pte written by ExecuTorch's to_executorch() (program.buffer)"
     return None
