@@ -4,9 +4,9 @@ Each fixture `pte_<name>` (see models.MODELS) is a pathlib.Path to a .pte lowere
 once and cached on disk, so a second session pays nothing:
 
 - cache folder: $ETHOSU_KIT_TEST_CACHE, else <repo>/.cache/ptes (gitignored);
-- cache key: sha256 of the model builder's source, the lowering helper's source, the
-  target, the delegate/quantize flags and the torch and executorch versions, so a
-  changed model or a new executorch never reuses a stale file;
+- cache key: sha256 of the model builder's source, the lowering helper's and example
+  model's source, the target, the delegate/quantize flags and the torch and
+  executorch versions, so a changed model or a new executorch never reuses a stale file;
 - written to a temporary file and renamed, under a per-key lock, so a killed run
   leaves no half file and parallel sessions do not lower the same model twice.
 
@@ -30,6 +30,7 @@ from pathlib import Path
 
 import pytest
 
+import ethosu_kit.examples
 import ethosu_kit.lowering
 from models import MODELS, TestModel
 
@@ -58,6 +59,7 @@ def cache_key(model: TestModel) -> str:
         _KEY_FORMAT,
         inspect.getsource(model.build),
         inspect.getsource(ethosu_kit.lowering),
+        inspect.getsource(ethosu_kit.examples),  # small_cnn is the kit's example model
         repr(model.target),
         f"delegate={model.delegate} quantize={model.quantize}",
         torch_version,

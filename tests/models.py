@@ -28,26 +28,11 @@ def _calibration(shape: tuple[int, ...], n: int = 4) -> list[tuple[Any, ...]]:
 
 
 def small_cnn() -> Built:
-    """Two convs, a pool and a linear head: the everyday delegated model."""
-    import torch
-    from torch import nn
+    """The kit's own example CNN (two convs, a pool, a linear head): the everyday model."""
+    from ethosu_kit.examples import EXAMPLE_INPUT_SHAPE, example_model
 
-    class SmallCnn(nn.Module):
-        def __init__(self) -> None:
-            super().__init__()
-            self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
-            self.conv2 = nn.Conv2d(8, 16, 3, stride=2, padding=1)
-            self.pool = nn.AdaptiveAvgPool2d(1)
-            self.fc = nn.Linear(16, 10)
-
-        def forward(self, x: torch.Tensor) -> torch.Tensor:
-            x = torch.relu(self.conv1(x))
-            x = torch.relu(self.conv2(x))
-            return self.fc(torch.flatten(self.pool(x), 1))
-
-    torch.manual_seed(0)
-    shape = (1, 3, 16, 16)
-    return SmallCnn(), (torch.rand(shape),), _calibration(shape)
+    module, inputs = example_model()
+    return module, inputs, _calibration(EXAMPLE_INPUT_SHAPE)
 
 
 def cnn_argmax() -> Built:
