@@ -58,8 +58,13 @@ def run_delegate(
     blocks: VelaBlocks,
     inputs: Sequence[IntArray],
     npu: VirtualNpu | None = None,
+    fast_scratch_size: int = 0,
 ) -> list[IntArray]:
-    """Outputs of one delegate for these inputs (shapes and dtypes from the Vela IO blocks)."""
+    """Outputs of one delegate for these inputs (shapes and dtypes from the Vela IO blocks).
+
+    `fast_scratch_size` > 0 adds region 2, the Dedicated_Sram staging SRAM (its size is
+    the memory mode's arena cache size; the .pte does not record it).
+    """
     if len(inputs) != len(blocks.inputs):
         raise KitError(
             f"delegate {blocks.delegate_index} takes {len(blocks.inputs)} inputs, got {len(inputs)}"
@@ -67,6 +72,8 @@ def run_delegate(
     weights = aligned_bytes(max(len(blocks.weight_data), 16), blocks.weight_data)
     scratch = aligned_bytes(max(blocks.scratch_size, 16))
     regions = [weights, scratch]
+    if fast_scratch_size > 0:
+        regions.append(aligned_bytes(fast_scratch_size))
     for i, (t, value) in enumerate(zip(blocks.inputs, inputs, strict=True)):
         if t.region != 1:
             raise KitError(
@@ -92,3 +99,15 @@ def run_delegate(
         raw = scratch[t.offset : t.offset + t.nbytes].tobytes()
         outputs.append(np.frombuffer(raw, dtype=tensor_dtype(t)).reshape(tensor_shape(t)).copy())
     return outputs
+
+
+def fast_scratch_size(memory_mode_name: str, arena_cache_size: int | None) -> int:
+    """Bytes of region 2 for a Vela memory mode: `Dedicated_Sram_384KB` -> 384 KiB."""
+    if arena_cache_size:
+        return arena_cache_size
+    if not memory_mode_name.startswith("Dedicated_Sram"):
+        return 0
+    suffix = memory_mode_name.rsplit("_", 1)[-1]
+    if suffix.endswith("KB") and suffix[:-2].isdigit():
+        return int(suffix[:-2]) * 1024
+    return 384 * 1024  # Vela's plain Dedicated_Sram default arena cache

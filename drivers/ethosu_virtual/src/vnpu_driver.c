@@ -372,6 +372,11 @@ int ethosu_get_product_config_from_cop_data(const void *custom_data_ptr,
 static int check_optimizer_config(struct ethosu_driver *drv, uint32_t cfg, uint32_t id)
 {
     uint32_t hw = drv->config;
+    if (((hw >> 28) & 0xfu) > 1u)
+    {
+        return job_error(drv, "CONFIG 0x%08lx: product %lu (Ethos-U85) is not modelled, only U55 and U65",
+                         (unsigned long)hw, (unsigned long)((hw >> 28) & 0xfu));
+    }
     if (cfg != hw)
     {
         int same = ((cfg >> 28) & 0xfu) == ((hw >> 28) & 0xfu) && (cfg & 0xfu) == (hw & 0xfu) &&
