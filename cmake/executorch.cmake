@@ -228,6 +228,10 @@ function(ethosu_kit_require_executorch)
         set(ETHOS_SDK_PATH "${_sdk}" CACHE PATH "set by ethosu-porting-kit" FORCE)
     endif()
     set(CMAKE_SKIP_INSTALL_RULES ON)
+    # ExecuTorch adds -fPIC to the PUBLIC options of executorch_core unless this is
+    # defined OFF; it would then reach the firmware's own sources, and a PIC reset
+    # handler reads the copy table through a GOT that is not copied yet.
+    set(CMAKE_POSITION_INDEPENDENT_CODE OFF)
     add_subdirectory("${EXECUTORCH_ROOT}" "${CMAKE_BINARY_DIR}/executorch" EXCLUDE_FROM_ALL)
     # ExecuTorch exports `ethosu_core_driver` in its install set even when install
     # rules are skipped, and CMake then wants everything it links exported too.

@@ -38,9 +38,9 @@ def require_externals(*names: str) -> dict[str, str]:
     return {n: os.environ[n] for n in names}
 
 
-def generate(pte: Path, out: Path, *extra: str) -> Path:
+def generate(pte: Path, out: Path, *extra: str, board: str = "cs300") -> Path:
     result = subprocess.run(
-        ["ethosu-kit", "gen", "--board", "cs300", "--pte", str(pte), "-o", str(out), *extra],
+        ["ethosu-kit", "gen", "--board", board, "--pte", str(pte), "-o", str(out), *extra],
         capture_output=True,
         text=True,
         check=False,
