@@ -56,6 +56,27 @@ def cnn_argmax() -> Built:
     return CnnArgmax(), (torch.rand(shape),), _calibration(shape)
 
 
+def conv_sort_conv() -> Built:
+    """A sort between two convs: the partitioner cuts there, giving two Ethos-U delegates
+    with different scratch sizes around a CPU `aten::sort.values`."""
+    import torch
+    from torch import nn
+
+    class ConvSortConv(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1 = nn.Conv2d(3, 8, 3, padding=1)
+            self.conv2 = nn.Conv2d(8, 8, 3, padding=1)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            x = torch.relu(self.conv1(x))
+            return self.conv2(torch.sort(x, dim=3)[0])
+
+    torch.manual_seed(0)
+    shape = (1, 3, 8, 8)
+    return ConvSortConv(), (torch.rand(shape),), _calibration(shape)
+
+
 def float_mlp() -> Built:
     """A float MLP for a CPU-only program: portable kernels only, no NPU, no quantization."""
     import torch
@@ -150,6 +171,7 @@ MODELS: dict[str, TestModel] = {
             Target(U65, system_config="Ethos_U65_High_End", memory_mode="Dedicated_Sram_384KB"),
         ),
         TestModel("cpu_op", cnn_argmax, Target(U55, memory_mode="Shared_Sram")),
+        TestModel("two_delegates", conv_sort_conv, Target(U55, memory_mode="Shared_Sram")),
         TestModel("cpu_only", float_mlp, Target(U55, memory_mode="Shared_Sram"), False, False),
         TestModel("too_big", wide_conv, Target(U55, memory_mode="Shared_Sram")),
         TestModel("half_mb", linear_stack, Target(U55, memory_mode="Shared_Sram")),

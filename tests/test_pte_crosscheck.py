@@ -239,24 +239,35 @@ def test_vela_stream_matches_target(any_pte: Path) -> None:
     assert spec.accelerator == model.target.accelerator
     assert spec.memory_mode_name == model.target.memory_mode
     assert f"--memory-mode={model.target.memory_mode}" in spec.flags
-    for d in info.ethosu_delegates:
-        assert d.vela is not None
+    for d, blocks in zip(info.ethosu_delegates, read_vela_streams(any_pte), strict=True):
+        assert d.vela is not None and d.vela == blocks.to_stream()
         assert d.vela.cop.product == spec.npu_kind
         assert d.vela.cop.macs_per_cc == spec.macs
-        words = struct.unpack_from("<4I", read_vela_streams(any_pte)[0].cmd_data)
+        words = struct.unpack_from("<4I", blocks.cmd_data)
         assert words[0] == 0x31504F43 and (words[2], words[3]) == (d.vela.cop.config, d.vela.cop.id)
         assert d.vela.cmd_bytes >= d.vela.cop.command_offset + 4 * d.vela.cop.command_words
         assert d.vela.external is False
 
 
 def test_fixture_models_hold_what_their_names_say(
-    pte_cpu_op: Path, pte_cpu_only: Path, pte_too_big: Path, pte_half_mb: Path
+    pte_cpu_op: Path,
+    pte_cpu_only: Path,
+    pte_too_big: Path,
+    pte_half_mb: Path,
+    pte_two_delegates: Path,
 ) -> None:
     assert "aten::argmax.out" in read_pte(pte_cpu_op).cpu_operators
     cpu_only = read_pte(pte_cpu_only)
     assert cpu_only.ethosu_delegates == () and cpu_only.methods[0].delegates == ()
     assert read_pte(pte_too_big).peak_scratch > 2 * 1024 * 1024  # Corstone-300 SRAM
     assert 400_000 < read_pte(pte_half_mb).file_bytes < 700_000
+
+    two = read_pte(pte_two_delegates)
+    scratch = [d.vela.scratch_size for d in two.ethosu_delegates if d.vela]
+    assert len(scratch) == 2 and scratch[0] != scratch[1]
+    assert two.peak_scratch == max(scratch)
+    assert "aten::sort.values" in two.cpu_operators
+    assert [v.delegate_index for v in read_vela_streams(pte_two_delegates)] == [0, 1]
 
 
 @pytest.mark.parametrize("extract", [False, True], ids=["inline-delegates", "segments"])

@@ -22,6 +22,7 @@ def test_fixture_is_a_pte(any_pte: Path) -> None:
         "pte_u85_shared",
         "pte_u65_dedicated",
         "pte_cpu_op",
+        "pte_two_delegates",
         "pte_too_big",
         "pte_half_mb",
     ],
