@@ -28,7 +28,8 @@ def example_model() -> tuple[Any, tuple[Any, ...]]:
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             x = torch.relu(self.conv1(x))
             x = torch.relu(self.conv2(x))
-            return self.fc(torch.flatten(self.pool(x), 1))
+            out: torch.Tensor = self.fc(torch.flatten(self.pool(x), 1))
+            return out
 
     torch.manual_seed(0)
     return TinyCnn(), (torch.rand(EXAMPLE_INPUT_SHAPE),)
