@@ -84,3 +84,15 @@ def test_wrong_rule_is_caught(mutation: Mutation, name: str) -> None:
         mismatches(run_delegate(blocks, inputs), tosa_run(tosa, inputs)) for inputs in inputs_list
     )
     assert ok == 0
+
+
+@pytest.mark.slow
+def test_mobilenet_sized_model_bit_exact() -> None:
+    """A whole MobileNet-V1-sized network (one delegate, ~0.5 MB weights) on 20 inputs."""
+    blocks, tosa = op_model(BY_NAME["mobilenet"])
+    rng = np.random.default_rng(7)
+    with VirtualNpu(blocks.cop.config, blocks.cop.id) as npu:
+        for run in range(RUNS):
+            inputs = random_inputs(blocks, rng)
+            bad = mismatches(run_delegate(blocks, inputs, npu), tosa_run(tosa, inputs))
+            assert bad == 0, f"mobilenet: input {run}: {bad} values differ"
