@@ -165,6 +165,67 @@ def test_builds_and_links_for_cortex_m55(tmp_path: Path) -> None:
     assert (tmp_path / "vnpu.elf").stat().st_size > 0
 
 
+DELEGATE_STYLE_CPP = r"""
+// How the ExecuTorch Ethos-U delegate uses the driver header: C++17, weak fallbacks
+// for the multi-variant entry points, the driver API called with its own argument types.
+#include <ethosu_driver.h>
+
+#include <cstdint>
+
+extern "C" __attribute__((weak)) int ethosu_get_product_config_from_cop_data(
+    const void*, const int, uint32_t* product_out, uint32_t* log2_macs_out) {
+  *product_out = 0;
+  *log2_macs_out = 0;
+  return 0;
+}
+
+extern "C" __attribute__((weak)) struct ethosu_driver* ethosu_reserve_driver_ex(
+    uint32_t, uint32_t) {
+  return ethosu_reserve_driver();
+}
+
+int execute(const char* cmd, int size, uint64_t* bases, const size_t* sizes) {
+  uint32_t product = 0, macs = 0;
+  if (ethosu_get_product_config_from_cop_data(cmd, size, &product, &macs) != 0) return -1;
+  ethosu_driver* drv = ethosu_reserve_driver_ex(product, macs);
+  if (drv == nullptr) return -1;
+  int rc = ethosu_invoke_v3(drv, cmd, size, bases, sizes, 3, nullptr);
+  ethosu_release_driver(drv);
+  return rc;
+}
+
+extern "C" void ethosu_inference_begin(struct ethosu_driver*, void*) {}
+"""
+
+
+def test_header_compiles_as_the_delegate_uses_it(tmp_path: Path) -> None:
+    cxx = shutil.which("arm-none-eabi-g++") or shutil.which("g++")
+    if cxx is None:
+        pytest.skip("no C++ compiler (arm-none-eabi-g++ or g++)")
+    src = tmp_path / "delegate_style.cpp"
+    src.write_text(DELEGATE_STYLE_CPP)
+    flags = ["-mcpu=cortex-m55", "-mthumb"] if "arm-none-eabi" in cxx else []
+    proc = subprocess.run(
+        [
+            cxx,
+            *flags,
+            "-std=c++17",
+            "-Wall",
+            "-Wextra",
+            "-Werror",
+            "-c",
+            str(src),
+            f"-I{source_dir() / 'include'}",
+            "-o",
+            str(tmp_path / "d.o"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert proc.returncode == 0, proc.stderr
+
+
 def test_host_cmake_build(tmp_path: Path) -> None:
     """The CMake project builds the static library with the host compiler, warnings as errors."""
     cmake = shutil.which("cmake")
