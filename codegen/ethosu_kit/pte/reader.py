@@ -217,7 +217,7 @@ def _hint(message: str) -> str | None:
             "the kit places one .pte: lower without VelaExternalBlockPlacements so the "
             "Vela command and weight data stay inside it"
         )
-    if "not an ExecuTorch .pte" in message or "too short" in message:
+    if message.startswith("is "):  # the file as a whole: not a pte at all
         return "give the .pte written by ExecuTorch's to_executorch() (program.buffer)"
     return None
 
