@@ -1080,7 +1080,7 @@ static int op_conv(struct run *run, int depthwise)
     }
 
     int no_bias = (vnpu_mutation() & ETHOSU_VIRTUAL_MUT_NO_BIAS) != 0;
-    size_t patch_len = taps * (size_t)ifm.c;
+    int small_products = ifm.elem == 1 && ifm.zp >= -256 && ifm.zp <= 256;
     for (int oy = 0; oy < ofm.h; oy++)
     {
         for (int ox = 0; ox < ofm.w; ox++)
@@ -1100,7 +1100,6 @@ static int op_conv(struct run *run, int depthwise)
                     }
                 }
             }
-            (void)patch_len;
             for (int oc = 0; oc < depth_out; oc++)
             {
                 const uint8_t *rec = scales + (size_t)oc * 10u;
@@ -1122,12 +1121,30 @@ static int op_conv(struct run *run, int depthwise)
                 }
                 else
                 {
-                    int64_t sum = 0;
-                    for (size_t i = 0; i < taps * (size_t)depth_in; i++)
+                    size_t n_terms = taps * (size_t)depth_in;
+                    if (small_products)
                     {
-                        sum += (int64_t)patch[i] * wrow[i];
+                        /* 9-bit x 9-bit products: 4096 of them cannot overflow 32 bits */
+                        for (size_t i0 = 0; i0 < n_terms; i0 += 4096u)
+                        {
+                            size_t i1 = n_terms - i0 < 4096u ? n_terms : i0 + 4096u;
+                            int32_t sum32 = 0;
+                            for (size_t i = i0; i < i1; i++)
+                            {
+                                sum32 += patch[i] * (int32_t)wrow[i];
+                            }
+                            acc += sum32;
+                        }
                     }
-                    acc += sum;
+                    else
+                    {
+                        int64_t sum = 0;
+                        for (size_t i = 0; i < n_terms; i++)
+                        {
+                            sum += (int64_t)patch[i] * wrow[i];
+                        }
+                        acc += sum;
+                    }
                 }
                 fm_write(&ofm, oy, ox, oc, out_value(&o, rescale(acc, scale, shift, round)));
             }

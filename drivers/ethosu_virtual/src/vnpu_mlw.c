@@ -19,14 +19,19 @@
 static int get_bits(struct vnpu_mlw *d, int n, uint32_t *out)
 {
     uint32_t v = 0;
+    int got = 0;
     if (d->bitpos + (size_t)n > d->size * 8u)
     {
         return -1;
     }
-    for (int i = 0; i < n; i++)
+    while (got < n)
     {
-        size_t p = d->bitpos++;
-        v |= (uint32_t)((d->buf[p >> 3] >> (p & 7u)) & 1u) << i;
+        unsigned off = (unsigned)(d->bitpos & 7u);
+        int take = 8 - (int)off < n - got ? 8 - (int)off : n - got;
+        uint32_t bits = ((uint32_t)d->buf[d->bitpos >> 3] >> off) & ((1u << take) - 1u);
+        v |= bits << got;
+        got += take;
+        d->bitpos += (size_t)take;
     }
     *out = v;
     return 0;
