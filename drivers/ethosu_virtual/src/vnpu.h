@@ -39,7 +39,7 @@ int vnpu_run(struct vnpu_env *env, const uint32_t *words, size_t nwords);
 /* Working memory for weight decoding (the static default or the caller's). */
 void *vnpu_workspace(size_t *size);
 
-uint32_t vnpu_mutation(void);
+extern uint32_t vnpu_mutation_mask; /* ethosu_virtual_mutation bits, 0 = the real NPU */
 
 /* Pull decoder of an MLW weight stream: one 9-bit value at a time. */
 struct vnpu_mlw

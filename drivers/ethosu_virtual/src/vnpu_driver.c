@@ -22,7 +22,7 @@ static struct ethosu_driver *registered_drivers;
 static void *driver_mutex;
 static void *driver_semaphore;
 
-static uint32_t mutation_mask;
+uint32_t vnpu_mutation_mask;
 
 static uint8_t default_workspace[ETHOSU_VIRTUAL_WORKSPACE_SIZE] __attribute__((aligned(16)));
 static void *workspace_mem = default_workspace;
@@ -51,12 +51,7 @@ void ethosu_virtual_set_workspace(void *mem, size_t size)
 
 void ethosu_virtual_set_mutation(uint32_t mask)
 {
-    mutation_mask = mask;
-}
-
-uint32_t vnpu_mutation(void)
-{
-    return mutation_mask;
+    vnpu_mutation_mask = mask;
 }
 
 /* ---- weak hooks: the defaults of a single-threaded bare-metal system ------------------- */

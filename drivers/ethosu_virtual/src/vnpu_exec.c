@@ -141,17 +141,6 @@ static int fail(struct run *run, const char *fmt, ...)
 
 /* ---- integer arithmetic ---------------------------------------------------------------- */
 
-static int bitlen_u64(uint64_t v)
-{
-    int n = 0;
-    while (v != 0)
-    {
-        n++;
-        v >>= 1;
-    }
-    return n;
-}
-
 /*
  * rescale(v, m, s, mode): the product v*m exactly (up to 96 bits), plus the mode's
  * rounding constant, arithmetically shifted right by s.
@@ -160,11 +149,12 @@ static int64_t rescale(int64_t v, uint32_t m, unsigned s, int mode)
 {
     uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     int negative = v < 0 && m != 0;
-    if ((vnpu_mutation() & ETHOSU_VIRTUAL_MUT_NATURAL_FLOOR) && mode == ROUND_NATURAL)
+    if ((vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NATURAL_FLOOR) && mode == ROUND_NATURAL)
     {
         mode = -1; /* floor: no rounding constant */
     }
-    if (bitlen_u64(mag) + bitlen_u64(m) <= 61 && s <= 61)
+    /* |v| < 2^30 and m < 2^32: the product and the rounding constant fit in 63 bits */
+    if ((mag >> 30) == 0 && s <= 61)
     {
         int64_t p = (int64_t)mag * (int64_t)m;
         if (negative)
@@ -533,7 +523,7 @@ static int setup_out(struct run *run, struct out_stage *o, const struct fm *ofm)
         o->tmin = 0;
         o->tmax = ((int64_t)1 << (ofm->elem * 8)) - 1;
     }
-    o->clamp = ofm->elem < 4 || (vnpu_mutation() & ETHOSU_VIRTUAL_MUT_CLAMP_32BIT);
+    o->clamp = ofm->elem < 4 || (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_CLAMP_32BIT);
     return 0;
 }
 
@@ -849,7 +839,7 @@ static int op_elementwise(struct run *run, uint32_t mode)
     {
         return fail(run, "ADD/SUB scale_mode %d with a 32-bit IFM is not modelled", scale_mode);
     }
-    if (ifm.elem == 1 && (vnpu_mutation() & ETHOSU_VIRTUAL_MUT_SHIFT_18))
+    if (ifm.elem == 1 && (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_SHIFT_18))
     {
         fixed_shift = 18;
     }
@@ -1079,7 +1069,7 @@ static int op_conv(struct run *run, int depthwise)
         }
     }
 
-    int no_bias = (vnpu_mutation() & ETHOSU_VIRTUAL_MUT_NO_BIAS) != 0;
+    int no_bias = (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NO_BIAS) != 0;
     int small_products = ifm.elem == 1 && ifm.zp >= -256 && ifm.zp <= 256;
     for (int oy = 0; oy < ofm.h; oy++)
     {
