@@ -46,9 +46,7 @@ def build_parser() -> argparse.ArgumentParser:
         description="Turn an ExecuTorch .pte lowered for Ethos-U into placed, checked firmware.",
     )
     parser.add_argument("--version", action="version", version=f"ethosu-kit {__version__}")
-    parser.add_argument(
-        "--debug", action="store_true", help="show a traceback for internal errors"
-    )
+    parser.add_argument("--debug", action="store_true", help="show a traceback for internal errors")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
     for name, module_name in COMMANDS.items():
         module = _load(module_name)

@@ -120,9 +120,7 @@ class MemoryPlan:
             "mode": self.mode.value,
             "accelerator": self.accelerator,
             "model": {"path": self.model_path, "sha256": self.model_sha256},
-            "regions": [
-                {**asdict(r), "kind": r.kind.value} for r in self.board.regions
-            ],
+            "regions": [{**asdict(r), "kind": r.kind.value} for r in self.board.regions],
             "buffers": [{**asdict(b), "role": b.role.value} for b in self.buffers],
             "options": asdict(self.options),
             "notes": list(self.notes),

@@ -66,7 +66,7 @@ class CopHeader:
 
     @property
     def product(self) -> str:
-        """"ethos-u55" / "ethos-u65" / "ethos-u85" from CONFIG.product (bits 31:28)."""
+        """ "ethos-u55" / "ethos-u65" / "ethos-u85" from CONFIG.product (bits 31:28)."""
         return {0: "ethos-u55", 1: "ethos-u65", 2: "ethos-u85"}.get(
             (self.config >> 28) & 0xF, f"unknown-product-{(self.config >> 28) & 0xF}"
         )
@@ -103,7 +103,7 @@ class EthosUCompileSpec:
 
     @property
     def npu_kind(self) -> str:
-        """"ethos-u55" from "ethos-u55-128"."""
+        """ "ethos-u55" from "ethos-u55-128"."""
         return self.accelerator.rsplit("-", 1)[0]
 
     @property
