@@ -51,6 +51,33 @@ function(_ethosu_kit_selected_ops lib ops yaml_kind yaml kernel_lib)
     gen_operators_lib(LIB_NAME "${lib}" KERNEL_LIBS ${kernel_lib} DEPS executorch_core)
 endfunction()
 
+# The portable kernels of `ops` only: upstream's portable_kernels compiles all ~180
+# kernel sources whatever the model uses. Each `aten::<name>.<overload>` kernel lives
+# in kernels/portable/cpu/op_<name>.cpp; when one is not there (an op sharing
+# another's file), fall back to the whole library. ETHOSU_KIT_ALL_PORTABLE_KERNELS=ON
+# forces the fallback.
+function(_ethosu_kit_portable_kernel_lib lib ops out_lib)
+    set(${out_lib} portable_kernels PARENT_SCOPE)
+    if(ETHOSU_KIT_ALL_PORTABLE_KERNELS)
+        return()
+    endif()
+    set(_srcs "")
+    foreach(_op IN LISTS ops)
+        string(REGEX REPLACE "^aten::([A-Za-z0-9_]+).*$" "\\1" _name "${_op}")
+        set(_src "${EXECUTORCH_ROOT}/kernels/portable/cpu/op_${_name}.cpp")
+        if(NOT EXISTS "${_src}")
+            message(STATUS "ethosu-porting-kit: no ${_src} for ${_op}: compiling all portable kernels")
+            return()
+        endif()
+        list(APPEND _srcs "${_src}")
+    endforeach()
+    list(REMOVE_DUPLICATES _srcs)
+    add_library(${lib} STATIC ${_srcs})
+    target_link_libraries(${lib} PRIVATE executorch_core kernels_util_all_deps)
+    target_compile_options(${lib} PRIVATE -Wno-deprecated-declarations)
+    set(${out_lib} ${lib} PARENT_SCOPE)
+endfunction()
+
 function(ethosu_kit_add_executor_runner target generated_dir)
     cmake_parse_arguments(ARG "" "NPU" "" ${ARGN})
     if(NOT ARG_NPU)
@@ -118,8 +145,9 @@ function(ethosu_kit_add_executor_runner target generated_dir)
 
     set(_libs executorch)
     if(_portable_ops)
+        _ethosu_kit_portable_kernel_lib(${target}_portable_kernels "${_portable_ops}" _kernels)
         _ethosu_kit_selected_ops(${target}_portable_ops "${_portable_ops}" FUNCTIONS_YAML
-            "${EXECUTORCH_ROOT}/kernels/portable/functions.yaml" portable_kernels)
+            "${EXECUTORCH_ROOT}/kernels/portable/functions.yaml" ${_kernels})
         list(APPEND _libs ${target}_portable_ops)
     endif()
     if(_quantized_ops)
