@@ -151,6 +151,7 @@ class ModelInfo:
     constant_bytes: int  # constant buffers + constant segment data
     methods: tuple[MethodInfo, ...]
     segments: tuple[int, ...] = field(default=())  # sizes of the extended-header data segments
+    sha256: str = ""  # of the whole file: ties a plan and a generated project to these bytes
 
     # -- derived views used by the planner and reports ---------------------------------
 

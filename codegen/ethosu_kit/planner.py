@@ -518,7 +518,7 @@ class _Planner:
             mode=mode,
             accelerator=spec.accelerator if spec else "none",
             model_path=model.path,
-            model_sha256=str(getattr(model, "sha256", "") or ""),
+            model_sha256=model.sha256,
             buffers=tuple(self.buffers),
             options=self.options,
             notes=tuple(self.notes),

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import struct
 from pathlib import Path
 
@@ -204,6 +205,7 @@ def parse_pte(data: bytes, path: str) -> ModelInfo:
             constant_bytes=_constant_bytes(pte),
             methods=methods,
             segments=tuple(size for _, size in pte.program.segments),
+            sha256=hashlib.sha256(data).hexdigest(),
         )
     except Malformed as exc:
         raise PteError(f"{path}: {exc}", hint=_hint(str(exc))) from None
