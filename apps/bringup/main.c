@@ -15,7 +15,6 @@
 #include "kit/platform.h"
 #include "kit/timing.h"
 #include "kit_board_config.h"
-#include "kit_bringup_regions.h"
 #include "kit_memory_config.h"
 #include "kit_model.h"
 
@@ -32,7 +31,7 @@ typedef struct {
 } region_t;
 
 #define KIT_REGION_ROW(name, base, size) {name, (uintptr_t)(base), (uintptr_t)(size)},
-static const region_t regions[] = {KIT_BRINGUP_REGIONS(KIT_REGION_ROW)};
+static const region_t regions[] = {KIT_REGIONS(KIT_REGION_ROW)};
 #define NUM_REGIONS (sizeof(regions) / sizeof(regions[0]))
 
 static const region_t *region_at(uintptr_t addr, uintptr_t size)
