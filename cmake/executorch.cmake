@@ -157,7 +157,7 @@ endfunction()
 # delegate, built from EXECUTORCH_ROOT for this project's toolchain, or taken from
 # an installed `executorch` package.
 function(ethosu_kit_require_executorch)
-    cmake_parse_arguments(ARG "WITH_ETHOSU" "" "" ${ARGN})
+    cmake_parse_arguments(ARG "WITH_ETHOSU" "MAX_KERNELS" "" ${ARGN})
     if(TARGET executorch_core)
         return()
     endif()
@@ -232,6 +232,11 @@ function(ethosu_kit_require_executorch)
     # defined OFF; it would then reach the firmware's own sources, and a PIC reset
     # handler reads the copy table through a GOT that is not copied yet.
     set(CMAKE_POSITION_INDEPENDENT_CODE OFF)
+    # The kernel table is a static array of MAX_KERNEL_NUM slots (upstream default
+    # 2000, 24 KB of RAM); the runner prints how many it registered.
+    if(NOT MAX_KERNEL_NUM AND ARG_MAX_KERNELS)
+        set(MAX_KERNEL_NUM ${ARG_MAX_KERNELS})
+    endif()
     add_subdirectory("${EXECUTORCH_ROOT}" "${CMAKE_BINARY_DIR}/executorch" EXCLUDE_FROM_ALL)
     # ExecuTorch exports `ethosu_core_driver` in its install set even when install
     # rules are skipped, and CMake then wants everything it links exported too.

@@ -12,6 +12,7 @@
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -87,6 +88,11 @@ def test_cpu_only_program_runs_in_qemu_like_executorch(pte_cpu_only: Path, tmp_p
         assert out.count == len(flat)
         for got, want in zip(out.values, flat, strict=False):
             assert got == pytest.approx(want, abs=1e-4, rel=1e-4), run.uart
+
+    kernels = re.search(r"^kit: (\d+) kernels registered", run.uart, re.MULTILINE)
+    assert kernels is not None, run.uart
+    n_ops = len(method["cpu_operators"])
+    assert n_ops < int(kernels.group(1)) <= 64 + n_ops, "prim ops + the model's, table sized to fit"
 
     pools = run.pools()
     for name, (used, size) in pools.items():

@@ -128,10 +128,14 @@ function(ethosu_kit_add_executor_runner target generated_dir)
         set(_with_ethosu ON)
     endif()
 
+    # Kernel table: ExecuTorch's prim ops (28 in 1.5) + the model's, with room to spare.
+    list(LENGTH _portable_ops _n_portable)
+    list(LENGTH _quantized_ops _n_quantized)
+    math(EXPR _max_kernels "64 + ${_n_portable} + ${_n_quantized}")
     if(_with_ethosu)
-        ethosu_kit_require_executorch(WITH_ETHOSU)
+        ethosu_kit_require_executorch(WITH_ETHOSU MAX_KERNELS ${_max_kernels})
     else()
-        ethosu_kit_require_executorch()
+        ethosu_kit_require_executorch(MAX_KERNELS ${_max_kernels})
     endif()
     if(NOT EXECUTORCH_ROOT)
         message(FATAL_ERROR "ethosu-porting-kit: selective kernel registration needs the "

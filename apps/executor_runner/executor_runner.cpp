@@ -24,6 +24,7 @@
 #include <executorch/runtime/executor/method.h>
 #include <executorch/runtime/executor/memory_manager.h>
 #include <executorch/runtime/executor/program.h>
+#include <executorch/runtime/kernel/operator_registry.h>
 #include <executorch/runtime/platform/runtime.h>
 
 #include "kit/log.h"
@@ -379,6 +380,9 @@ int main()
     executorch::runtime::runtime_init();
     kit_printf("kit: executor_runner on %s, model %s, %lu-byte program, mode %s\n",
                kit_board_name(), KIT_ACCELERATOR, ul(kit_network_size), KIT_MEMORY_MODE);
+    /* The kernel table is sized at build time (MAX_KERNEL_NUM): say how full it is. */
+    kit_printf("kit: %lu kernels registered\n",
+               ul(executorch::runtime::get_registered_kernels().size()));
 
     BufferDataLoader loader(kit_network, kit_network_size);
     Result<Program> program = Program::load(&loader, Program::Verification::Minimal);
