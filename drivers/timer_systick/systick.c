@@ -18,12 +18,17 @@ void SysTick_Handler(void) { wraps = wraps + 1u; }
 
 uint64_t kit_systick_cycles(void)
 {
-    uint64_t high;
-    uint32_t low;
-    /* Re-read when the IRQ moved `wraps` under us (needs IRQs enabled to count wraps). */
-    do {
-        high = wraps;
+    /* With IRQs masked, a wrap shows as a pending SysTick (ICSR.PENDSTSET) that `wraps`
+     * has not counted yet; re-reading the counter after seeing it pending gives a value
+     * from after that wrap, so time never runs backwards by one period. */
+    uint32_t primask;
+    __asm volatile("mrs %0, primask\n cpsid i" : "=r"(primask)::"memory");
+    uint64_t high = wraps;
+    uint32_t low = SYST_CVR;
+    if ((SCB_ICSR & SCB_ICSR_PENDSTSET) != 0u) {
         low = SYST_CVR;
-    } while (high != wraps);
+        high += 1u;
+    }
+    __asm volatile("msr primask, %0" ::"r"(primask) : "memory");
     return high * (uint64_t)(SYSTICK_RELOAD + 1u) + (uint64_t)(SYSTICK_RELOAD - low);
 }

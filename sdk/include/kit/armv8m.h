@@ -14,6 +14,7 @@
 
 /* System Control Block (B11.2) */
 #define SCB_ICSR KIT_REG32(0xE000ED04u)
+#define SCB_ICSR_PENDSTSET (1u << 26) /* SysTick exception pending */
 #define SCB_VTOR KIT_REG32(0xE000ED08u)
 #define SCB_AIRCR KIT_REG32(0xE000ED0Cu)
 #define SCB_CCR KIT_REG32(0xE000ED14u)
