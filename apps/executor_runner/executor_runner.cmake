@@ -102,15 +102,19 @@ function(ethosu_kit_add_executor_runner target generated_dir)
     # not none); the delegate is built only when the model has one, so a CPU-only
     # program links no delegate.
     set(_npu_lib "")
+    set(_driver_dir "")
     if(ARG_NPU STREQUAL "virtual")
-        if(NOT TARGET ethosu_kit_virtual_npu)
-            message(FATAL_ERROR "ethosu-porting-kit: NPU virtual asked but no target "
-                "ethosu_kit_virtual_npu is defined (drivers/ethosu_virtual)")
+        # The virtual Ethos-U55 (issue 4): same API and header name as the core driver.
+        if(NOT TARGET ethosu_virtual)
+            add_subdirectory("${_ETHOSU_KIT_ROOT}/drivers/ethosu_virtual"
+                "${CMAKE_BINARY_DIR}/ethosu_virtual")
         endif()
-        set(_npu_lib ethosu_kit_virtual_npu)
+        set(_npu_lib ethosu_virtual)
+        set(_driver_dir "${_ETHOSU_KIT_ROOT}/drivers/ethosu_virtual")
     elseif(ARG_NPU STREQUAL "driver")
         ethosu_kit_require_ethosu_driver(GENERATED_INCLUDE_DIR "${_gen}")
         set(_npu_lib ethosu_kit_ethosu_driver)
+        set(_driver_dir "${ETHOSU_DRIVER_ROOT}")
     elseif(_model_delegates)
         message(WARNING "ethosu-porting-kit: ${target}: NPU none, but the program has Ethos-U "
             "delegates: loading its method will fail (no EthosUBackend registered)")
@@ -133,7 +137,8 @@ function(ethosu_kit_add_executor_runner target generated_dir)
     list(LENGTH _quantized_ops _n_quantized)
     math(EXPR _max_kernels "64 + ${_n_portable} + ${_n_quantized}")
     if(_with_ethosu)
-        ethosu_kit_require_executorch(WITH_ETHOSU MAX_KERNELS ${_max_kernels})
+        ethosu_kit_require_executorch(WITH_ETHOSU DRIVER_DIR "${_driver_dir}"
+            MAX_KERNELS ${_max_kernels})
     else()
         ethosu_kit_require_executorch(MAX_KERNELS ${_max_kernels})
     endif()
