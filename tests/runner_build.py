@@ -49,7 +49,7 @@ def generate(pte: Path, out: Path, *extra: str, board: str = "cs300") -> Path:
     return out
 
 
-def build_runner(project: Path, npu: str, timeout: float = 1800) -> Path:
+def build_runner(project: Path, npu: str, *defines: str, timeout: float = 1800) -> Path:
     """cmake --preset gcc + build of the executor_runner; returns the ELF."""
     configure = subprocess.run(
         [
@@ -58,6 +58,7 @@ def build_runner(project: Path, npu: str, timeout: float = 1800) -> Path:
             "gcc",
             "-DETHOSU_KIT_APP=executor_runner",
             f"-DETHOSU_KIT_NPU={npu}",
+            *(f"-D{d}" for d in defines),
         ],
         cwd=project,
         capture_output=True,
