@@ -24,7 +24,8 @@ function(_ethosu_kit_external_path var)
     endif()
 endfunction()
 
-function(_ethosu_kit_missing var what how)
+function(_ethosu_kit_missing var what)
+    string(JOIN "" how ${ARGN})  # the hint may come in several strings
     message(FATAL_ERROR
         "ethosu-porting-kit: ${what} not found (${var}=\"${${var}}\").\n"
         "${how}\n"
@@ -68,7 +69,8 @@ function(ethosu_kit_require_ethosu_driver)
         _ethosu_kit_missing(ETHOSU_DRIVER_ROOT "the Ethos-U core driver 1.x (include/ethosu_driver.h)"
             "Get it: git clone https://gitlab.arm.com/artificial-intelligence/ethos-u/ethos-u-core-driver "
             "(a 1.x tag), or the same driver as Zephyr packages it: "
-            "git clone https://github.com/zephyrproject-rtos/hal_ethos_u.")
+            "git clone https://github.com/zephyrproject-rtos/hal_ethos_u. "
+            "${ETHOSU_KIT_DRIVER_HINT}")
     endif()
     ethosu_kit_require_cmsis()
 
