@@ -203,7 +203,48 @@ def _mobilenet() -> Any:
     return nn.Sequential(*layers)
 
 
+def _tiny_cnn() -> Any:
+    """The kit's example model (ethosu_kit.examples), as `ethosu-kit run-example` lowers it."""
+    from ethosu_kit.examples import example_model
+
+    return example_model()[0]
+
+
+def _mlp() -> Any:
+    from torch import nn
+
+    return nn.Sequential(
+        nn.Linear(48, 64), nn.ReLU(), nn.Linear(64, 32), nn.Sigmoid(), nn.Linear(32, 8)
+    )
+
+
+def _residual_mul() -> Any:
+    """Two branches joined by add and mul, a tanh and a max pool: rescaling everywhere."""
+    import torch
+    from torch import nn
+
+    class ResidualMul(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.a = nn.Conv2d(4, 8, 3, padding=1)
+            self.b = nn.Conv2d(4, 8, 1)
+            self.pool = nn.MaxPool2d(2)
+
+        def forward(self, x: Any) -> Any:
+            a = torch.relu(self.a(x))
+            b = torch.tanh(self.b(x))
+            return self.pool(a + a * b)
+
+    return ResidualMul()
+
+
 MOBILENET = OpModel("mobilenet", _mobilenet, ((1, 3, 96, 96),))
+# whole small models compared with the quantized PyTorch graph (test_vnpu_models.py)
+WHOLE_MODELS: tuple[OpModel, ...] = (
+    OpModel("tiny_cnn", _tiny_cnn, ((1, 3, 16, 16),)),
+    OpModel("mlp", _mlp, ((1, 48),)),
+    OpModel("residual_mul", _residual_mul, ((1, 4, 12, 12),)),
+)
 
 IMG = (1, 8, 10, 10)
 OP_MODELS: tuple[OpModel, ...] = (
@@ -235,7 +276,7 @@ OP_MODELS: tuple[OpModel, ...] = (
     OpModel("sigmoid_a16w8", _mod("Sigmoid"), (IMG,), activation_bits=16),
     OpModel("block", _block, ((1, 3, 12, 12),)),
 )
-BY_NAME = {m.name: m for m in (*OP_MODELS, MOBILENET)}
+BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS, MOBILENET)}
 
 
 def cache_root() -> Path:
@@ -281,6 +322,44 @@ def _lock(path: Path) -> Iterator[None]:
         yield
 
 
+def module_and_calibration(model: OpModel) -> tuple[Any, list[tuple[Any, ...]]]:
+    """The float module (seeded) and the 4 calibration batches in [-1, 1) it is lowered with."""
+    import torch
+
+    torch.manual_seed(0)
+    module = model.build().eval()
+    g = torch.Generator().manual_seed(1)
+    calib = [tuple(torch.rand(s, generator=g) * 2 - 1 for s in model.shapes) for _ in range(4)]
+    return module, calib
+
+
+def quantized_graph(model: OpModel) -> Any:
+    """The QDQ graph (prepare_pt2e + calibration + convert_pt2e) `lowered()` hands to the
+    partitioner: the same quantizer and calibration as ethosu_kit.lowering.lower_to_pte,
+    so its quantize/dequantize parameters are the ones the delegate was compiled with."""
+    import torch
+    from executorch.backends.arm.ethosu import EthosUCompileSpec
+    from executorch.backends.arm.quantizer import (
+        EthosUQuantizer,
+        get_symmetric_a16w8_quantization_config,
+        get_symmetric_quantization_config,
+    )
+    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+
+    module, calib = module_and_calibration(model)
+    quantizer = EthosUQuantizer(EthosUCompileSpec(TARGET_ACCEL, memory_mode=TARGET_MODE))
+    quantizer.set_global(
+        get_symmetric_a16w8_quantization_config(is_per_channel=True)
+        if model.activation_bits == 16
+        else get_symmetric_quantization_config(is_per_channel=True)
+    )
+    graph = torch.export.export(module, calib[0], strict=True).module(check_guards=False)
+    graph = prepare_pt2e(graph, quantizer)
+    for batch in calib:
+        graph(*batch)
+    return convert_pt2e(graph)
+
+
 def lowered(model: OpModel) -> Path:
     """Folder with `model.pte` and `out.tosa` for this model (lowered once, then cached)."""
     folder = cache_root() / f"{model.name}-{cache_key(model)}"
@@ -289,14 +368,9 @@ def lowered(model: OpModel) -> Path:
     with _lock(folder.with_suffix(".lock")):
         if (folder / "model.pte").is_file():
             return folder
-        import torch
-
         from ethosu_kit.lowering import Target, lower_to_pte
 
-        torch.manual_seed(0)
-        module = model.build().eval()
-        g = torch.Generator().manual_seed(1)
-        calib = [tuple(torch.rand(s, generator=g) * 2 - 1 for s in model.shapes) for _ in range(4)]
+        module, calib = module_and_calibration(model)
         tmp = Path(tempfile.mkdtemp(prefix=f".{model.name}-", dir=folder.parent))
         try:
             lower_to_pte(
