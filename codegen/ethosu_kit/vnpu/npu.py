@@ -18,6 +18,10 @@ U55_ID = 0x10066001
 ALIGN = 16
 
 
+# the library keeps the pointer ethosu_virtual_set_workspace gets: keep its array alive
+_workspace: list[npt.NDArray[np.uint8]] = []
+
+
 class VnpuError(KitError):
     """The virtual NPU refused or failed a job; the message is the library's reason."""
 
@@ -54,6 +58,9 @@ def _lib() -> ctypes.CDLL:
         "ethosu_virtual_set_hw": (None, [ctypes.c_void_p, ctypes.c_uint32, ctypes.c_uint32]),
         "ethosu_virtual_last_error": (ctypes.c_char_p, [ctypes.c_void_p]),
         "ethosu_virtual_set_mutation": (None, [ctypes.c_uint32]),
+        "ethosu_virtual_workspace_peak": (ctypes.c_size_t, []),
+        "ethosu_virtual_set_workspace": (None, [ctypes.c_void_p, ctypes.c_size_t]),
+        "ethosu_virtual_reset_workspace_peak": (None, []),
         "ethosu_invoke_v3": (
             ctypes.c_int,
             [
@@ -122,6 +129,25 @@ class VirtualNpu:
     @staticmethod
     def set_mutation(mask: Mutation | int) -> None:
         _lib().ethosu_virtual_set_mutation(int(mask))
+
+    @staticmethod
+    def set_workspace(mem: npt.NDArray[np.uint8] | None) -> None:
+        """Use `mem` as the library's working memory (None: its static default again)."""
+        _workspace.clear()
+        if mem is None:
+            _lib().ethosu_virtual_set_workspace(None, 0)
+        else:
+            _workspace.append(mem)
+            _lib().ethosu_virtual_set_workspace(mem.ctypes.data, mem.nbytes)
+
+    @staticmethod
+    def workspace_peak(reset: bool = False) -> int:
+        """Most working memory one operation used (bytes) since start or the last reset."""
+        lib = _lib()
+        peak = int(lib.ethosu_virtual_workspace_peak())
+        if reset:
+            lib.ethosu_virtual_reset_workspace_peak()
+        return peak
 
     def invoke(self, cmd_data: bytes, regions: Sequence[npt.NDArray[np.uint8]]) -> None:
         """Run a COP1 payload with base_addr[i] = regions[i] (16-byte aligned uint8 arrays)."""

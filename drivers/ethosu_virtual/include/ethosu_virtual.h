@@ -31,6 +31,13 @@ void ethosu_virtual_set_hw(struct ethosu_driver *drv, uint32_t config, uint32_t 
 /* Use `mem` (size bytes, any alignment) as working memory instead of the static default. */
 void ethosu_virtual_set_workspace(void *mem, size_t size);
 
+/*
+ * Most working memory one operation used since start-up or the last reset. Weight
+ * decoding does not depend on the data, so one run of a stream measures what it needs.
+ */
+size_t ethosu_virtual_workspace_peak(void);
+void ethosu_virtual_reset_workspace_peak(void);
+
 /* The reason the last job of `drv` failed ("" if it did not). */
 const char *ethosu_virtual_last_error(const struct ethosu_driver *drv);
 

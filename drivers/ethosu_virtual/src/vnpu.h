@@ -38,6 +38,8 @@ int vnpu_run(struct vnpu_env *env, const uint32_t *words, size_t nwords);
 
 /* Working memory for weight decoding (the static default or the caller's). */
 void *vnpu_workspace(size_t *size);
+/* Record that an operation used `bytes` of it (the high-water mark ethosu_virtual_workspace_peak reads). */
+void vnpu_workspace_used(size_t bytes);
 
 extern uint32_t vnpu_mutation_mask; /* ethosu_virtual_mutation bits, 0 = the real NPU */
 
@@ -64,7 +66,11 @@ struct vnpu_mlw
     uint32_t zeros; /* zeros still to emit before it */
     int in_slice;
     int ended;
+    size_t need; /* bytes of memory the largest slice seen so far needs (vnpu_mlw_bytes) */
 };
+
+/* Memory the decoder needs for a slice of `values` weights (+1 for a new palette's zero run). */
+#define VNPU_MLW_BYTES(values) (4u + 6u * (size_t)(values))
 
 void vnpu_mlw_init(struct vnpu_mlw *d, const uint8_t *buf, size_t size, void *mem, size_t mem_size);
 /* 1 and *value set, 0 at the end of the stream, -1 if malformed (or the slice does not fit). */

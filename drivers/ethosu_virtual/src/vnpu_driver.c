@@ -24,9 +24,34 @@ static void *driver_semaphore;
 
 uint32_t vnpu_mutation_mask;
 
-static uint8_t default_workspace[ETHOSU_VIRTUAL_WORKSPACE_SIZE] __attribute__((aligned(16)));
+#ifdef ETHOSU_VIRTUAL_WORKSPACE_SECTION
+/* firmware: a NOLOAD section the linker script puts in external RAM, not the TCMs */
+#define WORKSPACE_PLACEMENT __attribute__((aligned(16), section(ETHOSU_VIRTUAL_WORKSPACE_SECTION)))
+#else
+#define WORKSPACE_PLACEMENT __attribute__((aligned(16)))
+#endif
+static uint8_t default_workspace[ETHOSU_VIRTUAL_WORKSPACE_SIZE] WORKSPACE_PLACEMENT;
 static void *workspace_mem = default_workspace;
 static size_t workspace_size = sizeof(default_workspace);
+static size_t workspace_peak;
+
+void vnpu_workspace_used(size_t bytes)
+{
+    if (bytes > workspace_peak)
+    {
+        workspace_peak = bytes;
+    }
+}
+
+size_t ethosu_virtual_workspace_peak(void)
+{
+    return workspace_peak;
+}
+
+void ethosu_virtual_reset_workspace_peak(void)
+{
+    workspace_peak = 0;
+}
 
 void *vnpu_workspace(size_t *size)
 {
@@ -145,7 +170,12 @@ unsigned int __attribute__((weak)) ethosu_config_select(uint64_t address, int in
 
 void __attribute__((weak)) ethosu_virtual_report_error(const char *message)
 {
+#ifdef ETHOSU_VIRTUAL_REPORT_STDERR
+    /* firmware: the delegate only says "invocation failed"; the reason goes to the UART */
+    fprintf(stderr, "ethosu_virtual: %s\n", message);
+#else
     (void)message;
+#endif
 }
 
 /* ---- driver life cycle ---------------------------------------------------------------------- */

@@ -986,10 +986,13 @@ static int op_conv(struct run *run, int depthwise)
     size_t nweights = (size_t)depth_out * taps * (size_t)depth_in;
     size_t wbytes = (nweights * sizeof(int16_t) + 7u) & ~(size_t)7u;
     size_t pbytes = (taps * (size_t)ifm.c * sizeof(int32_t) + 7u) & ~(size_t)7u;
-    if (wbytes + pbytes + 4096u > ws_size)
+    size_t fixed = wbytes + pbytes;
+    if (fixed + VNPU_MLW_BYTES(1) > ws_size)
     {
-        return fail(run, "needs %lu bytes of working memory, the virtual NPU has %lu (ethosu_virtual_set_workspace)",
-                    (unsigned long)(wbytes + pbytes + 4096u), (unsigned long)ws_size);
+        return fail(run,
+                    "needs more than %lu bytes of working memory (decoded weights), the virtual NPU has %lu "
+                    "(ETHOSU_VIRTUAL_WORKSPACE_SIZE or ethosu_virtual_set_workspace)",
+                    (unsigned long)fixed, (unsigned long)ws_size);
     }
     int16_t *weights = (int16_t *)(void *)ws;
     int32_t *patch = (int32_t *)(void *)(ws + wbytes);
@@ -1044,6 +1047,17 @@ static int op_conv(struct run *run, int depthwise)
                                             int got = vnpu_mlw_next(&dec, &v);
                                             if (got != 1)
                                             {
+                                                if (got < 0 && fixed + dec.need > ws_size)
+                                                {
+                                                    return fail(run,
+                                                                "needs %lu bytes of working memory (decoded "
+                                                                "weights %lu + weight slice %lu), the virtual "
+                                                                "NPU has %lu (ETHOSU_VIRTUAL_WORKSPACE_SIZE or "
+                                                                "ethosu_virtual_set_workspace)",
+                                                                (unsigned long)(fixed + dec.need),
+                                                                (unsigned long)fixed, (unsigned long)dec.need,
+                                                                (unsigned long)ws_size);
+                                                }
                                                 return fail(run, "weight stream %s (weight decoder fault)",
                                                             got == 0 ? "ended early" : "is malformed");
                                             }
@@ -1068,6 +1082,8 @@ static int op_conv(struct run *run, int depthwise)
             }
         }
     }
+
+    vnpu_workspace_used(fixed + dec.need);
 
     int no_bias = (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NO_BIAS) != 0;
     int small_products = ifm.elem == 1 && ifm.zp >= -256 && ifm.zp <= 256;

@@ -51,7 +51,7 @@ void vnpu_mlw_init(struct vnpu_mlw *d, const uint8_t *buf, size_t size, void *me
     memset(d, 0, sizeof(*d));
     d->buf = buf;
     d->size = size;
-    /* split the memory: n uint16 weights + (n + 1) uint32 zero runs */
+    /* split the memory: n uint16 weights + (n + 1) uint32 zero runs (VNPU_MLW_BYTES) */
     size_t n = mem_size >= 8u ? (mem_size - 4u) / 6u : 0u;
     d->zrun = (uint32_t *)mem;
     d->wval = (uint16_t *)(void *)((uint8_t *)mem + (n + 1u) * 4u);
@@ -185,6 +185,10 @@ static int decode_slice(struct vnpu_mlw *d)
     }
     int nvalues = (int)slice_len + 1;
     int z_nvalues = nvalues + (newpal ? 1 : 0);
+    if (VNPU_MLW_BYTES(z_nvalues) > d->need)
+    {
+        d->need = VNPU_MLW_BYTES(z_nvalues);
+    }
     if ((size_t)z_nvalues > d->capacity)
     {
         return -1;

@@ -1,0 +1,70 @@
+"""The virtual NPU's working memory a model needs, for sizing it in firmware.
+
+The library decodes each convolution's weights into working memory (16-bit weights,
+an IFM patch, the MLW decoder's slice buffers). How much depends only on the command
+and weight streams, not on the data, so one run of each delegate on zero inputs
+measures it exactly: the library's own high-water mark, taken by the code that uses
+the memory. `python -m ethosu_kit.vnpu.workspace model.pte` prints the bytes (the
+executor_runner's CMake sizes `ETHOSU_VIRTUAL_WORKSPACE_SIZE` with it).
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import numpy as np
+
+from ethosu_kit.errors import KitError
+from ethosu_kit.vnpu.delegate import run_delegate, tensor_dtype, tensor_shape
+from ethosu_kit.vnpu.npu import VirtualNpu
+
+if TYPE_CHECKING:
+    from ethosu_kit.pte import VelaBlocks
+
+MIN_WORKSPACE = 64  # what ethosu_virtual_set_workspace accepts; a C array must not be empty
+ALIGN = 16
+
+
+def required_workspace(blocks: Sequence[VelaBlocks], fast_scratch_size: int = 0) -> int:
+    """Bytes of working memory the virtual NPU needs to run every one of these delegates."""
+    need = 0
+    for b in blocks:
+        zeros = [np.zeros(tensor_shape(t), dtype=tensor_dtype(t)) for t in b.inputs]
+        with VirtualNpu(b.cop.config, b.cop.id) as npu:
+            npu.workspace_peak(reset=True)
+            run_delegate(b, zeros, npu, fast_scratch_size=fast_scratch_size)
+            need = max(need, npu.workspace_peak(reset=True))
+    need = max(need, MIN_WORKSPACE)
+    return (need + ALIGN - 1) // ALIGN * ALIGN
+
+
+def pte_workspace(pte: Path) -> int:
+    """`required_workspace` of every Ethos-U delegate of a .pte (its memory mode's region 2)."""
+    from ethosu_kit.pte import read_pte, read_vela_streams
+    from ethosu_kit.vnpu.delegate import fast_scratch_size
+
+    spec = read_pte(pte).compile_spec
+    fast = fast_scratch_size(spec.memory_mode_name, spec.arena_cache_size) if spec else 0
+    return required_workspace(read_vela_streams(pte), fast)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    args = list(sys.argv[1:] if argv is None else argv)
+    if len(args) != 1:
+        print("usage: python -m ethosu_kit.vnpu.workspace MODEL.pte", file=sys.stderr)
+        return 2
+    try:
+        print(pte_workspace(Path(args[0])))
+    except KitError as exc:
+        print(f"error: {exc}", file=sys.stderr)
+        if exc.hint:
+            print(f"hint: {exc.hint}", file=sys.stderr)
+        return exc.exit_code
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
