@@ -38,7 +38,8 @@ def _board_for(model: ModelInfo) -> str:
 def intrinsic_need(model: ModelInfo, plan: MemoryPlan) -> int:
     """What the model itself asks for; the fast scratch is what its Vela config set."""
     method = model.methods[0]
-    io = sum(t.nbytes for t in (*method.inputs, *method.outputs))
+    # memory-planned IO is already inside the planned buffers: count only the rest
+    io = sum(t.nbytes for t in (*method.inputs, *method.outputs) if not t.planned)
     fast = sum(b.size for b in plan.by_role(Role.FAST_SCRATCH))
     return sum(method.planned_buffers) + model.peak_scratch + fast + io
 

@@ -32,7 +32,8 @@ POOL_ROLES = {"scratch", "fast_scratch", "method_pool", "planned", "input", "out
 
 def intrinsic_need(info: dict[str, Any], plan: dict[str, Any]) -> int:
     method = info["methods"][0]
-    io = sum(t["nbytes"] for t in method["inputs"] + method["outputs"])
+    # memory-planned IO is already inside the planned buffers: count only the rest
+    io = sum(t["nbytes"] for t in method["inputs"] + method["outputs"] if not t.get("planned"))
     fast = sum(b["size"] for b in plan["buffers"] if b["role"] == "fast_scratch")
     return int(sum(method["planned_buffers"]) + info["peak_scratch"] + fast + io)
 

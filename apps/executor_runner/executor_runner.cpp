@@ -42,6 +42,9 @@
 #endif
 #endif
 
+#ifndef KIT_RUNNER_MAX_INPUTS
+#define KIT_RUNNER_MAX_INPUTS 16 /* inputs filled in place; more are staged */
+#endif
 #ifndef KIT_RUNNER_PRINT_VALUES
 #define KIT_RUNNER_PRINT_VALUES 16 /* values printed per output */
 #endif
@@ -264,11 +267,35 @@ const uint8_t *generated_input(size_t i, const TensorInfo &info, Error *err)
 }
 
 /*
- * Each tensor input is handed over with set_input, which copies it into the
- * method's planned memory (or aliases it when the input is not planned). Its
- * bytes come from kit_input_data.h when generated, else are all ones, staged in
- * the plan's `input_<i>` buffer (a known symbol a debugger or harness can write)
- * or, when the plan has none, in the method pool.
+ * The planned memory of tensor input `i`, or nullptr when it cannot be had.
+ * Method::get_inputs is marked deprecated, but it is the one call that reaches a
+ * planned input's own bytes; the alternative (set_input from a staging copy) costs
+ * a second buffer the size of the input, which is what this avoids.
+ */
+uint8_t *planned_input(Method &method, const MethodMeta &meta, size_t i)
+{
+    static EValue current[KIT_RUNNER_MAX_INPUTS];
+    const size_t n = meta.num_inputs();
+    if (n > KIT_RUNNER_MAX_INPUTS) {
+        return nullptr;
+    }
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wdeprecated-declarations"
+    const Error err = method.get_inputs(current, n);
+#pragma GCC diagnostic pop
+    if (err != Error::Ok || !current[i].isTensor()) {
+        return nullptr;
+    }
+    return current[i].toTensor().mutable_data_ptr<uint8_t>();
+}
+
+/*
+ * A memory-planned input already has its bytes inside planned_<mem_id>: without
+ * kit_input_data.h it is filled with ones in place (no staging copy, no buffer of its
+ * own in the plan). Otherwise the input is handed over with set_input, which copies
+ * planned inputs and aliases the others: from kit_input_data.h in flash, or from the
+ * plan's `input_<i>` buffer (planned for inputs that are not memory-planned), or, with
+ * neither, from the method pool.
  */
 Error set_inputs(Method &method, const MethodMeta &meta, PeakAllocator &method_allocator)
 {
@@ -292,6 +319,15 @@ Error set_inputs(Method &method, const MethodMeta &meta, PeakAllocator &method_a
             return err;
         }
         const PlanBuffer *staging = kit_runner::find_buffer("input_", i);
+        if (src == nullptr && staging == nullptr && info->is_memory_planned()) {
+            uint8_t *planned = planned_input(method, meta, i);
+            if (planned != nullptr) {
+                fill_ones(info->scalar_type(), planned, nbytes);
+                kit_printf("kit: input %lu: %lu bytes of ones, in place (no kit_input_data.h)\n",
+                           ul(i), ul(nbytes));
+                continue;
+            }
+        }
         uint8_t *data = nullptr;
         if (staging != nullptr && staging->size >= nbytes) {
             data = staging->base;

@@ -36,6 +36,9 @@ class TensorInfo:
     dtype: str  # torch-style name: "int8", "float32", ...
     shape: tuple[int, ...]
     nbytes: int
+    # memory-planned into a mem_id: its bytes live inside a planned buffer, so the
+    # firmware needs no buffer of its own for it
+    planned: bool = True
 
 
 @dataclass(frozen=True)

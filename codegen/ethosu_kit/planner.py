@@ -438,6 +438,8 @@ class _Planner:
             ("output", Role.OUTPUT, method.outputs),
         ):
             for i, t in enumerate(tensors):
+                if t.planned or t.nbytes == 0:
+                    continue  # already inside planned_<mem_id>: a copy would count it twice
                 self.place(
                     _Want(
                         f"{kind}_{i}",
@@ -447,7 +449,8 @@ class _Planner:
                         False,
                         False,
                         cpu_ram,
-                        f"{kind} {i} of {method.name}: {t.dtype}{list(t.shape)} = {t.nbytes} B",
+                        f"{kind} {i} of {method.name} (not memory-planned): "
+                        f"{t.dtype}{list(t.shape)} = {t.nbytes} B",
                         _CPU_HINT,
                         symbol=f"kit_{kind}_{i}",
                         section=".kit.io",

@@ -75,7 +75,7 @@ def _tensor_info(plan: RawPlan, index: int, what: str) -> TensorInfo:
     nbytes = elem
     for d in t.sizes:
         nbytes *= d
-    return TensorInfo(dtype=dtype, shape=t.sizes, nbytes=nbytes)
+    return TensorInfo(dtype=dtype, shape=t.sizes, nbytes=nbytes, planned=t.planned)
 
 
 def _cpu_operators(plan: RawPlan, what: str) -> tuple[str, ...]:
