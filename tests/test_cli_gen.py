@@ -188,6 +188,8 @@ def test_cpu_only_program_with_allow_cpu_only(
     capsys.readouterr()
     config = (out / "generated" / "kit_model.h").read_text()
     assert "#define KIT_NUM_ETHOSU_DELEGATES 0" in config
+    # nothing to drive on the NPU: the project must not ask for the driver checkout
+    assert 'set(ETHOSU_KIT_NPU "none"' in (out / "CMakeLists.txt").read_text()
 
 
 def test_sizes_from_the_command_line_reach_the_headers(
