@@ -2,22 +2,28 @@
 
 Prints, per model: NPU operations in the stream, virtual-NPU ms per inference (the
 whole delegate: IO copies, command decode, execution), tosa_reference_model ms per
-inference of the TOSA graph Vela compiled, and the ratio. Run with
-`pytest -s -m benchmark tests/bench_vnpu.py`.
+inference of the TOSA graph Vela compiled, and the ratio. With EXECUTORCH_ROOT: the
+executor_runner + virtual NPU in QEMU on the MobileNet-sized model, wall time end to
+end. Run with `pytest -s -m benchmark tests/bench_vnpu.py`.
 """
 
 from __future__ import annotations
 
+import re
 import time
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from ethosu_kit.pte import read_vela_streams
 from ethosu_kit.vnpu import VirtualNpu, run_delegate
 from ethosu_kit.vnpu.delegate import random_inputs
 from ethosu_kit.vnpu.npu import disassemble
-from vnpu_models import BY_NAME
-from vnpu_support import mismatches, op_model, tosa_run
+from ethosu_kit.vnpu.workspace import required_workspace
+from runner_build import build_with_cli, generate, require_externals, run_qemu
+from vnpu_models import BY_NAME, lowered
+from vnpu_support import mismatches, op_model, runner_equals_simulation, tosa_run
 
 pytestmark = [pytest.mark.benchmark, pytest.mark.lowering]
 
@@ -46,4 +52,33 @@ def test_bench_virtual_npu_vs_tosa_reference(name: str) -> None:
         f"\n[bench_vnpu] {name}: {ops} NPU ops, weights {len(blocks.weight_data)} B, "
         f"scratch {blocks.scratch_size} B | virtual NPU {vnpu_ms:.2f} ms/inference | "
         f"tosa_reference_model {tosa_ms:.2f} ms/inference | ratio {tosa_ms / vnpu_ms:.2f}x"
+    )
+
+
+@pytest.mark.firmware
+@pytest.mark.qemu
+@pytest.mark.slow
+def test_bench_qemu_runner_on_virtual_npu(tmp_path: Path) -> None:
+    """executor_runner + virtual NPU in QEMU (Corstone-300) on the MobileNet-sized model,
+    end to end (boot, load, execute, print): wall time (goal < 10 s), next to the
+    delegate's time on the host; the printed outputs must equal the host simulation."""
+    require_externals("EXECUTORCH_ROOT")
+    pte = lowered(BY_NAME["mobilenet"]) / "model.pte"
+    project = generate(pte, tmp_path / "fw")
+    elf = build_with_cli(project, "virtual")
+    start = time.perf_counter()
+    run = run_qemu(elf, timeout=120)
+    wall = time.perf_counter() - start
+    assert run.exit_code == 0, run.uart
+    runner_equals_simulation(pte, project, run, tmp_path)
+    cycles = re.search(r"^kit: cycles (\d+) execute", run.uart, re.MULTILINE)
+    (blocks,) = read_vela_streams(pte)
+    inputs = random_inputs(blocks, np.random.default_rng(0))
+    with VirtualNpu(blocks.cop.config, blocks.cop.id) as npu:
+        host_ms = _best_ms(lambda: run_delegate(blocks, inputs, npu), 3)
+    print(
+        f"\n[bench_vnpu] qemu mobilenet: executor_runner + virtual NPU {wall:.2f} s wall "
+        f"end to end (goal < 10 s), {cycles.group(1) if cycles else '?'} SysTick cycles "
+        f"in execute | host delegate {host_ms:.1f} ms | workspace "
+        f"{required_workspace([blocks])} B in DDR | outputs == host simulation"
     )

@@ -81,6 +81,21 @@ def build_runner(project: Path, npu: str, *defines: str, timeout: float = 1800) 
     return elf
 
 
+def build_with_cli(project: Path, npu: str, timeout: float = 1800) -> Path:
+    """`ethosu-kit build DIR --app executor_runner --npu NPU`: the user's path; the ELF."""
+    result = subprocess.run(
+        ["ethosu-kit", "build", str(project), "--app", "executor_runner", "--npu", npu],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=timeout,
+    )
+    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
+    elf = Path(result.stdout.strip().splitlines()[-1])
+    assert elf.is_file(), result.stdout
+    return elf
+
+
 @dataclass(frozen=True)
 class RunnerOutput:
     index: int

@@ -20,40 +20,21 @@ from __future__ import annotations
 import json
 import subprocess
 from pathlib import Path
-from typing import Any
 
-import numpy as np
 import pytest
 
-from ethosu_kit.cli import main
 from ethosu_kit.vnpu.workspace import pte_workspace
-from runner_build import RunResult, build_runner, generate, require_externals, run_qemu
+from runner_build import (
+    RunResult,
+    build_runner,
+    build_with_cli,
+    generate,
+    require_externals,
+    run_qemu,
+)
+from vnpu_support import runner_equals_simulation
 
 pytestmark = [pytest.mark.firmware, pytest.mark.qemu, pytest.mark.slow]
-
-
-def quant_params(pte: Path) -> dict[str, tuple[float, int, int, int]]:
-    """(scale, zero point, qmin, qmax) of the method's CPU quantize and dequantize calls,
-    read with ExecuTorch's own deserializer (the kit's reader does not decode scalars)."""
-    serialize = pytest.importorskip("executorch.exir._serialize._program")
-    pte_file = serialize.deserialize_pte_binary(pte.read_bytes())
-    program = getattr(pte_file, "program", pte_file)
-    plan = program.execution_plan[0]
-    found: dict[str, tuple[float, int, int, int]] = {}
-    for ins in plan.chains[0].instructions:
-        args = ins.instr_args
-        if type(args).__name__ != "KernelCall":
-            continue
-        name = plan.operators[args.op_index].name.split("::")[-1]
-        vals: list[Any] = [plan.values[i].val for i in args.args[1:5]]
-        found[name] = (
-            float(vals[0].double_val),
-            int(vals[1].int_val),
-            int(vals[2].int_val),
-            int(vals[3].int_val),
-        )
-    assert set(found) == {"quantize_per_tensor", "dequantize_per_tensor"}, found
-    return found
 
 
 @pytest.fixture(scope="module")
@@ -61,17 +42,7 @@ def firmware(pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory) -> 
     """(project, ELF): the example model's executor_runner built with NPU virtual."""
     require_externals("EXECUTORCH_ROOT")
     project = generate(pte_u55_shared, tmp_path_factory.mktemp("vnpu_fw") / "fw")
-    result = subprocess.run(
-        ["ethosu-kit", "build", str(project), "--app", "executor_runner", "--npu", "virtual"],
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=1800,
-    )
-    assert result.returncode == 0, result.stdout[-4000:] + result.stderr[-4000:]
-    elf = Path(result.stdout.strip().splitlines()[-1])
-    assert elf.is_file(), result.stdout
-    return project, elf
+    return project, build_with_cli(project, "virtual")
 
 
 @pytest.fixture(scope="module")
@@ -84,30 +55,8 @@ def run(firmware: tuple[Path, Path]) -> RunResult:
 def test_runner_outputs_equal_host_simulation(
     pte_u55_shared: Path, firmware: tuple[Path, Path], run: RunResult, tmp_path: Path
 ) -> None:
-    q = quant_params(pte_u55_shared)
-    scale, zp, qmin, qmax = q["quantize_per_tensor"]
-    info = json.loads((firmware[0] / "model_info.json").read_text())
-    shape = info["methods"][0]["inputs"][0]["shape"]
-    # ExecuTorch's quantize kernel: zp + nearbyint(value * (float)(1 / scale)), clamped
-    inv = np.float32(1.0 / scale)
-    ones = np.clip(np.rint(np.float32(1.0) * inv) + zp, qmin, qmax).astype(np.int8)
-    np.save(tmp_path / "ones.npy", np.full(shape, ones, dtype=np.int8))
-    assert main(["simulate", str(pte_u55_shared), "--inputs", str(tmp_path / "ones.npy"),
-                 "-o", str(tmp_path / "host.npz")]) == 0  # fmt: skip
-    with np.load(tmp_path / "host.npz") as saved:
-        host = saved["delegate0_output0"].reshape(-1).astype(np.int64)
-
-    (out,) = run.outputs()
-    assert out.count == host.size
-    o_scale, o_zp, _, _ = q["dequantize_per_tensor"]
-    printed = np.array(out.values)
-    # the runner prints dequantized floats with 6 decimals: back to the integers exactly
-    as_ints = np.rint(printed / o_scale).astype(np.int64) + o_zp
-    assert as_ints.tolist() == host[: len(printed)].tolist(), run.uart
-    expected = (host[: len(printed)] - o_zp).astype(np.float32) * np.float32(o_scale)
-    assert np.allclose(printed, expected, atol=1.5e-6, rtol=0), run.uart
-    assert len(set(as_ints.tolist())) > 2, "a constant output would agree for the wrong reasons"
-    print(f"runner == host simulation on {len(printed)} of {out.count} outputs: {as_ints.tolist()}")
+    same = runner_equals_simulation(pte_u55_shared, firmware[0], run, tmp_path)
+    print(f"runner == host simulation on {len(same)} outputs: {same}")
 
 
 def test_scratch_from_the_temp_pool(firmware: tuple[Path, Path], run: RunResult) -> None:

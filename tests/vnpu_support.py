@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
-from typing import Any
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 import numpy as np
 import pytest
 
+from ethosu_kit.cli import main
 from ethosu_kit.pte import VelaBlocks, read_vela_streams
 from vnpu_models import OpModel, lowered
+
+if TYPE_CHECKING:
+    from runner_build import RunResult
 
 
 def op_model(model: OpModel) -> tuple[VelaBlocks, bytes]:
@@ -37,3 +43,57 @@ def mismatches(ours: list[Any], reference: list[Any]) -> int:
         r = np.asarray(ref).reshape(a.shape).astype(np.int64)
         bad += int(np.count_nonzero(a.astype(np.int64) != r))
     return bad
+
+
+def quant_params(pte: Path) -> dict[str, tuple[float, int, int, int]]:
+    """(scale, zero point, qmin, qmax) of the method's CPU quantize and dequantize calls,
+    read with ExecuTorch's own deserializer (the kit's reader does not decode scalars)."""
+    serialize = pytest.importorskip("executorch.exir._serialize._program")
+    pte_file = serialize.deserialize_pte_binary(pte.read_bytes())
+    program = getattr(pte_file, "program", pte_file)
+    plan = program.execution_plan[0]
+    found: dict[str, tuple[float, int, int, int]] = {}
+    for ins in plan.chains[0].instructions:
+        args = ins.instr_args
+        if type(args).__name__ != "KernelCall":
+            continue
+        name = plan.operators[args.op_index].name.split("::")[-1]
+        vals: list[Any] = [plan.values[i].val for i in args.args[1:5]]
+        found[name] = (
+            float(vals[0].double_val),
+            int(vals[1].int_val),
+            int(vals[2].int_val),
+            int(vals[3].int_val),
+        )
+    assert set(found) == {"quantize_per_tensor", "dequantize_per_tensor"}, found
+    return found
+
+
+def runner_equals_simulation(pte: Path, project: Path, run: RunResult, tmp: Path) -> list[int]:
+    """Assert the executor_runner's printed outputs (default inputs: every float 1.0,
+    quantized by the program's quantize_per_tensor on the CPU) equal `ethosu-kit simulate`
+    fed the same integers; returns the compared output integers."""
+    q = quant_params(pte)
+    scale, zp, qmin, qmax = q["quantize_per_tensor"]
+    info = json.loads((project / "model_info.json").read_text())
+    shape = info["methods"][0]["inputs"][0]["shape"]
+    # ExecuTorch's quantize kernel: zp + nearbyint(value * (float)(1 / scale)), clamped
+    inv = np.float32(1.0 / scale)
+    ones = np.clip(np.rint(np.float32(1.0) * inv) + zp, qmin, qmax).astype(np.int8)
+    np.save(tmp / "ones.npy", np.full(shape, ones, dtype=np.int8))
+    assert main(["simulate", str(pte), "--inputs", str(tmp / "ones.npy"),
+                 "-o", str(tmp / "host.npz")]) == 0  # fmt: skip
+    with np.load(tmp / "host.npz") as saved:
+        host = saved["delegate0_output0"].reshape(-1).astype(np.int64)
+
+    (out,) = run.outputs()
+    assert out.count == host.size
+    o_scale, o_zp, _, _ = q["dequantize_per_tensor"]
+    printed = np.array(out.values)
+    # the runner prints dequantized floats with 6 decimals: back to the integers exactly
+    as_ints = np.rint(printed / o_scale).astype(np.int64) + o_zp
+    assert as_ints.tolist() == host[: len(printed)].tolist(), run.uart
+    expected = (host[: len(printed)] - o_zp).astype(np.float32) * np.float32(o_scale)
+    assert np.allclose(printed, expected, atol=1.5e-6, rtol=0), run.uart
+    assert len(set(as_ints.tolist())) > 2, "a constant output would agree for the wrong reasons"
+    return [int(x) for x in as_ints]
