@@ -15,10 +15,12 @@ run() {
   "$@" || failed+=("$*")
 }
 
-# tests/bench_*.py are named on the command line: pytest's default file pattern
-# (test_*.py) leaves them out of a plain `pytest` run while developing.
+# The tests, then the benchmarks with their output shown (-s): they print figures.
+# tests/bench_*.py are named on the command line because pytest's default file
+# pattern (test_*.py) leaves them out of a plain `pytest` run while developing.
 mapfile -t BENCHES < <(ls tests/bench_*.py 2>/dev/null)
-run "$PY" -m pytest -r fEsxXP tests "${BENCHES[@]}"
+run "$PY" -m pytest -r fEsxX tests
+run "$PY" -m pytest -s -r fEsxX "${BENCHES[@]}"
 run ruff check .
 run ruff format --check .
 run "$PY" -m mypy
