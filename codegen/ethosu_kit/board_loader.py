@@ -85,11 +85,23 @@ ADDRESS_LIMIT = 1 << 32
 
 _UNITS = {"": 1, "B": 1, "KIB": 1 << 10, "K": 1 << 10, "KB": 1 << 10, "MIB": 1 << 20,
           "M": 1 << 20, "MB": 1 << 20, "GIB": 1 << 30, "G": 1 << 30, "GB": 1 << 30}  # fmt: skip
-_SIZE_RE = re.compile(r"^\s*(0x[0-9a-fA-F_]+|[0-9_]+)\s*([A-Za-z]*)\s*$")
+_SIZE_RE = re.compile(r"^\s*(0x[0-9a-f_]+|[0-9_]+)\s*([a-z]*)\s*$", re.IGNORECASE)
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 T = TypeVar("T")
+
+
+def parse_size(text: str) -> int:
+    """`393216`, `0x60000`, `512_000`, `384KiB`, `384 K`, `2 MiB`, `1 GiB` -> bytes.
+
+    The one reader of size strings, so a board file and the command line agree.
+    """
+    m = _SIZE_RE.match(text)
+    unit = m.group(2).upper() if m else ""
+    if not m or unit not in _UNITS:
+        raise ValueError(f"cannot read {text!r} as a size")
+    return int(m.group(1).replace("_", ""), 0) * _UNITS[unit]
 
 
 def _type_name(value: Any) -> str:
@@ -144,13 +156,12 @@ class _Table:
                 key, f'must be an integer or a size string like "512 KiB", got {value!r}'
             )
         if isinstance(value, str):
-            m = _SIZE_RE.match(value)
-            unit = m.group(2).upper() if m else ""
-            if not m or unit not in _UNITS:
+            try:
+                value = parse_size(value)
+            except ValueError:
                 raise self.fail(
                     key, f'cannot read {value!r} as a number (use 0x..., 1234, "512 KiB", "2 MiB")'
-                )
-            value = int(m.group(1).replace("_", ""), 0) * _UNITS[unit]
+                ) from None
         if value < 0 or (positive and value == 0):
             raise self.fail(
                 key, f"must be > 0, got {value}" if positive else f"must be >= 0, got {value}"

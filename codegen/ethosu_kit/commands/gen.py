@@ -8,7 +8,6 @@ write leaves nothing on disk.
 from __future__ import annotations
 
 import argparse
-import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,19 +18,17 @@ if TYPE_CHECKING:
 
 HELP = "generate a firmware project from a .pte (same as gen-firmware)"
 
-_SIZE_RE = re.compile(r"^\s*(0x[0-9a-fA-F]+|[0-9]+)\s*(|B|K|KB|KIB|M|MB|MIB)\s*$", re.IGNORECASE)
-_UNITS = {"": 1, "B": 1, "K": 1024, "KB": 1024, "KIB": 1024, "M": 1 << 20, "MB": 1 << 20}
-_UNITS["MIB"] = 1 << 20
-
 
 def size_arg(text: str) -> int:
-    """`393216`, `0x60000`, `384KiB`, `384 K`, `2MiB` -> bytes."""
-    m = _SIZE_RE.match(text)
-    if not m:
+    """A size as a board file writes it (`393216`, `0x60000`, `384KiB`, `2 MiB`) -> bytes."""
+    from ethosu_kit.board_loader import parse_size
+
+    try:
+        return parse_size(text)
+    except ValueError:
         raise argparse.ArgumentTypeError(
             f"cannot read {text!r} as a size (use 393216, 0x60000, 384KiB or 2MiB)"
-        )
-    return int(m.group(1), 0) * _UNITS[m.group(2).upper()]
+        ) from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
