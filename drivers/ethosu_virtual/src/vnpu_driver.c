@@ -504,7 +504,6 @@ int ethosu_invoke_async(struct ethosu_driver *drv,
 
     size_t n = (size_t)custom_data_size / 4u;
     size_t i = 1;
-    int ran = 0;
     while (i < n)
     {
         uint32_t tag = w[i];
@@ -533,7 +532,6 @@ int ethosu_invoke_async(struct ethosu_driver *drv,
             {
                 return -1;
             }
-            ran = 1;
             i += 1 + len;
         }
         else if (cmd == DA_NOP)
@@ -545,7 +543,6 @@ int ethosu_invoke_async(struct ethosu_driver *drv,
             return job_error(drv, "unsupported driver action %lu at word %lu", (unsigned long)cmd, (unsigned long)i);
         }
     }
-    (void)ran;
     return 0;
 }
 
