@@ -85,6 +85,17 @@ class _Section:
     nobits: bool
 
 
+def plan_near(elf: Path) -> Path | None:
+    """The memory_plan.json of the generated project an ELF was built in.
+
+    A build lands in <project>/build/<toolchain>/, a few folders below the plan.
+    """
+    for folder in elf.resolve().parents[:4]:
+        if (folder / "memory_plan.json").is_file():
+            return folder / "memory_plan.json"
+    return None
+
+
 def _load_plan(plan_path: Path) -> dict[str, Any]:
     try:
         data: dict[str, Any] = json.loads(plan_path.read_text())

@@ -15,6 +15,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
+from ethosu_kit.elf_check import plan_near
 from ethosu_kit.errors import KitError
 
 QEMU = "qemu-system-arm"
@@ -54,12 +55,10 @@ def elf_info(elf: Path) -> dict[str, str]:
 
 
 def _plan_near(elf: Path) -> dict[str, str]:
-    for folder in elf.resolve().parents[:4]:
-        plan = folder / "memory_plan.json"
-        if plan.is_file():
-            data = json.loads(plan.read_text())
-            return {"board": str(data.get("board", ""))}
-    return {}
+    plan = plan_near(elf)
+    if plan is None:
+        return {}
+    return {"board": str(json.loads(plan.read_text()).get("board", ""))}
 
 
 def machine_for(elf: Path) -> str:

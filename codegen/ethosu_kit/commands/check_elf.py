@@ -18,18 +18,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-q", "--quiet", action="store_true", help="no table, only errors")
 
 
-def _find_plan(elf: Path) -> Path | None:
-    for folder in elf.resolve().parents[:4]:
-        if (folder / "memory_plan.json").is_file():
-            return folder / "memory_plan.json"
-    return None
-
-
 def run(args: argparse.Namespace) -> int:
-    from ethosu_kit.elf_check import check_or_raise
+    from ethosu_kit.elf_check import check_or_raise, plan_near
     from ethosu_kit.errors import KitError
 
-    plan = args.plan or _find_plan(args.elf)
+    plan = args.plan or plan_near(args.elf)
     if plan is None:
         raise KitError(
             f"{args.elf}: no memory_plan.json found near it", hint="pass --plan fw/memory_plan.json"
