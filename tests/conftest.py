@@ -23,7 +23,6 @@ import hashlib
 import importlib.metadata
 import inspect
 import os
-import tempfile
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
@@ -32,6 +31,7 @@ import pytest
 
 import ethosu_kit.examples
 import ethosu_kit.lowering
+from ethosu_kit.output import write_file_atomic
 from models import MODELS, TestModel
 
 REPO = Path(__file__).resolve().parents[1]
@@ -80,20 +80,6 @@ def _locked(path: Path) -> Iterator[None]:
             fcntl.flock(f, fcntl.LOCK_UN)
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-            f.flush()
-            os.fsync(f.fileno())
-        Path(tmp).chmod(0o644)
-        Path(tmp).replace(path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def lowered_pte(name: str) -> Path:
     """The cached .pte of MODELS[name], lowering it first if needed."""
     model = MODELS[name]
@@ -121,7 +107,7 @@ def lowered_pte(name: str) -> Path:
             calibration=calibration,
         )
         _lowering_seconds[name] = time.perf_counter() - start
-        _write_atomic(path, data)
+        write_file_atomic(path, data)
     return path
 
 

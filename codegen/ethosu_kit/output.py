@@ -45,6 +45,22 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+def write_file_atomic(path: Path, data: bytes) -> None:
+    """Write one file through a temporary sibling and a rename: a reader (or a crash)
+    sees the old file or the new one, never half of it."""
+    fd, tmp = tempfile.mkstemp(dir=path.parent, prefix=path.name + ".", suffix=".tmp")
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+            f.flush()
+            os.fsync(f.fileno())
+        Path(tmp).chmod(0o644)  # mkstemp's 0600 is for the temporary name only
+        Path(tmp).replace(path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
 def _check_relpath(rel: str) -> None:
     p = PurePosixPath(rel)
     if p.is_absolute() or ".." in p.parts or not p.parts or rel == MANIFEST:

@@ -40,12 +40,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-    import tempfile
-
     from ethosu_kit.board_loader import parse_board
     from ethosu_kit.cmsis_pack import ImportOptions, load_device, render_board_toml
     from ethosu_kit.errors import BoardError, KitError
+    from ethosu_kit.output import write_file_atomic
 
     out: Path = args.output
     if out.exists() and not args.force:
@@ -69,14 +67,7 @@ def run(args: argparse.Namespace) -> int:
             hint=exc.hint or "check the options given for what the pack does not say",
         ) from None
     out.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp = tempfile.mkstemp(dir=out.parent, prefix=out.name + ".", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        Path(tmp).replace(out)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+    write_file_atomic(out, text.encode("utf-8"))
     todos = text.count("TODO")
     print(
         f"{out}: board {board.name}, {len(board.regions)} regions"
