@@ -173,8 +173,9 @@ function(ethosu_add_firmware)
     $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Werror>)
 
   if(toolchain STREQUAL "armclang")
-    target_link_options(${ARG_TARGET} PRIVATE "--scatter=${ETHOSU_KIT_SCATTER_FILE}"
-                        "--map" "--list=$<TARGET_FILE:${ARG_TARGET}>.map" "--entry=Reset_Handler")
+    # CMake's ARMClang link rule already ends in --list=<target base>.map.
+    target_link_options(${ARG_TARGET} PRIVATE "--scatter=${ETHOSU_KIT_SCATTER_FILE}" "--map"
+                        "--entry=Reset_Handler")
     set_property(TARGET ${ARG_TARGET} APPEND PROPERTY LINK_DEPENDS "${ETHOSU_KIT_SCATTER_FILE}")
   else()
     target_link_options(${ARG_TARGET} PRIVATE "-T${ETHOSU_KIT_LINKER_SCRIPT}" -Wl,--gc-sections
