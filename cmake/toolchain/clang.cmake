@@ -1,6 +1,6 @@
 # LLVM clang + lld (Debian's clang-19), linking the arm-none-eabi newlib and libgcc of the
 # GNU toolchain: ethosu_add_firmware finds their multilib folder with
-# `arm-none-eabi-gcc <board gcc flags> -print-file-name=libc.a` / -print-libgcc-file-name.
+# `arm-none-eabi-gcc <board gcc flags> -print-file-name=libc_nano.a` / -print-libgcc-file-name.
 set(CMAKE_SYSTEM_NAME Generic)
 set(CMAKE_SYSTEM_PROCESSOR arm)
 set(ETHOSU_KIT_TOOLCHAIN clang CACHE STRING "kit toolchain id: gcc, clang or armclang")
