@@ -334,30 +334,20 @@ def module_and_calibration(model: OpModel) -> tuple[Any, list[tuple[Any, ...]]]:
 
 
 def quantized_graph(model: OpModel) -> Any:
-    """The QDQ graph (prepare_pt2e + calibration + convert_pt2e) `lowered()` hands to the
-    partitioner: the same quantizer and calibration as ethosu_kit.lowering.lower_to_pte,
-    so its quantize/dequantize parameters are the ones the delegate was compiled with."""
-    import torch
-    from executorch.backends.arm.ethosu import EthosUCompileSpec
-    from executorch.backends.arm.quantizer import (
-        EthosUQuantizer,
-        get_symmetric_a16w8_quantization_config,
-        get_symmetric_quantization_config,
-    )
-    from torchao.quantization.pt2e.quantize_pt2e import convert_pt2e, prepare_pt2e
+    """The QDQ graph `lowered()` hands to the partitioner (ethosu_kit.lowering's own
+    quantize step on the same calibration), so its quantize/dequantize parameters are
+    the ones the delegate was compiled with."""
+    from ethosu_kit.lowering import Target
+    from ethosu_kit.lowering import quantized_graph as lowering_quantized_graph
 
     module, calib = module_and_calibration(model)
-    quantizer = EthosUQuantizer(EthosUCompileSpec(TARGET_ACCEL, memory_mode=TARGET_MODE))
-    quantizer.set_global(
-        get_symmetric_a16w8_quantization_config(is_per_channel=True)
-        if model.activation_bits == 16
-        else get_symmetric_quantization_config(is_per_channel=True)
+    return lowering_quantized_graph(
+        module,
+        calib[0],
+        Target(accelerator=TARGET_ACCEL, memory_mode=TARGET_MODE),
+        calibration=calib,
+        activation_bits=model.activation_bits,
     )
-    graph = torch.export.export(module, calib[0], strict=True).module(check_guards=False)
-    graph = prepare_pt2e(graph, quantizer)
-    for batch in calib:
-        graph(*batch)
-    return convert_pt2e(graph)
 
 
 def lowered(model: OpModel) -> Path:

@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import io
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -30,6 +30,75 @@ class Target:
     extra_flags: tuple[str, ...] = ()
 
 
+@contextlib.contextmanager
+def _needs_executorch() -> Iterator[None]:
+    """Turn a missing torch/executorch/torchao into the user's install problem."""
+    try:
+        yield
+    except ImportError as exc:  # pragma: no cover - depends on the machine
+        raise KitError(
+            f"lowering needs torch and executorch ({exc.name} is missing)",
+            hint="run scripts/install.sh, or: pip install torch==2.13.0 && "
+            "pip install 'executorch[ethos-u]==1.5.1'",
+        ) from exc
+
+
+def _compile_spec(target: Target) -> Any:
+    with _needs_executorch():
+        from executorch.backends.arm.ethosu import EthosUCompileSpec
+
+    return EthosUCompileSpec(
+        target.accelerator,
+        system_config=target.system_config,
+        memory_mode=target.memory_mode,
+        extra_flags=list(target.extra_flags) or None,
+    )
+
+
+def _exported_module(model: torch.nn.Module, example_inputs: tuple[Any, ...]) -> Any:
+    import torch
+
+    # torch 2.13: without check_guards=False the Arm passes trip over `_guards_fn`.
+    return torch.export.export(model, example_inputs, strict=True).module(check_guards=False)
+
+
+def quantized_graph(
+    model: torch.nn.Module,
+    example_inputs: tuple[Any, ...],
+    target: Target,
+    *,
+    calibration: Sequence[tuple[Any, ...]] | None = None,
+    activation_bits: int = 8,
+) -> torch.fx.GraphModule:
+    """The QDQ graph lower_to_pte hands to the partitioner (int8 or a16w8, per-channel).
+
+    Public so a test can run the very graph the delegate was compiled from.
+    """
+    with _needs_executorch():
+        from executorch.backends.arm.quantizer import (
+            EthosUQuantizer,
+            get_symmetric_a16w8_quantization_config,
+            get_symmetric_quantization_config,
+        )
+        from torchao.quantization.pt2e.quantize_pt2e import (  # type: ignore[import-untyped]
+            convert_pt2e,
+            prepare_pt2e,
+        )
+
+    graph = _exported_module(model.eval(), example_inputs)
+    quantizer = EthosUQuantizer(_compile_spec(target))
+    quantizer.set_global(
+        get_symmetric_a16w8_quantization_config(is_per_channel=True)
+        if activation_bits == 16
+        else get_symmetric_quantization_config(is_per_channel=True)
+    )
+    graph = prepare_pt2e(graph, quantizer)
+    for batch in calibration or [example_inputs]:
+        graph(*batch)
+    result: torch.fx.GraphModule = convert_pt2e(graph)
+    return result
+
+
 def lower_to_pte(
     model: torch.nn.Module,
     example_inputs: tuple[Any, ...],
@@ -48,49 +117,25 @@ def lower_to_pte(
     `activation_bits=16` quantizes activations to int16 (a16w8). `dump_dir` keeps the
     TOSA graph and Vela output of each partition there (the virtual NPU's reference).
     """
-    try:
+    with _needs_executorch():
         import torch
-        from executorch.backends.arm.ethosu import EthosUCompileSpec, EthosUPartitioner
-        from executorch.backends.arm.quantizer import (
-            EthosUQuantizer,
-            get_symmetric_a16w8_quantization_config,
-            get_symmetric_quantization_config,
-        )
+        from executorch.backends.arm.ethosu import EthosUPartitioner
         from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
-        from torchao.quantization.pt2e.quantize_pt2e import (  # type: ignore[import-untyped]
-            convert_pt2e,
-            prepare_pt2e,
-        )
-    except ImportError as exc:  # pragma: no cover - depends on the machine
-        raise KitError(
-            f"lowering needs torch and executorch ({exc.name} is missing)",
-            hint="run scripts/install.sh, or: pip install torch==2.13.0 && "
-            "pip install 'executorch[ethos-u]==1.5.1'",
-        ) from exc
 
     model = model.eval()
-    compile_spec = EthosUCompileSpec(
-        target.accelerator,
-        system_config=target.system_config,
-        memory_mode=target.memory_mode,
-        extra_flags=list(target.extra_flags) or None,
-    )
+    compile_spec = _compile_spec(target)
     if dump_dir is not None:
         compile_spec.dump_intermediate_artifacts_to(str(dump_dir))
-    # torch 2.13: without check_guards=False the Arm passes trip over `_guards_fn`.
-    graph = torch.export.export(model, example_inputs, strict=True).module(check_guards=False)
     if quantize:
-        quantizer = EthosUQuantizer(compile_spec)
-        config = (
-            get_symmetric_a16w8_quantization_config(is_per_channel=True)
-            if activation_bits == 16
-            else get_symmetric_quantization_config(is_per_channel=True)
+        graph: torch.nn.Module = quantized_graph(
+            model,
+            example_inputs,
+            target,
+            calibration=calibration,
+            activation_bits=activation_bits,
         )
-        quantizer.set_global(config)
-        graph = prepare_pt2e(graph, quantizer)
-        for batch in calibration or [example_inputs]:
-            graph(*batch)
-        graph = convert_pt2e(graph)
+    else:
+        graph = _exported_module(model, example_inputs)
     exported = torch.export.export(graph, example_inputs, strict=True)
     partitioners = [EthosUPartitioner(compile_spec)] if delegate else []
     # Vela prints its network summary on stdout; keep it out of the caller's output
