@@ -173,14 +173,6 @@ def environment() -> jinja2.Environment:
     return _environment(str(paths.templates_dir()), str(paths.linker_templates_dir()))
 
 
-def missing_linker_templates() -> tuple[str, ...]:
-    """Linker templates not (yet) in the kit's linker/ folder."""
-    from ethosu_kit import paths
-
-    folder = paths.linker_templates_dir()
-    return tuple(t for t in LINKER_TEMPLATES.values() if not (folder / t).is_file())
-
-
 def _display_path(path: str, root: Path) -> str:
     """Built-in files are named relative to the kit, so headers do not embed site-packages."""
     try:
@@ -339,10 +331,7 @@ def render_project(model: ModelInfo, plan: MemoryPlan, pte_bytes: bytes) -> dict
     for out, name, style in _PROJECT_TEMPLATES:
         text = env.get_template(name).render(context)
         files[out] = _ensure_header(text, style, gen).encode()
-    missing = set(missing_linker_templates())
     for out, name in LINKER_TEMPLATES.items():
-        if name in missing:
-            continue
         style = "semicolon" if out.endswith(".sct") else "c"
         text = env.get_template(name).render(context)
         files[out] = _ensure_header(text, style, gen).encode()

@@ -109,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     )
     plan = plan_memory(model, board, mode, options)
 
-    from ethosu_kit.generate import missing_linker_templates, render_project
+    from ethosu_kit.generate import render_project
 
     files = render_project(model, plan, pte_bytes)
 
@@ -117,14 +117,12 @@ def run(args: argparse.Namespace) -> int:
 
     result = write_project(files, args.output, force=args.force)
     if not args.quiet:
-        _print_summary(model, plan, result, missing_linker_templates())
+        _print_summary(model, plan, result)
     print(result.out_dir)
     return 0
 
 
-def _print_summary(
-    model: ModelInfo, plan: MemoryPlan, result: WriteResult, missing: tuple[str, ...]
-) -> None:
+def _print_summary(model: ModelInfo, plan: MemoryPlan, result: WriteResult) -> None:
     from rich.console import Console
 
     from ethosu_kit.report import report_text
@@ -139,11 +137,6 @@ def _print_summary(
     )
     console.print(f"board [bold]{plan.board.name}[/], mode [bold]{plan.mode.value}[/]")
     console.print(report_text(plan), markup=False)
-    for name in missing:
-        console.print(
-            f"note: linker/{name} is not in the kit yet: its output was not generated",
-            markup=False,
-        )
     console.print(
         f"{len(result.written)} file(s) written, {len(result.unchanged)} unchanged"
         + (f", {len(result.removed)} removed" if result.removed else "")
