@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             mode = MemoryMode.parse(args.mode)
         except ValueError:
             raise KitError(
-                f"unknown memory mode {args.mode!r}",
+                f"--mode {args.mode!r} is not a memory mode",
                 hint="use Sram_Only, Shared_Sram or Dedicated_Sram",
             ) from None
     defaults = PlanOptions()

@@ -34,12 +34,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", type=Path, help="save inputs and outputs to this .npz")
 
 
-def _load_inputs(files: list[str]) -> list[np.ndarray[Any, Any]]:
+def _load_inputs(files: list[str]) -> list[tuple[str, np.ndarray[Any, Any]]]:
+    """(where it came from, for error messages: `x.npy` or `in.npz[key]`, array), in order."""
     import numpy as np
 
     from ethosu_kit.errors import KitError
 
-    arrays: list[np.ndarray[Any, Any]] = []
+    arrays: list[tuple[str, np.ndarray[Any, Any]]] = []
     for name in files:
         path = Path(name)
         if not path.is_file():
@@ -49,10 +50,10 @@ def _load_inputs(files: list[str]) -> list[np.ndarray[Any, Any]]:
         except (ValueError, OSError) as exc:
             raise KitError(f"{path}: not a .npy/.npz file ({exc})") from None
         if isinstance(loaded, np.ndarray):
-            arrays.append(loaded)
+            arrays.append((str(path), loaded))
         else:
             with loaded:
-                arrays.extend(loaded[key] for key in loaded.files)
+                arrays.extend((f"{path}[{key}]", loaded[key]) for key in loaded.files)
     return arrays
 
 
@@ -102,17 +103,18 @@ def run(args: argparse.Namespace) -> int:
                     f"--inputs gave {len(given)}"
                 )
             inputs = []
-            for i, (t, value) in enumerate(zip(blocks.inputs, given, strict=True)):
+            for i, (t, (source, value)) in enumerate(zip(blocks.inputs, given, strict=True)):
                 dtype, shape = tensor_dtype(t), tensor_shape(t)
                 if value.size != int(np.prod(shape)):
                     raise KitError(
-                        f"delegate {k} input {i}: needs shape {shape} ({int(np.prod(shape))} "
-                        f"values), the file has {value.shape}"
+                        f"{source}: delegate {k} input {i}: needs shape {shape} "
+                        f"({int(np.prod(shape))} values), the file has {value.shape}"
                     )
                 info = np.iinfo(dtype)
                 if value.size and (value.min() < info.min or value.max() > info.max):
                     raise KitError(
-                        f"delegate {k} input {i}: values outside {dtype} [{info.min}, {info.max}]",
+                        f"{source}: delegate {k} input {i}: values outside {dtype} "
+                        f"[{info.min}, {info.max}]",
                         hint="pass the quantized integers the NPU sees",
                     )
                 inputs.append(value.astype(dtype).reshape(shape))
