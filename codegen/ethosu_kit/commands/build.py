@@ -5,6 +5,8 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ethosu_kit.build import TOOLCHAINS  # stdlib only: cheap at parser time
+
 HELP = "configure and build a generated project (plain CMake presets); prints the ELF path"
 
 
@@ -15,9 +17,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="bringup",
         help="bringup, executor_runner or a folder of app sources (default: bringup)",
     )
-    parser.add_argument(
-        "--toolchain", choices=("gcc", "clang", "armclang"), default="gcc", help="preset"
-    )
+    parser.add_argument("--toolchain", choices=TOOLCHAINS, default="gcc", help="preset")
     parser.add_argument(
         "--npu",
         choices=("driver", "virtual", "none"),
