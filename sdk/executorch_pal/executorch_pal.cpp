@@ -22,13 +22,6 @@
 
 extern "C" {
 
-/*
- * C++ static objects with destructors (the delegate's registration, libstdc++'s
- * globals) register them with __cxa_atexit(..., &__dso_handle). crtbegin.o defines
- * it; a -nostartfiles link does not, so give a weak one that yields to crtbegin's.
- */
-__attribute__((weak)) void *__dso_handle = nullptr;
-
 void et_pal_init(void)
 {
     /* The runner calls kit_platform_init() (UART, caches, timing) before runtime_init(). */

@@ -105,6 +105,14 @@ __attribute__((used, section(".vectors"), aligned(512))) const kit_vector_t
 
 _Static_assert(KIT_BOARD_NUM_IRQS <= 128, "extend the vector table fill above");
 
+/*
+ * C++ static objects with destructors (the delegate's registration, libstdc++'s
+ * globals) register them with __cxa_atexit(..., &__dso_handle). crtbegin.o defines
+ * it; the kit's -nostartfiles/-nostdlib links do not, so give a weak one that yields
+ * to crtbegin's. Unreferenced in C-only firmware, --gc-sections drops it.
+ */
+__attribute__((weak)) void *__dso_handle = NULL;
+
 static struct {
     kit_irq_fn fn;
     void *arg;
