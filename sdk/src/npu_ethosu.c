@@ -15,8 +15,6 @@
 #include "kit_board_config.h"
 #include "kit_memory_config.h"
 
-void kit_dcache_clean_invalidate_all(void);
-
 #ifdef KIT_FAST_SCRATCH_SIZE
 extern uint8_t kit_fast_scratch[];
 #endif
@@ -53,26 +51,26 @@ int kit_npu_init(void)
 void *kit_npu_driver(void) { return npu_ready ? &npu : NULL; }
 
 /* Driver 1.x cache hooks: ranges of the base addresses; no ranges means everything. */
-void ethosu_flush_dcache(const uint64_t *base_addr, const size_t *base_addr_size, int num)
+static void dcache_ranges(void (*op)(const void *, size_t), const uint64_t *base_addr,
+                          const size_t *base_addr_size, int num)
 {
     if (base_addr == NULL || base_addr_size == NULL) {
         kit_dcache_clean_invalidate_all();
         return;
     }
     for (int i = 0; i < num; ++i) {
-        kit_dcache_clean((const void *)(uintptr_t)base_addr[i], base_addr_size[i]);
+        op((const void *)(uintptr_t)base_addr[i], base_addr_size[i]);
     }
+}
+
+void ethosu_flush_dcache(const uint64_t *base_addr, const size_t *base_addr_size, int num)
+{
+    dcache_ranges(kit_dcache_clean, base_addr, base_addr_size, num);
 }
 
 void ethosu_invalidate_dcache(const uint64_t *base_addr, const size_t *base_addr_size, int num)
 {
-    if (base_addr == NULL || base_addr_size == NULL) {
-        kit_dcache_clean_invalidate_all();
-        return;
-    }
-    for (int i = 0; i < num; ++i) {
-        kit_dcache_invalidate((const void *)(uintptr_t)base_addr[i], base_addr_size[i]);
-    }
+    dcache_ranges(kit_dcache_invalidate, base_addr, base_addr_size, num);
 }
 
 /* Bare-metal synchronisation: one core, no RTOS, the NPU IRQ gives the semaphore.

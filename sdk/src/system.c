@@ -12,8 +12,6 @@
 #define KIT_CPU_HAS_DCACHE 0
 #endif
 
-#define CACHE_DCCISW KIT_REG32(0xE000EF74u)
-
 void kit_system_init(void);
 
 typedef enum { SETWAY_INVALIDATE, SETWAY_CLEAN_INVALIDATE } setway_op_t;
@@ -92,8 +90,6 @@ void kit_dcache_clean_invalidate(const void *addr, size_t size)
     dcache_range(&CACHE_DCCIMVAC, addr, size);
 }
 
-/* Whole-cache variant for callers that pass no range (the NPU driver may). */
-void kit_dcache_clean_invalidate_all(void);
 void kit_dcache_clean_invalidate_all(void)
 {
     if (dcache_on()) {

@@ -10,28 +10,23 @@
 #include <stdint.h>
 
 #define KIT_REG32(addr) (*(volatile uint32_t *)(uintptr_t)(addr))
-#define KIT_REG8(addr) (*(volatile uint8_t *)(uintptr_t)(addr))
 
 /* System Control Block (B11.2) */
 #define SCB_ICSR KIT_REG32(0xE000ED04u)
 #define SCB_ICSR_PENDSTSET (1u << 26) /* SysTick exception pending */
 #define SCB_VTOR KIT_REG32(0xE000ED08u)
-#define SCB_AIRCR KIT_REG32(0xE000ED0Cu)
 #define SCB_CCR KIT_REG32(0xE000ED14u)
 #define SCB_SHCSR KIT_REG32(0xE000ED24u)
 #define SCB_CFSR KIT_REG32(0xE000ED28u)
 #define SCB_HFSR KIT_REG32(0xE000ED2Cu)
 #define SCB_MMFAR KIT_REG32(0xE000ED34u)
 #define SCB_BFAR KIT_REG32(0xE000ED38u)
-#define SCB_CLIDR KIT_REG32(0xE000ED78u)
 #define SCB_CCSIDR KIT_REG32(0xE000ED80u)
 #define SCB_CSSELR KIT_REG32(0xE000ED84u)
 #define SCB_CPACR KIT_REG32(0xE000ED88u)
-#define SCB_NSACR KIT_REG32(0xE000ED8Cu)
 
 #define SCB_CCR_DC (1u << 16) /* data cache enable */
 #define SCB_CCR_IC (1u << 17) /* instruction cache enable */
-#define SCB_CCR_BP (1u << 18) /* branch predictor enable (Armv8.1-M) */
 #define SCB_SHCSR_FAULTS_ENA (7u << 16) /* MemManage, BusFault, UsageFault enables */
 /* CP10/CP11 = FPU and MVE (Armv8.1-M shares the coprocessor enables): full access */
 #define SCB_CPACR_CP10_CP11_FULL (0xFu << 20)
@@ -42,13 +37,13 @@
 #define CACHE_DCISW KIT_REG32(0xE000EF60u)
 #define CACHE_DCCMVAC KIT_REG32(0xE000EF68u)
 #define CACHE_DCCIMVAC KIT_REG32(0xE000EF70u)
+#define CACHE_DCCISW KIT_REG32(0xE000EF74u)
 #define KIT_DCACHE_LINE 32u /* Cortex-M55/M85 L1 data cache line */
 
 /* NVIC (B11.3) */
 #define NVIC_ISER(n) KIT_REG32(0xE000E100u + 4u * (n))
 #define NVIC_ICER(n) KIT_REG32(0xE000E180u + 4u * (n))
 #define NVIC_ICPR(n) KIT_REG32(0xE000E280u + 4u * (n))
-#define NVIC_IPR(n) KIT_REG8(0xE000E400u + (n))
 
 /* SysTick (B11.1) */
 #define SYST_CSR KIT_REG32(0xE000E010u)
@@ -57,7 +52,6 @@
 #define SYST_CSR_ENABLE (1u << 0)
 #define SYST_CSR_TICKINT (1u << 1)
 #define SYST_CSR_CLKSOURCE (1u << 2) /* processor clock */
-#define SYST_CSR_COUNTFLAG (1u << 16)
 
 /* Debug: DEMCR.TRCENA gates the DWT; DWT_CTRL.CYCCNTENA starts CYCCNT */
 #define DCB_DEMCR KIT_REG32(0xE000EDFCu)

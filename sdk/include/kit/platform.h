@@ -13,8 +13,9 @@
 extern "C" {
 #endif
 
-/* Exit codes of the kit's own failures (an app's own codes stay below 16; the runner uses 0..6). */
-#define KIT_EXIT_FAULT 16/* a fault or unhandled interrupt */
+/* Exit codes of the kit's own failures (an app's own codes stay below 16; the runner uses
+ * 0..7, its ExecuTorch abort 8). */
+#define KIT_EXIT_FAULT 16 /* a fault or unhandled interrupt */
 #define KIT_EXIT_INIT 17 /* kit_platform_init failed */
 
 /* Caches, FPU/MVE, UART, timer, board specifics and (when a driver is linked) the NPU.
@@ -41,6 +42,8 @@ void *kit_npu_driver(void);
 void kit_dcache_clean(const void *addr, size_t size);
 void kit_dcache_invalidate(const void *addr, size_t size);
 void kit_dcache_clean_invalidate(const void *addr, size_t size);
+/* The whole data cache, for callers that pass no range (the NPU driver may). */
+void kit_dcache_clean_invalidate_all(void);
 
 #ifdef __cplusplus
 }
