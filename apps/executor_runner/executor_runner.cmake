@@ -13,6 +13,7 @@ include_guard(GLOBAL)
 get_filename_component(_ETHOSU_KIT_RUNNER_DIR "${CMAKE_CURRENT_LIST_DIR}" ABSOLUTE)
 get_filename_component(_ETHOSU_KIT_ROOT "${_ETHOSU_KIT_RUNNER_DIR}/../.." ABSOLUTE)
 include("${_ETHOSU_KIT_ROOT}/cmake/executorch.cmake")
+include("${_ETHOSU_KIT_ROOT}/cmake/EthosuKitFirmware.cmake") # _ethosu_kit_python
 
 # Operators of kit_operators.txt (one per line, `#` comments), split by the kernel
 # library that implements them.
@@ -54,12 +55,7 @@ function(_ethosu_kit_virtual_workspace gen)
     if(ETHOSU_VIRTUAL_WORKSPACE_SIZE)
         return()
     endif()
-    if(ETHOSU_KIT_PYTHON)
-        set(_python "${ETHOSU_KIT_PYTHON}")
-    else()
-        find_package(Python3 3.11 REQUIRED COMPONENTS Interpreter)
-        set(_python "${Python3_EXECUTABLE}")
-    endif()
+    _ethosu_kit_python(_python)
     execute_process(COMMAND "${_python}" -m ethosu_kit.vnpu.workspace "${gen}/model.pte"
         RESULT_VARIABLE _rc OUTPUT_VARIABLE _bytes ERROR_VARIABLE _err
         OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
