@@ -64,15 +64,14 @@ def run(args: argparse.Namespace) -> int:
     from ethosu_kit.pte import read_pte, read_vela_streams
     from ethosu_kit.vnpu import run_delegate
     from ethosu_kit.vnpu.delegate import (
-        fast_scratch_size,
+        fast_scratch_bytes,
         random_inputs,
         tensor_dtype,
         tensor_shape,
     )
 
     streams = read_vela_streams(args.pte)
-    spec = read_pte(args.pte).compile_spec
-    fast = fast_scratch_size(spec.memory_mode_name, spec.arena_cache_size) if spec else 0
+    fast = fast_scratch_bytes(read_pte(args.pte))
     if not streams:
         raise KitError(
             f"{args.pte}: no Ethos-U delegate to simulate", hint="the model runs on the CPU only"

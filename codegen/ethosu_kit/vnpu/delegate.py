@@ -16,7 +16,7 @@ from ethosu_kit.errors import KitError
 from ethosu_kit.vnpu.npu import VirtualNpu, aligned_bytes
 
 if TYPE_CHECKING:
-    from ethosu_kit.model_info import VelaTensor
+    from ethosu_kit.model_info import ModelInfo, VelaTensor
     from ethosu_kit.pte import VelaBlocks
 
 IntArray = npt.NDArray[np.signedinteger[Any]]
@@ -101,13 +101,15 @@ def run_delegate(
     return outputs
 
 
-def fast_scratch_size(memory_mode_name: str, arena_cache_size: int | None) -> int:
-    """Bytes of region 2 for a Vela memory mode: `Dedicated_Sram_384KB` -> 384 KiB."""
-    if arena_cache_size:
-        return arena_cache_size
-    if not memory_mode_name.startswith("Dedicated_Sram"):
-        return 0
-    suffix = memory_mode_name.rsplit("_", 1)[-1]
-    if suffix.endswith("KB") and suffix[:-2].isdigit():
-        return int(suffix[:-2]) * 1024
-    return 384 * 1024  # Vela's plain Dedicated_Sram default arena cache
+# Vela bounded nothing (plain Dedicated_Sram): on a board the plan gives region 2 the NPU
+# SRAM left; off-board the largest built-in NPU SRAM (Corstone-320: 4 MiB) stands in.
+UNBOUNDED_FAST_SCRATCH = 4 * 1024 * 1024
+
+
+def fast_scratch_bytes(model: ModelInfo) -> int:
+    """Region 2's size for running `model` off-board, by the memory plan's own rule."""
+    from ethosu_kit.memory_plan import PlanOptions
+    from ethosu_kit.planner import fast_scratch_size
+
+    size = fast_scratch_size(model, PlanOptions()).size
+    return UNBOUNDED_FAST_SCRATCH if size is None else size

@@ -44,11 +44,9 @@ def required_workspace(blocks: Sequence[VelaBlocks], fast_scratch_size: int = 0)
 def pte_workspace(pte: Path) -> int:
     """`required_workspace` of every Ethos-U delegate of a .pte (its memory mode's region 2)."""
     from ethosu_kit.pte import read_pte, read_vela_streams
-    from ethosu_kit.vnpu.delegate import fast_scratch_size
+    from ethosu_kit.vnpu.delegate import fast_scratch_bytes
 
-    spec = read_pte(pte).compile_spec
-    fast = fast_scratch_size(spec.memory_mode_name, spec.arena_cache_size) if spec else 0
-    return required_workspace(read_vela_streams(pte), fast)
+    return required_workspace(read_vela_streams(pte), fast_scratch_bytes(read_pte(pte)))
 
 
 def main(argv: Sequence[str] | None = None) -> int:
