@@ -96,7 +96,8 @@ def plan_near(elf: Path) -> Path | None:
     return None
 
 
-def _load_plan(plan_path: Path) -> dict[str, Any]:
+def load_plan(plan_path: Path) -> dict[str, Any]:
+    """memory_plan.json as a dict; a one-line KitError naming the file when it is not one."""
     try:
         data: dict[str, Any] = json.loads(plan_path.read_text())
     except OSError as exc:
@@ -146,7 +147,7 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
     from elftools.elf.elffile import ELFFile
     from elftools.elf.sections import SymbolTableSection
 
-    plan = _load_plan(plan_path)
+    plan = load_plan(plan_path)
     regions = _regions(plan)
     by_name = {r.name: r for r in regions}
     mode = str(plan["mode"])

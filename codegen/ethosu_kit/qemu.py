@@ -8,14 +8,13 @@ around it, so an image for a board QEMU has no model of is refused up front.
 
 from __future__ import annotations
 
-import json
 import shutil
 import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from ethosu_kit.elf_check import plan_near
+from ethosu_kit.elf_check import load_plan, plan_near
 from ethosu_kit.errors import KitError
 
 QEMU = "qemu-system-arm"
@@ -58,7 +57,7 @@ def _plan_near(elf: Path) -> dict[str, str]:
     plan = plan_near(elf)
     if plan is None:
         return {}
-    return {"board": str(json.loads(plan.read_text()).get("board", ""))}
+    return {"board": str(load_plan(plan)["board"])}
 
 
 def machine_for(elf: Path) -> str:
