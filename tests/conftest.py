@@ -17,21 +17,19 @@ fixtures skip with the import error as the reason.
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import importlib.metadata
 import inspect
 import os
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 import ethosu_kit.examples
 import ethosu_kit.lowering
-from ethosu_kit.output import write_file_atomic
+from ethosu_kit.output import file_lock, write_file_atomic
 from models import MODELS, TestModel
 
 REPO = Path(__file__).resolve().parents[1]
@@ -70,16 +68,6 @@ def cache_key(model: TestModel) -> str:
     return h.hexdigest()[:20]
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    with path.open("a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
 def lowered_pte(name: str) -> Path:
     """The cached .pte of MODELS[name], lowering it first if needed."""
     model = MODELS[name]
@@ -88,7 +76,7 @@ def lowered_pte(name: str) -> Path:
     path = folder / f"{name}-{cache_key(model)}.pte"
     if path.is_file():
         return path
-    with _locked(folder / f"{path.name}.lock"):
+    with file_lock(folder / f"{path.name}.lock"):
         if path.is_file():  # another session lowered it while we waited
             return path
         try:

@@ -9,18 +9,18 @@ source and the torch/executorch versions, written to a temporary folder and rena
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import importlib.metadata
 import inspect
 import os
 import shutil
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
+
+from ethosu_kit.output import file_lock
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_ACCEL = "ethos-u55-128"
@@ -314,14 +314,6 @@ def cache_key(model: OpModel) -> str:
     return h.hexdigest()[:16]
 
 
-@contextlib.contextmanager
-def _lock(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        yield
-
-
 def module_and_calibration(model: OpModel) -> tuple[Any, list[tuple[Any, ...]]]:
     """The float module (seeded) and the 4 calibration batches in [-1, 1) it is lowered with."""
     import torch
@@ -355,7 +347,7 @@ def lowered(model: OpModel) -> Path:
     folder = cache_root() / f"{model.name}-{cache_key(model)}"
     if (folder / "model.pte").is_file():
         return folder
-    with _lock(folder.with_suffix(".lock")):
+    with file_lock(folder.with_suffix(".lock")):
         if (folder / "model.pte").is_file():
             return folder
         from ethosu_kit.lowering import Target, lower_to_pte

@@ -45,6 +45,21 @@ def sha256(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
+@contextlib.contextmanager
+def file_lock(path: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `path` (created if needed): two processes filling one
+    cache entry (a lowered model, a built library) must not both do the work."""
+    import fcntl
+
+    path.parent.mkdir(parents=True, exist_ok=True)
+    with path.open("a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
 def write_file_atomic(path: Path, data: bytes) -> None:
     """Write one file through a temporary sibling and a rename: a reader (or a crash)
     sees the old file or the new one, never half of it."""

@@ -2,17 +2,15 @@
 
 from __future__ import annotations
 
-import contextlib
-import fcntl
 import hashlib
 import os
 import shutil
 import subprocess
 import tempfile
-from collections.abc import Iterator
 from pathlib import Path
 
 from ethosu_kit.errors import KitError
+from ethosu_kit.output import file_lock
 from ethosu_kit.paths import kit_root
 
 LIB_NAME = "libethosu_virtual.so"
@@ -44,17 +42,6 @@ def cache_root() -> Path:
     return (Path(xdg) if xdg else Path.home() / ".cache") / "ethosu-kit"
 
 
-@contextlib.contextmanager
-def _locked(path: Path) -> Iterator[None]:
-    path.parent.mkdir(parents=True, exist_ok=True)
-    with path.open("w") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
-        try:
-            yield
-        finally:
-            fcntl.flock(f, fcntl.LOCK_UN)
-
-
 def library_path() -> Path:
     """The shared library for the current sources, compiled if not cached yet."""
     out_dir = cache_root() / f"vnpu-{source_hash()}"
@@ -67,7 +54,7 @@ def library_path() -> Path:
             f"the virtual NPU needs a host C compiler (cc, gcc or clang) to build {source_dir()}",
             hint="install one (apt-get install gcc) or set CC",
         )
-    with _locked(out_dir.with_suffix(".lock")):
+    with file_lock(out_dir.with_suffix(".lock")):
         if lib.is_file():
             return lib
         out_dir.mkdir(parents=True, exist_ok=True)
