@@ -3,7 +3,8 @@
 Each fixture `pte_<name>` (see models.MODELS) is a pathlib.Path to a .pte lowered
 once and cached on disk, so a second session pays nothing:
 
-- cache folder: $ETHOSU_KIT_TEST_CACHE, else <repo>/.cache/ptes (gitignored);
+- cache folder: $ETHOSU_KIT_TEST_CACHE/ptes, else ~/.cache/ethosu-kit/test-models/ptes
+  (outside the repository, so a fresh clone on the same machine reuses it);
 - cache key: sha256 of the model builder's source, the lowering helper's and example
   model's source, the target, the delegate/quantize flags and the torch and
   executorch versions, so a changed model or a new executorch never reuses a stale file;
@@ -20,7 +21,6 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import inspect
-import os
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -30,7 +30,7 @@ import pytest
 import ethosu_kit.examples
 import ethosu_kit.lowering
 from ethosu_kit.output import file_lock, write_file_atomic
-from models import MODELS, TestModel
+from models import MODELS, TestModel, lowered_cache_root
 
 REPO = Path(__file__).resolve().parents[1]
 _KEY_FORMAT = "1"  # bump when the cache layout or keying changes
@@ -38,8 +38,7 @@ _lowering_seconds: dict[str, float] = {}
 
 
 def cache_dir() -> Path:
-    env = os.environ.get("ETHOSU_KIT_TEST_CACHE")
-    return Path(env) if env else REPO / ".cache" / "ptes"
+    return lowered_cache_root() / "ptes"
 
 
 def _versions() -> tuple[str, str]:

@@ -3,18 +3,31 @@
 Each `TestModel` says what to build (a function returning the module, example inputs
 and calibration batches) and how to lower it (target, delegate or not, quantize or
 not). `tests/conftest.py` lowers each once per session and caches the .pte on disk,
-keyed by this file's source of the builder, the target and the executorch version.
+keyed by this file's source of the builder (under `lowered_cache_root()`), the target and
+the executorch version.
 
 The builders import torch inside the function, so importing this module is cheap.
 """
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from ethosu_kit.lowering import Target
+from ethosu_kit.vnpu.build import cache_root as _kit_cache_root
+
+
+def lowered_cache_root() -> Path:
+    """Where lowered test models are kept: $ETHOSU_KIT_TEST_CACHE, else the kit's user cache
+    (~/.cache/ethosu-kit/test-models). Outside the repository, so a fresh clone on the same
+    machine reuses them; every entry is keyed by what made it."""
+    env = os.environ.get("ETHOSU_KIT_TEST_CACHE")
+    return Path(env) if env else _kit_cache_root() / "test-models"
+
 
 # (module, example inputs, calibration batches)
 Built = tuple[Any, tuple[Any, ...], list[tuple[Any, ...]]]

@@ -3,7 +3,7 @@
 Each `OpModel` is lowered once for ethos-u55-128 / Shared_Sram with
 `dump_dir` set, so the folder holds the .pte and the TOSA graph Vela compiled
 (`out.tosa`). Lowered folders are cached on disk (`$ETHOSU_KIT_TEST_CACHE/vnpu`,
-else `<repo>/.cache/vnpu`), keyed by the builder's source, the lowering helper's
+else `~/.cache/ethosu-kit/test-models/vnpu`), keyed by the builder's source, the lowering helper's
 source and the torch/executorch versions, written to a temporary folder and renamed.
 """
 
@@ -12,7 +12,6 @@ from __future__ import annotations
 import hashlib
 import importlib.metadata
 import inspect
-import os
 import shutil
 import tempfile
 from collections.abc import Callable
@@ -21,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from ethosu_kit.output import file_lock
+from models import lowered_cache_root
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_ACCEL = "ethos-u55-128"
@@ -280,8 +280,7 @@ BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS, MOBILENET)}
 
 
 def cache_root() -> Path:
-    env = os.environ.get("ETHOSU_KIT_TEST_CACHE")
-    return (Path(env) if env else REPO / ".cache") / "vnpu"
+    return lowered_cache_root() / "vnpu"
 
 
 def _builder_source(build: Callable[[], Any]) -> str:
