@@ -39,21 +39,21 @@ def _load_inputs(files: list[str]) -> list[tuple[str, np.ndarray[Any, Any]]]:
     import numpy as np
 
     from ethosu_kit.errors import KitError
+    from ethosu_kit.files import MAX_INPUT, open_regular
 
     arrays: list[tuple[str, np.ndarray[Any, Any]]] = []
     for name in files:
         path = Path(name)
-        if not path.is_file():
-            raise KitError(f"{path}: input file not found")
-        try:
-            loaded = np.load(path, allow_pickle=False)
-        except (ValueError, OSError) as exc:
-            raise KitError(f"{path}: not a .npy/.npz file ({exc})") from None
-        if isinstance(loaded, np.ndarray):
-            arrays.append((str(path), loaded))
-        else:
-            with loaded:
-                arrays.extend((f"{path}[{key}]", loaded[key]) for key in loaded.files)
+        with open_regular(path, MAX_INPUT) as (f, _):
+            try:
+                loaded = np.load(f, allow_pickle=False)
+            except (ValueError, OSError) as exc:
+                raise KitError(f"{path}: not a .npy/.npz file ({exc})") from None
+            if isinstance(loaded, np.ndarray):
+                arrays.append((str(path), loaded))
+            else:
+                with loaded:
+                    arrays.extend((f"{path}[{key}]", loaded[key]) for key in loaded.files)
     return arrays
 
 
