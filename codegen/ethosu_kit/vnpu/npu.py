@@ -77,6 +77,10 @@ def _lib() -> ctypes.CDLL:
             ctypes.c_int,
             [ctypes.c_void_p, ctypes.c_size_t, szp, ctypes.c_char_p, ctypes.c_size_t],
         ),
+        "ethosu_virtual_disasm_product": (
+            ctypes.c_int,
+            [ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t, szp, ctypes.c_char_p, ctypes.c_size_t],
+        ),
         "ethosu_virtual_mlw_decode": (
             ctypes.c_long,
             [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t],
@@ -165,8 +169,11 @@ class VirtualNpu:
             raise VnpuError(f"virtual NPU: {reason or f'ethosu_invoke_v3 returned {rc}'}")
 
 
-def disassemble(command_stream: bytes) -> list[str]:
-    """One line per command: '<offset> <code> <NAME> field=value ...' (the library's decoder)."""
+def disassemble(command_stream: bytes, product: int = 0) -> list[str]:
+    """One line per command: '<offset> <code> <NAME> field=value ...' (the library's decoder).
+
+    `product` is CONFIG.product of the NPU the stream is for (0 U55, 1 U65, 2 U85).
+    """
     lib = _lib()
     words = np.frombuffer(command_stream, dtype="<u4").copy()
     index = ctypes.c_size_t(0)
@@ -174,8 +181,8 @@ def disassemble(command_stream: bytes) -> list[str]:
     lines = []
     while index.value < len(words):
         before = index.value
-        rc = lib.ethosu_virtual_disasm(
-            words.ctypes.data, len(words), ctypes.byref(index), buf, len(buf)
+        rc = lib.ethosu_virtual_disasm_product(
+            product, words.ctypes.data, len(words), ctypes.byref(index), buf, len(buf)
         )
         lines.append(buf.value.decode())
         if rc != 0 or index.value == before:
