@@ -79,7 +79,14 @@ def _lib() -> ctypes.CDLL:
         ),
         "ethosu_virtual_disasm_product": (
             ctypes.c_int,
-            [ctypes.c_uint32, ctypes.c_void_p, ctypes.c_size_t, szp, ctypes.c_char_p, ctypes.c_size_t],
+            [
+                ctypes.c_uint32,
+                ctypes.c_void_p,
+                ctypes.c_size_t,
+                szp,
+                ctypes.c_char_p,
+                ctypes.c_size_t,
+            ],
         ),
         "ethosu_virtual_mlw_decode": (
             ctypes.c_long,
