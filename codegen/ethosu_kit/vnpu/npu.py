@@ -34,6 +34,11 @@ class Mutation(enum.IntFlag):
     NO_BIAS = 1 << 1
     CLAMP_32BIT = 1 << 2
     SHIFT_18 = 1 << 3
+    U85_NO_SERPENTINE = 1 << 4
+    U85_MINMAX_UNSCALED = 1 << 5
+    U85_AVG_FLOOR = 1 << 6
+    U85_TRANSPOSE_SWAP = 1 << 7
+    U85_FWD_NO_INTERLEAVE = 1 << 8
 
 
 @cache
@@ -89,6 +94,10 @@ def _lib() -> ctypes.CDLL:
             ],
         ),
         "ethosu_virtual_mlw_decode": (
+            ctypes.c_long,
+            [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t],
+        ),
+        "ethosu_virtual_fwd_decode": (
             ctypes.c_long,
             [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t],
         ),
@@ -211,4 +220,15 @@ def mlw_decode(stream: bytes, max_values: int | None = None) -> npt.NDArray[np.i
         raise VnpuError(f"MLW weight stream decodes to more than {limit} values")
     if n < 0:
         raise VnpuError(f"malformed MLW weight stream ({len(stream)} bytes)")
+    return out[:n]
+
+
+def fwd_decode(stream: bytes) -> npt.NDArray[np.int16]:
+    """Every code of an Ethos-U85 FWD weight stream, decoded by the library (padding included)."""
+    src = np.frombuffer(stream, dtype=np.uint8).copy()
+    limit = max(1, len(stream) * 4)
+    out = np.zeros(limit, dtype=np.int16)
+    n = _lib().ethosu_virtual_fwd_decode(src.ctypes.data, len(src), out.ctypes.data, limit)
+    if n < 0:
+        raise VnpuError(f"malformed FWD weight stream ({len(stream)} bytes)")
     return out[:n]

@@ -65,6 +65,10 @@ enum
     ACTIVATION_MAX = 0x127,
     WEIGHT_REGION = 0x128,
     SCALE_REGION = 0x129,
+    RESIZE_X_SCALE_N_M1 = 0x12a,
+    RESIZE_Y_SCALE_N_M1 = 0x12b,
+    RESIZE_X_OFFSET = 0x12c,
+    RESIZE_Y_OFFSET = 0x12d,
     WEIGHT_FORMAT = 0x12e,
     DMA0_SRC_REGION = 0x130,
     DMA0_DST_REGION = 0x131,
@@ -106,6 +110,8 @@ enum
     IFM2_STRIDE_Y = 0x085,
     IFM2_STRIDE_C = 0x086,
     WEIGHT1_BASE = 0x090, /* WEIGHTn_BASE = 0x090 + 2(n-1), WEIGHTn_LENGTH one above */
+    RESIZE_X = 0x096,
+    RESIZE_Y = 0x097,
 };
 
 enum
@@ -466,6 +472,10 @@ static int setup_ofm(struct run85 *run, struct ofm85 *o)
     o->c = R0(OFM_DEPTH_M1) + 1;
     o->reverse = (int)((prec >> 9) & 3u);
     o->transpose = (int)((prec >> 11) & 7u);
+    if ((vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_TRANSPOSE_SWAP) && o->transpose == 3)
+    {
+        o->transpose = 6;
+    }
     o->chain = -1;
     if (o->transpose == 4 || o->transpose == 5)
     {
@@ -834,7 +844,9 @@ static int op_pool(struct run85 *run, uint32_t mode)
                             kbits++;
                         }
                         uint32_t mult = (uint32_t)(((((int64_t)1 << 30) + 1) << kbits) / count);
-                        acc = vnpu_rescale(acc, mult, 30u + (unsigned)kbits, ROUND_NATURAL);
+                        acc = vnpu_rescale(acc, mult, 30u + (unsigned)kbits,
+                                           (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_AVG_FLOOR) ? ROUND_FLOOR
+                                                                                                    : ROUND_NATURAL);
                     }
                 }
                 ofm_put(&ofm, oy, ox, c, out_value(&o, vnpu_rescale(acc, scale, shift, round)));
@@ -1033,7 +1045,8 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
                 {
                     a = operand_at(&a_op, y, x, c);
                     b = operand_at(&b_op, y, x, c);
-                    if (rescaled)
+                    if (rescaled && !((mode == MIN || mode == MAX) &&
+                                      (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_MINMAX_UNSCALED)))
                     {
                         a = vnpu_rescale(a, s1.scale, s1.shift, s1.round);
                         b = vnpu_rescale(b, s2.scale, s2.shift, s2.round);
@@ -1096,6 +1109,65 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
 }
 
 /*
+ * The per-channel scale/bias records of an operation (10 bytes per OFM channel):
+ * Acc32: bias int32, scale 31-bit, shift; Acc48: bias int48, scale 15-bit, shift.
+ */
+struct scale_stream
+{
+    const uint8_t *rec;
+    int acc48;
+};
+
+static int setup_scales(struct run85 *run, struct scale_stream *ss, int channels)
+{
+    struct regs85 *r = &run->regs;
+    uint8_t *smem = NULL;
+    size_t ssize = 0;
+    if ((R0(ACC_FORMAT) & 3u) > 1)
+    {
+        return fail(run, "acc_format %lu is not defined", (unsigned long)(R0(ACC_FORMAT) & 3u));
+    }
+    ss->acc48 = (R0(ACC_FORMAT) & 3u) == 1;
+    if (region_of(run, R0(SCALE_REGION) & 7u, &smem, &ssize, "scale stream") != 0)
+    {
+        return -1;
+    }
+    int64_t sbase = addr40(r, SCALE_BASE);
+    uint64_t slen = W1(SCALE_LENGTH) & 0xfffffu;
+    if (sbase < 0 || slen < (uint64_t)channels * 10u || (uint64_t)sbase + slen > ssize)
+    {
+        return fail(run, "scale stream [%lld, +%llu) does not hold %d records inside its region of %lu bytes",
+                    (long long)sbase, (unsigned long long)slen, channels, (unsigned long)ssize);
+    }
+    ss->rec = smem + sbase;
+    return 0;
+}
+
+static void scale_record(const struct scale_stream *ss, int channel, int64_t *bias, uint32_t *scale,
+                         unsigned *shift)
+{
+    const uint8_t *rec = ss->rec + (size_t)channel * 10u;
+    if (ss->acc48)
+    {
+        uint64_t braw = 0;
+        for (int b = 5; b >= 0; b--)
+        {
+            braw = (braw << 8) | rec[b];
+        }
+        *bias = (braw & ((uint64_t)1 << 47)) ? (int64_t)(braw | ~(((uint64_t)1 << 48) - 1u)) : (int64_t)braw;
+        *scale = (uint32_t)rec[6] | ((uint32_t)(rec[7] & 0x7fu) << 8);
+    }
+    else
+    {
+        *bias = (int32_t)((uint32_t)rec[0] | ((uint32_t)rec[1] << 8) | ((uint32_t)rec[2] << 16) |
+                          ((uint32_t)rec[3] << 24));
+        *scale = (uint32_t)rec[4] | ((uint32_t)rec[5] << 8) | ((uint32_t)rec[6] << 16) |
+                 ((uint32_t)(rec[7] & 0x7fu) << 24);
+    }
+    *shift = rec[8] & 0x3fu;
+}
+
+/*
  * POOL NONE with acc_input IFM2: the accumulators are loaded from a 32-bit IFM2 and only
  * the output stage runs (OFM scale, zero point, clamp, transpose). Vela ends a transpose
  * convolution with it, after 1x1 CONVs wrote the int32 phases.
@@ -1129,20 +1201,32 @@ static int op_pool_acc(struct run85 *run)
     {
         return fail(run, "accumulators from IFM2 need a 32-bit IFM2 feature map");
     }
-    uint32_t scale = W1(OFM_SCALE) & 0x7fffffffu;
-    unsigned shift = P1(OFM_SCALE) & 0x3fu;
+    /* GLOBAL: OFM_SCALE; PER_CHANNEL: the scale stream's records, bias included */
+    int per_channel = ((R0(OFM_PRECISION) >> 8) & 1u) == 0;
+    struct scale_stream ss;
+    if (per_channel && setup_scales(run, &ss, ofm.c) != 0)
+    {
+        return -1;
+    }
     int round = ofm_round(run, P1(OFM_SCALE), "OFM_SCALE");
     if (round < 0)
     {
         return -1;
     }
-    for (int y = 0; y < ofm.h; y++)
+    for (int c = 0; c < ofm.c; c++)
     {
-        for (int x = 0; x < ofm.w; x++)
+        int64_t bias = 0;
+        uint32_t scale = W1(OFM_SCALE) & 0x7fffffffu;
+        unsigned shift = P1(OFM_SCALE) & 0x3fu;
+        if (per_channel)
         {
-            for (int c = 0; c < ofm.c; c++)
+            scale_record(&ss, c, &bias, &scale, &shift);
+        }
+        for (int y = 0; y < ofm.h; y++)
+        {
+            for (int x = 0; x < ofm.w; x++)
             {
-                int64_t v = operand_at(&acc_in, y, x, c);
+                int64_t v = operand_at(&acc_in, y, x, c) + bias;
                 ofm_put(&ofm, y, x, c, out_value(&o, vnpu_rescale(v, scale, shift, round)));
             }
         }
@@ -1232,7 +1316,27 @@ struct wdec
     int stream;    /* which decoder's share of an FWD stream */
     int streams;   /* FWD streams are interleaved in blocks of `block` values */
     size_t block;
+    size_t k_per_stream; /* for the mutation only */
 };
+
+long ethosu_virtual_fwd_decode(const uint8_t *in, size_t len, int16_t *out, size_t max_out)
+{
+    struct fwd f;
+    if (in == NULL || fwd_init(&f, in, len) != 0)
+    {
+        return -1;
+    }
+    size_t n = (len * 8u - 256u) / (size_t)f.width;
+    if (n > max_out)
+    {
+        return -2;
+    }
+    for (size_t i = 0; i < n; i++)
+    {
+        (void)fwd_get(&f, i, &out[i]);
+    }
+    return (long)n;
+}
 
 static int wdec_next(struct wdec *d, int16_t *v)
 {
@@ -1242,6 +1346,10 @@ static int wdec_next(struct wdec *d, int16_t *v)
     }
     size_t k = d->k++;
     size_t i = ((k / d->block) * (size_t)d->streams + (size_t)d->stream) * d->block + k % d->block;
+    if (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_FWD_NO_INTERLEAVE)
+    {
+        i = k + (size_t)d->stream * d->k_per_stream;
+    }
     return fwd_get(&d->fwd, i, v);
 }
 
@@ -1302,7 +1410,10 @@ static int weight_walk(struct run85 *run, const struct wgeom *g, int stream, str
                                     {
                                         for (int kx0 = 0; kx0 < skw; kx0++)
                                         {
-                                            int kx = ky % 2 == 0 ? kx0 : skw - 1 - kx0;
+                                            int kx = ky % 2 == 0 || (vnpu_mutation_mask &
+                                                                     ETHOSU_VIRTUAL_MUT_U85_NO_SERPENTINE)
+                                                         ? kx0
+                                                         : skw - 1 - kx0;
                                             elements--;
                                             for (int iu_i = 0; iu_i < g->ifm_ublock; iu_i += ifm_step)
                                             {
@@ -1419,11 +1530,6 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
     {
         return -1;
     }
-    int acc48 = (R0(ACC_FORMAT) & 3u) == 1;
-    if ((R0(ACC_FORMAT) & 3u) > 1)
-    {
-        return fail(run, "acc_format %lu is not defined", (unsigned long)(R0(ACC_FORMAT) & 3u));
-    }
     struct wgeom g;
     memset(&g, 0, sizeof(g));
     g.depthwise = depthwise;
@@ -1481,21 +1587,11 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
         g.ifm_ublock = g.ifm_block;
     }
 
-    /* scale/bias records: 10 bytes per OFM channel */
-    uint8_t *smem = NULL;
-    size_t ssize = 0;
-    if (region_of(run, R0(SCALE_REGION) & 7u, &smem, &ssize, "scale stream") != 0)
+    struct scale_stream ss;
+    if (setup_scales(run, &ss, ofm.c) != 0)
     {
         return -1;
     }
-    int64_t sbase = addr40(r, SCALE_BASE);
-    uint64_t slen = W1(SCALE_LENGTH) & 0xfffffu;
-    if (sbase < 0 || slen < (uint64_t)ofm.c * 10u || (uint64_t)sbase + slen > ssize)
-    {
-        return fail(run, "scale stream [%lld, +%llu) does not hold %d records inside its region of %lu bytes",
-                    (long long)sbase, (unsigned long long)slen, ofm.c, (unsigned long)ssize);
-    }
-    const uint8_t *scales = smem + sbase;
 
     /* weights: decode each weight decoder's stream into W[o][ky][kx][i] */
     uint8_t *wmem = NULL;
@@ -1551,6 +1647,7 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
                 dec.stream = part;
                 dec.streams = g.streams;
                 dec.block = (size_t)g.ofm_ublock * (size_t)g.ifm_ublock * (size_t)g.round / (size_t)g.streams;
+                dec.k_per_stream = (fwd.size * 8u - 256u) / (size_t)fwd.width / (size_t)g.streams;
             }
             else
             {
@@ -1599,28 +1696,10 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
             }
             for (int oc = 0; oc < ofm.c; oc++)
             {
-                const uint8_t *rec = scales + (size_t)oc * 10u;
                 int64_t bias;
                 uint32_t scale;
-                if (acc48)
-                {
-                    uint64_t braw = 0;
-                    for (int b = 5; b >= 0; b--)
-                    {
-                        braw = (braw << 8) | rec[b];
-                    }
-                    bias = (braw & ((uint64_t)1 << 47)) ? (int64_t)(braw | ~(((uint64_t)1 << 48) - 1u))
-                                                        : (int64_t)braw;
-                    scale = (uint32_t)rec[6] | ((uint32_t)(rec[7] & 0x7fu) << 8);
-                }
-                else
-                {
-                    bias = (int32_t)((uint32_t)rec[0] | ((uint32_t)rec[1] << 8) | ((uint32_t)rec[2] << 16) |
-                                     ((uint32_t)rec[3] << 24));
-                    scale = (uint32_t)rec[4] | ((uint32_t)rec[5] << 8) | ((uint32_t)rec[6] << 16) |
-                            ((uint32_t)(rec[7] & 0x7fu) << 24);
-                }
-                unsigned shift = rec[8] & 0x3fu;
+                unsigned shift;
+                scale_record(&ss, oc, &bias, &scale, &shift);
                 int64_t acc = no_bias ? 0 : bias;
                 const int16_t *wrow = weights + (size_t)oc * taps * (size_t)g.ifm_depth;
                 if (depthwise)
@@ -1641,6 +1720,104 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
                     acc += sum;
                 }
                 ofm_put(&ofm, oy, ox, oc, out_value(&o, vnpu_rescale(acc, scale, shift, round)));
+            }
+        }
+    }
+    chain_release(run, &ifm, NULL);
+    ofm_done(run, &ofm);
+    return 0;
+}
+
+/* ---- RESIZE -------------------------------------------------------------------------------- */
+
+/*
+ * TOSA RESIZE on the NPU: output (y, x) samples the IFM at (y * d + offset) / n per axis,
+ * n = RESIZE_*_SCALE_N_M1 + 1, d from the one-step registers (int * n + mod). BILINEAR
+ * weights the four neighbours by their distance in 1/n units (TOSA's integer
+ * accumulator, n_y * n_x times the value); NEAREST takes the nearer one. The IFM extent
+ * is KERNEL_HEIGHT/WIDTH, indices clamp to it. The NPU accumulator carries 16 more
+ * fraction bits than TOSA's, which the OFM shift (16 + the TOSA rescale's) removes.
+ */
+static int op_resize(struct run85 *run, uint32_t mode)
+{
+    struct regs85 *r = &run->regs;
+    struct ofm85 ofm;
+    struct out85 o;
+    struct fm ifm;
+    int storage;
+    if (mode == 1)
+    {
+        return fail(run, "resize_mode REPLICATE is not modelled");
+    }
+    if (mode > 2)
+    {
+        return fail(run, "resize_mode %lu is not defined", (unsigned long)mode);
+    }
+    if (check_acc(run) != 0 || setup_ofm(run, &ofm) != 0 || setup_out(run, &o, &ofm.fm) != 0 ||
+        setup_fm(run, &ifm, FM_IFM, &storage, "IFM") != 0)
+    {
+        return -1;
+    }
+    if (R0(IFM_UPSCALE) & 3u)
+    {
+        return fail(run, "RESIZE with IFM upscaling is not modelled");
+    }
+    ifm.h = R0(KERNEL_HEIGHT_M1) + 1;
+    ifm.w = R0(KERNEL_WIDTH_M1) + 1;
+    ifm.c = ofm.c;
+    if (fm_check(run, &ifm, "IFM") != 0)
+    {
+        return -1;
+    }
+    int n[2] = {(int)(R0(RESIZE_Y_SCALE_N_M1) & 0x7ffu) + 1, (int)(R0(RESIZE_X_SCALE_N_M1) & 0x7ffu) + 1};
+    int d[2];
+    int off[2];
+    unsigned step_reg[2] = {RESIZE_Y, RESIZE_X};
+    unsigned off_reg[2] = {RESIZE_Y_OFFSET, RESIZE_X_OFFSET};
+    for (int a = 0; a < 2; a++)
+    {
+        d[a] = (int)(P1(step_reg[a]) & 0xfu) * n[a] + (int)(W1(step_reg[a]) & 0x7ffu);
+        uint32_t raw = r->p0[off_reg[a] & 0xffu] & 0xfffu;
+        off[a] = (raw & 0x800u) ? (int)raw - 4096 : (int)raw;
+    }
+    uint32_t scale = W1(OFM_SCALE) & 0x7fffffffu;
+    unsigned shift = P1(OFM_SCALE) & 0x3fu;
+    int round = ofm_round(run, P1(OFM_SCALE), "OFM_SCALE");
+    if (round < 0)
+    {
+        return -1;
+    }
+    for (int oy = 0; oy < ofm.h; oy++)
+    {
+        int y = oy * d[0] + off[0];
+        int iy = y >= 0 ? y / n[0] : -((-y + n[0] - 1) / n[0]);
+        int dy = y - iy * n[0];
+        int y0 = iy < 0 ? 0 : (iy >= ifm.h ? ifm.h - 1 : iy);
+        int y1 = iy + 1 < 0 ? 0 : (iy + 1 >= ifm.h ? ifm.h - 1 : iy + 1);
+        for (int ox = 0; ox < ofm.w; ox++)
+        {
+            int x = ox * d[1] + off[1];
+            int ix = x >= 0 ? x / n[1] : -((-x + n[1] - 1) / n[1]);
+            int dx = x - ix * n[1];
+            int x0 = ix < 0 ? 0 : (ix >= ifm.w ? ifm.w - 1 : ix);
+            int x1 = ix + 1 < 0 ? 0 : (ix + 1 >= ifm.w ? ifm.w - 1 : ix + 1);
+            for (int c = 0; c < ofm.c; c++)
+            {
+                int64_t acc;
+                if (mode == 0)
+                {
+                    int64_t v00 = fm_read(&ifm, y0, x0, c) - ifm.zp;
+                    int64_t v01 = fm_read(&ifm, y0, x1, c) - ifm.zp;
+                    int64_t v10 = fm_read(&ifm, y1, x0, c) - ifm.zp;
+                    int64_t v11 = fm_read(&ifm, y1, x1, c) - ifm.zp;
+                    acc = v00 * (n[0] - dy) * (n[1] - dx) + v01 * (n[0] - dy) * dx + v10 * dy * (n[1] - dx) +
+                          v11 * dy * dx;
+                }
+                else
+                {
+                    acc = fm_read(&ifm, dy >= n[0] / 2 ? y1 : y0, dx >= n[1] / 2 ? x1 : x0, c) - ifm.zp;
+                }
+                ofm_put(&ofm, oy, ox, c, out_value(&o, vnpu_rescale(acc * 65536, scale, shift, round)));
             }
         }
     }
@@ -1802,7 +1979,7 @@ int vnpu_u85_run(struct vnpu_env *env, const uint32_t *words, size_t nwords)
             rc = op_elementwise(&run, param & 0x3fu);
             break;
         case 0x007:
-            rc = fail(&run, "NPU_OP_RESIZE is not modelled");
+            rc = op_resize(&run, param & 3u);
             break;
         case 0x010:
             rc = op_dma(&run);
