@@ -100,33 +100,38 @@ def test_u85_decoder_matches_vela_listing_on_every_stream(config: tuple[str, str
     assert commands > 1000
 
 
+CORES = {128: 1, 256: 1, 512: 2, 1024: 4, 2048: 4}  # weight decoders per MAC configuration
+
+
 def weight_streams(blocks: VelaBlocks) -> list[tuple[str, bytes]]:
-    """(format, bytes) of every weight stream of the convolutions, read back from region 0
-    (through the DMA that copied it when the stream reads it from scratch)."""
-    regs: dict[str, Any] = {}
-    dmas: dict[tuple[int, int], tuple[int, int]] = {}  # (dst region, dst) -> (src, len)
+    """(format, bytes) of every weight stream of the convolutions (one per weight decoder
+    for SWD), read back from region 0 (through the DMA that copied it, if the stream is
+    read from scratch)."""
+    cores = CORES[1 << (blocks.cop.config & 0xF)]
+    regs: dict[str, dict[str, str]] = {}
+    dmas: list[tuple[int, int, int, int]] = []  # (dst region, dst, src, len) of region 0 copies
     found = []
     weights = blocks.weight_data
     for line in disassemble(blocks.command_stream, U85_PRODUCT):
         _, _, name, *rest = line.split(" ")
-        fields = dict(f.split("=", 1) for f in rest)
-        regs[name] = fields
-        if name == "NPU_OP_DMA_START":
-            src_region = int(regs["NPU_SET_DMA0_SRC_REGION"]["region"])
-            if src_region == 0:
-                dst = (int(regs["NPU_SET_DMA0_DST_REGION"]["region"]),
-                       int(regs["NPU_SET_DMA0_DST"]["addr"]))  # fmt: skip
-                dmas[dst] = (int(regs["NPU_SET_DMA0_SRC"]["addr"]),
-                             int(regs["NPU_SET_DMA0_LEN"]["addr"]))  # fmt: skip
-        if name in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE"):
-            fmt = regs["NPU_SET_WEIGHT_FORMAT"]["weight_format"]
-            region = int(regs["NPU_SET_WEIGHT_REGION"]["region"])
-            base = int(regs["NPU_SET_WEIGHT_BASE"]["addr"])
-            length = int(regs["NPU_SET_WEIGHT_LENGTH"]["length"])
+        regs[name] = dict(f.split("=", 1) for f in rest)
+        if name == "NPU_OP_DMA_START" and int(regs["NPU_SET_DMA0_SRC_REGION"]["region"]) == 0:
+            dmas.append((int(regs["NPU_SET_DMA0_DST_REGION"]["region"]),
+                         int(regs["NPU_SET_DMA0_DST"]["addr"]),
+                         int(regs["NPU_SET_DMA0_SRC"]["addr"]),
+                         int(regs["NPU_SET_DMA0_LEN"]["addr"])))  # fmt: skip
+        if name not in ("NPU_OP_CONV", "NPU_OP_DEPTHWISE") or regs[name].get("weights_ifm2") == "1":
+            continue
+        fmt = regs["NPU_SET_WEIGHT_FORMAT"]["weight_format"]
+        region = int(regs["NPU_SET_WEIGHT_REGION"]["region"])
+        for k in range(1 if fmt.endswith("FWD") else cores):
+            reg = "NPU_SET_WEIGHT" + (str(k) if k else "")
+            base = int(regs[f"{reg}_BASE"]["addr"])
+            length = int(regs[f"{reg}_LENGTH"]["length"])
             if region != 0:
-                src, dma_len = dmas[(region, base)]
-                assert dma_len >= length
-                base = src
+                # the latest DMA from region 0 that covered the stream
+                (base,) = [s + base - d for r, d, s, n in dmas[::-1] if r == region and
+                           d <= base and base + length <= d + n][:1]  # fmt: skip
             found.append((fmt, weights[base : base + length]))
     return found
 
@@ -145,7 +150,7 @@ def test_u85_swd_weights_decode_as_vela_encoded_them(config: tuple[str, str]) ->
         for fmt, data in weight_streams(_blocks(name, config)):
             if fmt != "WEIGHT_FORMAT_SWD":
                 continue
-            ref = np.asarray(mlw_codec.decode(bytes(data)), dtype=np.int64)
+            ref = np.asarray(mlw_codec.decode(bytearray(data)), dtype=np.int64)
             mine = mlw_decode(bytes(data)).astype(np.int64)
             assert mine.tolist() == ref[: len(mine)].tolist(), f"{name}: SWD stream differs"
             assert len(mine) == len(ref), f"{name}: {len(mine)} values, Vela's decoder {len(ref)}"
@@ -155,10 +160,10 @@ def test_u85_swd_weights_decode_as_vela_encoded_them(config: tuple[str, str]) ->
 
 def test_u85_fwd_weights_equal_the_same_weights_encoded_swd() -> None:
     """conv_deep's weights go FWD on the U85-256 (Vela picks FWD for large weight sets)
-    and SWD elsewhere: the two decodes hold the same non-zero weights."""
+    and SWD on the U85-512: the two decodes hold the same non-zero weights."""
     fwd = [d for f, d in weight_streams(_blocks("u85_conv_deep", CONFIGS[0])) if f.endswith("FWD")]
     assert fwd, "u85_conv_deep: no FWD weight stream on the U85-256 any more"
-    swd_config = ("ethos-u85-128", "Dedicated_Sram")
+    swd_config = CONFIGS[1]
     swd = [d for f, d in weight_streams(_blocks("u85_conv_deep", swd_config)) if f.endswith("SWD")]
     if not swd:
         pytest.skip("Vela picked FWD on the U85-128 as well: no SWD twin to compare")

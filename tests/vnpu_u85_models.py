@@ -118,6 +118,30 @@ def _reduce(op: str, dim: int) -> Callable[[], Any]:
     return build
 
 
+def _sparse_conv() -> Any:
+    """A convolution whose weights are 2:4 sparse along the input channels (Vela may encode
+    them SPARSE_2_4)."""
+    import torch
+    from torch import nn
+
+    conv = nn.Conv2d(32, 16, 3, padding=1)
+    with torch.no_grad():
+        w = conv.weight.view(16, 8, 4, 3, 3)
+        w[:, :, 1::2] = 0  # two of every four input channels
+    return conv
+
+
+def _maximum_scaled() -> Any:
+    """maximum of two operands with very different scales: the IFM scales matter."""
+    import torch
+
+    class MaximumScaled(torch.nn.Module):
+        def forward(self, x: Any, y: Any) -> Any:
+            return torch.maximum(x * 0.1, y * 3.0)
+
+    return MaximumScaled()
+
+
 def _residual_cnn() -> Any:
     import torch
     from torch import nn
@@ -240,6 +264,7 @@ OP_MODELS: tuple[OpModel, ...] = (
     _new("flip_c", _flip(1), (IMG,)),
     _new("abs", _unary(lambda x: x.abs()), (IMG,)),
     _new("minimum", _binary("minimum"), (IMG, IMG)),
+    _new("maximum_scaled", _maximum_scaled, (IMG, IMG)),
     _new("minimum_bcast", _binary("minimum"), (IMG, (1, 1, 10, 1))),
     _new("leaky_relu", _mod("LeakyReLU", 0.1), (IMG,)),
     _new("hardswish", _mod("Hardswish"), (IMG,)),
@@ -264,6 +289,8 @@ OP_MODELS: tuple[OpModel, ...] = (
     _new("upsample_nearest", _mod("Upsample", scale_factor=2, mode="nearest"), (IMG,)),
     _new("upsample_bilinear", _mod("Upsample", scale_factor=2, mode="bilinear"), (IMG,)),
     _new("matmul", _binary("matmul"), ((1, 8, 16), (1, 16, 12))),
+    _new("conv_sparse", _sparse_conv, ((1, 32, 8, 8),)),
+    _new("conv_big", _conv(64, 96, 3, padding=1), ((1, 64, 6, 6),)),
 )
 
 WHOLE_MODELS: tuple[OpModel, ...] = (
@@ -280,7 +307,7 @@ BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS)}
 
 
 def vela_flags(accelerator: str, memory_mode: str) -> list[str]:
-    """What ExecuTorch's EthosUCompileSpec passes Vela for this target (its default system config)."""
+    """What ExecuTorch's EthosUCompileSpec passes Vela for this target (default system config)."""
     return [
         f"--accelerator-config={accelerator}",
         "--config=Arm/vela.ini",

@@ -58,6 +58,7 @@ enum ethosu_virtual_mutation
     ETHOSU_VIRTUAL_MUT_U85_AVG_FLOOR = 1u << 6,       /* AVERAGE pool divides rounding down */
     ETHOSU_VIRTUAL_MUT_U85_TRANSPOSE_SWAP = 1u << 7,  /* activation_transpose WCH taken as CHW */
     ETHOSU_VIRTUAL_MUT_U85_FWD_NO_INTERLEAVE = 1u << 8, /* an FWD stream read as if one decoder had it all */
+    ETHOSU_VIRTUAL_MUT_U85_SPARSE_AS_DENSE = 1u << 9,   /* 2:4 sparse weights walked in the dense order */
 };
 void ethosu_virtual_set_mutation(uint32_t mask);
 
