@@ -5,7 +5,7 @@
 #       runs `python -m ethosu_kit gen` at configure time (Python from find_package(Python3),
 #       or ETHOSU_KIT_PYTHON).
 #
-#   ethosu_add_firmware(TARGET <t> APP <bringup|executor_runner|folder>
+#   ethosu_add_firmware(TARGET <t> APP <bringup|executor_runner|selftest|folder>
 #                       [GENERATED_DIR <dir>] | [PTE <file> BOARD <b> [MODE <m>] [FAST_SCRATCH <n>]]
 #                       [NPU driver|virtual|none])
 #       adds executable <t> (<t>.elf): the app, the SDK, the board glue, the generated
@@ -62,6 +62,60 @@ function(ethosu_kit_generate)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${pte}")
 endfunction()
 
+# The virtual NPU's working memory (decoded weights) sized for this model, measured on
+# the host by `python -m ethosu_kit.vnpu.workspace` (its library's high-water mark on
+# the model's streams), in section .kit.vnpu_workspace, which the generated linker
+# script places NOLOAD in external RAM: the 1 MiB default fits no TCM. A size given
+# with -DETHOSU_VIRTUAL_WORKSPACE_SIZE wins (a too-small one stops the run with the
+# bytes needed and available on the UART).
+function(_ethosu_kit_virtual_workspace gen)
+  target_compile_definitions(ethosu_virtual PRIVATE
+    ETHOSU_VIRTUAL_WORKSPACE_SECTION=".kit.vnpu_workspace" ETHOSU_VIRTUAL_REPORT_STDERR)
+  if(ETHOSU_VIRTUAL_WORKSPACE_SIZE)
+    return()
+  endif()
+  _ethosu_kit_python(_python)
+  execute_process(COMMAND "${_python}" -m ethosu_kit.vnpu.workspace "${gen}/model.pte"
+    RESULT_VARIABLE _rc OUTPUT_VARIABLE _bytes ERROR_VARIABLE _err
+    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
+  if(NOT _rc EQUAL 0 OR NOT _bytes MATCHES "^[0-9]+$")
+    message(FATAL_ERROR "ethosu-porting-kit: sizing the virtual NPU's working memory for "
+      "${gen}/model.pte failed (${_python} -m ethosu_kit.vnpu.workspace: ${_err}); "
+      "set ETHOSU_KIT_PYTHON to the Python that has ethosu_kit, or give "
+      "-DETHOSU_VIRTUAL_WORKSPACE_SIZE=<bytes>")
+  endif()
+  message(STATUS "ethosu-porting-kit: virtual NPU working memory ${_bytes} bytes (.kit.vnpu_workspace)")
+  target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_WORKSPACE_SIZE=${_bytes})
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${gen}/model.pte")
+endfunction()
+
+# The NPU library for NPU virtual|driver|none: sets <out_lib> to the target to link
+# (empty for none) and <out_dir> to the driver's source folder.
+#   virtual: drivers/ethosu_virtual, its working memory sized for the model's streams
+#   driver:  the Ethos-U core driver from ETHOSU_DRIVER_ROOT (cmake/executorch.cmake)
+function(ethosu_kit_npu_library gen npu out_lib out_dir)
+  # not ETHOSU_KIT_ROOT: a caller in another directory scope may not see it
+  get_filename_component(root "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/.." ABSOLUTE)
+  set(lib "")
+  set(dir "")
+  if(npu STREQUAL "virtual")
+    # The virtual Ethos-U: same API and header name as the core driver.
+    if(NOT TARGET ethosu_virtual)
+      add_subdirectory("${root}/drivers/ethosu_virtual" "${CMAKE_BINARY_DIR}/ethosu_virtual")
+    endif()
+    _ethosu_kit_virtual_workspace("${gen}")
+    set(lib ethosu_virtual)
+    set(dir "${root}/drivers/ethosu_virtual")
+  elseif(npu STREQUAL "driver")
+    include("${root}/cmake/executorch.cmake")
+    ethosu_kit_require_ethosu_driver(GENERATED_INCLUDE_DIR "${gen}")
+    set(lib ethosu_kit_ethosu_driver)
+    set(dir "${ETHOSU_DRIVER_ROOT}")
+  endif()
+  set(${out_lib} "${lib}" PARENT_SCOPE)
+  set(${out_dir} "${dir}" PARENT_SCOPE)
+endfunction()
+
 # The C runtime the firmware links: newlib-nano, no crt0 (sdk/src/startup.c is the entry).
 function(_ethosu_kit_link_runtime target toolchain)
   if(toolchain STREQUAL "gcc")
@@ -107,7 +161,7 @@ function(ethosu_add_firmware)
   elseif(ARG_PTE AND ARG_BOARD)
     set(gen "${CMAKE_CURRENT_BINARY_DIR}/${ARG_TARGET}_kit")
     set(app_arg)
-    if(ARG_APP MATCHES "^(bringup|executor_runner)$")
+    if(ARG_APP MATCHES "^(bringup|executor_runner|selftest)$")
       set(app_arg APP ${ARG_APP})
     endif()
     ethosu_kit_generate(OUTPUT_DIR "${gen}" PTE "${ARG_PTE}" BOARD "${ARG_BOARD}"
@@ -150,6 +204,7 @@ function(ethosu_add_firmware)
     "${kit}/sdk/src/retarget_armclib.c"
     "${kit}/sdk/src/log.c"
     "${kit}/sdk/src/alloc.c"
+    "${kit}/sdk/src/usage.c"
     "${kit}/sdk/src/timing.c"
     "${kit}/sdk/src/kit_info.c"
     "${kit}/drivers/uart_cmsdk/uart_cmsdk.c"
@@ -165,6 +220,13 @@ function(ethosu_add_firmware)
     "KIT_QEMU_MACHINE=\"${ETHOSU_KIT_QEMU_MACHINE}\"")
   # .incbin finds model.pte through the include path; rebuild when it changes.
   set_source_files_properties("${gdir}/kit_network.S" PROPERTIES OBJECT_DEPENDS "${gdir}/model.pte")
+  # The NPU self-test's vectors, when the plan places them (gen --app selftest): in every
+  # app's image, since the plan (and the linker script's checks) count them.
+  if(EXISTS "${gdir}/kit_selftest_vectors.S")
+    target_sources(${ARG_TARGET} PRIVATE "${gdir}/kit_selftest_vectors.S")
+    set_source_files_properties("${gdir}/kit_selftest_vectors.S" PROPERTIES
+      OBJECT_DEPENDS "${gdir}/kit_selftest_vectors.bin")
+  endif()
 
   if(NOT ETHOSU_KIT_TOOLCHAIN_CPU_FLAGS)
     # The toolchain file did not know the board: flags per target.
@@ -202,6 +264,18 @@ function(ethosu_add_firmware)
 
   if(ARG_APP STREQUAL "bringup")
     target_sources(${ARG_TARGET} PRIVATE "${kit}/apps/bringup/main.c")
+  elseif(ARG_APP STREQUAL "selftest")
+    if(NOT EXISTS "${gdir}/kit_selftest.h")
+      message(FATAL_ERROR "ethosu_add_firmware: APP selftest needs the self-test's vectors in "
+                          "${gdir}: generate with `gen-firmware --app selftest`, or build with "
+                          "`ethosu-kit build DIR --app selftest`")
+    endif()
+    if(npu STREQUAL "none")
+      message(FATAL_ERROR "ethosu_add_firmware: APP selftest runs the NPU: NPU driver or virtual, not none")
+    endif()
+    ethosu_kit_npu_library("${gdir}" ${npu} npu_lib npu_dir)
+    target_link_libraries(${ARG_TARGET} PRIVATE ${npu_lib})
+    target_sources(${ARG_TARGET} PRIVATE "${kit}/apps/selftest/main.c")
   elseif(ARG_APP STREQUAL "executor_runner")
     include("${kit}/apps/executor_runner/executor_runner.cmake")
     ethosu_kit_add_executor_runner(${ARG_TARGET} "${gdir}" NPU ${npu})

@@ -35,6 +35,7 @@ class Role(StrEnum):
     INPUT = "input"  # input tensor data set before execute
     OUTPUT = "output"
     STACK = "stack"
+    VECTORS = "vectors"  # the NPU self-test's inputs and expected outputs (read-only)
     HEAP = "heap"
     CODE = "code"  # .text/.rodata: sized by the linker, placed by the plan
     DATA = "data"  # .data/.bss of the firmware itself

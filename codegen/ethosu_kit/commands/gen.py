@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ethosu_kit.memory_plan import MemoryPlan
-    from ethosu_kit.model_info import ModelInfo
+    from ethosu_kit.board import Board
+    from ethosu_kit.memory_plan import MemoryPlan, PlanOptions
+    from ethosu_kit.model_info import MemoryMode, ModelInfo
     from ethosu_kit.output import WriteResult
 
 HELP = "generate a firmware project from a .pte (same as gen-firmware)"
@@ -58,8 +59,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--app",
         default="executor_runner",
-        choices=["executor_runner", "bringup"],
-        help="the app the pools are sized for and CMake builds by default",
+        choices=["executor_runner", "bringup", "selftest"],
+        help="the app the pools are sized for and CMake builds by default (selftest: the "
+        "runner's plan plus the NPU self-test's vectors)",
+    )
+    parser.add_argument(
+        "--vectors",
+        type=Path,
+        metavar="FILE.npz",
+        help="selftest: inputs and expected outputs (delegate<K>_input<i>, "
+        "delegate<K>_output<o>, as `ethosu-kit simulate -o` writes); default: seeded "
+        "random inputs, outputs from the virtual NPU on the host",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="selftest: seed of the random inputs (0)"
     )
     parser.add_argument(
         "--allow-cpu-only",
@@ -85,7 +98,6 @@ def run(args: argparse.Namespace) -> int:
     from ethosu_kit.board_loader import load_board
     from ethosu_kit.memory_plan import PlanOptions
     from ethosu_kit.model_info import MemoryMode
-    from ethosu_kit.planner import plan_memory
     from ethosu_kit.pte import read_pte
 
     model = read_pte(args.pte)
@@ -107,11 +119,18 @@ def run(args: argparse.Namespace) -> int:
         app=args.app,
         allow_cpu_only=args.allow_cpu_only,
     )
-    plan = plan_memory(model, board, mode, options)
-
-    from ethosu_kit.generate import render_project
-
-    files = render_project(model, plan, pte_bytes)
+    if args.vectors is not None and args.app != "selftest":
+        raise KitError("--vectors is for --app selftest", hint="add --app selftest")
+    plan, files = plan_and_render(
+        args.pte,
+        pte_bytes,
+        model,
+        board,
+        mode=mode,
+        options=options,
+        vectors=args.vectors,
+        seed=args.seed,
+    )
 
     from ethosu_kit.output import write_project
 
@@ -120,6 +139,30 @@ def run(args: argparse.Namespace) -> int:
         _print_summary(model, plan, result)
     print(result.out_dir)
     return 0
+
+
+def plan_and_render(
+    pte: Path,
+    pte_bytes: bytes,
+    model: ModelInfo,
+    board: Board,
+    *,
+    mode: MemoryMode | None,
+    options: PlanOptions,
+    vectors: Path | None = None,
+    seed: int = 0,
+) -> tuple[MemoryPlan, dict[str, bytes]]:
+    """The plan and every file of the project (the self-test's vectors made for app selftest)."""
+    from ethosu_kit.generate import render_project
+    from ethosu_kit.planner import plan_memory
+
+    plan = plan_memory(model, board, mode, options)
+    selftest = None
+    if options.app == "selftest":
+        from ethosu_kit.selftest import make_vectors
+
+        selftest = make_vectors(pte, model, vectors, seed)
+    return plan, render_project(model, plan, pte_bytes, selftest)
 
 
 def _print_summary(model: ModelInfo, plan: MemoryPlan, result: WriteResult) -> None:

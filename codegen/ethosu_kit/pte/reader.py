@@ -124,12 +124,15 @@ def _vela(pte: PteFile, plan: RawPlan, i: int, d: RawDelegate, what: str) -> Vel
     start, size = _processed(pte, d, what)
     named = _named_segments(pte)
 
-    def resolve(key: str) -> bytes | None:
+    def resolve(key: str) -> tuple[int, bytes] | None:
         if key not in named:
             return None
-        return pte.segment(named[key], f"named data {key[:16]}…")
+        at, length = pte.segment_span(named[key], f"named data {key[:16]}…")
+        return at, pte.data[at : at + length]
 
-    return parse_vela_blocks(pte.data[start : start + size], what, plan.name, i, resolve)
+    return parse_vela_blocks(
+        pte.data[start : start + size], what, plan.name, i, resolve, base=start
+    )
 
 
 def _delegates(pte: PteFile, plan: RawPlan, what: str) -> tuple[Delegate, ...]:
