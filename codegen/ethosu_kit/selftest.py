@@ -143,7 +143,7 @@ def _checked(
     """The array, if its dtype and shape are the tensor's (leading 1s do not count)."""
     from ethosu_kit.vnpu.delegate import tensor_dtype, tensor_shape
 
-    dtype, shape = tensor_dtype(t), tensor_shape(t)
+    dtype, shape = tensor_dtype(t), tensor_shape(t)  # without leading 1s, as `given` below
     if value.dtype != dtype:
         raise KitError(
             f"{path}[{key}]: dtype {value.dtype}, the delegate's tensor is {dtype} {list(shape)}",

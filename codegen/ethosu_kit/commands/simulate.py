@@ -65,9 +65,9 @@ def run(args: argparse.Namespace) -> int:
     from ethosu_kit.vnpu import run_delegate
     from ethosu_kit.vnpu.delegate import (
         fast_scratch_bytes,
+        io_shapes,
         random_inputs,
         tensor_dtype,
-        tensor_shape,
     )
 
     streams = read_vela_streams(args.pte)
@@ -102,8 +102,9 @@ def run(args: argparse.Namespace) -> int:
                     f"--inputs gave {len(given)}"
                 )
             inputs = []
+            shapes = io_shapes(blocks, "input")
             for i, (t, (source, value)) in enumerate(zip(blocks.inputs, given, strict=True)):
-                dtype, shape = tensor_dtype(t), tensor_shape(t)
+                dtype, shape = tensor_dtype(t), shapes[i]
                 if value.size != int(np.prod(shape)):
                     raise KitError(
                         f"{source}: delegate {k} input {i}: needs shape {shape} "

@@ -56,6 +56,10 @@ class VelaBlocks:
     inputs: tuple[VelaTensor, ...]
     outputs: tuple[VelaTensor, ...]
     cop: CopHeader
+    # rank of each input/output as the program's tensor has it (the delegate call's
+    # arguments); the Vela records are 6-D, padded with leading 1s. Empty: not known.
+    input_ranks: tuple[int, ...] = field(default=(), compare=False)
+    output_ranks: tuple[int, ...] = field(default=(), compare=False)
 
     @property
     def external(self) -> bool:
