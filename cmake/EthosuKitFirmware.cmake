@@ -89,11 +89,12 @@ function(_ethosu_kit_virtual_workspace gen)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${gen}/model.pte")
 endfunction()
 
-# The NPU library for NPU virtual|driver|none: sets <out_lib> to the target to link
-# (empty for none) and <out_dir> to the driver's source folder.
+# The NPU library of <target> for NPU virtual|driver|none: sets <out_lib> to the library
+# to link (empty for none) and <out_dir> to the driver's source folder; with the virtual
+# NPU, <target> gets KIT_NPU_VIRTUAL=1.
 #   virtual: drivers/ethosu_virtual, its working memory sized for the model's streams
 #   driver:  the Ethos-U core driver from ETHOSU_DRIVER_ROOT (cmake/executorch.cmake)
-function(ethosu_kit_npu_library gen npu out_lib out_dir)
+function(ethosu_kit_npu_library target gen npu out_lib out_dir)
   # not ETHOSU_KIT_ROOT: a caller in another directory scope may not see it
   get_filename_component(root "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/.." ABSOLUTE)
   set(lib "")
@@ -104,6 +105,7 @@ function(ethosu_kit_npu_library gen npu out_lib out_dir)
       add_subdirectory("${root}/drivers/ethosu_virtual" "${CMAKE_BINARY_DIR}/ethosu_virtual")
     endif()
     _ethosu_kit_virtual_workspace("${gen}")
+    target_compile_definitions(${target} PRIVATE KIT_NPU_VIRTUAL=1)
     set(lib ethosu_virtual)
     set(dir "${root}/drivers/ethosu_virtual")
   elseif(npu STREQUAL "driver")
@@ -273,7 +275,7 @@ function(ethosu_add_firmware)
     if(npu STREQUAL "none")
       message(FATAL_ERROR "ethosu_add_firmware: APP selftest runs the NPU: NPU driver or virtual, not none")
     endif()
-    ethosu_kit_npu_library("${gdir}" ${npu} npu_lib npu_dir)
+    ethosu_kit_npu_library(${ARG_TARGET} "${gdir}" ${npu} npu_lib npu_dir)
     target_link_libraries(${ARG_TARGET} PRIVATE ${npu_lib})
     target_sources(${ARG_TARGET} PRIVATE "${kit}/apps/selftest/main.c")
   elseif(ARG_APP STREQUAL "executor_runner")

@@ -106,7 +106,7 @@ function(ethosu_kit_add_executor_runner target generated_dir)
         set(ETHOSU_KIT_DRIVER_HINT "This program has no Ethos-U delegate: configure "
             "with -DETHOSU_KIT_NPU=none to build it without the driver.")
     endif()
-    ethosu_kit_npu_library("${_gen}" ${ARG_NPU} _npu_lib _driver_dir)
+    ethosu_kit_npu_library(${target} "${_gen}" ${ARG_NPU} _npu_lib _driver_dir)
     if(NOT _npu_lib AND _model_delegates)
         message(WARNING "ethosu-porting-kit: ${target}: NPU none, but the program has Ethos-U "
             "delegates: loading its method will fail (no EthosUBackend registered)")

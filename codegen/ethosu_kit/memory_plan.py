@@ -73,6 +73,9 @@ class PlanOptions:
     fast_scratch: int | None = None  # --fast-scratch; else from the Vela config
     stack: int = 16 * 1024
     heap: int = 32 * 1024
+    # where stack/heap came from when not the option's number ("--stack auto: measured …")
+    stack_why: str = ""
+    heap_why: str = ""
     app: str = "executor_runner"
     # plan a program with no Ethos-U delegate (everything on the CPU) instead of refusing it
     allow_cpu_only: bool = False

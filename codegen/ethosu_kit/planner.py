@@ -393,7 +393,8 @@ class _Planner:
                 False,
                 False,
                 stack_regions,
-                f"--stack {self.options.stack} (option; ExecuTorch + driver call depth)",
+                self.options.stack_why
+                or f"--stack {self.options.stack} (option; ExecuTorch + driver call depth)",
                 "pass a smaller --stack, or use a board with more on-chip RAM",
             )
         )
@@ -416,7 +417,8 @@ class _Planner:
                 False,
                 False,
                 cpu_ram,
-                f"--heap {self.options.heap} (option; delegate handles use new, "
+                self.options.heap_why
+                or f"--heap {self.options.heap} (option; delegate handles use new, "
                 "the driver's semaphores malloc)",
                 "pass a smaller --heap, or use a board with more on-chip RAM",
             )

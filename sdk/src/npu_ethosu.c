@@ -15,7 +15,7 @@
 #include "kit_board_config.h"
 #include "kit_memory_config.h"
 #include "kit_model.h"
-#ifdef ETHOSU_VIRTUAL
+#ifdef KIT_NPU_VIRTUAL
 #include "ethosu_virtual.h"
 #endif
 
@@ -43,7 +43,7 @@ int kit_npu_init(void)
                       (unsigned)KIT_NPU_BASE, KIT_NPU_SECURE, KIT_NPU_PRIVILEGED);
         return -1;
     }
-#if defined(ETHOSU_VIRTUAL) && defined(KIT_ETHOSU_CONFIG)
+#if defined(KIT_NPU_VIRTUAL) && defined(KIT_ETHOSU_CONFIG)
     /* A functional model: it is the NPU the model's streams were compiled for. */
     ethosu_virtual_set_hw(&npu, KIT_ETHOSU_CONFIG, KIT_ETHOSU_ID);
 #endif

@@ -8,6 +8,7 @@ write leaves nothing on disk.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -18,6 +19,11 @@ if TYPE_CHECKING:
     from ethosu_kit.output import WriteResult
 
 HELP = "generate a firmware project from a .pte (same as gen-firmware)"
+
+
+def size_or_auto(text: str) -> int | str:
+    """A size, or `auto` (measured: ethosu_kit.usage)."""
+    return "auto" if text == "auto" else size_arg(text)
 
 
 def size_arg(text: str) -> int:
@@ -54,8 +60,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SIZE",
         help="Dedicated_Sram fast-scratch size (default: from the pte's Vela config)",
     )
-    parser.add_argument("--stack", type=size_arg, metavar="SIZE", help="stack size")
-    parser.add_argument("--heap", type=size_arg, metavar="SIZE", help="heap size")
+    parser.add_argument(
+        "--stack",
+        type=size_or_auto,
+        metavar="SIZE|auto",
+        help="stack size (default 16KiB); auto: the high-water mark of a QEMU run of the "
+        "app + 25%% + 512 B (docs/memory.md)",
+    )
+    parser.add_argument(
+        "--heap",
+        type=size_or_auto,
+        metavar="SIZE|auto",
+        help="heap size (default 32KiB); auto: measured in a QEMU run of the app + 25%%",
+    )
     parser.add_argument(
         "--app",
         default="executor_runner",
@@ -114,31 +131,56 @@ def run(args: argparse.Namespace) -> int:
     defaults = PlanOptions()
     options = PlanOptions(
         fast_scratch=args.fast_scratch,
-        stack=args.stack if args.stack is not None else defaults.stack,
-        heap=args.heap if args.heap is not None else defaults.heap,
+        stack=args.stack if isinstance(args.stack, int) else defaults.stack,
+        heap=args.heap if isinstance(args.heap, int) else defaults.heap,
         app=args.app,
         allow_cpu_only=args.allow_cpu_only,
     )
     if args.vectors is not None and args.app != "selftest":
         raise KitError("--vectors is for --app selftest", hint="add --app selftest")
-    plan, files = plan_and_render(
-        args.pte,
-        pte_bytes,
-        model,
-        board,
-        mode=mode,
-        options=options,
-        vectors=args.vectors,
-        seed=args.seed,
-    )
 
     from ethosu_kit.output import write_project
 
+    def render(options: PlanOptions) -> tuple[MemoryPlan, dict[str, bytes]]:
+        return plan_and_render(
+            args.pte, pte_bytes, model, board, mode=mode, options=options,
+            vectors=args.vectors, seed=args.seed,
+        )  # fmt: skip
+
+    plan, files = render(options)
+    if "auto" in (args.stack, args.heap):
+        options = _measured(
+            args, model, options, lambda: write_project(files, args.output, force=args.force)
+        )
+        plan, files = render(options)
     result = write_project(files, args.output, force=args.force)
     if not args.quiet:
         _print_summary(model, plan, result)
     print(result.out_dir)
     return 0
+
+
+def _measured(
+    args: argparse.Namespace, model: ModelInfo, options: PlanOptions, write: Callable[[], object]
+) -> PlanOptions:
+    """`options` with the stack and/or heap sized from a measurement of this app on this
+    model: the project's record, or a QEMU run of the project written with `write` first."""
+    from dataclasses import replace
+
+    from ethosu_kit import usage
+
+    m = usage.load_measurement(args.output, model.sha256, args.app)
+    if m is None:
+        write()
+        npu = "virtual" if model.ethosu_delegates else "none"
+        m = usage.measure_project(args.output, args.app, npu)
+    if args.stack == "auto":
+        size = usage.sized_stack(m.stack_used)
+        options = replace(options, stack=size, stack_why=usage.stack_why(m, size))
+    if args.heap == "auto":
+        size = usage.sized_heap(m.heap_used)
+        options = replace(options, heap=size, heap_why=usage.heap_why(m, size))
+    return options
 
 
 def plan_and_render(
