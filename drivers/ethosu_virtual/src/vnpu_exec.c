@@ -109,12 +109,6 @@ enum
     OP_PMU_MASK = 0x013,
 };
 
-enum
-{
-    ROUND_DBL = 0,
-    ROUND_TRUNCATE = 1,
-    ROUND_NATURAL = 2
-};
 
 struct run
 {
@@ -141,195 +135,7 @@ static int fail(struct run *run, const char *fmt, ...)
 
 /* ---- integer arithmetic ---------------------------------------------------------------- */
 
-/*
- * rescale(v, m, s, mode): the product v*m exactly (up to 96 bits), plus the mode's
- * rounding constant, arithmetically shifted right by s.
- */
-static int64_t rescale(int64_t v, uint32_t m, unsigned s, int mode)
-{
-    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    int negative = v < 0 && m != 0;
-    if ((vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NATURAL_FLOOR) && mode == ROUND_NATURAL)
-    {
-        mode = -1; /* floor: no rounding constant */
-    }
-    /* |v| < 2^30 and m < 2^32: the product and the rounding constant fit in 63 bits */
-    if ((mag >> 30) == 0 && s <= 61)
-    {
-        int64_t p = (int64_t)mag * (int64_t)m;
-        if (negative)
-        {
-            p = -p;
-        }
-        if (s == 0)
-        {
-            return p;
-        }
-        int64_t c = 0;
-        if (mode == ROUND_NATURAL)
-        {
-            c = (int64_t)1 << (s - 1);
-        }
-        else if (mode == ROUND_DBL)
-        {
-            c = (int64_t)1 << (s - 1);
-            if (s > 31)
-            {
-                c += p >= 0 ? ((int64_t)1 << 30) : -((int64_t)1 << 30);
-            }
-        }
-        else if (mode == ROUND_TRUNCATE)
-        {
-            c = p < 0 ? ((int64_t)1 << s) - 1 : 0;
-        }
-        return (p + c) >> s;
-    }
-    /* 128-bit two's complement: hi:lo */
-    uint64_t a_lo = mag & 0xffffffffu;
-    uint64_t a_hi = mag >> 32;
-    uint64_t p0 = a_lo * m;
-    uint64_t p1 = a_hi * m;
-    uint64_t lo = p0 + (p1 << 32);
-    uint64_t hi = (p1 >> 32) + (lo < p0 ? 1u : 0u);
-    if (negative)
-    {
-        lo = ~lo + 1u;
-        hi = ~hi + (lo == 0 ? 1u : 0u);
-    }
-    int p_negative = (int64_t)hi < 0;
-    if (s == 0)
-    {
-        return (int64_t)lo;
-    }
-    /* rounding constant as a signed 128-bit value */
-    uint64_t c_lo = 0;
-    uint64_t c_hi = 0;
-    if (mode == ROUND_NATURAL || mode == ROUND_DBL)
-    {
-        if (s - 1 < 64)
-        {
-            c_lo = (uint64_t)1 << (s - 1);
-        }
-        if (mode == ROUND_DBL && s > 31)
-        {
-            if (!p_negative)
-            {
-                c_lo += (uint64_t)1 << 30;
-            }
-            else
-            {
-                /* c - 2^30; c >= 2^31 here, so no borrow into hi */
-                c_lo -= (uint64_t)1 << 30;
-            }
-        }
-    }
-    else if (mode == ROUND_TRUNCATE && p_negative)
-    {
-        c_lo = s >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << s) - 1u);
-        c_hi = s >= 64 ? (((uint64_t)1 << (s - 64)) - 1u) : 0u;
-    }
-    uint64_t r_lo = lo + c_lo;
-    uint64_t r_hi = hi + c_hi + (r_lo < lo ? 1u : 0u);
-    if (s >= 64)
-    {
-        return (int64_t)r_hi >> (s - 64);
-    }
-    return (int64_t)((r_lo >> s) | (r_hi << (64 - s)));
-}
-
 /* ---- feature maps ------------------------------------------------------------------------ */
-
-struct fm
-{
-    uint8_t *mem;
-    size_t size;
-    int64_t base[4];
-    int32_t h0, h1, w0; /* tile split: HEIGHT0, HEIGHT1, WIDTH0 */
-    int64_t sx, sy, sc;
-    int elem;      /* bytes: 1, 2, 4 */
-    int is_signed; /* 0 unsigned, 1 signed */
-    int brick;     /* NHCWB16 */
-    int h, w, c;   /* extent used by the operation */
-    int zp;
-};
-
-static inline int64_t fm_offset(const struct fm *f, int y, int x, int c)
-{
-    int t = 0;
-    if (x >= f->w0)
-    {
-        x -= f->w0;
-        if (y >= f->h1)
-        {
-            y -= f->h1;
-            t = 3;
-        }
-        else
-        {
-            t = 1;
-        }
-    }
-    else if (y >= f->h0)
-    {
-        y -= f->h0;
-        t = 2;
-    }
-    int64_t off = f->base[t] + (int64_t)y * f->sy + (int64_t)x * f->sx;
-    if (f->brick)
-    {
-        off += (int64_t)(c >> 4) * f->sc + (int64_t)(c & 15) * f->elem;
-    }
-    else
-    {
-        off += (int64_t)c * f->elem;
-    }
-    return off;
-}
-
-/* One element at p: kind = bytes * 2 + signed (struct fm's elem and is_signed). */
-static inline int64_t load_elem(const uint8_t *p, int kind)
-{
-    switch (kind)
-    {
-    case 2:
-        return p[0];
-    case 3:
-        return (int8_t)p[0];
-    case 4:
-        return (uint16_t)(p[0] | (p[1] << 8));
-    case 5:
-        return (int16_t)(uint16_t)(p[0] | (p[1] << 8));
-    case 8:
-        return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-    default:
-        return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
-    }
-}
-
-static inline void store_elem(uint8_t *p, int elem, int64_t v)
-{
-    uint32_t u = (uint32_t)v;
-    p[0] = (uint8_t)u;
-    if (elem > 1)
-    {
-        p[1] = (uint8_t)(u >> 8);
-    }
-    if (elem > 2)
-    {
-        p[2] = (uint8_t)(u >> 16);
-        p[3] = (uint8_t)(u >> 24);
-    }
-}
-
-static inline int64_t fm_read(const struct fm *f, int y, int x, int c)
-{
-    return load_elem(f->mem + fm_offset(f, y, x, c), f->elem * 2 + f->is_signed);
-}
-
-static inline void fm_write(const struct fm *f, int y, int x, int c, int64_t v)
-{
-    store_elem(f->mem + fm_offset(f, y, x, c), f->elem, v);
-}
 
 /* Prove every address the box [0,h)x[0,w)x[0,c) touches lies in the region. */
 static int fm_check(struct run *run, const struct fm *f, const char *what)
@@ -800,7 +606,7 @@ static int op_pool(struct run *run, uint32_t mode)
                         acc = acc < 0 ? -q : q;
                     }
                 }
-                fm_write(&ofm, oy, ox, c, out_value(&o, rescale(acc, scale, shift, round)));
+                fm_write(&ofm, oy, ox, c, out_value(&o, vnpu_rescale(acc, scale, shift, round)));
             }
         }
     }
@@ -949,12 +755,12 @@ static int op_elementwise(struct run *run, uint32_t mode)
                     }
                     else if (scale_mode == 1)
                     {
-                        a = rescale(a, opa, opa_shift, iround);
+                        a = vnpu_rescale(a, opa, opa_shift, iround);
                         b = b * ((int64_t)1 << fixed_shift);
                     }
                     else
                     {
-                        b = rescale(b, opa, opa_shift, iround);
+                        b = vnpu_rescale(b, opa, opa_shift, iround);
                         a = a * ((int64_t)1 << fixed_shift);
                     }
                     res = mode == 1 ? a + b : a - b;
@@ -969,7 +775,7 @@ static int op_elementwise(struct run *run, uint32_t mode)
                     res = a < 0 ? -a : a;
                     break;
                 }
-                int64_t out = out_value(&o, rescale(res, oscale, oshift, oround));
+                int64_t out = out_value(&o, vnpu_rescale(res, oscale, oshift, oround));
                 if (flat)
                 {
                     store_elem(po + (size_t)c * (size_t)ofm.elem, ofm.elem, out);
@@ -1405,7 +1211,7 @@ static int op_conv(struct run *run, int depthwise)
                         acc += sum;
                     }
                 }
-                fm_write(&ofm, oy, ox, oc, out_value(&o, rescale(acc, scale, shift, round)));
+                fm_write(&ofm, oy, ox, oc, out_value(&o, vnpu_rescale(acc, scale, shift, round)));
             }
         }
     }
