@@ -18,7 +18,7 @@ from pathlib import Path
 import pytest
 
 from hostile import assert_refused, run_kit
-from vela_patch import set_block_size, set_io, set_scratch
+from vela_patch import get_io, set_block_size, set_io, set_scratch
 
 SCRATCH = 6784  # the u55_shared model's scratch_size; input 768 B at 0, output 10 B at 0
 
@@ -92,3 +92,35 @@ def test_simulate_refuses_malformed_vela_data(
     out = tmp_path / "out.npz"
     line = assert_refused(run_kit("simulate", pte, "-o", out), *words, absent=[out])
     assert "delegate 0" in line, line
+
+
+@pytest.mark.parametrize("case", OUTSIDE_SCRATCH)
+def test_inspect_shows_and_gen_refuses_io_outside_the_scratch(
+    case: str, pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    edit, words = MALFORMED[case]
+    pte = _edited(pte_u55_shared, tmp_path, edit)
+    shown = run_kit("inspect", pte)
+    assert shown.returncode == 0 and shown.stderr == "", shown
+    bad = [line for line in shown.stdout.splitlines() if "BAD IO RECORD" in line]
+    assert bad and words[0] in bad[0], shown.stdout
+    as_json = run_kit("inspect", pte, "--json")
+    assert as_json.returncode == 0 and words[0] in as_json.stdout, as_json
+    out = tmp_path / "fw"
+    line = assert_refused(run_kit("gen", "--pte", pte, "-o", out), *words, absent=[out])
+    assert "delegate 0" in line and "edited.pte" in line, line
+
+
+def test_io_at_the_very_end_of_the_scratch_is_legal(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """An output ending exactly at scratch_size is inside: gen and simulate accept it."""
+    data = pte_u55_shared.read_bytes()
+    assert get_io(data, "outputs", 0)["offset"] == 0
+    pte = _edited(
+        pte_u55_shared, tmp_path, lambda d: set_io(d, "outputs", 0, "offset", SCRATCH - 10)
+    )
+    shown = run_kit("inspect", pte)
+    assert shown.returncode == 0 and "BAD IO RECORD" not in shown.stdout, shown
+    fw = run_kit("gen", "--pte", pte, "-o", tmp_path / "fw", "-q")
+    assert fw.returncode == 0, fw
+    sim = run_kit("simulate", pte)
+    assert sim.returncode == 0 and "output 0: int8 [10]" in sim.stdout, sim

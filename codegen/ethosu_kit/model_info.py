@@ -235,5 +235,9 @@ class ModelInfo:
 
         d: dict[str, Any] = convert(asdict(self))
         d["peak_scratch"] = self.peak_scratch
+        for method, m in zip(d["methods"], self.methods, strict=True):
+            for dd, delegate in zip(method["delegates"], m.delegates, strict=True):
+                if delegate.vela is not None and dd.get("vela") is not None:
+                    dd["vela"]["io_problems"] = list(delegate.vela.io_problems)
         d["cpu_operators"] = list(self.cpu_operators)
         return d
