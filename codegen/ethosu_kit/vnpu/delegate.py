@@ -111,13 +111,13 @@ def run_delegate(
                 f"delegate input {i} lives in region {t.region}; "
                 "only region 1 (scratch) is supported"
             )
-        data = np.ascontiguousarray(value, dtype=tensor_dtype(t)).tobytes()
+        data = np.ascontiguousarray(value, dtype=tensor_dtype(t)).reshape(-1).view(np.uint8)
         if len(data) != t.nbytes:
             raise KitError(
                 f"delegate input {i} needs {t.nbytes} bytes "
                 f"(shape {tensor_shape(t)}), got {len(data)}"
             )
-        scratch[t.offset : t.offset + len(data)] = np.frombuffer(data, dtype=np.uint8)
+        scratch[t.offset : t.offset + len(data)] = data
     own = npu is None
     npu = npu or VirtualNpu(config=blocks.cop.config, npu_id=blocks.cop.id)
     try:
@@ -127,8 +127,8 @@ def run_delegate(
             npu.close()
     outputs = []
     for t in blocks.outputs:
-        raw = scratch[t.offset : t.offset + t.nbytes].tobytes()
-        outputs.append(np.frombuffer(raw, dtype=tensor_dtype(t)).reshape(tensor_shape(t)).copy())
+        raw = scratch[t.offset : t.offset + t.nbytes]
+        outputs.append(raw.view(tensor_dtype(t)).reshape(tensor_shape(t)).copy())
     return outputs
 
 
