@@ -58,6 +58,7 @@ def run(args: argparse.Namespace) -> int:
     from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes, vela_streams_from_bytes
     from ethosu_kit.vnpu import run_delegate
     from ethosu_kit.vnpu.delegate import (
+        check_blocks,
         fast_scratch_bytes,
         random_inputs,
         tensor_dtype,
@@ -89,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
         )
     rng = np.random.default_rng(args.seed)
     saved: dict[str, np.ndarray[Any, Any]] = {}
+    for _, blocks in selected:
+        check_blocks(blocks, fast, str(args.pte))  # all before any runs: no half a result
     for k, blocks in selected:
         if given is None:
             inputs = random_inputs(blocks, rng)

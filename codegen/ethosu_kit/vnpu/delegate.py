@@ -44,6 +44,36 @@ def tensor_shape(t: VelaTensor) -> tuple[int, ...]:
     return tuple(shape)
 
 
+# The most bytes the host gives one NPU region (weights, scratch, fast scratch): real
+# models use a few MiB; a corrupt scratch_size (a u32) must not become a 4 GiB allocation.
+MAX_REGION_BYTES = 512 * 1024 * 1024
+
+
+def check_blocks(blocks: VelaBlocks, fast_scratch_size: int = 0, source: str = "") -> None:
+    """Refuse, naming the delegate and the record, what the virtual NPU must not run:
+    IO records outside the scratch (`io_problems`) or regions too large to allocate.
+    `source` (the .pte's path) starts the message when given."""
+    where = f"method '{blocks.method}' delegate {blocks.delegate_index}"
+    where = f"{source}: {where}" if source else where
+    problems = blocks.io_problems
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise KitError(
+            f"{where}: {problems[0]}{more}",
+            hint="the Vela IO records are corrupt or hand-edited: lower the model again",
+        )
+    for name, size in (
+        ("scratch_size", blocks.scratch_size),
+        ("weight_data", len(blocks.weight_data)),
+        ("fast scratch (region 2)", fast_scratch_size),
+    ):
+        if size > MAX_REGION_BYTES:
+            raise KitError(
+                f"{where}: {name} of {size} bytes is more than the virtual NPU allocates "
+                f"for a region (MAX_REGION_BYTES = {MAX_REGION_BYTES})"
+            )
+
+
 def random_inputs(blocks: VelaBlocks, rng: np.random.Generator) -> list[IntArray]:
     """Full-range random integers for every input of the delegate."""
     out = []
@@ -65,6 +95,7 @@ def run_delegate(
     `fast_scratch_size` > 0 adds region 2, the Dedicated_Sram staging SRAM (its size is
     the memory mode's arena cache size; the .pte does not record it).
     """
+    check_blocks(blocks, fast_scratch_size)
     if len(inputs) != len(blocks.inputs):
         raise KitError(
             f"delegate {blocks.delegate_index} takes {len(blocks.inputs)} inputs, got {len(inputs)}"
