@@ -57,7 +57,7 @@ def _plan_near(elf: Path) -> dict[str, str]:
     plan = plan_near(elf)
     if plan is None:
         return {}
-    return {"board": str(load_plan(plan)["board"])}
+    return {"board": load_plan(plan).board.name}
 
 
 def machine_for(elf: Path) -> str:

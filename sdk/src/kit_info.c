@@ -5,12 +5,13 @@
  */
 #include "kit_board_config.h"
 #include "kit_memory_config.h"
+#include "kit_sections.h"
 
 #ifndef KIT_QEMU_MACHINE
 #define KIT_QEMU_MACHINE ""
 #endif
 
-__attribute__((used, section(".kit.info"))) const char kit_info[] =
+__attribute__((used, section(KIT_SECTION_INFO))) const char kit_info[] =
     "board=" KIT_BOARD_NAME "\n"
     "mode=" KIT_MEMORY_MODE "\n"
     "npu=" KIT_NPU_KIND "\n"
