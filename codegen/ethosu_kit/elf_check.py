@@ -113,8 +113,10 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
     symbols: dict[str, tuple[int, int]] = {}
     sections: list[_Section] = []
     loads: list[tuple[int, int, int]] = []  # (vaddr, paddr, filesz)
+    from ethosu_kit.files import MAX_ELF, open_regular
+
     try:
-        with elf_path.open("rb") as f:
+        with open_regular(elf_path, MAX_ELF) as (f, _):
             elf = ELFFile(f)
             for sec in elf.iter_sections():
                 if sec["sh_flags"] & SHF_ALLOC and sec["sh_size"] > 0:

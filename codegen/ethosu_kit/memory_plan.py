@@ -24,7 +24,6 @@ from ethosu_kit.model_info import MemoryMode
 from ethosu_kit.typed_json import ShapeError, decode, encode
 
 PLAN_FORMAT_VERSION = 2  # 2: board_data (the whole typed Board) added
-PLAN_MAX_BYTES = 16 << 20  # a plan is kilobytes; more is not a plan
 
 
 class Role(StrEnum):
@@ -171,30 +170,15 @@ class MemoryPlan:
     @classmethod
     def from_json(cls, path: Path) -> MemoryPlan:
         """Read memory_plan.json; a one-line KitError naming the file (and the key)."""
-        import stat
-
         from ethosu_kit.errors import KitError
+        from ethosu_kit.files import MAX_PLAN, read_text
 
         hint = "pass the memory_plan.json gen-firmware wrote next to the project, or regenerate it"
+        text = read_text(path, MAX_PLAN)  # a regular file, bounded: one error line otherwise
         try:
-            # a FIFO or a device would block or never end: only regular files, bounded
-            info = path.stat()
-            if not stat.S_ISREG(info.st_mode):
-                raise KitError(f"{path}: not a regular file, so not a memory plan", hint=hint)
-            if info.st_size > PLAN_MAX_BYTES:
-                raise KitError(
-                    f"{path}: {info.st_size} bytes, more than a memory plan's limit of "
-                    f"{PLAN_MAX_BYTES} (PLAN_MAX_BYTES)",
-                    hint=hint,
-                )
-            with path.open("rb") as f:
-                data = json.loads(f.read(PLAN_MAX_BYTES + 1).decode("utf-8"))
-        except OSError as exc:
-            raise KitError(f"{path}: cannot read the memory plan ({exc.strerror})") from exc
+            data = json.loads(text)
         except json.JSONDecodeError as exc:
             raise KitError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})", hint=hint) from exc
-        except UnicodeDecodeError as exc:
-            raise KitError(f"{path}: not a text file ({exc.reason})", hint=hint) from exc
         try:
             return cls.from_json_dict(data)
         except ShapeError as exc:
