@@ -5,6 +5,7 @@
  */
 #include "kit_board_config.h"
 #include "kit_memory_config.h"
+#include "kit_sections.h"
 
 #ifndef KIT_QEMU_MACHINE
 #define KIT_QEMU_MACHINE ""
@@ -16,7 +17,7 @@
 #define KIT_INFO_STR_(x) #x
 #define KIT_INFO_STR(x) KIT_INFO_STR_(x)
 
-__attribute__((used, section(".kit.info"))) const char kit_info[] =
+__attribute__((used, section(KIT_SECTION_INFO))) const char kit_info[] =
     "board=" KIT_BOARD_NAME "\n"
     "mode=" KIT_MEMORY_MODE "\n"
     "npu=" KIT_NPU_KIND "\n"
