@@ -88,10 +88,11 @@ class GenInfo:
 
     @property
     def header_lines(self) -> tuple[str, ...]:
+        pte, source = comment_safe(self.pte_path), comment_safe(self.board_source)
         return (
-            f"{HEADER_MARKER} {self.version} from {self.pte_path}",
+            f"{HEADER_MARKER} {self.version} from {pte}",
             f"  (sha256 {self.pte_sha256}),",
-            f"  board {self.board} ({self.board_source}), mode {self.mode}, {self.accelerator}.",
+            f"  board {self.board} ({source}), mode {self.mode}, {comment_safe(self.accelerator)}.",
             "Do not edit: regenerate with gen-firmware. A hand edit is detected",
             "  and never overwritten silently (.ethosu-kit/manifest.json).",
         )
@@ -138,14 +139,45 @@ def _cident(text: str) -> str:
     return out if out and not out[0].isdigit() else f"_{out}"
 
 
+def comment_safe(text: str) -> str:
+    """`text` made safe inside any comment the kit writes (C/ld `/* */`, CMake `#`,
+    scatter `;`): one line (control characters become '?'), and no `*/` to end it.
+    Paths and names a user gives land in the headers of every generated file."""
+    line = "".join("?" if (ord(c) < 0x20 or ord(c) == 0x7F) else c for c in text)
+    return line.replace("*/", "*_/").replace("/*", "/_*")
+
+
 def _c_string(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"')
-    return f'"{escaped}"'
+    """A C string literal: quotes and backslashes escaped, anything not printable
+    ASCII as an octal escape (a newline cannot end the literal, nor `??/` a trigraph)."""
+    out = []
+    for c in text:
+        if c in '\\"':
+            out.append("\\" + c)
+        elif c == "?":
+            out.append("\\?")
+        elif " " <= c <= "~":
+            out.append(c)
+        else:
+            out.extend(f"\\{b:03o}" for b in c.encode("utf-8"))
+    return '"' + "".join(out) + '"'
+
+
+_CMAKE_ESCAPES = {"\\": "\\\\", '"': '\\"', "$": "\\$", ";": "\\;", "\n": "\\n",
+                  "\r": "\\r", "\t": "\\t"}  # fmt: skip
 
 
 def _cmake_string(text: str) -> str:
-    escaped = text.replace("\\", "\\\\").replace('"', '\\"').replace("$", "\\$")
-    return f'"{escaped}"'
+    """A CMake quoted argument holding exactly `text`: no variable reference, no
+    generator of a second list element (`;`), no line break of its own."""
+    if any(ord(c) < 0x20 and c not in "\n\r\t" for c in text):
+        raise KitError(f"{text!r}: a control character cannot be written into CMake")
+    return '"' + "".join(_CMAKE_ESCAPES.get(c, c) for c in text) + '"'
+
+
+def _cmake_path(text: str) -> str:
+    """A path inside a CMake quoted argument (the quotes are the template's)."""
+    return _cmake_string(text)[1:-1]
 
 
 @cache
@@ -164,6 +196,7 @@ def _environment(template_dir: str, linker_dir: str) -> jinja2.Environment:
         "cident": _cident,
         "c_string": _c_string,
         "cmake_string": _cmake_string,
+        "comment": comment_safe,
     }
     env.filters.update(filters)
     return env
@@ -188,9 +221,9 @@ def _board_dir_expr(board: Board, root: Path) -> str:
     glue = Path(board.glue_dir) if board.glue_dir else Path(board.source).parent
     glue = glue.resolve()
     try:
-        return "${ETHOSU_KIT_ROOT}/" + glue.relative_to(root).as_posix()
+        return "${ETHOSU_KIT_ROOT}/" + _cmake_path(glue.relative_to(root).as_posix())
     except ValueError:
-        return glue.as_posix()
+        return _cmake_path(glue.as_posix())
 
 
 def gen_info(plan: MemoryPlan, pte_bytes: bytes) -> GenInfo:

@@ -147,14 +147,15 @@ def vnpu_workspace_need(pte: Path, model: ModelInfo) -> int | None:
 
 def _print_summary(model: ModelInfo, plan: MemoryPlan, result: WriteResult) -> None:
     from rich.console import Console
+    from rich.markup import escape
 
-    from ethosu_kit.report import report_text
+    from ethosu_kit.report import printable, report_text
 
     console = Console(highlight=False, soft_wrap=True)  # the report's lines are its own
     spec = model.compile_spec
     target = spec.accelerator if spec else "CPU only"
     console.print(
-        f"[bold]{Path(model.path).name}[/]: {model.file_bytes} bytes, {target}, "
+        f"[bold]{escape(printable(Path(model.path).name))}[/]: {model.file_bytes} bytes, {target}, "
         f"{len(model.ethosu_delegates)} Ethos-U delegate(s), "
         f"{len(model.cpu_operators)} CPU operator(s)"
     )
