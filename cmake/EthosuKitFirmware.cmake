@@ -62,31 +62,27 @@ function(ethosu_kit_generate)
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${pte}")
 endfunction()
 
-# The virtual NPU's working memory (decoded weights) sized for this model, measured on
-# the host by `python -m ethosu_kit.vnpu.workspace` (its library's high-water mark on
-# the model's streams), in section .kit.vnpu_workspace, which the generated linker
-# script places NOLOAD in external RAM: the 1 MiB default fits no TCM. A size given
-# with -DETHOSU_VIRTUAL_WORKSPACE_SIZE wins (a too-small one stops the run with the
-# bytes needed and available on the UART).
-function(_ethosu_kit_virtual_workspace gen)
-  target_compile_definitions(ethosu_virtual PRIVATE
-    ETHOSU_VIRTUAL_WORKSPACE_SECTION=".kit.vnpu_workspace" ETHOSU_VIRTUAL_REPORT_STDERR)
+# The virtual NPU's working memory (decoded weights) is a buffer of the memory plan,
+# kit_vnpu_workspace (`gen --npu virtual`, or `ethosu-kit build --npu virtual`, measures
+# it on the host and fit-checks it); the board glue hands it to the virtual NPU. The
+# library's own static fallback shrinks to its 64-byte minimum. A size given with
+# -DETHOSU_VIRTUAL_WORKSPACE_SIZE caps what the glue hands over (a too-small one stops
+# the run with the bytes needed and available on the UART).
+function(_ethosu_kit_virtual_workspace target gen)
+  file(STRINGS "${gen}/kit_memory_config.h" _ws REGEX "^#define KIT_VNPU_WORKSPACE_SIZE ")
+  if(NOT _ws)
+    message(FATAL_ERROR "ethosu-porting-kit: ${target}: NPU virtual, but the memory plan "
+      "in ${gen} has no buffer for the virtual NPU's working memory: build with "
+      "`ethosu-kit build <project> --npu virtual`, or generate with `--npu virtual`")
+  endif()
+  target_compile_definitions(${target} PRIVATE KIT_NPU_VIRTUAL=1)
   if(ETHOSU_VIRTUAL_WORKSPACE_SIZE)
-    return()
+    target_compile_definitions(${target} PRIVATE
+      KIT_VNPU_WORKSPACE_LIMIT=${ETHOSU_VIRTUAL_WORKSPACE_SIZE})
+  else()
+    target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_WORKSPACE_SIZE=64)
   endif()
-  _ethosu_kit_python(_python)
-  execute_process(COMMAND "${_python}" -m ethosu_kit.vnpu.workspace "${gen}/model.pte"
-    RESULT_VARIABLE _rc OUTPUT_VARIABLE _bytes ERROR_VARIABLE _err
-    OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
-  if(NOT _rc EQUAL 0 OR NOT _bytes MATCHES "^[0-9]+$")
-    message(FATAL_ERROR "ethosu-porting-kit: sizing the virtual NPU's working memory for "
-      "${gen}/model.pte failed (${_python} -m ethosu_kit.vnpu.workspace: ${_err}); "
-      "set ETHOSU_KIT_PYTHON to the Python that has ethosu_kit, or give "
-      "-DETHOSU_VIRTUAL_WORKSPACE_SIZE=<bytes>")
-  endif()
-  message(STATUS "ethosu-porting-kit: virtual NPU working memory ${_bytes} bytes (.kit.vnpu_workspace)")
-  target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_WORKSPACE_SIZE=${_bytes})
-  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${gen}/model.pte")
+  target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_REPORT_STDERR)
 endfunction()
 
 # The NPU library of <target> for NPU virtual|driver|none: sets <out_lib> to the library
@@ -104,8 +100,7 @@ function(ethosu_kit_npu_library target gen npu out_lib out_dir)
     if(NOT TARGET ethosu_virtual)
       add_subdirectory("${root}/drivers/ethosu_virtual" "${CMAKE_BINARY_DIR}/ethosu_virtual")
     endif()
-    _ethosu_kit_virtual_workspace("${gen}")
-    target_compile_definitions(${target} PRIVATE KIT_NPU_VIRTUAL=1)
+    _ethosu_kit_virtual_workspace(${target} "${gen}")
     set(lib ethosu_virtual)
     set(dir "${root}/drivers/ethosu_virtual")
   elseif(npu STREQUAL "driver")
@@ -209,6 +204,7 @@ function(ethosu_add_firmware)
     "${kit}/sdk/src/usage.c"
     "${kit}/sdk/src/timing.c"
     "${kit}/sdk/src/kit_info.c"
+    "${kit}/sdk/src/app_main.c"
     "${kit}/drivers/uart_cmsdk/uart_cmsdk.c"
     "${kit}/drivers/timer_systick/systick.c"
     "${board_dir}/board.c"
@@ -243,12 +239,16 @@ function(ethosu_add_firmware)
 
   if(toolchain STREQUAL "armclang")
     # CMake's ARMClang link rule already ends in --list=<target base>.map.
+    # --diag_error=L6314W: a scatter selector that matches no section (a kit buffer
+    # missing from the link) is an error, not a warning: armlink's must-place.
     target_link_options(${ARG_TARGET} PRIVATE "--scatter=${ETHOSU_KIT_SCATTER_FILE}" "--map"
-                        "--entry=Reset_Handler")
+                        "--entry=Reset_Handler" "--strict" "--diag_error=L6314W")
     set_property(TARGET ${ARG_TARGET} APPEND PROPERTY LINK_DEPENDS "${ETHOSU_KIT_SCATTER_FILE}")
   else()
+    # --orphan-handling=error: an input section no rule of the script places stops the
+    # link, naming it (a silently placed section could land anywhere).
     target_link_options(${ARG_TARGET} PRIVATE "-T${ETHOSU_KIT_LINKER_SCRIPT}" -Wl,--gc-sections
-                        "-Wl,-Map=$<TARGET_FILE:${ARG_TARGET}>.map")
+                        -Wl,--orphan-handling=error "-Wl,-Map=$<TARGET_FILE:${ARG_TARGET}>.map")
     set_property(TARGET ${ARG_TARGET} APPEND PROPERTY LINK_DEPENDS "${ETHOSU_KIT_LINKER_SCRIPT}")
   endif()
   _ethosu_kit_link_runtime(${ARG_TARGET} "${toolchain}")

@@ -19,6 +19,7 @@
 #include <string.h>
 
 #include "ethosu_driver.h"
+#include "kit/app.h"
 #include "kit/log.h"
 #include "kit/platform.h"
 #include "kit/timing.h"
@@ -162,6 +163,3 @@ int ethosu_kit_app_main(void)
                (unsigned)passed, (unsigned)KIT_SELFTEST_NUM_DELEGATES);
     return result;
 }
-
-/* The entry the start-up code calls; apps are written against ethosu_kit_app_main. */
-int main(void) { return ethosu_kit_app_main(); }

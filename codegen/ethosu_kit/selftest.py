@@ -15,6 +15,7 @@ the outputs from the virtual NPU too.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,21 +121,20 @@ def layout(streams: list[VelaBlocks]) -> tuple[SelftestDelegate, ...]:
 
 
 def _load(path: Path) -> dict[str, np.ndarray[Any, Any]]:
-    import numpy as np
+    """The arrays of a vectors .npz by key, read by the kit's hardened loader."""
+    from ethosu_kit.inputs import load_arrays
 
-    if not path.is_file():
-        raise KitError(f"{path}: vectors file not found", hint="make one: ethosu-kit simulate -o")
-    try:
-        with np.load(path, allow_pickle=False) as loaded:
-            if isinstance(loaded, np.ndarray):
-                raise KitError(
-                    f"{path}: a single array (.npy); the vectors are a .npz with keys "
-                    "delegate<K>_input<i> and delegate<K>_output<o>",
-                    hint="make one: ethosu-kit simulate model.pte -o vectors.npz",
-                )
-            return {key: loaded[key] for key in loaded.files}
-    except (ValueError, OSError, EOFError) as exc:
-        raise KitError(f"{path}: not a readable .npz file ({exc})") from None
+    if path.is_file() and path.stat().st_size >= 6 and path.read_bytes()[:6] == b"\x93NUMPY":
+        raise KitError(
+            f"{path}: a single array (.npy); the vectors are a .npz with keys "
+            "delegate<K>_input<i> and delegate<K>_output<o>",
+            hint="make one: ethosu-kit simulate model.pte -o vectors.npz",
+        )
+    prefix = f"{path}["
+    return {
+        named.source.removeprefix(prefix).removesuffix("]"): named.array
+        for named in load_arrays([path])
+    }
 
 
 def _checked(
@@ -225,3 +225,21 @@ def make_vectors(
             else ""
         )
     return SelftestVectors(delegates, bytes(blob), said)
+
+
+def project_vectors(project: Path, pte: Path) -> SelftestVectors:
+    """The vectors a generated self-test project already has (to re-render it unchanged)."""
+    from ethosu_kit.generate import SELFTEST_VECTORS
+    from ethosu_kit.pte import read_vela_streams
+
+    blob_path = project / "generated" / SELFTEST_VECTORS
+    header = project / "generated" / "kit_selftest.h"
+    if not blob_path.is_file() or not header.is_file():
+        raise KitError(
+            f"{project}: the plan has self-test vectors but {blob_path.name} or "
+            f"{header.name} is missing",
+            hint="generate the project again with --app selftest",
+        )
+    found = re.search(r'^#define KIT_SELFTEST_VECTORS_SOURCE "(.*)"$', header.read_text(), re.M)
+    source = found.group(1).replace('\\"', '"') if found else blob_path.name
+    return SelftestVectors(layout(read_vela_streams(pte)), blob_path.read_bytes(), source)

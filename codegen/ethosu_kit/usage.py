@@ -152,8 +152,8 @@ def measure_project(project: Path, app: str, npu: str = "virtual") -> Measuremen
         result.exit_code,
         app=app,
         npu=npu,
-        model_sha256=str(plan["model"]["sha256"]),
-        board=str(plan["board"]),
+        model_sha256=plan.model_sha256,
+        board=plan.board.name,
     )
     (project / MEASURE_FILE).write_text(m.to_json())
     return m

@@ -23,6 +23,16 @@
 extern uint8_t kit_fast_scratch[];
 #endif
 
+#if defined(KIT_NPU_VIRTUAL)
+/* The virtual NPU's working memory: the plan's buffer (kit_buffers.c), fit-checked. */
+#include "ethosu_virtual.h"
+#ifdef KIT_VNPU_WORKSPACE_LIMIT
+#define KIT_VNPU_GIVE (KIT_VNPU_WORKSPACE_LIMIT < KIT_VNPU_WORKSPACE_SIZE ? KIT_VNPU_WORKSPACE_LIMIT : KIT_VNPU_WORKSPACE_SIZE)
+#else
+#define KIT_VNPU_GIVE KIT_VNPU_WORKSPACE_SIZE
+#endif
+#endif
+
 static struct ethosu_driver npu;
 static int npu_ready;
 
@@ -36,6 +46,9 @@ int kit_npu_init(void)
     /* Dedicated_Sram: the driver hands this to the NPU as region 2 (fast scratch). */
     fast = kit_fast_scratch;
     fast_size = KIT_FAST_SCRATCH_SIZE;
+#endif
+#if defined(KIT_NPU_VIRTUAL)
+    ethosu_virtual_set_workspace(kit_vnpu_workspace, KIT_VNPU_GIVE);
 #endif
     if (ethosu_init(&npu, (void *)(uintptr_t)KIT_NPU_BASE, fast, fast_size, KIT_NPU_SECURE,
                     KIT_NPU_PRIVILEGED) != 0) {

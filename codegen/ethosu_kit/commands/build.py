@@ -36,15 +36,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _for_selftest(project: Path, vectors: Path | None) -> None:
     """Regenerate `project` for the self-test (its plan plus the vectors) unless it already
-    is one and no new vectors were given. Same board, mode and options as it was made with;
-    a file edited since generation stops it (write_project's rule)."""
-    from ethosu_kit.board_loader import load_board
+    is one and no new vectors were given. Same board, mode and options as it was made with
+    (its memory_plan.json, typed); a file edited since generation stops it."""
+    from dataclasses import replace
+
     from ethosu_kit.commands.gen import plan_and_render
-    from ethosu_kit.elf_check import load_plan
     from ethosu_kit.errors import KitError
     from ethosu_kit.generate import PTE_NAME
-    from ethosu_kit.memory_plan import PlanOptions
-    from ethosu_kit.model_info import MemoryMode
+    from ethosu_kit.memory_plan import MemoryPlan
     from ethosu_kit.output import write_project
     from ethosu_kit.pte import read_pte
 
@@ -54,27 +53,21 @@ def _for_selftest(project: Path, vectors: Path | None) -> None:
             f"{project}: no memory_plan.json, so not a generated project",
             hint="generate one first: gen-firmware --pte model.pte -o DIR",
         )
-    data = load_plan(plan_path)
-    options = dict(data.get("options") or {})
+    plan = MemoryPlan.from_json(plan_path)
+    generated = project / "generated"
     if (
         vectors is None
-        and options.get("app") == "selftest"
-        and (project / "generated" / "kit_selftest.h").is_file()
+        and plan.options.app == "selftest"
+        and (generated / "kit_selftest.h").is_file()
     ):
         return
-    fields = set(PlanOptions.__dataclass_fields__)
-    options = {k: v for k, v in options.items() if k in fields}
-    options["app"] = "selftest"
-    source = Path(str(data.get("board_source", "")))
-    board = load_board(str(source) if source.is_file() else str(data["board"]))
-    pte = project / "generated" / PTE_NAME
-    pte_bytes = pte.read_bytes() if pte.is_file() else b""
-    if not pte_bytes:
+    pte = generated / PTE_NAME
+    if not pte.is_file():
         raise KitError(f"{pte}: missing, so the project cannot be regenerated for the self-test")
-    model = read_pte(pte)
+    model = replace(read_pte(pte), path=plan.model_path)
     _, files = plan_and_render(
-        pte, pte_bytes, model, board, mode=MemoryMode.parse(str(data["mode"])),
-        options=PlanOptions(**options), vectors=vectors,
+        pte, pte.read_bytes(), model, plan.board, mode=plan.mode,
+        options=replace(plan.options, app="selftest"), vectors=vectors,
     )  # fmt: skip
     write_project(files, project)
 

@@ -92,6 +92,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed", type=int, default=0, help="selftest: seed of the random inputs (0)"
     )
     parser.add_argument(
+        "--npu",
+        default="driver",
+        choices=["driver", "virtual", "none"],
+        help="the NPU library CMake links by default: the Ethos-U core driver, the kit's "
+        "virtual NPU (its working memory is then measured on the host and planned), or none",
+    )
+    parser.add_argument(
         "--allow-cpu-only",
         action="store_true",
         help="accept a program with no Ethos-U delegate (everything runs on the CPU)",
@@ -105,19 +112,15 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ethosu_kit.errors import KitError, PteError
+    from ethosu_kit.errors import KitError
+    from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes
 
-    try:
-        pte_bytes = args.pte.read_bytes()
-    except OSError as exc:
-        raise PteError(f"{args.pte}: cannot read ({exc.strerror or exc})") from exc
-
+    pte_bytes = read_pte_bytes(args.pte)  # once: the plan and the copy are of the same bytes
     from ethosu_kit.board_loader import load_board
     from ethosu_kit.memory_plan import PlanOptions
     from ethosu_kit.model_info import MemoryMode
-    from ethosu_kit.pte import read_pte
 
-    model = read_pte(args.pte)
+    model = model_from_bytes(pte_bytes, str(args.pte))
     board = load_board(args.board)
     mode = None  # the planner takes the pte's own mode and refuses a mismatch
     if args.mode:
@@ -135,6 +138,8 @@ def run(args: argparse.Namespace) -> int:
         heap=args.heap if isinstance(args.heap, int) else defaults.heap,
         app=args.app,
         allow_cpu_only=args.allow_cpu_only,
+        npu=args.npu,
+        vnpu_workspace=vnpu_workspace_need(args.pte, model) if args.npu == "virtual" else None,
     )
     if args.vectors is not None and args.app != "selftest":
         raise KitError("--vectors is for --app selftest", hint="add --app selftest")
@@ -207,16 +212,35 @@ def plan_and_render(
     return plan, render_project(model, plan, pte_bytes, selftest)
 
 
+def vnpu_workspace_need(pte: Path, model: ModelInfo) -> int | None:
+    """The virtual NPU's working memory for `pte`, measured on the host; None without
+    an Ethos-U delegate (nothing runs on the NPU)."""
+    from ethosu_kit.errors import KitError
+
+    if not model.ethosu_delegates:
+        return None
+    try:
+        from ethosu_kit.vnpu.workspace import pte_workspace
+    except ImportError as exc:
+        raise KitError(
+            f"--npu virtual measures the virtual NPU's working memory on the host, which "
+            f"needs {exc.name or 'numpy'}",
+            hint="pip install numpy, or plan for the Ethos-U driver (--npu driver)",
+        ) from exc
+    return pte_workspace(pte)
+
+
 def _print_summary(model: ModelInfo, plan: MemoryPlan, result: WriteResult) -> None:
     from rich.console import Console
+    from rich.markup import escape
 
-    from ethosu_kit.report import report_text
+    from ethosu_kit.report import printable, report_text
 
     console = Console(highlight=False, soft_wrap=True)  # the report's lines are its own
     spec = model.compile_spec
     target = spec.accelerator if spec else "CPU only"
     console.print(
-        f"[bold]{Path(model.path).name}[/]: {model.file_bytes} bytes, {target}, "
+        f"[bold]{escape(printable(Path(model.path).name))}[/]: {model.file_bytes} bytes, {target}, "
         f"{len(model.ethosu_delegates)} Ethos-U delegate(s), "
         f"{len(model.cpu_operators)} CPU operator(s)"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import struct
 from dataclasses import replace
 from pathlib import Path
@@ -98,8 +99,21 @@ def _cpu_operators(plan: RawPlan, what: str) -> tuple[str, ...]:
     names = []
     for i in sorted(used):
         name, overload = plan.operators[i]
+        if not _OPERATOR.fullmatch(name) or not _OVERLOAD.fullmatch(overload):
+            raise Malformed(
+                f"{what}: operator {i} has a name that is not an operator name: "
+                f"{(name + '.' + overload)[:80]!r}"
+            )
         names.append(f"{name}.{overload}" if overload else name)
     return tuple(names)
+
+
+# An operator is `namespace::name` and an overload `out` / `Tensor_out`: identifiers.
+# They are written into the generated C, CMake and kit_operators.txt, so nothing else.
+_OPERATOR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
+_OVERLOAD = re.compile(r"[A-Za-z0-9_]*")
+# A method name goes into C strings and comments: printable, without comment ends.
+_METHOD = re.compile(r"[!-~]{1,256}")
 
 
 def _processed(pte: PteFile, d: RawDelegate, what: str) -> tuple[int, int]:
@@ -172,6 +186,8 @@ def _delegates(pte: PteFile, plan: RawPlan, what: str) -> tuple[Delegate, ...]:
 
 
 def _method(pte: PteFile, plan: RawPlan) -> MethodInfo:
+    if not _METHOD.fullmatch(plan.name) or "*/" in plan.name or "/*" in plan.name:
+        raise Malformed(f"method name {plan.name[:80]!r} is not a plain printable name")
     what = f"method '{plan.name}'"
     return MethodInfo(
         name=plan.name,
@@ -249,16 +265,15 @@ def _hint(message: str) -> str | None:
     return None
 
 
+def read_pte_bytes(path: Path | str) -> bytes:
+    """The bytes of a .pte file: a regular file, at most `files.MAX_PTE` (else PteError)."""
+    from ethosu_kit.files import MAX_PTE, read_bytes
+
+    return read_bytes(path, MAX_PTE, PteError)
+
+
 def _read(path: Path | str) -> tuple[bytes, str]:
-    p = Path(path)
-    try:
-        return p.read_bytes(), str(p)
-    except IsADirectoryError:
-        raise PteError(f"{p}: is a directory, not a .pte file") from None
-    except FileNotFoundError:
-        raise PteError(f"{p}: no such file") from None
-    except OSError as exc:
-        raise PteError(f"{p}: cannot read ({exc.strerror})") from None
+    return read_pte_bytes(path), str(Path(path))
 
 
 def _guarded(path: str, err: Exception) -> PteError:
@@ -269,6 +284,11 @@ def _guarded(path: str, err: Exception) -> PteError:
 def read_pte(path: Path | str) -> ModelInfo:
     """Read a .pte file into ModelInfo. Raises PteError with a one-line message."""
     data, name = _read(path)
+    return model_from_bytes(data, name)
+
+
+def model_from_bytes(data: bytes, name: str) -> ModelInfo:
+    """`parse_pte` behind the last-resort net of `read_pte` (for bytes already read)."""
     try:
         return parse_pte(data, name)
     except (IndexError, ValueError, struct.error, OverflowError, RecursionError) as exc:
@@ -293,6 +313,11 @@ def vela_streams(data: bytes, path: str) -> list[VelaBlocks]:
 def read_vela_streams(path: Path | str) -> list[VelaBlocks]:
     """The raw Vela payload of every Ethos-U delegate of a .pte file."""
     data, name = _read(path)
+    return vela_streams_from_bytes(data, name)
+
+
+def vela_streams_from_bytes(data: bytes, name: str) -> list[VelaBlocks]:
+    """`vela_streams` behind the last-resort net of `read_vela_streams`."""
     try:
         return vela_streams(data, name)
     except (IndexError, ValueError, struct.error, OverflowError, RecursionError) as exc:

@@ -15,8 +15,9 @@ import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from functools import cached_property
 
-from ethosu_kit.model_info import CopHeader, VelaStream, VelaTensor
+from ethosu_kit.model_info import CopHeader, VelaStream, VelaTensor, vela_io_problems
 from ethosu_kit.pte._flatbuffer import Malformed
 
 STREAM_HEADER = "vela_bin_stream"
@@ -77,6 +78,12 @@ class VelaBlocks:
             if b.name == name:
                 return b
         raise KeyError(name)
+
+    @cached_property
+    def io_problems(self) -> tuple[str, ...]:
+        """`model_info.vela_io_problems` of this delegate's IO records (computed once:
+        run_delegate checks them on every inference)."""
+        return vela_io_problems(self.inputs, self.outputs, self.scratch_size)
 
     def to_stream(self) -> VelaStream:
         return VelaStream(
