@@ -51,21 +51,10 @@ from typing import Any, TypeVar
 from ethosu_kit.board import Board, Cpu, MemoryRegion, ModeRegisters, Npu, RegionKind, Uart
 from ethosu_kit.errors import BoardError
 from ethosu_kit.model_info import MemoryMode
+from ethosu_kit.npu_facts import NPU_MACS, mode_refusal
 
 SCHEMA_VERSION = 1
 
-# MAC configurations each Ethos-U product exists in.
-NPU_MACS: dict[str, tuple[int, ...]] = {
-    "ethos-u55": (32, 64, 128, 256),
-    "ethos-u65": (256, 512),
-    "ethos-u85": (128, 256, 512, 1024, 2048),
-}
-# Modes each product can run (the U55 has one AXI port pair and no Dedicated_Sram).
-NPU_MODES: dict[str, frozenset[str]] = {
-    "ethos-u55": frozenset({"Sram_Only", "Shared_Sram"}),
-    "ethos-u65": frozenset(m.value for m in MemoryMode),
-    "ethos-u85": frozenset(m.value for m in MemoryMode),
-}
 TOOLCHAINS = ("gcc", "clang", "armclang")
 UART_KINDS = ("cmsdk-apb", "pl011", "none")
 MVE_KINDS = ("", "int", "fp")
@@ -266,10 +255,9 @@ def _npu(t: _Table) -> Npu:
         per_kind = reg_t.table(kind)
         per_kind.only(*(m.value for m in MemoryMode))
         for mode in per_kind.data:
-            if mode not in NPU_MODES[kind]:
-                raise per_kind.fail(
-                    mode, f"{kind} cannot run {mode} (it has no dedicated SRAM port)"
-                )
+            refusal = mode_refusal(kind, MemoryMode(mode))
+            if refusal:
+                raise per_kind.fail(mode, refusal)
             mt = per_kind.table(mode)
             mt.only("qconfig", "regioncfg")
             qconfig = mt.number("qconfig")

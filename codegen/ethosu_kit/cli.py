@@ -8,11 +8,13 @@ and `run(args) -> int`. Command modules import nothing heavy at module level, so
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
+from typing import NoReturn
 
 from ethosu_kit import __version__
 from ethosu_kit.errors import KitError
@@ -40,8 +42,18 @@ def _load(module: str) -> ModuleType | None:
         raise
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the kit's error contract: one `error:` line and one `hint:` line
+    (argparse's own prints the usage block first)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {self.prog}: {' '.join(message.split())}", file=sys.stderr)
+        print(f"hint: see '{self.prog} --help'", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ethosu-kit",
         description="Turn an ExecuTorch .pte lowered for Ethos-U into placed, checked firmware.",
     )
@@ -58,9 +70,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the process is so `finally`/cleanup code runs
+    (a generation's temporary folder is removed) as it does for SIGINT."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, _frame: object) -> None:
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _terminate_as_exception() -> Iterator[None]:
+    """SIGTERM/SIGHUP raise `Terminated` while a command runs (where their action is
+    the default); the previous handlers come back afterwards (main() may be called
+    in-process, by tests or a host program)."""
+    import signal
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                previous[sig] = signal.signal(sig, _raise_terminated)
+        except (ValueError, OSError):  # not the main thread: leave the host's handling
+            pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    with _terminate_as_exception():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         code: int = args._run(args)
         return code
@@ -72,6 +123,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except Terminated as exc:
+        import signal
+
+        print(f"error: terminated by {signal.Signals(exc.signum).name}", file=sys.stderr)
+        return 128 + exc.signum
     except Exception as exc:  # a bug of ours, not the user's input
         if args.debug or os.environ.get("ETHOSU_KIT_DEBUG"):
             raise

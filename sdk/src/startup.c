@@ -14,6 +14,7 @@
 #include "kit/log.h"
 #include "kit/platform.h"
 #include "kit_board_config.h"
+#include "kit_sections.h"
 #include "systick.h"
 
 _Static_assert(KIT_BOARD_NUM_IRQS % 32 == 0, "the vector table is filled in blocks of 32");
@@ -73,7 +74,7 @@ void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
 #define KIT_IRQ4 kit_irq_dispatch, kit_irq_dispatch, kit_irq_dispatch, kit_irq_dispatch
 #define KIT_IRQ32 KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4
 
-__attribute__((used, section(".vectors"), aligned(512))) const kit_vector_t
+__attribute__((used, section(KIT_SECTION_VECTORS), aligned(512))) const kit_vector_t
     kit_vectors[16 + KIT_BOARD_NUM_IRQS] = {
         (kit_vector_t)(uintptr_t)__StackTop,
         Reset_Handler,

@@ -132,10 +132,10 @@ static inline int64_t fm_offset(const struct fm *f, int y, int x, int c)
     return off;
 }
 
-static inline int64_t fm_read(const struct fm *f, int y, int x, int c)
+/* One element at p: kind = bytes * 2 + signed (struct fm's elem and is_signed). */
+static inline int64_t load_elem(const uint8_t *p, int kind)
 {
-    const uint8_t *p = f->mem + fm_offset(f, y, x, c);
-    switch (f->elem * 2 + f->is_signed)
+    switch (kind)
     {
     case 2:
         return p[0];
@@ -152,20 +152,30 @@ static inline int64_t fm_read(const struct fm *f, int y, int x, int c)
     }
 }
 
-static inline void fm_write(const struct fm *f, int y, int x, int c, int64_t v)
+/* The low `elem` bytes of v at p, little-endian. */
+static inline void store_elem(uint8_t *p, int elem, int64_t v)
 {
-    uint8_t *p = f->mem + fm_offset(f, y, x, c);
     uint32_t u = (uint32_t)v;
     p[0] = (uint8_t)u;
-    if (f->elem > 1)
+    if (elem > 1)
     {
         p[1] = (uint8_t)(u >> 8);
     }
-    if (f->elem > 2)
+    if (elem > 2)
     {
         p[2] = (uint8_t)(u >> 16);
         p[3] = (uint8_t)(u >> 24);
     }
+}
+
+static inline int64_t fm_read(const struct fm *f, int y, int x, int c)
+{
+    return load_elem(f->mem + fm_offset(f, y, x, c), f->elem * 2 + f->is_signed);
+}
+
+static inline void fm_write(const struct fm *f, int y, int x, int c, int64_t v)
+{
+    store_elem(f->mem + fm_offset(f, y, x, c), f->elem, v);
 }
 
 extern uint32_t vnpu_mutation_mask; /* ethosu_virtual_mutation bits, 0 = the real NPU */
