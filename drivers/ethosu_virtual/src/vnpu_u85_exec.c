@@ -20,95 +20,28 @@
 
 /* ---- register file ---------------------------------------------------------------------- */
 
-struct regs85
-{
-    uint16_t p0[256]; /* cmd0 registers 0x100..0x1ff: the 16-bit param */
-    uint32_t w1[256]; /* cmd1 registers 0x000..0x0ff: the payload */
-    uint16_t p1[256]; /* ... and their param (addr_hi, shift, rounding) */
-};
 
-#define R0(op) (r->p0[(op) & 0xffu])
-#define W1(op) (r->w1[(op) & 0xffu])
-#define P1(op) (r->p1[(op) & 0xffu])
 
+/* this architecture's own registers (the shared ones are in vnpu.h) */
 enum
 {
-    IFM_PAD_TOP = 0x100,
-    IFM_PAD_LEFT = 0x101,
-    IFM_PAD_RIGHT = 0x102,
-    IFM_PAD_BOTTOM = 0x103,
-    IFM_DEPTH_M1 = 0x104,
-    IFM_PRECISION = 0x105,
-    IFM_UPSCALE = 0x107,
     IFM_BROADCAST = 0x108,
-    IFM_ZERO_POINT = 0x109,
-    IFM_WIDTH0_M1 = 0x10a,
-    IFM_HEIGHT0_M1 = 0x10b,
-    IFM_HEIGHT1_M1 = 0x10c,
-    IFM_REGION = 0x10f,
-    OFM_WIDTH_M1 = 0x111,
-    OFM_HEIGHT_M1 = 0x112,
-    OFM_DEPTH_M1 = 0x113,
-    OFM_PRECISION = 0x114,
-    OFM_BLK_DEPTH_M1 = 0x117,
-    OFM_ZERO_POINT = 0x118,
-    OFM_WIDTH0_M1 = 0x11a,
-    OFM_HEIGHT0_M1 = 0x11b,
-    OFM_HEIGHT1_M1 = 0x11c,
-    OFM_REGION = 0x11f,
-    KERNEL_WIDTH_M1 = 0x120,
-    KERNEL_HEIGHT_M1 = 0x121,
-    KERNEL_STRIDE = 0x122,
     ACC_FORMAT = 0x124,
-    ACTIVATION = 0x125,
-    ACTIVATION_MIN = 0x126,
-    ACTIVATION_MAX = 0x127,
-    WEIGHT_REGION = 0x128,
-    SCALE_REGION = 0x129,
     RESIZE_X_SCALE_N_M1 = 0x12a,
     RESIZE_Y_SCALE_N_M1 = 0x12b,
     RESIZE_X_OFFSET = 0x12c,
     RESIZE_Y_OFFSET = 0x12d,
     WEIGHT_FORMAT = 0x12e,
-    DMA0_SRC_REGION = 0x130,
-    DMA0_DST_REGION = 0x131,
     DMA0_SIZE0 = 0x132,
     DMA0_SIZE1 = 0x133,
-    IFM2_BROADCAST = 0x180,
-    IFM2_PRECISION = 0x185,
-    IFM2_ZERO_POINT = 0x189,
-    IFM2_WIDTH0_M1 = 0x18a,
-    IFM2_HEIGHT0_M1 = 0x18b,
-    IFM2_HEIGHT1_M1 = 0x18c,
-    IFM2_REGION = 0x18f,
     /* cmd1 */
-    IFM_BASE0 = 0x000,
-    IFM_STRIDE_X = 0x004,
-    IFM_STRIDE_Y = 0x005,
-    IFM_STRIDE_C = 0x006,
-    OFM_BASE0 = 0x010,
-    OFM_STRIDE_X = 0x014,
-    OFM_STRIDE_Y = 0x015,
-    OFM_STRIDE_C = 0x016,
-    WEIGHT_BASE = 0x020,
-    WEIGHT_LENGTH = 0x021,
-    SCALE_BASE = 0x022,
-    SCALE_LENGTH = 0x023,
-    OFM_SCALE = 0x024,
     IFM_SCALE = 0x025,
     IFM2_SCALE = 0x026,
     OP_SCALAR = 0x027,
-    DMA0_SRC = 0x030,
-    DMA0_DST = 0x031,
-    DMA0_LEN = 0x032,
     DMA0_SRC_STRIDE0 = 0x033,
     DMA0_SRC_STRIDE1 = 0x034,
     DMA0_DST_STRIDE0 = 0x035,
     DMA0_DST_STRIDE1 = 0x036,
-    IFM2_BASE0 = 0x080,
-    IFM2_STRIDE_X = 0x084,
-    IFM2_STRIDE_Y = 0x085,
-    IFM2_STRIDE_C = 0x086,
     WEIGHT1_BASE = 0x090, /* WEIGHTn_BASE = 0x090 + 2(n-1), WEIGHTn_LENGTH one above */
     RESIZE_X = 0x096,
     RESIZE_Y = 0x097,
@@ -139,7 +72,7 @@ struct chain
 struct run85
 {
     struct vnpu_env *env;
-    struct regs85 regs;
+    struct regs regs;
     size_t word;
     uint32_t code;
     int macs;  /* MACs per cycle: 128 .. 2048 */
@@ -154,19 +87,15 @@ static int fail(struct run85 *run, const char *fmt, ...) __attribute__((format(p
 
 static int fail(struct run85 *run, const char *fmt, ...)
 {
-    char msg[128];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vnpu_error(run->env, &vnpu_isa_u85, run->code, run->word, "Ethos-U85 ", fmt, ap);
     va_end(ap);
-    const struct vnpu_cmd_desc *cmd = vnpu_isa_find(&vnpu_isa_u85, run->code);
-    snprintf(run->env->error, ETHOSU_VIRTUAL_ERROR_LEN, "Ethos-U85 %.40s at command word %lu: %.100s",
-             cmd != NULL ? cmd->name : "command", (unsigned long)run->word, msg);
     return -1;
 }
 
 /* A 40-bit address or stride register: addr_hi in param bits 7:0 (sign-extended). */
-static int64_t addr40(const struct regs85 *r, unsigned op)
+static int64_t addr40(const struct regs *r, unsigned op)
 {
     uint64_t v = ((uint64_t)(r->p1[op & 0xffu] & 0xffu) << 32) | r->w1[op & 0xffu];
     return (v & ((uint64_t)1 << 39)) ? (int64_t)(v | ~(((uint64_t)1 << 40) - 1u)) : (int64_t)v;
@@ -174,14 +103,8 @@ static int64_t addr40(const struct regs85 *r, unsigned op)
 
 static int region_of(struct run85 *run, unsigned region, uint8_t **mem, size_t *size, const char *what)
 {
-    struct vnpu_env *env = run->env;
-    if (region >= (unsigned)env->num_regions || env->region[region] == NULL)
-    {
-        return fail(run, "%s uses region %u but only %d base addresses were given", what, region, env->num_regions);
-    }
-    *mem = env->region[region];
-    *size = env->region_size[region];
-    return 0;
+    char why[112];
+    return vnpu_region(run->env, region, mem, size, what, why, sizeof(why)) != 0 ? fail(run, "%s", why) : 0;
 }
 
 /* ---- rounding ------------------------------------------------------------------------------ */
@@ -235,7 +158,7 @@ static void chained_layout(struct fm *f, uint8_t *mem, const struct chain *ch)
  */
 static int setup_fm(struct run85 *run, struct fm *f, int which, int *storage, const char *what)
 {
-    struct regs85 *r = &run->regs;
+    struct regs *r = &run->regs;
     uint32_t prec;
     unsigned region;
     int bits;
@@ -338,38 +261,8 @@ static int setup_fm(struct run85 *run, struct fm *f, int which, int *storage, co
 /* Prove every address the box [0,h)x[0,w)x[0,c) touches lies in the memory. */
 static int fm_check(struct run85 *run, const struct fm *f, const char *what)
 {
-    if (f->h <= 0 || f->w <= 0 || f->c <= 0)
-    {
-        return 0;
-    }
-    int rows[4][2] = {{0, f->h0}, {0, f->h1}, {f->h0, f->h}, {f->h1, f->h}};
-    int cols[4][2] = {{0, f->w0}, {f->w0, f->w}, {0, f->w0}, {f->w0, f->w}};
-    for (int t = 0; t < 4; t++)
-    {
-        int y0 = rows[t][0];
-        int y1 = rows[t][1] < f->h ? rows[t][1] : f->h;
-        int x0 = cols[t][0];
-        int x1 = cols[t][1] < f->w ? cols[t][1] : f->w;
-        if (y1 <= y0 || x1 <= x0)
-        {
-            continue;
-        }
-        int cs[4] = {0, f->c - 1, f->c > 16 ? 15 : f->c - 1, f->c > 16 ? 16 : 0};
-        int64_t lo = INT64_MAX;
-        int64_t hi = INT64_MIN;
-        for (int i = 0; i < 16; i++)
-        {
-            int64_t o = fm_offset(f, (i & 1) ? y1 - 1 : y0, (i & 2) ? x1 - 1 : x0, cs[i >> 2]);
-            lo = o < lo ? o : lo;
-            hi = o > hi ? o : hi;
-        }
-        if (lo < 0 || hi + f->elem > (int64_t)f->size)
-        {
-            return fail(run, "%s tile %d spans bytes [%lld, %lld) outside its memory of %lu bytes", what, t,
-                        (long long)lo, (long long)(hi + f->elem), (unsigned long)f->size);
-        }
-    }
-    return 0;
+    char why[112];
+    return vnpu_fm_check(f, what, why, sizeof(why)) != 0 ? fail(run, "%s", why) : 0;
 }
 
 /* ---- OFM: transpose, reverse, chaining ---------------------------------------------------- */
@@ -379,58 +272,22 @@ struct ofm85
     struct fm fm;    /* memory layout (after transpose); fm.h/w/c the stored extent */
     int h, w, c;     /* the operation's extent (before transpose) */
     int transpose;   /* activation_transpose */
+    int axis[3];     /* memory (h, w, c) takes the operation's axis axis[i] (0 h, 1 w, 2 c) */
     int reverse;     /* activation_reverse */
     int chain;       /* chain buffer index, -1 if written to memory */
 };
 
 static inline void ofm_put(const struct ofm85 *o, int y, int x, int c, int64_t v)
 {
-    int a = y;
-    int b = x;
-    int d = c;
-    switch (o->transpose)
+    int in[3] = {y, x, c};
+    int out[3] = {in[o->axis[0]], in[o->axis[1]], in[o->axis[2]]};
+    if (o->reverse != 0)
     {
-    case 1: /* WHC */
-        a = x;
-        b = y;
-        break;
-    case 2: /* HCW */
-        b = c;
-        d = x;
-        break;
-    case 3: /* WCH */
-        a = x;
-        b = c;
-        d = y;
-        break;
-    case 6: /* CHW */
-        a = c;
-        b = y;
-        d = x;
-        break;
-    case 7: /* CWH */
-        a = c;
-        b = x;
-        d = y;
-        break;
-    default:
-        break;
+        int a = o->reverse - 1; /* H, W, C */
+        int ext[3] = {o->fm.h, o->fm.w, o->fm.c};
+        out[a] = ext[a] - 1 - out[a];
     }
-    switch (o->reverse)
-    {
-    case 1:
-        a = o->fm.h - 1 - a;
-        break;
-    case 2:
-        b = o->fm.w - 1 - b;
-        break;
-    case 3:
-        d = o->fm.c - 1 - d;
-        break;
-    default:
-        break;
-    }
-    fm_write(&o->fm, a, b, d, v);
+    fm_write(&o->fm, out[0], out[1], out[2], v);
 }
 
 /* Free the chain buffers this operation read; an OFM chain buffer takes their place. */
@@ -462,8 +319,8 @@ static void chain_release(struct run85 *run, const struct fm *a, const struct fm
 
 static int setup_ofm(struct run85 *run, struct ofm85 *o)
 {
-    struct regs85 *r = &run->regs;
-    int storage;
+    struct regs *r = &run->regs;
+    int storage = STORAGE_TILE2X2;
     if (setup_fm(run, &o->fm, FM_OFM, &storage, "OFM") != 0)
     {
         return -1;
@@ -483,12 +340,17 @@ static int setup_ofm(struct run85 *run, struct ofm85 *o)
     {
         return fail(run, "OFM activation_transpose %d is not defined", o->transpose);
     }
-    int ext[3] = {o->h, o->w, o->c};
+    /* HWC, WHC, HCW, WCH, -, -, CHW, CWH: the output axes named by the input's */
     static const int perm[8][3] = {{0, 1, 2}, {1, 0, 2}, {0, 2, 1}, {1, 2, 0}, {0, 1, 2}, {0, 1, 2}, {2, 0, 1},
                                    {2, 1, 0}};
-    o->fm.h = ext[perm[o->transpose][0]];
-    o->fm.w = ext[perm[o->transpose][1]];
-    o->fm.c = ext[perm[o->transpose][2]];
+    int ext[3] = {o->h, o->w, o->c};
+    for (int i = 0; i < 3; i++)
+    {
+        o->axis[i] = perm[o->transpose][i];
+    }
+    o->fm.h = ext[o->axis[0]];
+    o->fm.w = ext[o->axis[1]];
+    o->fm.c = ext[o->axis[2]];
     if (storage == STORAGE_CHAINED)
     {
         unsigned cb = R0(OFM_REGION) & 7u;
@@ -550,7 +412,7 @@ struct out85
 
 static int setup_out(struct run85 *run, struct out85 *o, const struct fm *ofm)
 {
-    struct regs85 *r = &run->regs;
+    struct regs *r = &run->regs;
     uint32_t act = R0(ACTIVATION);
     uint32_t func = act & 0x1fu;
     uint32_t table = (act >> 5) & 7u;
@@ -618,16 +480,7 @@ static inline int64_t out_value(const struct out85 *o, int64_t v)
     v += o->zp;
     if (o->lut == 8)
     {
-        if (o->lut_unsigned)
-        {
-            v = v < 0 ? 0 : (v > 255 ? 255 : v);
-            v = o->table[v];
-        }
-        else
-        {
-            v = v < -128 ? -128 : (v > 127 ? 127 : v);
-            v = (int8_t)o->table[v + 128];
-        }
+        v = vnpu_lut8(o->table, o->lut_unsigned, v);
     }
     else if (o->lut == 816 || o->lut == 832)
     {
@@ -639,13 +492,7 @@ static inline int64_t out_value(const struct out85 *o, int64_t v)
     }
     else if (o->lut == 16)
     {
-        v = v < -32768 ? -32768 : (v > 32767 ? 32767 : v);
-        uint32_t u = (uint32_t)(v + 32768);
-        const uint8_t *e = o->table + (u >> 7) * 4u;
-        int32_t base = (int16_t)(uint16_t)(e[0] | (e[1] << 8));
-        int32_t slope = (int16_t)(uint16_t)(e[2] | (e[3] << 8));
-        int32_t y = base * 128 + slope * (int32_t)(u & 127u);
-        v = (y + 64) >> 7;
+        v = vnpu_lut16(o->table, v);
     }
     if (o->clamp)
     {
@@ -656,73 +503,18 @@ static inline int64_t out_value(const struct out85 *o, int64_t v)
 
 /* ---- kernel geometry ---------------------------------------------------------------------- */
 
-struct kernel85
-{
-    int kh, kw; /* dilated size */
-    int sy, sx;
-    int dy, dx;
-    int pad_top, pad_left, pad_bottom, pad_right;
-    int upscale;
-    int ih, iw; /* logical (upscaled) IFM extent */
-};
 
-static int setup_kernel(struct run85 *run, struct kernel85 *k, int oh, int ow)
+static int setup_kernel(struct run85 *run, struct kernel *k, int oh, int ow)
 {
-    struct regs85 *r = &run->regs;
-    uint32_t ks = R0(KERNEL_STRIDE);
-    k->kh = R0(KERNEL_HEIGHT_M1) + 1;
-    k->kw = R0(KERNEL_WIDTH_M1) + 1;
-    k->sx = (int)((ks & 1u) | (((ks >> 6) & 1u) << 1)) + 1;
-    k->sy = (int)(((ks >> 1) & 1u) | (((ks >> 9) & 1u) << 1)) + 1;
-    k->dx = ((ks >> 3) & 1u) ? 2 : 1;
-    k->dy = ((ks >> 4) & 1u) ? 2 : 1;
-    k->pad_top = R0(IFM_PAD_TOP) & 0x7f;
-    k->pad_left = R0(IFM_PAD_LEFT) & 0x7f;
-    k->pad_bottom = R0(IFM_PAD_BOTTOM) & 0xff;
-    k->pad_right = R0(IFM_PAD_RIGHT) & 0xff;
-    k->upscale = (int)(R0(IFM_UPSCALE) & 3u);
-    if (k->upscale == 3)
-    {
-        return fail(run, "IFM upscale mode 3 is not defined");
-    }
-    k->ih = (oh - 1) * k->sy + k->kh - k->pad_top - k->pad_bottom;
-    k->iw = (ow - 1) * k->sx + k->kw - k->pad_left - k->pad_right;
-    if (k->ih <= 0 || k->iw <= 0)
-    {
-        return fail(run, "the kernel, stride and padding leave an empty IFM (%d x %d)", k->ih, k->iw);
-    }
-    return 0;
+    char why[112];
+    return vnpu_kernel_setup(k, run->regs.p0, oh, ow, why, sizeof(why)) != 0 ? fail(run, "%s", why) : 0;
 }
 
-static inline int64_t ifm_tap(const struct fm *ifm, const struct kernel85 *k, int y, int x, int c, int *valid)
-{
-    if (y < 0 || x < 0 || y >= k->ih || x >= k->iw)
-    {
-        *valid = 0;
-        return 0;
-    }
-    *valid = 1;
-    if (k->upscale == 1)
-    {
-        y >>= 1;
-        x >>= 1;
-    }
-    else if (k->upscale == 2)
-    {
-        if ((y | x) & 1)
-        {
-            return 0;
-        }
-        y >>= 1;
-        x >>= 1;
-    }
-    return fm_read(ifm, y, x, c) - ifm->zp;
-}
 
 /* The IFM as a kernel operation reads it (extent from the kernel, or a chain buffer's). */
-static int setup_kernel_ifm(struct run85 *run, struct fm *ifm, const struct kernel85 *k, int depth)
+static int setup_kernel_ifm(struct run85 *run, struct fm *ifm, const struct kernel *k, int depth)
 {
-    int storage;
+    int storage = STORAGE_TILE2X2;
     if (setup_fm(run, ifm, FM_IFM, &storage, "IFM") != 0)
     {
         return -1;
@@ -735,7 +527,7 @@ static int setup_kernel_ifm(struct run85 *run, struct fm *ifm, const struct kern
 
 static int check_acc(struct run85 *run)
 {
-    struct regs85 *r = &run->regs;
+    struct regs *r = &run->regs;
     uint32_t acc = R0(ACC_FORMAT);
     if (((acc >> 4) & 3u) != 0)
     {
@@ -754,10 +546,10 @@ static int op_pool_acc(struct run85 *run);
 
 static int op_pool(struct run85 *run, uint32_t mode)
 {
-    struct regs85 *r = &run->regs;
+    struct regs *r = &run->regs;
     struct fm ifm;
     struct ofm85 ofm;
-    struct kernel85 k;
+    struct kernel k;
     struct out85 o;
     static const char *const names[8] = {"MAX", "AVERAGE", "REDUCE_SUM", "SUM", "NONE", "MIN", "ARGMAX_X", "ARGMAX_Y"};
     if (mode >= 6)
@@ -789,67 +581,25 @@ static int op_pool(struct run85 *run, uint32_t mode)
     {
         return -1;
     }
-    int ukh = (k.kh - 1) / k.dy + 1;
-    int ukw = (k.kw - 1) / k.dx + 1;
     for (int oy = 0; oy < ofm.h; oy++)
     {
         for (int ox = 0; ox < ofm.w; ox++)
         {
             for (int c = 0; c < ofm.c; c++)
             {
-                int64_t acc = 0;
-                int count = 0;
-                if (mode == 2)
+                int count;
+                int64_t acc = vnpu_pool_acc(&ifm, &k, (int)mode, oy, ox, c, &count);
+                if (mode == 1 && count > 0)
                 {
-                    int valid;
-                    for (int ic = 0; ic < ifm.c; ic++)
+                    /* divide by the valid taps with TOSA's reciprocal_scale, single rounding */
+                    int kbits = 0;
+                    while ((1 << kbits) < count)
                     {
-                        acc += ifm_tap(&ifm, &k, oy * k.sy - k.pad_top, ox * k.sx - k.pad_left, ic, &valid);
+                        kbits++;
                     }
-                }
-                else
-                {
-                    int first = 1;
-                    for (int ky = 0; ky < ukh; ky++)
-                    {
-                        for (int kx = 0; kx < ukw; kx++)
-                        {
-                            int valid;
-                            int64_t v = ifm_tap(&ifm, &k, oy * k.sy - k.pad_top + ky * k.dy,
-                                                ox * k.sx - k.pad_left + kx * k.dx, c, &valid);
-                            if (!valid)
-                            {
-                                continue;
-                            }
-                            count++;
-                            if (mode == 0)
-                            {
-                                acc = (first || v > acc) ? v : acc;
-                            }
-                            else if (mode == 5)
-                            {
-                                acc = (first || v < acc) ? v : acc;
-                            }
-                            else
-                            {
-                                acc += v;
-                            }
-                            first = 0;
-                        }
-                    }
-                    if (mode == 1 && count > 0)
-                    {
-                        /* divide by the valid taps with TOSA's reciprocal_scale, single rounding */
-                        int kbits = 0;
-                        while ((1 << kbits) < count)
-                        {
-                            kbits++;
-                        }
-                        uint32_t mult = (uint32_t)(((((int64_t)1 << 30) + 1) << kbits) / count);
-                        acc = vnpu_rescale(acc, mult, 30u + (unsigned)kbits,
-                                           (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_AVG_FLOOR) ? ROUND_FLOOR
-                                                                                                    : ROUND_NATURAL);
-                    }
+                    uint32_t mult = (uint32_t)(((((int64_t)1 << 30) + 1) << kbits) / count);
+                    int avg_round = (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_AVG_FLOOR) ? ROUND_FLOOR : ROUND_NATURAL;
+                    acc = vnpu_rescale(acc, mult, 30u + (unsigned)kbits, avg_round);
                 }
                 ofm_put(&ofm, oy, ox, c, out_value(&o, vnpu_rescale(acc, scale, shift, round)));
             }
@@ -873,10 +623,10 @@ struct operand
 /* `broadcast` 0: the operation ignores the broadcast registers (a stale value from an earlier one). */
 static int setup_operand(struct run85 *run, struct operand *op, int which, const struct ofm85 *ofm, int broadcast)
 {
-    struct regs85 *r = &run->regs;
+    struct regs *r = &run->regs;
     const char *what = which == FM_IFM ? "IFM" : "IFM2";
     uint32_t bc = broadcast ? (which == FM_IFM ? R0(IFM_BROADCAST) : R0(IFM2_BROADCAST)) & 0xfu : 0u;
-    int storage;
+    int storage = STORAGE_TILE2X2;
     if (setup_fm(run, &op->fm, which, &storage, what) != 0)
     {
         return -1;
@@ -951,7 +701,7 @@ struct in_scale
 
 static int setup_in_scale(struct run85 *run, struct in_scale *s, unsigned reg, const char *what)
 {
-    struct regs85 *r = &run->regs;
+    struct regs *r = &run->regs;
     uint32_t param = P1(reg);
     s->scale = W1(reg) & 0x7fffffffu;
     s->shift = param & 0x3fu;
@@ -966,7 +716,7 @@ static int setup_in_scale(struct run85 *run, struct in_scale *s, unsigned reg, c
 
 static int op_elementwise(struct run85 *run, uint32_t mode)
 {
-    struct regs85 *r = &run->regs;
+    struct regs *r = &run->regs;
     struct ofm85 ofm;
     struct out85 o;
     struct operand a_op;
@@ -1135,7 +885,7 @@ struct scale_stream
 
 static int setup_scales(struct run85 *run, struct scale_stream *ss, int channels)
 {
-    struct regs85 *r = &run->regs;
+    struct regs *r = &run->regs;
     uint8_t *smem = NULL;
     size_t ssize = 0;
     if ((R0(ACC_FORMAT) & 3u) > 1)
@@ -1189,7 +939,7 @@ static void scale_record(const struct scale_stream *ss, int channel, int64_t *bi
  */
 static int op_pool_acc(struct run85 *run)
 {
-    struct regs85 *r = &run->regs;
+    struct regs *r = &run->regs;
     struct ofm85 ofm;
     struct out85 o;
     struct operand acc_in;
@@ -1506,7 +1256,7 @@ static int weight_walk(struct run85 *run, const struct wgeom *g, int stream, str
 /* OFM microblock depth: the MACs per cycle spread over the microblock's H x W. */
 static int ublock_depth(struct run85 *run)
 {
-    struct regs85 *r = &run->regs;
+    struct regs *r = &run->regs;
     static const int area[8] = {1, 2, 4, 4, 8, 16, 0, 0};
     int a = area[(R0(ACC_FORMAT) >> 8) & 7u];
     if (a == 0)
@@ -1524,12 +1274,12 @@ static int ublock_depth(struct run85 *run)
  */
 static int op_matmul(struct run85 *run)
 {
-    struct regs85 *r = &run->regs;
+    struct regs *r = &run->regs;
     struct fm ifm;
     struct fm ifm2;
     struct ofm85 ofm;
     struct out85 o;
-    int storage;
+    int storage = STORAGE_TILE2X2;
     if (R0(KERNEL_WIDTH_M1) != 0 || R0(KERNEL_HEIGHT_M1) != 0 || (R0(KERNEL_STRIDE) & 0x25bu) != 0)
     {
         return fail(run, "weights_ifm2 with a kernel other than 1x1 stride 1 is not modelled");
@@ -1589,10 +1339,10 @@ static int op_matmul(struct run85 *run)
 
 static int op_conv(struct run85 *run, int depthwise, uint32_t param)
 {
-    struct regs85 *r = &run->regs;
+    struct regs *r = &run->regs;
     struct fm ifm;
     struct ofm85 ofm;
-    struct kernel85 k;
+    struct kernel k;
     struct out85 o;
     if (!depthwise && (param & 1u))
     {
@@ -1825,11 +1575,11 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
  */
 static int op_resize(struct run85 *run, uint32_t mode)
 {
-    struct regs85 *r = &run->regs;
+    struct regs *r = &run->regs;
     struct ofm85 ofm;
     struct out85 o;
     struct fm ifm;
-    int storage;
+    int storage = STORAGE_TILE2X2;
     if (mode == 1)
     {
         return fail(run, "resize_mode REPLICATE is not modelled");
@@ -1915,7 +1665,7 @@ static int op_resize(struct run85 *run, uint32_t mode)
 
 static int op_dma(struct run85 *run)
 {
-    struct regs85 *r = &run->regs;
+    struct regs *r = &run->regs;
     uint32_t src_reg = R0(DMA0_SRC_REGION);
     uint32_t dst_reg = R0(DMA0_DST_REGION);
     int64_t src = addr40(r, DMA0_SRC);
@@ -2008,7 +1758,7 @@ int vnpu_u85_run(struct vnpu_env *env, const uint32_t *words, size_t nwords)
     run.macs = 1 << log2_macs;
     run.pending_cb = -1;
     run.cores = run.macs <= 256 ? 1 : (run.macs == 512 ? 2 : 4);
-    struct regs85 *r = &run.regs;
+    struct regs *r = &run.regs;
     size_t i = 0;
     while (i < nwords)
     {
