@@ -71,14 +71,15 @@ using kit_runner::PlanBuffer;
 
 namespace {
 
+/* The exit codes are the generated table's (kit_exit_codes.h, via kit/platform.h). */
 enum ExitCode : int {
-    kExitOk = 0,
-    kExitProgramLoad = 2,
-    kExitMethodLoad = 3,
-    kExitInputs = 4,
-    kExitExecute = 5,
-    kExitOutputs = 6,
-    kExitPlanMismatch = 7,
+    kExitOk = KIT_EXIT_OK,
+    kExitProgramLoad = KIT_EXIT_PROGRAM_LOAD,
+    kExitMethodLoad = KIT_EXIT_METHOD_LOAD,
+    kExitInputs = KIT_EXIT_INPUTS,
+    kExitExecute = KIT_EXIT_EXECUTE,
+    kExitOutputs = KIT_EXIT_OUTPUTS,
+    kExitPlanMismatch = KIT_EXIT_PLAN_MISMATCH,
 };
 
 [[noreturn]] void finish(int code)
@@ -320,7 +321,7 @@ Error set_inputs(Method &method, const MethodMeta &meta, PeakAllocator &method_a
         if (err != Error::Ok) {
             return err;
         }
-        const PlanBuffer *staging = kit_runner::find_buffer("input_", i);
+        const PlanBuffer *staging = kit_runner::input_buffer(i);
         if (src == nullptr && staging == nullptr && info->is_memory_planned()) {
             uint8_t *planned = planned_input(method, meta, i);
             if (planned != nullptr) {
@@ -383,7 +384,7 @@ Error print_outputs(const Method &method)
             kit_printf("kit: output %lu: no data\n", ul(i));
             return Error::InvalidState;
         }
-        if (const PlanBuffer *out = kit_runner::find_buffer("output_", i)) {
+        if (const PlanBuffer *out = kit_runner::output_buffer(i)) {
             if (out->size >= t.nbytes()) {
                 std::memcpy(out->base, data, t.nbytes());
             }
@@ -449,11 +450,7 @@ int ethosu_kit_app_main(void)
         finish(kExitProgramLoad);
     }
 
-    const PlanBuffer *method_buf = kit_runner::find_buffer("method_pool");
-    if (method_buf == nullptr) {
-        kit_printf("kit: the memory plan has no method_pool buffer (regenerate the project)\n");
-        finish(kExitPlanMismatch);
-    }
+    const PlanBuffer *method_buf = &kit_runner::method_pool();
     PeakAllocator method_allocator(*method_buf);
 
     /* Planned memory: mem_id i+1 of the program is the plan's planned_<i+1>. */
@@ -467,7 +464,7 @@ int ethosu_kit_app_main(void)
     }
     for (size_t id = 0; id < num_planned; ++id) {
         Result<int64_t> need = meta->memory_planned_buffer_size(id);
-        const PlanBuffer *b = kit_runner::find_buffer("planned_", id + 1);
+        const PlanBuffer *b = kit_runner::planned_buffer(id + 1);
         if (!need.ok() || b == nullptr || b->size < static_cast<size_t>(need.get())) {
             kit_printf("kit: planned buffer mem_id %lu needs %ld bytes, the plan has %lu "
                        "(regenerate the project from this .pte)\n",
@@ -480,11 +477,8 @@ int ethosu_kit_app_main(void)
     HierarchicalAllocator planned_memory({planned_spans, num_planned});
 
     /* The Ethos-U delegate takes the NPU scratch (Vela region 1) from here on every execute. */
-    const PlanBuffer *temp_buf = kit_runner::find_buffer("temp_pool");
-    static const PlanBuffer kNoTemp = {"temp_pool", nullptr, 0, "-"};
-    PeakAllocator temp_allocator(temp_buf != nullptr ? *temp_buf : kNoTemp);
-    MemoryManager memory_manager(&method_allocator, &planned_memory,
-                                 temp_buf != nullptr ? &temp_allocator : nullptr);
+    PeakAllocator temp_allocator(kit_runner::temp_pool());
+    MemoryManager memory_manager(&method_allocator, &planned_memory, &temp_allocator);
 
     Result<Method> method = program->load_method(method_name, &memory_manager);
     if (!method.ok()) {
@@ -532,7 +526,7 @@ int ethosu_kit_app_main(void)
     print_pool("temp_pool", temp_allocator.region(), temp_allocator.peak(), temp_allocator.size(),
                "peak");
     for (size_t id = 0; id < num_planned; ++id) {
-        const PlanBuffer *b = kit_runner::find_buffer("planned_", id + 1);
+        const PlanBuffer *b = kit_runner::planned_buffer(id + 1);
         print_pool(b->name, b->region, planned_spans[id].size(), b->size, "used");
     }
     finish(kExitOk);

@@ -117,5 +117,10 @@ def run(args: argparse.Namespace) -> int:
         error.exit_code = TIMEOUT_EXIT
         raise error
     code = result.exit_code if result.exit_code is not None else 1
-    print(f"ethosu-kit run: exit code {code} after {result.seconds:.2f} s", file=sys.stderr)
+    from ethosu_kit.exit_codes import describe
+
+    print(
+        f"ethosu-kit run: exit code {describe(code)} after {result.seconds:.2f} s",
+        file=sys.stderr,
+    )
     return code
