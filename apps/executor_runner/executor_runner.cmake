@@ -43,29 +43,6 @@ function(_ethosu_kit_read_operators file out_portable out_quantized)
     set(${out_quantized} "${_quantized}" PARENT_SCOPE)
 endfunction()
 
-# The virtual NPU's working memory (decoded weights) is a buffer of the memory plan,
-# kit_vnpu_workspace (`gen --npu virtual`, or `ethosu-kit build --npu virtual`, measures
-# it on the host and fit-checks it); the board glue hands it to the virtual NPU. The
-# library's own static fallback shrinks to its 64-byte minimum. A size given with
-# -DETHOSU_VIRTUAL_WORKSPACE_SIZE caps what the glue hands over (a too-small one stops
-# the run with the bytes needed and available on the UART).
-function(_ethosu_kit_virtual_workspace target gen)
-    file(STRINGS "${gen}/kit_memory_config.h" _ws REGEX "^#define KIT_VNPU_WORKSPACE_SIZE ")
-    if(NOT _ws)
-        message(FATAL_ERROR "ethosu-porting-kit: ${target}: NPU virtual, but the memory plan "
-            "in ${gen} has no buffer for the virtual NPU's working memory: build with "
-            "`ethosu-kit build <project> --npu virtual`, or generate with `--npu virtual`")
-    endif()
-    target_compile_definitions(${target} PRIVATE KIT_NPU_VIRTUAL=1)
-    if(ETHOSU_VIRTUAL_WORKSPACE_SIZE)
-        target_compile_definitions(${target} PRIVATE
-            KIT_VNPU_WORKSPACE_LIMIT=${ETHOSU_VIRTUAL_WORKSPACE_SIZE})
-    else()
-        target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_WORKSPACE_SIZE=64)
-    endif()
-    target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_REPORT_STDERR)
-endfunction()
-
 # One selective registration library over an upstream kernel library.
 function(_ethosu_kit_selected_ops lib ops yaml_kind yaml kernel_lib)
     list(JOIN ops "," _root_ops)
@@ -133,7 +110,7 @@ function(ethosu_kit_add_executor_runner target generated_dir)
             add_subdirectory("${_ETHOSU_KIT_ROOT}/drivers/ethosu_virtual"
                 "${CMAKE_BINARY_DIR}/ethosu_virtual")
         endif()
-        _ethosu_kit_virtual_workspace(${target} "${_gen}")
+        # (its working memory: the plan's buffer, see _ethosu_kit_virtual_workspace)
         set(_npu_lib ethosu_virtual)
         set(_driver_dir "${_ETHOSU_KIT_ROOT}/drivers/ethosu_virtual")
     elseif(ARG_NPU STREQUAL "driver")

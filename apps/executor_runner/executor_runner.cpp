@@ -71,17 +71,8 @@ using kit_runner::PlanBuffer;
 
 namespace {
 
-/* The exit codes are the generated table's (kit_exit_codes.h, via kit/platform.h). */
-enum ExitCode : int {
-    kExitOk = KIT_EXIT_OK,
-    kExitProgramLoad = KIT_EXIT_PROGRAM_LOAD,
-    kExitMethodLoad = KIT_EXIT_METHOD_LOAD,
-    kExitInputs = KIT_EXIT_INPUTS,
-    kExitExecute = KIT_EXIT_EXECUTE,
-    kExitOutputs = KIT_EXIT_OUTPUTS,
-    kExitPlanMismatch = KIT_EXIT_PLAN_MISMATCH,
-};
 
+/* code: KIT_EXIT_* of the generated table (kit_exit_codes.h, via kit/platform.h) */
 [[noreturn]] void finish(int code)
 {
     kit_printf("kit: exit %d\n", code);
@@ -430,7 +421,7 @@ int ethosu_kit_app_main(void)
         kit_printf("kit: program load failed: error 0x%x (not a .pte, or built for another "
                    "runtime version)\n",
                    static_cast<unsigned>(program.error()));
-        finish(kExitProgramLoad);
+        finish(KIT_EXIT_PROGRAM_LOAD);
     }
 
 #if defined(KIT_METHOD_NAME)
@@ -439,7 +430,7 @@ int ethosu_kit_app_main(void)
     Result<const char *> first = program->get_method_name(0);
     if (!first.ok()) {
         kit_printf("kit: the program has no method\n");
-        finish(kExitProgramLoad);
+        finish(KIT_EXIT_PROGRAM_LOAD);
     }
     const char *method_name = first.get();
 #endif
@@ -447,7 +438,7 @@ int ethosu_kit_app_main(void)
     if (!meta.ok()) {
         kit_printf("kit: no method \"%s\" in the program: error 0x%x\n", method_name,
                    static_cast<unsigned>(meta.error()));
-        finish(kExitProgramLoad);
+        finish(KIT_EXIT_PROGRAM_LOAD);
     }
 
     const PlanBuffer *method_buf = &kit_runner::method_pool();
@@ -460,7 +451,7 @@ int ethosu_kit_app_main(void)
         kit_printf("kit: the program has %lu planned buffers, the memory plan %lu (regenerate "
                    "the project from this .pte)\n",
                    ul(num_planned), ul(KIT_NUM_PLANNED));
-        finish(kExitPlanMismatch);
+        finish(KIT_EXIT_PLAN_MISMATCH);
     }
     for (size_t id = 0; id < num_planned; ++id) {
         Result<int64_t> need = meta->memory_planned_buffer_size(id);
@@ -470,7 +461,7 @@ int ethosu_kit_app_main(void)
                        "(regenerate the project from this .pte)\n",
                        ul(id + 1), need.ok() ? static_cast<long>(need.get()) : -1L,
                        b != nullptr ? ul(b->size) : 0UL);
-            finish(kExitPlanMismatch);
+            finish(KIT_EXIT_PLAN_MISMATCH);
         }
         planned_spans[id] = Span<uint8_t>(b->base, static_cast<size_t>(need.get()));
     }
@@ -492,13 +483,13 @@ int ethosu_kit_app_main(void)
             kit_printf("kit: a missing kernel shows as \"Missing operator\" above: the "
                        "firmware registers only generated/kit_operators.txt\n");
         }
-        finish(kExitMethodLoad);
+        finish(KIT_EXIT_METHOD_LOAD);
     }
     kit_printf("kit: method \"%s\" loaded, %lu planned buffer(s)\n", method_name,
                ul(num_planned));
 
     if (set_inputs(method.get(), meta.get(), method_allocator) != Error::Ok) {
-        finish(kExitInputs);
+        finish(KIT_EXIT_INPUTS);
     }
 
     const uint64_t start = kit_cycles();
@@ -510,10 +501,10 @@ int ethosu_kit_app_main(void)
             kit_printf("kit: temp_pool too small: %lu bytes asked, %lu in the plan\n",
                        ul(temp_allocator.failed_request()), ul(temp_allocator.size()));
         }
-        finish(kExitExecute);
+        finish(KIT_EXIT_EXECUTE);
     }
     if (print_outputs(method.get()) != Error::Ok) {
-        finish(kExitOutputs);
+        finish(KIT_EXIT_OUTPUTS);
     }
 
     kit_puts("kit: cycles ");
@@ -529,5 +520,5 @@ int ethosu_kit_app_main(void)
         const PlanBuffer *b = kit_runner::planned_buffer(id + 1);
         print_pool(b->name, b->region, planned_spans[id].size(), b->size, "used");
     }
-    finish(kExitOk);
+    finish(KIT_EXIT_OK);
 }
