@@ -90,6 +90,57 @@ function(ethosu_kit_generate)
   endif()
 endfunction()
 
+# The virtual NPU's working memory (decoded weights) is a buffer of the memory plan,
+# kit_vnpu_workspace (`gen --npu virtual`, or `ethosu-kit build --npu virtual`, measures
+# it on the host and fit-checks it); the board glue hands it to the virtual NPU. The
+# library's own static fallback shrinks to its 64-byte minimum. A size given with
+# -DETHOSU_VIRTUAL_WORKSPACE_SIZE caps what the glue hands over (a too-small one stops
+# the run with the bytes needed and available on the UART).
+function(_ethosu_kit_virtual_workspace target gen)
+  file(STRINGS "${gen}/kit_memory_config.h" _ws REGEX "^#define KIT_VNPU_WORKSPACE_SIZE ")
+  if(NOT _ws)
+    message(FATAL_ERROR "ethosu-porting-kit: ${target}: NPU virtual, but the memory plan "
+      "in ${gen} has no buffer for the virtual NPU's working memory: build with "
+      "`ethosu-kit build <project> --npu virtual`, or generate with `--npu virtual`")
+  endif()
+  target_compile_definitions(${target} PRIVATE KIT_NPU_VIRTUAL=1)
+  if(ETHOSU_VIRTUAL_WORKSPACE_SIZE)
+    target_compile_definitions(${target} PRIVATE
+      KIT_VNPU_WORKSPACE_LIMIT=${ETHOSU_VIRTUAL_WORKSPACE_SIZE})
+  else()
+    target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_WORKSPACE_SIZE=64)
+  endif()
+  target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_REPORT_STDERR)
+endfunction()
+
+# The NPU library of <target> for NPU virtual|driver|none: sets <out_lib> to the library
+# to link (empty for none) and <out_dir> to the driver's source folder; with the virtual
+# NPU, <target> gets KIT_NPU_VIRTUAL=1.
+#   virtual: drivers/ethosu_virtual, its working memory sized for the model's streams
+#   driver:  the Ethos-U core driver from ETHOSU_DRIVER_ROOT (cmake/executorch.cmake)
+function(ethosu_kit_npu_library target gen npu out_lib out_dir)
+  # not ETHOSU_KIT_ROOT: a caller in another directory scope may not see it
+  get_filename_component(root "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/.." ABSOLUTE)
+  set(lib "")
+  set(dir "")
+  if(npu STREQUAL "virtual")
+    # The virtual Ethos-U: same API and header name as the core driver.
+    if(NOT TARGET ethosu_virtual)
+      add_subdirectory("${root}/drivers/ethosu_virtual" "${CMAKE_BINARY_DIR}/ethosu_virtual")
+    endif()
+    _ethosu_kit_virtual_workspace(${target} "${gen}")
+    set(lib ethosu_virtual)
+    set(dir "${root}/drivers/ethosu_virtual")
+  elseif(npu STREQUAL "driver")
+    include("${root}/cmake/executorch.cmake")
+    ethosu_kit_require_ethosu_driver(GENERATED_INCLUDE_DIR "${gen}")
+    set(lib ethosu_kit_ethosu_driver)
+    set(dir "${ETHOSU_DRIVER_ROOT}")
+  endif()
+  set(${out_lib} "${lib}" PARENT_SCOPE)
+  set(${out_dir} "${dir}" PARENT_SCOPE)
+endfunction()
+
 # The C runtime the firmware links: newlib-nano, no crt0 (sdk/src/startup.c is the entry).
 function(_ethosu_kit_link_runtime target toolchain)
   if(toolchain STREQUAL "gcc")
@@ -127,7 +178,7 @@ macro(_ethosu_kit_project fn default_name out)
   elseif(ARG_PTE AND ARG_BOARD)
     set(${out} "${CMAKE_CURRENT_BINARY_DIR}/${default_name}")
     set(_app_arg)
-    if(ARG_APP MATCHES "^(bringup|executor_runner)$")
+    if(ARG_APP MATCHES "^(bringup|executor_runner|selftest)$")
       set(_app_arg APP ${ARG_APP})
     endif()
     ethosu_kit_generate(OUTPUT_DIR "${${out}}" PTE "${ARG_PTE}" BOARD "${ARG_BOARD}"
@@ -174,28 +225,6 @@ function(_ethosu_kit_toolchain out)
   set(${out} "${toolchain}" PARENT_SCOPE)
 endfunction()
 
-# The virtual NPU's working memory (decoded weights) is a buffer of the memory plan,
-# kit_vnpu_workspace (`gen --npu virtual`, or `ethosu-kit build --npu virtual`, measures
-# it on the host and fit-checks it); the board glue hands it to the virtual NPU. The
-# library's own static fallback shrinks to its 64-byte minimum. A size given with
-# -DETHOSU_VIRTUAL_WORKSPACE_SIZE caps what the glue hands over (a too-small one stops
-# the run with the bytes needed and available on the UART).
-function(_ethosu_kit_virtual_workspace target gen)
-  file(STRINGS "${gen}/kit_memory_config.h" _ws REGEX "^#define KIT_VNPU_WORKSPACE_SIZE ")
-  if(NOT _ws)
-      message(FATAL_ERROR "ethosu-porting-kit: ${target}: NPU virtual, but the memory plan "
-          "in ${gen} has no buffer for the virtual NPU's working memory: build with "
-          "`ethosu-kit build <project> --npu virtual`, or generate with `--npu virtual`")
-  endif()
-  if(ETHOSU_VIRTUAL_WORKSPACE_SIZE)
-      target_compile_definitions(${target} PRIVATE
-          KIT_VNPU_WORKSPACE_LIMIT=${ETHOSU_VIRTUAL_WORKSPACE_SIZE})
-  else()
-      target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_WORKSPACE_SIZE=64)
-  endif()
-  target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_REPORT_STDERR)
-endfunction()
-
 # The model as an OBJECT library <lib>: the generated buffers and network, what the image
 # was built for (.kit.info), the SDK glue (platform, console, timer, caches, NPU hooks),
 # the board's glue and the app (not the executor_runner, which goes on the executable:
@@ -214,6 +243,7 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
     "${kit}/sdk/src/semihosting.c"
     "${kit}/sdk/src/log.c"
     "${kit}/sdk/src/alloc.c"
+    "${kit}/sdk/src/usage.c"
     "${kit}/sdk/src/timing.c"
     "${kit}/sdk/src/kit_info.c"
     "${kit}/drivers/uart_cmsdk/uart_cmsdk.c"
@@ -227,6 +257,13 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
   target_compile_definitions(${lib} PRIVATE "KIT_QEMU_MACHINE=\"${ETHOSU_KIT_QEMU_MACHINE}\"")
   # .incbin finds model.pte through the include path; rebuild when it changes.
   set_source_files_properties("${gdir}/kit_network.S" PROPERTIES OBJECT_DEPENDS "${gdir}/model.pte")
+  # The NPU self-test's vectors, when the plan places them (gen --app selftest): in every
+  # app's image, since the plan (and the linker script's checks) count them.
+  if(EXISTS "${gdir}/kit_selftest_vectors.S")
+    target_sources(${lib} PRIVATE "${gdir}/kit_selftest_vectors.S")
+    set_source_files_properties("${gdir}/kit_selftest_vectors.S" PROPERTIES
+      OBJECT_DEPENDS "${gdir}/kit_selftest_vectors.bin")
+  endif()
   if(NOT ETHOSU_KIT_TOOLCHAIN_CPU_FLAGS AND NOT CMAKE_C_FLAGS MATCHES "-mcpu=|-march=|--cpu=")
     # Neither the kit's toolchain file nor the caller's flags name the CPU: the board's.
     string(TOUPPER "${toolchain}" tc_upper)
@@ -244,14 +281,20 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
   else()
     target_sources(${lib} PRIVATE "${kit}/sdk/src/npu_ethosu.c")
   endif()
-  if(npu STREQUAL "virtual")
-    # The virtual Ethos-U (drivers/ethosu_virtual): same API as the core driver.
-    if(NOT TARGET ethosu_virtual)
-      add_subdirectory("${kit}/drivers/ethosu_virtual" "${CMAKE_BINARY_DIR}/ethosu_virtual")
+  if(NOT npu STREQUAL "none")
+    # the Ethos-U core driver or the virtual NPU; npu_ethosu.c (here) is its glue
+    ethosu_kit_npu_library(${lib} "${gdir}" ${npu} npu_lib npu_dir)
+    target_link_libraries(${lib} PUBLIC ${npu_lib})
+  endif()
+  if(app STREQUAL "selftest")
+    if(NOT EXISTS "${gdir}/kit_selftest.h")
+      message(FATAL_ERROR "ethosu-porting-kit: APP selftest needs the self-test's vectors in "
+                          "${gdir}: generate with `gen-firmware --app selftest`, or build with "
+                          "`ethosu-kit build DIR --app selftest`")
     endif()
-    target_compile_definitions(${lib} PUBLIC KIT_NPU_VIRTUAL=1)
-    _ethosu_kit_virtual_workspace(${lib} "${gdir}")
-    target_link_libraries(${lib} PUBLIC ethosu_virtual)
+    if(npu STREQUAL "none")
+      message(FATAL_ERROR "ethosu-porting-kit: APP selftest runs the NPU: NPU driver or virtual, not none")
+    endif()
   endif()
 
   if(app STREQUAL "executor_runner")

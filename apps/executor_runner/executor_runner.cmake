@@ -102,26 +102,12 @@ function(ethosu_kit_add_executor_runner target generated_dir)
     # The NPU library follows NPU (the board glue calls the driver whenever NPU is
     # not none); the delegate is built only when the model has one, so a CPU-only
     # program links no delegate.
-    set(_npu_lib "")
-    set(_driver_dir "")
-    if(ARG_NPU STREQUAL "virtual")
-        # The virtual Ethos-U55 (issue 4): same API and header name as the core driver.
-        if(NOT TARGET ethosu_virtual)
-            add_subdirectory("${_ETHOSU_KIT_ROOT}/drivers/ethosu_virtual"
-                "${CMAKE_BINARY_DIR}/ethosu_virtual")
-        endif()
-        # (its working memory: the plan's buffer, see _ethosu_kit_virtual_workspace)
-        set(_npu_lib ethosu_virtual)
-        set(_driver_dir "${_ETHOSU_KIT_ROOT}/drivers/ethosu_virtual")
-    elseif(ARG_NPU STREQUAL "driver")
-        if(NOT _model_delegates)
-            set(ETHOSU_KIT_DRIVER_HINT "This program has no Ethos-U delegate: configure "
-                "with -DETHOSU_KIT_NPU=none to build it without the driver.")
-        endif()
-        ethosu_kit_require_ethosu_driver(GENERATED_INCLUDE_DIR "${_gen}")
-        set(_npu_lib ethosu_kit_ethosu_driver)
-        set(_driver_dir "${ETHOSU_DRIVER_ROOT}")
-    elseif(_model_delegates)
+    if(ARG_NPU STREQUAL "driver" AND NOT _model_delegates)
+        set(ETHOSU_KIT_DRIVER_HINT "This program has no Ethos-U delegate: configure "
+            "with -DETHOSU_KIT_NPU=none to build it without the driver.")
+    endif()
+    ethosu_kit_npu_library(${target} "${_gen}" ${ARG_NPU} _npu_lib _driver_dir)
+    if(NOT _npu_lib AND _model_delegates)
         message(WARNING "ethosu-porting-kit: ${target}: NPU none, but the program has Ethos-U "
             "delegates: loading its method will fail (no EthosUBackend registered)")
     endif()
