@@ -24,8 +24,7 @@
 #define CPU_ALIGN 8u  /* AAPCS stack and double-word data */
 #define STACK_MARGIN 512u /* bytes kept below the live stack pointer */
 
-/* sdk/src/syscalls.c's (the kit's whole image); a team's own C library glue may have none. */
-__attribute__((weak)) size_t kit_heap_used(void);
+size_t kit_heap_used(void);
 
 typedef struct {
     const char *name;
@@ -126,7 +125,7 @@ static void check_buffer(const char *name, uint8_t *addr, size_t size, const cha
         }
     } else if (strcmp(name, "selftest_vectors") == 0) {
         memory = "read-only"; /* the NPU self-test's vectors: const data, maybe in flash */
-    } else if (strcmp(name, "heap") == 0 && kit_heap_used != NULL && kit_heap_used() != 0u) {
+    } else if (strcmp(name, "heap") == 0 && kit_heap_used() != 0u) {
         memory = "in-use";
     } else if (size > 0u) {
         memory_ok = pattern_test(addr, size);
