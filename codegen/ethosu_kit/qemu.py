@@ -17,9 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ethosu_kit.board import Board
+from ethosu_kit.board import Board, MemoryRegion
 from ethosu_kit.errors import KitError
-from ethosu_kit.kit_image import KitImage, identify
+from ethosu_kit.kit_image import KitImage, check_fits, identify
 from ethosu_kit.process import ChildResult, run_child
 
 QEMU = "qemu-system-arm"
@@ -31,6 +31,8 @@ class QemuTarget:
     machine: str  # -M
     cpu: str  # -cpu ("" = the machine's own)
     stand_in: str  # non-empty: QEMU models another machine; said on every run
+    # the memory the machine has for the board's images (empty: the board's own regions)
+    regions: tuple[MemoryRegion, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -104,6 +106,12 @@ def run_image(
     echo: Callable[[bytes], None] | None = None,
 ) -> RunResult:
     target = target_for(image)
+    check_fits(
+        image,
+        target.regions or image.board.regions,
+        f"QEMU's {target.machine} gives board {image.board.name}",
+        "the image was linked for another memory map: regenerate its project for this board",
+    )
     if shutil.which(QEMU) is None:
         raise KitError(
             f"{QEMU} is not installed", hint="apt-get install qemu-system-arm (QEMU >= 7.2)"
