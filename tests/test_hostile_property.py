@@ -234,7 +234,7 @@ values = st.recursive(
     scalars,
     lambda inner: (
         st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=3)
-    ),  # fmt: skip
+    ),
     max_leaves=8,
 )
 
