@@ -245,6 +245,7 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
     "${kit}/sdk/src/alloc.c"
     "${kit}/sdk/src/usage.c"
     "${kit}/sdk/src/timing.c"
+    "${kit}/sdk/src/irq.c"
     "${kit}/sdk/src/kit_info.c"
     "${kit}/drivers/uart_cmsdk/uart_cmsdk.c"
     "${kit}/drivers/timer_systick/systick.c"
