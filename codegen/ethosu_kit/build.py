@@ -50,6 +50,7 @@ def plan_virtual_npu(project: Path) -> None:
     from ethosu_kit.output import write_project
     from ethosu_kit.planner import plan_memory
     from ethosu_kit.pte import read_pte
+    from ethosu_kit.pte.reader import read_pte_bytes
 
     plan_path = project / "memory_plan.json"
     if not plan_path.is_file():
@@ -61,7 +62,13 @@ def plan_virtual_npu(project: Path) -> None:
     model = replace(read_pte(pte), path=plan.model_path)
     options = replace(plan.options, npu="virtual", vnpu_workspace=vnpu_workspace_need(pte, model))
     new_plan = plan_memory(model, plan.board, plan.mode, options)
-    write_project(render_project(model, new_plan, pte.read_bytes()), project)
+    selftest = None
+    if new_plan.by_role(Role.VECTORS):  # a self-test project keeps the vectors it has
+        from ethosu_kit.selftest import project_vectors
+
+        selftest = project_vectors(project, pte)
+    pte_bytes = read_pte_bytes(pte)  # a regular file, bounded: the project folder is the user's
+    write_project(render_project(model, new_plan, pte_bytes, selftest), project)
 
 
 def elf_path(project: Path, toolchain: str, app: str) -> Path:
