@@ -7,8 +7,9 @@ _sbrk (on the plan's heap) and its own toolchain file; `ethosu_add_model(team_fw
 BOARD ... APP selftest NPU virtual)` brings only the model and the app. Built with
 arm-none-eabi-gcc through find_package, add_subdirectory and an installed (moved)
 package; check-elf proves the placements in the team's ELF; QEMU (mps3-an547) runs the
-NPU self-test (the model's own command stream on the virtual NPU) to SELFTEST PASS. A script that forgets the INCLUDE or a region
-alias fails the link naming what is missing.
+NPU self-test (the model's own command stream on the virtual NPU) to SELFTEST PASS.
+A script that forgets the INCLUDE or a region alias fails the link naming what is
+missing.
 """
 
 from __future__ import annotations
