@@ -160,5 +160,5 @@ def test_unknown_board_and_missing_file(tmp_path: Path) -> None:
     with pytest.raises(BoardError, match=r"unknown board 'corstone-999'") as info:
         load_board("corstone-999")
     assert info.value.hint and "cs300" in info.value.hint
-    with pytest.raises(BoardError, match="no such board file"):
+    with pytest.raises(BoardError, match="no such file"):
         load_board(str(tmp_path / "nope.toml"))

@@ -601,12 +601,9 @@ def parse_board(text: str, source: str, folder: Path | None = None) -> Board:
 def load_board_file(path: Path) -> Board:
     if path.is_dir():
         path = path / "board.toml"
-    try:
-        text = path.read_text(encoding="utf-8")
-    except FileNotFoundError:
-        raise BoardError(f"{path}: no such board file") from None
-    except (OSError, UnicodeDecodeError) as exc:
-        raise BoardError(f"{path}: cannot read: {exc}") from None
+    from ethosu_kit.files import MAX_BOARD, read_text
+
+    text = read_text(path, MAX_BOARD, BoardError)
     return parse_board(text, str(path), path.resolve().parent)
 
 

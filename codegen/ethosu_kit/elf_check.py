@@ -98,10 +98,11 @@ def plan_near(elf: Path) -> Path | None:
 
 def load_plan(plan_path: Path) -> dict[str, Any]:
     """memory_plan.json as a dict; a one-line KitError naming the file when it is not one."""
+    from ethosu_kit.files import MAX_PLAN, read_text
+
+    text = read_text(plan_path, MAX_PLAN)
     try:
-        data: dict[str, Any] = json.loads(plan_path.read_text())
-    except OSError as exc:
-        raise KitError(f"{plan_path}: cannot read the memory plan ({exc.strerror})") from exc
+        data: dict[str, Any] = json.loads(text)
     except json.JSONDecodeError as exc:
         raise KitError(f"{plan_path}: not JSON (line {exc.lineno}: {exc.msg})") from exc
     for key in ("regions", "buffers", "mode", "board"):
@@ -156,8 +157,10 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
     symbols: dict[str, tuple[int, int]] = {}
     sections: list[_Section] = []
     loads: list[tuple[int, int, int]] = []  # (vaddr, paddr, filesz)
+    from ethosu_kit.files import MAX_ELF, open_regular
+
     try:
-        with elf_path.open("rb") as f:
+        with open_regular(elf_path, MAX_ELF) as (f, _):
             elf = ELFFile(f)
             for sec in elf.iter_sections():
                 if sec["sh_flags"] & SHF_ALLOC and sec["sh_size"] > 0:

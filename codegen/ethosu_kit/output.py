@@ -87,8 +87,11 @@ def read_manifest(out_dir: Path) -> dict[str, str] | None:
     path = out_dir / MANIFEST
     if not path.is_file():
         return None
+    from ethosu_kit.files import MAX_MANIFEST, read_text
+
+    text = read_text(path, MAX_MANIFEST, OutputError)
     try:
-        data = json.loads(path.read_text())
+        data = json.loads(text)
         files = data["files"]
         if not isinstance(files, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in files.items()

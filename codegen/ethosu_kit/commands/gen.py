@@ -76,20 +76,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ethosu_kit.errors import KitError, PteError
+    from ethosu_kit.errors import KitError
+    from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes
 
-    try:
-        pte_bytes = args.pte.read_bytes()
-    except OSError as exc:
-        raise PteError(f"{args.pte}: cannot read ({exc.strerror or exc})") from exc
-
+    pte_bytes = read_pte_bytes(args.pte)  # once: the plan and the copy are of the same bytes
     from ethosu_kit.board_loader import load_board
     from ethosu_kit.memory_plan import PlanOptions
     from ethosu_kit.model_info import MemoryMode
     from ethosu_kit.planner import plan_memory
-    from ethosu_kit.pte import read_pte
 
-    model = read_pte(args.pte)
+    model = model_from_bytes(pte_bytes, str(args.pte))
     board = load_board(args.board)
     mode = None  # the planner takes the pte's own mode and refuses a mismatch
     if args.mode:

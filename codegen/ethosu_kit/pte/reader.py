@@ -224,16 +224,15 @@ def _hint(message: str) -> str | None:
     return None
 
 
+def read_pte_bytes(path: Path | str) -> bytes:
+    """The bytes of a .pte file: a regular file, at most `files.MAX_PTE` (else PteError)."""
+    from ethosu_kit.files import MAX_PTE, read_bytes
+
+    return read_bytes(path, MAX_PTE, PteError)
+
+
 def _read(path: Path | str) -> tuple[bytes, str]:
-    p = Path(path)
-    try:
-        return p.read_bytes(), str(p)
-    except IsADirectoryError:
-        raise PteError(f"{p}: is a directory, not a .pte file") from None
-    except FileNotFoundError:
-        raise PteError(f"{p}: no such file") from None
-    except OSError as exc:
-        raise PteError(f"{p}: cannot read ({exc.strerror})") from None
+    return read_pte_bytes(path), str(Path(path))
 
 
 def _guarded(path: str, err: Exception) -> PteError:
@@ -244,6 +243,11 @@ def _guarded(path: str, err: Exception) -> PteError:
 def read_pte(path: Path | str) -> ModelInfo:
     """Read a .pte file into ModelInfo. Raises PteError with a one-line message."""
     data, name = _read(path)
+    return model_from_bytes(data, name)
+
+
+def model_from_bytes(data: bytes, name: str) -> ModelInfo:
+    """`parse_pte` behind the last-resort net of `read_pte` (for bytes already read)."""
     try:
         return parse_pte(data, name)
     except (IndexError, ValueError, struct.error, OverflowError, RecursionError) as exc:
@@ -268,6 +272,11 @@ def vela_streams(data: bytes, path: str) -> list[VelaBlocks]:
 def read_vela_streams(path: Path | str) -> list[VelaBlocks]:
     """The raw Vela payload of every Ethos-U delegate of a .pte file."""
     data, name = _read(path)
+    return vela_streams_from_bytes(data, name)
+
+
+def vela_streams_from_bytes(data: bytes, name: str) -> list[VelaBlocks]:
+    """`vela_streams` behind the last-resort net of `read_vela_streams`."""
     try:
         return vela_streams(data, name)
     except (IndexError, ValueError, struct.error, OverflowError, RecursionError) as exc:
