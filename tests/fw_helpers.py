@@ -81,3 +81,46 @@ def link_command(b: Built) -> str:
         cwd=build_dir, capture_output=True, text=True, check=True,
     )  # fmt: skip
     return out.stdout.strip().splitlines()[-1]
+
+
+@dataclass(frozen=True)
+class QemuRun:
+    exit_code: int | None  # None: timed out
+    output: str
+
+
+def qemu_run(elf: Path, timeout: float = 30.0) -> QemuRun:
+    """Run an ELF on the QEMU machine and CPU its board names (.kit.info qemu/qemu_cpu).
+
+    Any board's machine, not only the ones `ethosu-kit run` knows today; the flags are
+    `run`'s (semihosting on, so the exit code and a semihosting console come through).
+    """
+    from ethosu_kit.qemu import elf_info
+
+    need_qemu()
+    info = elf_info(elf)
+    machine, cpu = info.get("qemu", ""), info.get("qemu_cpu", "")
+    assert machine and cpu, f"{elf}: .kit.info names no QEMU machine/cpu: {info}"
+    cmd = [
+        "qemu-system-arm", "-M", machine, "-cpu", cpu, "-nographic", "-monitor", "none",
+        "-serial", "stdio", "-semihosting-config", "enable=on,target=native",
+        "-kernel", str(elf),
+    ]  # fmt: skip
+    try:
+        proc = subprocess.run(cmd, capture_output=True, timeout=timeout, check=False)
+    except subprocess.TimeoutExpired as exc:
+        out = (exc.stdout or b"") + (exc.stderr or b"")
+        return QemuRun(None, out.decode("utf-8", "replace"))
+    text = (proc.stdout + proc.stderr).decode("utf-8", "replace").replace("\r\n", "\n")
+    return QemuRun(proc.returncode, text)
+
+
+def elf_symbols(elf: Path) -> set[str]:
+    """Names of the ELF's symbols (to tell which implementation of a hook was linked)."""
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+
+    with elf.open("rb") as f:
+        symtab = ELFFile(f).get_section_by_name(".symtab")
+        assert isinstance(symtab, SymbolTableSection)
+        return {s.name for s in symtab.iter_symbols() if s.name}

@@ -262,7 +262,7 @@ def _fpu(t: _Table, core: str) -> str:
 
 
 def _cpu(t: _Table, npu_irq: int) -> Cpu:
-    t.only("core", "arch", "fpu", "mve", "dcache", "icache", "dcache_line", "trustzone",
+    t.only("core", "arch", "fpu", "mve", "dsp", "dcache", "icache", "dcache_line", "trustzone",
            "irqs", "timer", "clock_hz", "flags")  # fmt: skip
     core = _one_of(t, "core", t.str_("core"), list(CORES))
     info = CORES[core]
@@ -274,7 +274,8 @@ def _cpu(t: _Table, npu_irq: int) -> Cpu:
     dcache = t.bool_("dcache", False)
     icache = t.bool_("icache", False)
     trustzone = t.bool_("trustzone", False)
-    impossible = check_config(core, fpu, mve, trustzone, dcache or icache)
+    dsp = t.bool_("dsp", True)
+    impossible = check_config(core, fpu, mve, trustzone=trustzone, caches=dcache or icache, dsp=dsp)
     if impossible:
         key, problem = impossible
         raise t.fail(key, problem)
@@ -286,7 +287,7 @@ def _cpu(t: _Table, npu_irq: int) -> Cpu:
         raise t.fail("irqs", f"a {core} NVIC takes at most {info.max_irqs} interrupts, got {irqs}")
     if npu_irq >= irqs:
         raise t.fail("irqs", f"the vector table must reach the NPU's IRQ {npu_irq}, got {irqs}")
-    derived = {tc: cpu_flags(core, fpu, mve, tc) for tc in TOOLCHAINS}
+    derived = {tc: cpu_flags(core, fpu, mve, tc, dsp) for tc in TOOLCHAINS}
     derived.update(_flags(t.table("flags", required=False)))
     return Cpu(
         core,
@@ -301,6 +302,7 @@ def _cpu(t: _Table, npu_irq: int) -> Cpu:
         trustzone=trustzone,
         irqs=irqs,
         timer=_one_of(t, "timer", t.str_("timer", "systick"), TIMER_KINDS),
+        dsp=dsp,
     )
 
 
