@@ -210,6 +210,7 @@ function(ethosu_add_firmware)
     "${kit}/sdk/src/alloc.c"
     "${kit}/sdk/src/timing.c"
     "${kit}/sdk/src/kit_info.c"
+    "${kit}/sdk/src/app_main.c"
     ${hal_sources}
     ${ETHOSU_KIT_PORT_SOURCES}
     "${gdir}/kit_buffers.c"
@@ -233,12 +234,16 @@ function(ethosu_add_firmware)
 
   if(toolchain STREQUAL "armclang")
     # CMake's ARMClang link rule already ends in --list=<target base>.map.
+    # --diag_error=L6314W: a scatter selector that matches no section (a kit buffer
+    # missing from the link) is an error, not a warning: armlink's must-place.
     target_link_options(${ARG_TARGET} PRIVATE "--scatter=${ETHOSU_KIT_SCATTER_FILE}" "--map"
-                        "--entry=Reset_Handler")
+                        "--entry=Reset_Handler" "--strict" "--diag_error=L6314W")
     set_property(TARGET ${ARG_TARGET} APPEND PROPERTY LINK_DEPENDS "${ETHOSU_KIT_SCATTER_FILE}")
   else()
+    # --orphan-handling=error: an input section no rule of the script places stops the
+    # link, naming it (a silently placed section could land anywhere).
     target_link_options(${ARG_TARGET} PRIVATE "-T${ETHOSU_KIT_LINKER_SCRIPT}" -Wl,--gc-sections
-                        "-Wl,-Map=$<TARGET_FILE:${ARG_TARGET}>.map")
+                        -Wl,--orphan-handling=error "-Wl,-Map=$<TARGET_FILE:${ARG_TARGET}>.map")
     set_property(TARGET ${ARG_TARGET} APPEND PROPERTY LINK_DEPENDS "${ETHOSU_KIT_LINKER_SCRIPT}")
   endif()
   _ethosu_kit_link_runtime(${ARG_TARGET} "${toolchain}")

@@ -90,27 +90,24 @@ class QemuRun:
 
 
 def qemu_run(elf: Path, timeout: float = 30.0) -> QemuRun:
-    """Run an ELF on the QEMU machine and CPU its board names (.kit.info qemu/qemu_cpu).
-
-    Any board's machine, not only the ones `ethosu-kit run` knows today; the flags are
-    `run`'s (semihosting on, so the exit code and a semihosting console come through).
-    """
-    from ethosu_kit.qemu import elf_info
+    """Run an ELF as `ethosu-kit run` does: on the QEMU machine and CPU of its board's data."""
+    from ethosu_kit.qemu import run_elf
 
     need_qemu()
-    info = elf_info(elf)
-    machine, cpu = info.get("qemu", ""), info.get("qemu_cpu", "")
-    assert machine and cpu, f"{elf}: .kit.info names no QEMU machine/cpu: {info}"
+    result = run_elf(elf, timeout=timeout)
+    return QemuRun(result.exit_code, result.output)
+
+
+def qemu_direct(elf: Path, machine: str, cpu: str, timeout: float = 30.0) -> QemuRun:
+    """qemu-system-arm with `run`'s flags, for an image `run` cannot identify on its own
+    (a team's tree keeps no memory_plan.json beside the ELF)."""
+    need_qemu()
     cmd = [
         "qemu-system-arm", "-M", machine, "-cpu", cpu, "-nographic", "-monitor", "none",
         "-serial", "stdio", "-semihosting-config", "enable=on,target=native",
         "-kernel", str(elf),
     ]  # fmt: skip
-    try:
-        proc = subprocess.run(cmd, capture_output=True, timeout=timeout, check=False)
-    except subprocess.TimeoutExpired as exc:
-        out = (exc.stdout or b"") + (exc.stderr or b"")
-        return QemuRun(None, out.decode("utf-8", "replace"))
+    proc = subprocess.run(cmd, capture_output=True, timeout=timeout, check=False)
     text = (proc.stdout + proc.stderr).decode("utf-8", "replace").replace("\r\n", "\n")
     return QemuRun(proc.returncode, text)
 

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import re
 import shutil
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -64,6 +66,13 @@ def test_example_board_gen_build_check_run(
     assert "kit_hal_console_putc" in symbols
     assert not symbols & unexpected, symbols & unexpected
     _bringup_passes(b.elf, folder.name)
+    # the command a user types: its exit code is the firmware's
+    run = subprocess.run(
+        [sys.executable, "-m", "ethosu_kit", "run", str(b.elf)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "BRINGUP PASS" in run.stdout
 
 
 def test_vector_table_at_the_boot_address(pte_u55_shared: Path, fw_root: Path) -> None:

@@ -43,31 +43,27 @@ function(_ethosu_kit_read_operators file out_portable out_quantized)
     set(${out_quantized} "${_quantized}" PARENT_SCOPE)
 endfunction()
 
-# The virtual NPU's working memory (decoded weights) sized for this model, measured on
-# the host by `python -m ethosu_kit.vnpu.workspace` (its library's high-water mark on
-# the model's streams), in section .kit.vnpu_workspace, which the generated linker
-# script places NOLOAD in external RAM: the 1 MiB default fits no TCM. A size given
-# with -DETHOSU_VIRTUAL_WORKSPACE_SIZE wins (a too-small one stops the run with the
-# bytes needed and available on the UART).
-function(_ethosu_kit_virtual_workspace gen)
-    target_compile_definitions(ethosu_virtual PRIVATE
-        ETHOSU_VIRTUAL_WORKSPACE_SECTION=".kit.vnpu_workspace" ETHOSU_VIRTUAL_REPORT_STDERR)
+# The virtual NPU's working memory (decoded weights) is a buffer of the memory plan,
+# kit_vnpu_workspace (`gen --npu virtual`, or `ethosu-kit build --npu virtual`, measures
+# it on the host and fit-checks it); the board glue hands it to the virtual NPU. The
+# library's own static fallback shrinks to its 64-byte minimum. A size given with
+# -DETHOSU_VIRTUAL_WORKSPACE_SIZE caps what the glue hands over (a too-small one stops
+# the run with the bytes needed and available on the UART).
+function(_ethosu_kit_virtual_workspace target gen)
+    file(STRINGS "${gen}/kit_memory_config.h" _ws REGEX "^#define KIT_VNPU_WORKSPACE_SIZE ")
+    if(NOT _ws)
+        message(FATAL_ERROR "ethosu-porting-kit: ${target}: NPU virtual, but the memory plan "
+            "in ${gen} has no buffer for the virtual NPU's working memory: build with "
+            "`ethosu-kit build <project> --npu virtual`, or generate with `--npu virtual`")
+    endif()
+    target_compile_definitions(${target} PRIVATE KIT_NPU_VIRTUAL=1)
     if(ETHOSU_VIRTUAL_WORKSPACE_SIZE)
-        return()
+        target_compile_definitions(${target} PRIVATE
+            KIT_VNPU_WORKSPACE_LIMIT=${ETHOSU_VIRTUAL_WORKSPACE_SIZE})
+    else()
+        target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_WORKSPACE_SIZE=64)
     endif()
-    _ethosu_kit_python(_python)
-    execute_process(COMMAND "${_python}" -m ethosu_kit.vnpu.workspace "${gen}/model.pte"
-        RESULT_VARIABLE _rc OUTPUT_VARIABLE _bytes ERROR_VARIABLE _err
-        OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
-    if(NOT _rc EQUAL 0 OR NOT _bytes MATCHES "^[0-9]+$")
-        message(FATAL_ERROR "ethosu-porting-kit: sizing the virtual NPU's working memory for "
-            "${gen}/model.pte failed (${_python} -m ethosu_kit.vnpu.workspace: ${_err}); "
-            "set ETHOSU_KIT_PYTHON to the Python that has ethosu_kit, or give "
-            "-DETHOSU_VIRTUAL_WORKSPACE_SIZE=<bytes>")
-    endif()
-    message(STATUS "ethosu-porting-kit: virtual NPU working memory ${_bytes} bytes (.kit.vnpu_workspace)")
-    target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_WORKSPACE_SIZE=${_bytes})
-    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${gen}/model.pte")
+    target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_REPORT_STDERR)
 endfunction()
 
 # One selective registration library over an upstream kernel library.
@@ -137,7 +133,7 @@ function(ethosu_kit_add_executor_runner target generated_dir)
             add_subdirectory("${_ETHOSU_KIT_ROOT}/drivers/ethosu_virtual"
                 "${CMAKE_BINARY_DIR}/ethosu_virtual")
         endif()
-        _ethosu_kit_virtual_workspace("${_gen}")
+        _ethosu_kit_virtual_workspace(${target} "${_gen}")
         set(_npu_lib ethosu_virtual)
         set(_driver_dir "${_ETHOSU_KIT_ROOT}/drivers/ethosu_virtual")
     elseif(ARG_NPU STREQUAL "driver")

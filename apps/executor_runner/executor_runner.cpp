@@ -27,12 +27,14 @@
 #include <executorch/runtime/kernel/operator_registry.h>
 #include <executorch/runtime/platform/runtime.h>
 
+#include "kit/app.h"
 #include "kit/log.h"
 #include "kit/platform.h"
 #include "kit/timing.h"
 #include "kit_memory_config.h"
 #include "kit_model.h"
 #include "kit_pools.h"
+#include "kit_sections.h"
 
 #if defined(__has_include)
 #if __has_include("kit_input_data.h")
@@ -408,8 +410,9 @@ void print_pool(const char *name, const char *region, size_t used, size_t size, 
 
 } // namespace
 
-int main()
+int ethosu_kit_app_main(void)
 {
+    kit_sections_init();
     if (kit_platform_init() != 0) {
         kit_printf("kit: platform init failed\n");
     }

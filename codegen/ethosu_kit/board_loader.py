@@ -80,22 +80,11 @@ from ethosu_kit.board import (
 from ethosu_kit.cores import CORES, FPU_KINDS, MVE_KINDS, TOOLCHAINS, check_config, cpu_flags
 from ethosu_kit.errors import BoardError
 from ethosu_kit.model_info import MemoryMode
+from ethosu_kit.npu_facts import NPU_MACS, mode_refusal
 
 SCHEMA_VERSION = 2
 SCHEMAS = (1, 2)
 
-# MAC configurations each Ethos-U product exists in.
-NPU_MACS: dict[str, tuple[int, ...]] = {
-    "ethos-u55": (32, 64, 128, 256),
-    "ethos-u65": (256, 512),
-    "ethos-u85": (128, 256, 512, 1024, 2048),
-}
-# Modes each product can run (the U55 has one AXI port pair and no Dedicated_Sram).
-NPU_MODES: dict[str, frozenset[str]] = {
-    "ethos-u55": frozenset({"Sram_Only", "Shared_Sram"}),
-    "ethos-u65": frozenset(m.value for m in MemoryMode),
-    "ethos-u85": frozenset(m.value for m in MemoryMode),
-}
 
 # Region attributes a kind implies: (on_chip, volatile, cpu, npu, executable, writable, loadable)
 KIND_DEFAULTS: dict[RegionKind, tuple[bool, bool, bool, bool, bool, bool, bool]] = {
@@ -353,10 +342,9 @@ def _npu(t: _Table) -> Npu:
         per_kind = reg_t.table(kind)
         per_kind.only(*(m.value for m in MemoryMode))
         for mode in per_kind.data:
-            if mode not in NPU_MODES[kind]:
-                raise per_kind.fail(
-                    mode, f"{kind} cannot run {mode} (it has no dedicated SRAM port)"
-                )
+            refusal = mode_refusal(kind, MemoryMode(mode))
+            if refusal:
+                raise per_kind.fail(mode, refusal)
             mt = per_kind.table(mode)
             mt.only("qconfig", "regioncfg")
             qconfig = mt.number("qconfig")

@@ -34,6 +34,36 @@ def _run(cmd: list[str], cwd: Path, what: str) -> None:
         )
 
 
+def plan_virtual_npu(project: Path) -> None:
+    """Give the project's plan the virtual NPU's working memory, when it lacks it.
+
+    A project generated for the Ethos-U driver has no buffer for it. The plan is made
+    again from the project's own memory_plan.json (board, mode and options, typed) and
+    generated/model.pte with the workspace measured on the host, so it is fit-checked
+    like every other buffer; files a user edited are never overwritten.
+    """
+    from dataclasses import replace
+
+    from ethosu_kit.commands.gen import vnpu_workspace_need
+    from ethosu_kit.generate import PTE_NAME, render_project
+    from ethosu_kit.memory_plan import MemoryPlan, Role
+    from ethosu_kit.output import write_project
+    from ethosu_kit.planner import plan_memory
+    from ethosu_kit.pte import read_pte
+
+    plan_path = project / "memory_plan.json"
+    if not plan_path.is_file():
+        return  # not a generated project: configure says so
+    plan = MemoryPlan.from_json(plan_path)
+    if plan.by_role(Role.VNPU_WORKSPACE) or plan.accelerator == "none":
+        return
+    pte = project / "generated" / PTE_NAME
+    model = replace(read_pte(pte), path=plan.model_path)
+    options = replace(plan.options, npu="virtual", vnpu_workspace=vnpu_workspace_need(pte, model))
+    new_plan = plan_memory(model, plan.board, plan.mode, options)
+    write_project(render_project(model, new_plan, pte.read_bytes()), project)
+
+
 def elf_path(project: Path, toolchain: str, app: str) -> Path:
     return project / "build" / toolchain / f"{app}.elf"
 
@@ -59,6 +89,8 @@ def build_project(
             hint="apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi (gcc), "
             "clang-19 lld-19 (clang); Arm Compiler 6 comes from Arm (armclang)",
         )
+    if npu == "virtual":
+        plan_virtual_npu(project)
     _run(
         ["cmake", "--preset", toolchain, f"-DETHOSU_KIT_APP={app}", f"-DETHOSU_KIT_NPU={npu}"],
         project,

@@ -19,6 +19,7 @@ from pathlib import Path
 
 from ethosu_kit.board import RegionKind
 from ethosu_kit.errors import BoardError
+from ethosu_kit.npu_facts import DEFAULT_MACS, DEFAULT_REGISTERS, U55, runs_mode
 
 # Armv8.1-M cores GCC 12 does not know by -mcpu get the ISA spelled out.
 ARCH = {
@@ -31,13 +32,6 @@ ARCH = {
 GCC_UNKNOWN = {
     "cortex-m85": "-march=armv8.1-m.main+mve.fp+fp.dp",
     "cortex-m52": "-march=armv8.1-m.main+mve.fp+fp.dp",
-}
-
-# The NPU register values per mode the Corstone boards use (upstream's driver settings).
-DEFAULT_REGISTERS = {
-    "Sram_Only": (1, (1, 0, 0, 0, 0, 0, 0, 0)),
-    "Shared_Sram": (2, (3, 0, 1, 1, 1, 1, 1, 1)),
-    "Dedicated_Sram": (3, (3, 3, 0, 0, 0, 0, 0, 0)),
 }
 
 
@@ -266,9 +260,9 @@ def render_board_toml(device: PackDevice, options: ImportOptions, pdsc: Path) ->
     if not regions:
         raise BoardError(f"{pdsc}: device {device.name} has no <memory> the board can use")
     name = options.name or re.sub(r"[^a-z0-9]+", "-", device.name.lower()).strip("-")
-    kind = options.npu_kind or "ethos-u55"
-    macs = options.macs or {"ethos-u55": (128,), "ethos-u65": (256,), "ethos-u85": (256,)}[kind]
-    modes = [m for m in DEFAULT_REGISTERS if not (kind == "ethos-u55" and m == "Dedicated_Sram")]
+    kind = options.npu_kind or U55
+    macs = options.macs or (DEFAULT_MACS[kind],)
+    modes = [m for m in DEFAULT_REGISTERS if runs_mode(kind, m)]
     core = device.core
     gcc_cpu = GCC_UNKNOWN.get(core, f"-mcpu={core}")
     float_abi = "-mfloat-abi=hard" if device.fpu else "-mfloat-abi=soft"
@@ -302,7 +296,7 @@ def render_board_toml(device: PackDevice, options: ImportOptions, pdsc: Path) ->
         npu_base=options.npu_base,
         npu_irq=options.npu_irq,
         uart_base=options.uart_base,
-        registers=[(m, *DEFAULT_REGISTERS[m]) for m in modes],
+        registers=[(m.value, *DEFAULT_REGISTERS[m]) for m in modes],
         regions=regions,
         skipped=skipped,
     )

@@ -33,9 +33,9 @@ from ethosu_kit.board import Board, MemoryRegion, RegionKind
 from ethosu_kit.errors import FitError, PlanError
 from ethosu_kit.memory_plan import Buffer, MemoryPlan, PlanOptions, Role
 from ethosu_kit.model_info import MemoryMode, MethodInfo, ModelInfo
+from ethosu_kit.npu_facts import NPU_ALIGN, mode_refusal
 from ethosu_kit.report import size_text
 
-NPU_ALIGN = 16  # everything the NPU reads or writes (driver requirement)
 KIB = 1024
 
 # The temp allocator is reset after every instruction, so its size is the largest
@@ -453,7 +453,7 @@ class _Planner:
                         f"{t.dtype}{list(t.shape)} = {t.nbytes} B",
                         _CPU_HINT,
                         symbol=f"kit_{kind}_{i}",
-                        section=".kit.io",
+                        section=f".kit.{kind}_{i}",
                     )
                 )
         pool, pool_why = method_pool_size(method)
@@ -470,6 +470,24 @@ class _Planner:
                 _CPU_HINT,
             )
         )
+
+        if self.options.npu == "virtual" and self.options.vnpu_workspace is not None:
+            size = max(MIN_POOL, _round_up(self.options.vnpu_workspace, NPU_ALIGN))
+            self.place(
+                _Want(
+                    "vnpu_workspace",
+                    Role.VNPU_WORKSPACE,
+                    size,
+                    NPU_ALIGN,
+                    False,
+                    False,
+                    cpu_ram,
+                    f"the virtual NPU's working memory for this model's streams, measured on "
+                    f"the host: {self.options.vnpu_workspace} B, rounded to {NPU_ALIGN} = {size}",
+                    "the virtual NPU's working memory does not fit: use the Ethos-U driver on "
+                    "real hardware, or a board with more RAM",
+                )
+            )
 
         # 4. A fast scratch with no bound from Vela takes the NPU SRAM that is left.
         if fast is not None and self.fast_unbounded and fast.candidates:
@@ -695,11 +713,12 @@ def plan_memory(
     else:
         kind, macs = spec.npu_kind, spec.macs
         wanted = mode or spec.memory_mode
-        if wanted == MemoryMode.DEDICATED_SRAM and kind == "ethos-u55":
+        refusal = mode_refusal(kind, wanted)
+        if refusal:
             raise PlanError(
-                f"{name}: Dedicated_Sram needs an NPU with a dedicated SRAM port "
-                f"(Ethos-U65/U85); the model is compiled for {spec.accelerator}",
-                hint="use Shared_Sram or Sram_Only with an Ethos-U55",
+                f"{name}: {refusal}; the model is compiled for {spec.accelerator}",
+                hint=f"use one of the modes {kind} runs: "
+                + ", ".join(m.value for m in MemoryMode if not mode_refusal(kind, m)),
             )
         if mode is not None and mode != spec.memory_mode:
             raise PlanError(

@@ -19,6 +19,16 @@
 extern uint8_t kit_fast_scratch[];
 #endif
 
+#if defined(KIT_NPU_VIRTUAL)
+/* The virtual NPU's working memory: the plan's buffer (kit_buffers.c), fit-checked. */
+#include "ethosu_virtual.h"
+#ifdef KIT_VNPU_WORKSPACE_LIMIT
+#define KIT_VNPU_GIVE (KIT_VNPU_WORKSPACE_LIMIT < KIT_VNPU_WORKSPACE_SIZE ? KIT_VNPU_WORKSPACE_LIMIT : KIT_VNPU_WORKSPACE_SIZE)
+#else
+#define KIT_VNPU_GIVE KIT_VNPU_WORKSPACE_SIZE
+#endif
+#endif
+
 static struct ethosu_driver npu;
 static int npu_ready;
 static kit_hal_npu_t npu_config;
@@ -36,9 +46,13 @@ int kit_npu_init(void)
 #endif
     /* Where the NPU is and how to reach it: the board's data, or its own npu hook. */
     if (kit_hal_npu_config(&npu_config) != 0) {
-        KIT_LOG_ERROR("the board's NPU set-up (kit_hal_npu_config) failed\n");
+        KIT_LOG_ERROR("the board's NPU set-up (kit_hal_npu_config) failed
+");
         return -1;
     }
+#if defined(KIT_NPU_VIRTUAL)
+    ethosu_virtual_set_workspace(kit_vnpu_workspace, KIT_VNPU_GIVE);
+#endif
     if (ethosu_init(&npu, (void *)npu_config.base, fast, fast_size,
                     (uint32_t)npu_config.secure, (uint32_t)npu_config.privileged) != 0) {
         KIT_LOG_ERROR("ethosu_init failed: NPU at 0x%08x (secure %d, privileged %d)\n",

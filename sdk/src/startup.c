@@ -16,6 +16,7 @@
 #include "kit/hal.h"
 #include "kit/platform.h"
 #include "kit_board_config.h"
+#include "kit_sections.h"
 
 #if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
 #define KIT_COMPILED_ARMV8M 1
@@ -84,7 +85,7 @@ void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
 
 /* VTOR ignores the low bits: the table is aligned to its size rounded up to a power of 2. */
-__attribute__((used, section(".vectors"), aligned(KIT_VECTOR_TABLE_ALIGN))) const kit_vector_t
+__attribute__((used, section(KIT_SECTION_VECTORS), aligned(KIT_VECTOR_TABLE_ALIGN))) const kit_vector_t
     kit_vectors[16 + KIT_CPU_IRQS] = {
         (kit_vector_t)(uintptr_t)__StackTop,
         Reset_Handler,

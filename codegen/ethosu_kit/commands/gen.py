@@ -63,6 +63,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the app the pools are sized for and CMake builds by default",
     )
     parser.add_argument(
+        "--npu",
+        default="driver",
+        choices=["driver", "virtual", "none"],
+        help="the NPU library CMake links by default: the Ethos-U core driver, the kit's "
+        "virtual NPU (its working memory is then measured on the host and planned), or none",
+    )
+    parser.add_argument(
         "--allow-cpu-only",
         action="store_true",
         help="accept a program with no Ethos-U delegate (everything runs on the CPU)",
@@ -103,6 +110,8 @@ def run(args: argparse.Namespace) -> int:
         heap=args.heap if args.heap is not None else defaults.heap,
         app=args.app,
         allow_cpu_only=args.allow_cpu_only,
+        npu=args.npu,
+        vnpu_workspace=vnpu_workspace_need(args.pte, model) if args.npu == "virtual" else None,
     )
     plan = plan_memory(model, board, mode, options)
 
@@ -119,16 +128,35 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def vnpu_workspace_need(pte: Path, model: ModelInfo) -> int | None:
+    """The virtual NPU's working memory for `pte`, measured on the host; None without
+    an Ethos-U delegate (nothing runs on the NPU)."""
+    from ethosu_kit.errors import KitError
+
+    if not model.ethosu_delegates:
+        return None
+    try:
+        from ethosu_kit.vnpu.workspace import pte_workspace
+    except ImportError as exc:
+        raise KitError(
+            f"--npu virtual measures the virtual NPU's working memory on the host, which "
+            f"needs {exc.name or 'numpy'}",
+            hint="pip install numpy, or plan for the Ethos-U driver (--npu driver)",
+        ) from exc
+    return pte_workspace(pte)
+
+
 def _print_summary(model: ModelInfo, plan: MemoryPlan, result: WriteResult) -> None:
     from rich.console import Console
+    from rich.markup import escape
 
-    from ethosu_kit.report import report_text
+    from ethosu_kit.report import printable, report_text
 
     console = Console(highlight=False, soft_wrap=True)  # the report's lines are its own
     spec = model.compile_spec
     target = spec.accelerator if spec else "CPU only"
     console.print(
-        f"[bold]{Path(model.path).name}[/]: {model.file_bytes} bytes, {target}, "
+        f"[bold]{escape(printable(Path(model.path).name))}[/]: {model.file_bytes} bytes, {target}, "
         f"{len(model.ethosu_delegates)} Ethos-U delegate(s), "
         f"{len(model.cpu_operators)} CPU operator(s)"
     )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import struct
 from pathlib import Path
 
@@ -97,8 +98,21 @@ def _cpu_operators(plan: RawPlan, what: str) -> tuple[str, ...]:
     names = []
     for i in sorted(used):
         name, overload = plan.operators[i]
+        if not _OPERATOR.fullmatch(name) or not _OVERLOAD.fullmatch(overload):
+            raise Malformed(
+                f"{what}: operator {i} has a name that is not an operator name: "
+                f"{(name + '.' + overload)[:80]!r}"
+            )
         names.append(f"{name}.{overload}" if overload else name)
     return tuple(names)
+
+
+# An operator is `namespace::name` and an overload `out` / `Tensor_out`: identifiers.
+# They are written into the generated C, CMake and kit_operators.txt, so nothing else.
+_OPERATOR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
+_OVERLOAD = re.compile(r"[A-Za-z0-9_]*")
+# A method name goes into C strings and comments: printable, without comment ends.
+_METHOD = re.compile(r"[!-~]{1,256}")
 
 
 def _processed(pte: PteFile, d: RawDelegate, what: str) -> tuple[int, int]:
@@ -147,6 +161,8 @@ def _delegates(pte: PteFile, plan: RawPlan, what: str) -> tuple[Delegate, ...]:
 
 
 def _method(pte: PteFile, plan: RawPlan) -> MethodInfo:
+    if not _METHOD.fullmatch(plan.name) or "*/" in plan.name or "/*" in plan.name:
+        raise Malformed(f"method name {plan.name[:80]!r} is not a plain printable name")
     what = f"method '{plan.name}'"
     return MethodInfo(
         name=plan.name,

@@ -15,6 +15,7 @@ import re
 import struct
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import cached_property
 
 from ethosu_kit.model_info import CopHeader, VelaStream, VelaTensor, vela_io_problems
 from ethosu_kit.pte._flatbuffer import Malformed
@@ -64,9 +65,10 @@ class VelaBlocks:
         start = self.cop.command_offset
         return self.cmd_data[start : start + 4 * self.cop.command_words]
 
-    @property
+    @cached_property
     def io_problems(self) -> tuple[str, ...]:
-        """`model_info.vela_io_problems` of this delegate's IO records."""
+        """`model_info.vela_io_problems` of this delegate's IO records (computed once:
+        run_delegate checks them on every inference)."""
         return vela_io_problems(self.inputs, self.outputs, self.scratch_size)
 
     def to_stream(self) -> VelaStream:

@@ -534,6 +534,28 @@ static int op_pool(struct run *run, uint32_t mode)
         ifm.zp == 0 && o.zp == 0 && o.lut == 0 && ifm.elem == ofm.elem && ifm.is_signed == ofm.is_signed &&
         ifm.elem < 4 && (!o.clamp || (o.amin <= o.tmin && o.amax >= o.tmax)))
     {
+        size_t bytes = (size_t)ofm.c * (size_t)ofm.elem;
+        if (!ifm.brick && !ofm.brick && ifm.w <= ifm.w0 && ifm.h <= ifm.h0 && ofm.w <= ofm.w0 && ofm.h <= ofm.h0)
+        {
+            /* one tile each (fm_check proved the box): plain strided copies */
+            for (int y = 0; y < ofm.h; y++)
+            {
+                const uint8_t *src = ifm.mem + ifm.base[0] + (int64_t)y * ifm.sy;
+                uint8_t *dst = ofm.mem + ofm.base[0] + (int64_t)y * ofm.sy;
+                for (int x = 0; x < ofm.w; x++, src += ifm.sx, dst += ofm.sx)
+                {
+                    if (bytes == 1)
+                    {
+                        *dst = *src;
+                    }
+                    else
+                    {
+                        memmove(dst, src, bytes);
+                    }
+                }
+            }
+            return 0;
+        }
         for (int y = 0; y < ofm.h; y++)
         {
             for (int x = 0; x < ofm.w; x++)
@@ -542,7 +564,7 @@ static int op_pool(struct run *run, uint32_t mode)
                 {
                     const uint8_t *src = ifm.mem + fm_offset(&ifm, y, x, 0);
                     uint8_t *dst = ofm.mem + fm_offset(&ofm, y, x, 0);
-                    memmove(dst, src, (size_t)ofm.c * (size_t)ofm.elem);
+                    memmove(dst, src, bytes);
                 }
                 else
                 {
@@ -912,12 +934,15 @@ struct wcache_entry
 static struct wcache_entry *wcache_head;
 static size_t wcache_bytes;
 
+/* Picks the candidates only (a match is the full memcmp): the length and the bytes at both ends. */
 static uint64_t stream_hash(const uint8_t *p, size_t len)
 {
     uint64_t h = 1469598103934665603ull ^ (uint64_t)len;
-    for (size_t i = 0; i < len; i++)
+    size_t ends = len < 128u ? len : 64u;
+    for (size_t i = 0; i < ends; i++)
     {
         h = (h ^ p[i]) * 1099511628211ull;
+        h = (h ^ p[len - 1u - i]) * 1099511628211ull;
     }
     return h;
 }
@@ -1105,8 +1130,8 @@ static int op_conv(struct run *run, int depthwise)
     /* 8-bit IFM minus a zero point in [-256, 256] and 9-bit weights: 16-bit operands */
     int small_products = ifm.elem == 1 && ifm.zp >= -256 && ifm.zp <= 256;
     int16_t *patch16 = (int16_t *)(void *)patch;
-    /* NHWC, no upscaling: each tap's channels are contiguous bytes */
-    int flat_taps = !ifm.brick && k.upscale == 0;
+    /* no upscaling: each tap's channels are bytes at one address (NHWC), or runs of 16 (NHCWB16) */
+    int flat_taps = k.upscale == 0;
     for (int oy = 0; oy < ofm.h; oy++)
     {
         for (int ox = 0; ox < ofm.w; ox++)
@@ -1126,20 +1151,29 @@ static int op_conv(struct run *run, int depthwise)
                         {
                             memset(patch16 + n, 0, (size_t)ifm.c * sizeof(int16_t));
                         }
-                        else if (ifm.is_signed)
-                        {
-                            const int8_t *src = (const int8_t *)(ifm.mem + fm_offset(&ifm, y, x, 0));
-                            for (int c = 0; c < ifm.c; c++)
-                            {
-                                patch16[n + (size_t)c] = (int16_t)(src[c] - ifm.zp);
-                            }
-                        }
                         else
                         {
-                            const uint8_t *src = ifm.mem + fm_offset(&ifm, y, x, 0);
-                            for (int c = 0; c < ifm.c; c++)
+                            const uint8_t *pixel = ifm.mem + fm_offset(&ifm, y, x, 0);
+                            int run = ifm.brick ? 16 : ifm.c; /* channels at consecutive bytes */
+                            for (int c0 = 0; c0 < ifm.c; c0 += run)
                             {
-                                patch16[n + (size_t)c] = (int16_t)(src[c] - ifm.zp);
+                                const uint8_t *src = pixel + (ifm.brick ? (int64_t)(c0 >> 4) * ifm.sc : 0);
+                                int len = ifm.c - c0 < run ? ifm.c - c0 : run;
+                                int16_t *dst = patch16 + n + (size_t)c0;
+                                if (ifm.is_signed)
+                                {
+                                    for (int j = 0; j < len; j++)
+                                    {
+                                        dst[j] = (int16_t)((int8_t)src[j] - ifm.zp);
+                                    }
+                                }
+                                else
+                                {
+                                    for (int j = 0; j < len; j++)
+                                    {
+                                        dst[j] = (int16_t)(src[j] - ifm.zp);
+                                    }
+                                }
                             }
                         }
                         n += (size_t)ifm.c;
