@@ -5,7 +5,7 @@
 #       runs `python -m ethosu_kit gen` at configure time (Python from find_package(Python3),
 #       or ETHOSU_KIT_PYTHON).
 #
-#   ethosu_add_firmware(TARGET <t> APP <bringup|executor_runner|folder>
+#   ethosu_add_firmware(TARGET <t> APP <bringup|executor_runner|selftest|folder>
 #                       [GENERATED_DIR <dir>] | [PTE <file> BOARD <b> [MODE <m>] [FAST_SCRATCH <n>]]
 #                       [NPU driver|virtual|none])
 #       adds executable <t> (<t>.elf): the app, the SDK, the board's HAL (the kit's default
@@ -84,6 +84,57 @@ function(ethosu_kit_generate)
   endif()
   # Regenerate when the model or the board changes.
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${pte}")
+endfunction()
+
+# The virtual NPU's working memory (decoded weights) is a buffer of the memory plan,
+# kit_vnpu_workspace (`gen --npu virtual`, or `ethosu-kit build --npu virtual`, measures
+# it on the host and fit-checks it); the board glue hands it to the virtual NPU. The
+# library's own static fallback shrinks to its 64-byte minimum. A size given with
+# -DETHOSU_VIRTUAL_WORKSPACE_SIZE caps what the glue hands over (a too-small one stops
+# the run with the bytes needed and available on the UART).
+function(_ethosu_kit_virtual_workspace target gen)
+  file(STRINGS "${gen}/kit_memory_config.h" _ws REGEX "^#define KIT_VNPU_WORKSPACE_SIZE ")
+  if(NOT _ws)
+    message(FATAL_ERROR "ethosu-porting-kit: ${target}: NPU virtual, but the memory plan "
+      "in ${gen} has no buffer for the virtual NPU's working memory: build with "
+      "`ethosu-kit build <project> --npu virtual`, or generate with `--npu virtual`")
+  endif()
+  target_compile_definitions(${target} PRIVATE KIT_NPU_VIRTUAL=1)
+  if(ETHOSU_VIRTUAL_WORKSPACE_SIZE)
+    target_compile_definitions(${target} PRIVATE
+      KIT_VNPU_WORKSPACE_LIMIT=${ETHOSU_VIRTUAL_WORKSPACE_SIZE})
+  else()
+    target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_WORKSPACE_SIZE=64)
+  endif()
+  target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_REPORT_STDERR)
+endfunction()
+
+# The NPU library of <target> for NPU virtual|driver|none: sets <out_lib> to the library
+# to link (empty for none) and <out_dir> to the driver's source folder; with the virtual
+# NPU, <target> gets KIT_NPU_VIRTUAL=1.
+#   virtual: drivers/ethosu_virtual, its working memory sized for the model's streams
+#   driver:  the Ethos-U core driver from ETHOSU_DRIVER_ROOT (cmake/executorch.cmake)
+function(ethosu_kit_npu_library target gen npu out_lib out_dir)
+  # not ETHOSU_KIT_ROOT: a caller in another directory scope may not see it
+  get_filename_component(root "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/.." ABSOLUTE)
+  set(lib "")
+  set(dir "")
+  if(npu STREQUAL "virtual")
+    # The virtual Ethos-U: same API and header name as the core driver.
+    if(NOT TARGET ethosu_virtual)
+      add_subdirectory("${root}/drivers/ethosu_virtual" "${CMAKE_BINARY_DIR}/ethosu_virtual")
+    endif()
+    _ethosu_kit_virtual_workspace(${target} "${gen}")
+    set(lib ethosu_virtual)
+    set(dir "${root}/drivers/ethosu_virtual")
+  elseif(npu STREQUAL "driver")
+    include("${root}/cmake/executorch.cmake")
+    ethosu_kit_require_ethosu_driver(GENERATED_INCLUDE_DIR "${gen}")
+    set(lib ethosu_kit_ethosu_driver)
+    set(dir "${ETHOSU_DRIVER_ROOT}")
+  endif()
+  set(${out_lib} "${lib}" PARENT_SCOPE)
+  set(${out_dir} "${dir}" PARENT_SCOPE)
 endfunction()
 
 # The C runtime the firmware links: newlib-nano, no crt0 (sdk/src/startup.c is the entry).
@@ -169,7 +220,7 @@ function(ethosu_add_firmware)
   elseif(ARG_PTE AND ARG_BOARD)
     set(gen "${CMAKE_CURRENT_BINARY_DIR}/${ARG_TARGET}_kit")
     set(app_arg)
-    if(ARG_APP MATCHES "^(bringup|executor_runner)$")
+    if(ARG_APP MATCHES "^(bringup|executor_runner|selftest)$")
       set(app_arg APP ${ARG_APP})
     endif()
     ethosu_kit_generate(OUTPUT_DIR "${gen}" PTE "${ARG_PTE}" BOARD "${ARG_BOARD}"
@@ -208,6 +259,7 @@ function(ethosu_add_firmware)
     "${kit}/sdk/src/retarget_armclib.c"
     "${kit}/sdk/src/log.c"
     "${kit}/sdk/src/alloc.c"
+    "${kit}/sdk/src/usage.c"
     "${kit}/sdk/src/timing.c"
     "${kit}/sdk/src/kit_info.c"
     "${kit}/sdk/src/app_main.c"
@@ -220,6 +272,13 @@ function(ethosu_add_firmware)
     "${kit}/sdk/include" ${hal_includes} ${ETHOSU_KIT_PORT_INCLUDE_DIRS} "${gdir}")
   # .incbin finds model.pte through the include path; rebuild when it changes.
   set_source_files_properties("${gdir}/kit_network.S" PROPERTIES OBJECT_DEPENDS "${gdir}/model.pte")
+  # The NPU self-test's vectors, when the plan places them (gen --app selftest): in every
+  # app's image, since the plan (and the linker script's checks) count them.
+  if(EXISTS "${gdir}/kit_selftest_vectors.S")
+    target_sources(${ARG_TARGET} PRIVATE "${gdir}/kit_selftest_vectors.S")
+    set_source_files_properties("${gdir}/kit_selftest_vectors.S" PROPERTIES
+      OBJECT_DEPENDS "${gdir}/kit_selftest_vectors.bin")
+  endif()
 
   if(NOT ETHOSU_KIT_TOOLCHAIN_CPU_FLAGS)
     # The toolchain file did not know the board: flags per target.
@@ -261,6 +320,18 @@ function(ethosu_add_firmware)
 
   if(ARG_APP STREQUAL "bringup")
     target_sources(${ARG_TARGET} PRIVATE "${kit}/apps/bringup/main.c")
+  elseif(ARG_APP STREQUAL "selftest")
+    if(NOT EXISTS "${gdir}/kit_selftest.h")
+      message(FATAL_ERROR "ethosu_add_firmware: APP selftest needs the self-test's vectors in "
+                          "${gdir}: generate with `gen-firmware --app selftest`, or build with "
+                          "`ethosu-kit build DIR --app selftest`")
+    endif()
+    if(npu STREQUAL "none")
+      message(FATAL_ERROR "ethosu_add_firmware: APP selftest runs the NPU: NPU driver or virtual, not none")
+    endif()
+    ethosu_kit_npu_library(${ARG_TARGET} "${gdir}" ${npu} npu_lib npu_dir)
+    target_link_libraries(${ARG_TARGET} PRIVATE ${npu_lib})
+    target_sources(${ARG_TARGET} PRIVATE "${kit}/apps/selftest/main.c")
   elseif(ARG_APP STREQUAL "executor_runner")
     include("${kit}/apps/executor_runner/executor_runner.cmake")
     ethosu_kit_add_executor_runner(${ARG_TARGET} "${gdir}" NPU ${npu})

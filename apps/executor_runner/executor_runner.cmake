@@ -43,29 +43,6 @@ function(_ethosu_kit_read_operators file out_portable out_quantized)
     set(${out_quantized} "${_quantized}" PARENT_SCOPE)
 endfunction()
 
-# The virtual NPU's working memory (decoded weights) is a buffer of the memory plan,
-# kit_vnpu_workspace (`gen --npu virtual`, or `ethosu-kit build --npu virtual`, measures
-# it on the host and fit-checks it); the board glue hands it to the virtual NPU. The
-# library's own static fallback shrinks to its 64-byte minimum. A size given with
-# -DETHOSU_VIRTUAL_WORKSPACE_SIZE caps what the glue hands over (a too-small one stops
-# the run with the bytes needed and available on the UART).
-function(_ethosu_kit_virtual_workspace target gen)
-    file(STRINGS "${gen}/kit_memory_config.h" _ws REGEX "^#define KIT_VNPU_WORKSPACE_SIZE ")
-    if(NOT _ws)
-        message(FATAL_ERROR "ethosu-porting-kit: ${target}: NPU virtual, but the memory plan "
-            "in ${gen} has no buffer for the virtual NPU's working memory: build with "
-            "`ethosu-kit build <project> --npu virtual`, or generate with `--npu virtual`")
-    endif()
-    target_compile_definitions(${target} PRIVATE KIT_NPU_VIRTUAL=1)
-    if(ETHOSU_VIRTUAL_WORKSPACE_SIZE)
-        target_compile_definitions(${target} PRIVATE
-            KIT_VNPU_WORKSPACE_LIMIT=${ETHOSU_VIRTUAL_WORKSPACE_SIZE})
-    else()
-        target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_WORKSPACE_SIZE=64)
-    endif()
-    target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_REPORT_STDERR)
-endfunction()
-
 # One selective registration library over an upstream kernel library.
 function(_ethosu_kit_selected_ops lib ops yaml_kind yaml kernel_lib)
     list(JOIN ops "," _root_ops)
@@ -125,26 +102,12 @@ function(ethosu_kit_add_executor_runner target generated_dir)
     # The NPU library follows NPU (the board glue calls the driver whenever NPU is
     # not none); the delegate is built only when the model has one, so a CPU-only
     # program links no delegate.
-    set(_npu_lib "")
-    set(_driver_dir "")
-    if(ARG_NPU STREQUAL "virtual")
-        # The virtual Ethos-U55 (issue 4): same API and header name as the core driver.
-        if(NOT TARGET ethosu_virtual)
-            add_subdirectory("${_ETHOSU_KIT_ROOT}/drivers/ethosu_virtual"
-                "${CMAKE_BINARY_DIR}/ethosu_virtual")
-        endif()
-        _ethosu_kit_virtual_workspace(${target} "${_gen}")
-        set(_npu_lib ethosu_virtual)
-        set(_driver_dir "${_ETHOSU_KIT_ROOT}/drivers/ethosu_virtual")
-    elseif(ARG_NPU STREQUAL "driver")
-        if(NOT _model_delegates)
-            set(ETHOSU_KIT_DRIVER_HINT "This program has no Ethos-U delegate: configure "
-                "with -DETHOSU_KIT_NPU=none to build it without the driver.")
-        endif()
-        ethosu_kit_require_ethosu_driver(GENERATED_INCLUDE_DIR "${_gen}")
-        set(_npu_lib ethosu_kit_ethosu_driver)
-        set(_driver_dir "${ETHOSU_DRIVER_ROOT}")
-    elseif(_model_delegates)
+    if(ARG_NPU STREQUAL "driver" AND NOT _model_delegates)
+        set(ETHOSU_KIT_DRIVER_HINT "This program has no Ethos-U delegate: configure "
+            "with -DETHOSU_KIT_NPU=none to build it without the driver.")
+    endif()
+    ethosu_kit_npu_library(${target} "${_gen}" ${ARG_NPU} _npu_lib _driver_dir)
+    if(NOT _npu_lib AND _model_delegates)
         message(WARNING "ethosu-porting-kit: ${target}: NPU none, but the program has Ethos-U "
             "delegates: loading its method will fail (no EthosUBackend registered)")
     endif()

@@ -61,7 +61,12 @@ def plan_virtual_npu(project: Path) -> None:
     model = replace(read_pte(pte), path=plan.model_path)
     options = replace(plan.options, npu="virtual", vnpu_workspace=vnpu_workspace_need(pte, model))
     new_plan = plan_memory(model, plan.board, plan.mode, options)
-    write_project(render_project(model, new_plan, pte.read_bytes()), project)
+    selftest = None
+    if new_plan.by_role(Role.VECTORS):  # a self-test project keeps the vectors it has
+        from ethosu_kit.selftest import project_vectors
+
+        selftest = project_vectors(project, pte)
+    write_project(render_project(model, new_plan, pte.read_bytes(), selftest), project)
 
 
 def elf_path(project: Path, toolchain: str, app: str) -> Path:

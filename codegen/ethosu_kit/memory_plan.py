@@ -37,6 +37,7 @@ class Role(StrEnum):
     INPUT = "input"  # input tensor data set before execute
     OUTPUT = "output"
     STACK = "stack"
+    VECTORS = "vectors"  # the NPU self-test's inputs and expected outputs (read-only)
     HEAP = "heap"
     VNPU_WORKSPACE = "vnpu_workspace"  # the virtual NPU's working memory (decoded weights)
     CODE = "code"  # .text/.rodata: sized by the linker, placed by the plan
@@ -75,6 +76,9 @@ class PlanOptions:
     fast_scratch: int | None = None  # --fast-scratch; else from the Vela config
     stack: int = 16 * 1024
     heap: int = 32 * 1024
+    # where stack/heap came from when not the option's number ("--stack auto: measured …")
+    stack_why: str = ""
+    heap_why: str = ""
     app: str = "executor_runner"
     # plan a program with no Ethos-U delegate (everything on the CPU) instead of refusing it
     allow_cpu_only: bool = False

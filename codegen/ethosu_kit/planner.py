@@ -76,6 +76,8 @@ METHOD_FIXED = 1 * KIB  # chains, input/output index tables, delegate-name strin
 # Linker-sized parts the plan must leave room for (override with PlanOptions.*_reserve).
 # executor_runner: runtime core ~69 KB, prim ops ~16 KB, delegate ~7 KB, driver ~9 KB,
 # selected kernels and libc/libstdc++ (measured on the firmware side).
+# The self-test plans what the runner plans (plus its vectors), so that the runner still
+# fits a project generated for it: the default estimates are the runner's.
 CODE_ESTIMATE = {"executor_runner": 320 * KIB, "bringup": 32 * KIB}
 DATA_ESTIMATE = {"executor_runner": 32 * KIB, "bringup": 8 * KIB}
 DEFAULT_CODE_ESTIMATE = 320 * KIB
@@ -377,6 +379,8 @@ class _Planner:
         if fast is not None and not self.fast_unbounded and fast.size > 0:
             self.place(fast)
         self._network(npu_sram, has_npu)
+        if self.options.app == "selftest" and has_npu:
+            self._selftest_vectors()
 
         # 2. The firmware's own: stack in the fastest RAM, then code/data reserves.
         stack_regions = cpu_ram
@@ -389,7 +393,8 @@ class _Planner:
                 False,
                 False,
                 stack_regions,
-                f"--stack {self.options.stack} (option; ExecuTorch + driver call depth)",
+                self.options.stack_why
+                or f"--stack {self.options.stack} (option; ExecuTorch + driver call depth)",
                 "pass a smaller --stack, or use a board with more on-chip RAM",
             )
         )
@@ -412,7 +417,8 @@ class _Planner:
                 False,
                 False,
                 cpu_ram,
-                f"--heap {self.options.heap} (option; delegate handles use new, "
+                self.options.heap_why
+                or f"--heap {self.options.heap} (option; delegate handles use new, "
                 "the driver's semaphores malloc)",
                 "pass a smaller --heap, or use a board with more on-chip RAM",
             )
@@ -655,6 +661,36 @@ class _Planner:
                 f"{mode.value}: {base_why}, {where}",
                 "the .pte is larger than the board's external memory: lower it with Vela "
                 "--optimise Size or use a bigger board",
+            )
+        )
+
+    def _selftest_vectors(self) -> None:
+        """The self-test's inputs and expected outputs: read-only data the CPU copies and
+        compares, so flash first (like the network), never a TCM (not NPU data, and the
+        ITCM holds code)."""
+        from ethosu_kit.selftest import vectors_size
+
+        size = vectors_size(self.model)
+
+        def ok(r: MemoryRegion) -> bool:
+            return r.cpu and r.loadable and r.kind not in (RegionKind.ITCM, RegionKind.DTCM)
+
+        self.place(
+            _Want(
+                "selftest_vectors",
+                Role.VECTORS,
+                size,
+                NPU_ALIGN,
+                False,
+                True,
+                _select(
+                    self.board,
+                    ok,
+                    lambda r: (0 if not r.volatile else 1) + (0 if _is_external(r) else 2),
+                ),
+                f"NPU self-test vectors: every Ethos-U delegate's inputs and expected outputs, "
+                f"16-aligned = {size} B; read-only, flash first",
+                "the self-test vectors do not fit: use a board with more flash or DRAM",
             )
         )
 

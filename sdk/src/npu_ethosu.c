@@ -14,6 +14,10 @@
 #include "kit/platform.h"
 #include "kit_board_config.h"
 #include "kit_memory_config.h"
+#include "kit_model.h"
+#ifdef KIT_NPU_VIRTUAL
+#include "ethosu_virtual.h"
+#endif
 
 #ifdef KIT_FAST_SCRATCH_SIZE
 extern uint8_t kit_fast_scratch[];
@@ -59,8 +63,13 @@ int kit_npu_init(void)
                       (unsigned)npu_config.base, npu_config.secure, npu_config.privileged);
         return -1;
     }
+#if defined(KIT_NPU_VIRTUAL) && defined(KIT_ETHOSU_CONFIG)
+    /* A functional model: it is the NPU the model's streams were compiled for. */
+    ethosu_virtual_set_hw(&npu, KIT_ETHOSU_CONFIG, KIT_ETHOSU_ID);
+#endif
     if (kit_irq_register(npu_config.irq, npu_irq, &npu) != 0) {
-        KIT_LOG_ERROR("NPU IRQ %u is beyond the vector table ([cpu] irqs = %d)\n",
+        KIT_LOG_ERROR("NPU IRQ %u is beyond the vector table ([cpu] irqs = %d)
+",
                       npu_config.irq, KIT_CPU_IRQS);
         return -1;
     }

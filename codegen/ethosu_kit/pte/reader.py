@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import struct
+from dataclasses import replace
 from pathlib import Path
 
 from ethosu_kit.errors import PteError
@@ -138,12 +139,36 @@ def _vela(pte: PteFile, plan: RawPlan, i: int, d: RawDelegate, what: str) -> Vel
     start, size = _processed(pte, d, what)
     named = _named_segments(pte)
 
-    def resolve(key: str) -> bytes | None:
+    def resolve(key: str) -> tuple[int, bytes] | None:
         if key not in named:
             return None
-        return pte.segment(named[key], f"named data {key[:16]}…")
+        at, length = pte.segment_span(named[key], f"named data {key[:16]}…")
+        return at, pte.data[at : at + length]
 
-    return parse_vela_blocks(pte.data[start : start + size], what, plan.name, i, resolve)
+    blocks = parse_vela_blocks(
+        pte.data[start : start + size], what, plan.name, i, resolve, base=start
+    )
+    inputs, outputs = _delegate_ranks(plan, i, len(blocks.inputs), len(blocks.outputs))
+    return replace(blocks, input_ranks=inputs, output_ranks=outputs)
+
+
+def _delegate_ranks(
+    plan: RawPlan, index: int, n_in: int, n_out: int
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Ranks of the tensors a delegate call passes (inputs, then outputs), or () when the
+    call's arguments do not line up with the delegate's Vela IO."""
+    for ins in plan.instructions:
+        if ins.tag != DELEGATE_CALL or ins.index != index:
+            continue
+        ranks = [
+            len(t.sizes)
+            for v in ins.args
+            if 0 <= v < len(plan.values) and (t := plan.values[v].tensor) is not None
+        ]  # scalar and list arguments carry no tensor
+        if len(ranks) == n_in + n_out:
+            return tuple(ranks[:n_in]), tuple(ranks[n_in:])
+        break
+    return (), ()
 
 
 def _delegates(pte: PteFile, plan: RawPlan, what: str) -> tuple[Delegate, ...]:
