@@ -50,8 +50,7 @@ int kit_npu_init(void)
 #endif
     /* Where the NPU is and how to reach it: the board's data, or its own npu hook. */
     if (kit_hal_npu_config(&npu_config) != 0) {
-        KIT_LOG_ERROR("the board's NPU set-up (kit_hal_npu_config) failed
-");
+        KIT_LOG_ERROR("the board's NPU set-up (kit_hal_npu_config) failed\n");
         return -1;
     }
 #if defined(KIT_NPU_VIRTUAL)
@@ -68,8 +67,7 @@ int kit_npu_init(void)
     ethosu_virtual_set_hw(&npu, KIT_ETHOSU_CONFIG, KIT_ETHOSU_ID);
 #endif
     if (kit_irq_register(npu_config.irq, npu_irq, &npu) != 0) {
-        KIT_LOG_ERROR("NPU IRQ %u is beyond the vector table ([cpu] irqs = %d)
-",
+        KIT_LOG_ERROR("NPU IRQ %u is beyond the vector table ([cpu] irqs = %d)\n",
                       npu_config.irq, KIT_CPU_IRQS);
         return -1;
     }
