@@ -288,6 +288,7 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
     "${kit}/sdk/src/alloc.c"
     "${kit}/sdk/src/usage.c"
     "${kit}/sdk/src/timing.c"
+    "${kit}/sdk/src/irq.c"
     "${kit}/sdk/src/kit_info.c"
     ${hal_sources}
     ${ETHOSU_KIT_PORT_SOURCES}

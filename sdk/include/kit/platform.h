@@ -27,6 +27,10 @@ int kit_platform_init(void);
 /* The board's name ("corstone-300"), for banners. */
 const char *kit_board_name(void);
 
+/* A fault or an unexpected exception/interrupt: the registers to the HAL's fault hook
+ * (kit_hal_fault_report, kit/hal.h); `frame` is the stacked frame or NULL. */
+__attribute__((noreturn)) void kit_fault(const uint32_t *frame);
+
 /* Interrupts: external IRQ n (not the vector index) to a handler with an argument. */
 typedef void (*kit_irq_fn)(void *arg);
 int kit_irq_register(unsigned irq, kit_irq_fn fn, void *arg);
