@@ -197,3 +197,25 @@ def test_orphan_section_fails_the_link_naming_it(
     )
     assert proc.returncode != 0
     assert "orphan section `.team.stray'" in proc.stderr, proc.stderr
+
+
+@pytest.mark.firmware
+def test_run_with_a_broken_plan_beside_the_image_is_one_error_line(
+    pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """`run` reads the plan beside the image typed too: the file and the key, one line."""
+    good = built(pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("runplan"))
+    elf = tmp_path / "build" / "gcc" / "fw.elf"
+    elf.parent.mkdir(parents=True)
+    elf.write_bytes(good.elf.read_bytes())
+    plan = json.loads(good.plan.read_text())
+    plan["buffers"][0]["size"] = [1, 2]
+    (tmp_path / "memory_plan.json").write_text(json.dumps(plan))
+    proc = subprocess.run(
+        ["ethosu-kit", "run", str(elf)], capture_output=True, text=True, check=False
+    )
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert proc.returncode != 0
+    assert len(errors) == 1, proc.stderr
+    assert str(tmp_path / "memory_plan.json") in errors[0], errors[0]
+    assert "'buffers[0].size'" in errors[0] and "Traceback" not in proc.stderr

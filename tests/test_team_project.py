@@ -2,12 +2,14 @@
 
 tests/data/team_project has its own start-up (its own vector-table section and reset
 code), its own linker script (its own region names, REGION_ALIAS onto the board's,
-`INCLUDE kit_sections.ld`), its own main calling `ethosu_kit_app_main()` and its own
-toolchain file; `ethosu_add_model(team_fw PTE ... BOARD ... APP bringup)` brings only
-the model. Built with arm-none-eabi-gcc through find_package, add_subdirectory and an
-installed (moved) package; check-elf proves the placements in the team's ELF; QEMU
-(mps3-an547) runs it to BRINGUP PASS. A script that forgets the INCLUDE or a region
-alias fails the link naming what is missing.
+`INCLUDE kit_sections.ld`), its own main calling `ethosu_kit_app_main()`, its own
+_sbrk (on the plan's heap) and its own toolchain file; `ethosu_add_model(team_fw PTE ...
+BOARD ... APP selftest NPU virtual)` brings only the model and the app. Built with
+arm-none-eabi-gcc through find_package, add_subdirectory and an installed (moved)
+package; check-elf proves the placements in the team's ELF; QEMU (mps3-an547) runs the
+NPU self-test (the model's own command stream on the virtual NPU) to SELFTEST PASS.
+A script that forgets the INCLUDE or a region alias fails the link naming what is
+missing.
 """
 
 from __future__ import annotations
@@ -72,7 +74,7 @@ def _proves_and_runs(build: Path) -> None:
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert cli.returncode == 0, cli.stdout + cli.stderr
-    assert "BRINGUP PASS" in cli.stdout
+    assert "SELFTEST PASS" in cli.stdout, cli.stdout
 
 
 def test_team_tree_through_find_package(pte_u55_shared: Path, tmp_path: Path) -> None:

@@ -28,6 +28,8 @@ EXIT_CODES: Final = (
     ExitCode("OUTPUTS", 6, "the outputs could not be read"),
     ExitCode("PLAN_MISMATCH", 7, "the program needs more than the memory plan gave"),
     ExitCode("ABORT", 8, "the ExecuTorch runtime aborted (its platform layer's abort)"),
+    ExitCode("NPU_ERROR", 9, "the NPU driver refused a command stream or the NPU failed"),
+    ExitCode("SETUP", 10, "the app cannot run here (no NPU driver, or the plan cannot hold it)"),
     ExitCode("FAULT", 16, "a CPU fault or an unhandled interrupt"),
     ExitCode("INIT", 17, "platform init failed (board, console, timer or NPU)"),
 )
