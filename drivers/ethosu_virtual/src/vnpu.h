@@ -321,21 +321,28 @@ int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, in
 static inline int32_t dot16(const int16_t *a, const int16_t *b, size_t n)
 {
     int32_t sum = 0;
-    size_t i = 0;
 #if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
-    /* Cortex-M with DSP: SMLAD, two products per instruction (also ~1.6x faster under QEMU) */
-    for (; i + 2u <= n; i += 2u)
+    /* Cortex-M with DSP: SMLAD, two products per instruction, four per iteration (1.75
+     * instructions a product instead of 4; under QEMU too) */
+    int32_t sum2 = 0;
+    for (; n >= 4u; n -= 4u, a += 4, b += 4)
     {
-        int16x2_t pa;
-        int16x2_t pb;
-        memcpy(&pa, a + i, sizeof(pa));
-        memcpy(&pb, b + i, sizeof(pb));
-        sum = __smlad(pa, pb, sum);
+        int16x2_t a0;
+        int16x2_t a1;
+        int16x2_t b0;
+        int16x2_t b1;
+        memcpy(&a0, a, sizeof(a0));
+        memcpy(&a1, a + 2, sizeof(a1));
+        memcpy(&b0, b, sizeof(b0));
+        memcpy(&b1, b + 2, sizeof(b1));
+        sum = __smlad(a0, b0, sum);
+        sum2 = __smlad(a1, b1, sum2);
     }
+    sum += sum2;
 #endif
-    for (; i < n; i++)
+    for (; n > 0u; n--)
     {
-        sum += (int32_t)a[i] * (int32_t)b[i];
+        sum += (int32_t)*a++ * (int32_t)*b++;
     }
     return sum;
 }

@@ -66,6 +66,14 @@ static int fail(struct run *run, const char *fmt, ...)
 
 /* ---- feature maps ------------------------------------------------------------------------ */
 
+/* Bytes from a pixel's first channel to channel c (fm_offset is pixel + this); in pointer-sized
+ * arithmetic: fm_check proved the box inside its region, and it runs once per output value. */
+static inline ptrdiff_t fm_chan(const struct fm *f, int c)
+{
+    return f->brick ? (ptrdiff_t)(c >> 4) * (ptrdiff_t)f->sc + (ptrdiff_t)((c & 15) * f->elem)
+                    : (ptrdiff_t)(c * f->elem);
+}
+
 /* Prove every address the box [0,h)x[0,w)x[0,c) touches lies in the region. */
 static int fm_check(struct run *run, const struct fm *f, const char *what)
 {
@@ -167,6 +175,9 @@ struct out_stage
     int clamp;
     int64_t amin, amax;
     int64_t tmin, tmax;
+    /* no LUT and overlapping clamps: the two clamps are one, to [lo, hi] */
+    int simple;
+    int64_t lo, hi;
 };
 
 static int setup_out(struct run *run, struct out_stage *o, const struct fm *ofm)
@@ -225,12 +236,19 @@ static int setup_out(struct run *run, struct out_stage *o, const struct fm *ofm)
         o->tmax = ((int64_t)1 << (ofm->elem * 8)) - 1;
     }
     o->clamp = ofm->elem < 4 || (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_CLAMP_32BIT);
+    o->lo = o->clamp && o->amin > o->tmin ? o->amin : o->tmin;
+    o->hi = o->clamp && o->amax < o->tmax ? o->amax : o->tmax;
+    o->simple = o->lut == 0 && o->lo <= o->hi;
     return 0;
 }
 
 static inline int64_t out_value(const struct out_stage *o, int64_t v)
 {
     v += o->zp;
+    if (o->simple)
+    {
+        return v < o->lo ? o->lo : (v > o->hi ? o->hi : v);
+    }
     if (o->lut == 8)
     {
         v = vnpu_lut8(o->table, o->lut_unsigned, v);
@@ -495,44 +513,27 @@ static int op_elementwise(struct run *run, uint32_t mode)
     uint32_t oscale = wide ? 1u : W1(OFM_SCALE);
     unsigned oshift = P1(OFM_SCALE) & 0x3fu;
 
-    /* NHWC maps: a pixel's channels are consecutive elements, addressed once per pixel */
-    int flat = !ifm.brick && !ofm.brick && (unary || scalar || !ifm2.brick);
+    /* each pixel addressed once; its channels by fm_chan (NHWC or NHCWB16) */
     int ka = ifm.elem * 2 + ifm.is_signed;
     int kb = unary || scalar ? 0 : ifm2.elem * 2 + ifm2.is_signed;
     for (int y = 0; y < ofm.h; y++)
     {
         for (int x = 0; x < ofm.w; x++)
         {
-            const uint8_t *pa = NULL;
+            const uint8_t *pa = ifm.mem + fm_offset(&ifm, y, x, 0);
             const uint8_t *pb = NULL;
-            uint8_t *po = NULL;
-            if (flat)
+            uint8_t *po = ofm.mem + fm_offset(&ofm, y, x, 0);
+            if (!unary && !scalar)
             {
-                pa = ifm.mem + fm_offset(&ifm, y, x, 0);
-                po = ofm.mem + fm_offset(&ofm, y, x, 0);
-                if (!unary && !scalar)
-                {
-                    pb = ifm2.mem + fm_offset(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, 0);
-                }
+                pb = ifm2.mem + fm_offset(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, 0);
             }
             for (int c = 0; c < ofm.c; c++)
             {
-                int64_t a = (flat ? load_elem(pa + (size_t)c * (size_t)ifm.elem, ka) : fm_read(&ifm, y, x, c)) - ifm.zp;
+                int64_t a = load_elem(pa + fm_chan(&ifm, c), ka) - ifm.zp;
                 int64_t b = 0;
                 if (!unary)
                 {
-                    if (scalar)
-                    {
-                        b = scalar_value;
-                    }
-                    else if (flat)
-                    {
-                        b = load_elem(pb + ((bc & 4u) ? 0 : (size_t)c * (size_t)ifm2.elem), kb) - ifm2.zp;
-                    }
-                    else
-                    {
-                        b = fm_read(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, (bc & 4u) ? 0 : c) - ifm2.zp;
-                    }
+                    b = scalar ? scalar_value : load_elem(pb + fm_chan(&ifm2, (bc & 4u) ? 0 : c), kb) - ifm2.zp;
                     if (reversed)
                     {
                         int64_t t = a;
@@ -575,15 +576,7 @@ static int op_elementwise(struct run *run, uint32_t mode)
                     res = a < 0 ? -a : a;
                     break;
                 }
-                int64_t out = out_value(&o, vnpu_rescale(res, oscale, oshift, oround));
-                if (flat)
-                {
-                    store_elem(po + (size_t)c * (size_t)ofm.elem, ofm.elem, out);
-                }
-                else
-                {
-                    fm_write(&ofm, y, x, c, out);
-                }
+                store_elem(po + fm_chan(&ofm, c), ofm.elem, out_value(&o, vnpu_rescale(res, oscale, oshift, oround)));
             }
         }
     }
@@ -991,7 +984,7 @@ static int op_conv(struct run *run, int depthwise)
                     }
                 }
             }
-            uint8_t *po = ofm.brick ? NULL : ofm.mem + fm_offset(&ofm, oy, ox, 0);
+            uint8_t *po = ofm.mem + fm_offset(&ofm, oy, ox, 0);
             for (int oc = 0; oc < depth_out; oc++)
             {
                 const struct chan_rec *ch = &chans[oc];
@@ -1036,15 +1029,7 @@ static int op_conv(struct run *run, int depthwise)
                         acc += sum;
                     }
                 }
-                int64_t out = out_value(&o, vnpu_rescale(acc, ch->scale, ch->shift, round));
-                if (po != NULL)
-                {
-                    store_elem(po + (size_t)oc * (size_t)ofm.elem, ofm.elem, out);
-                }
-                else
-                {
-                    fm_write(&ofm, oy, ox, oc, out);
-                }
+                store_elem(po + fm_chan(&ofm, oc), ofm.elem, out_value(&o, vnpu_rescale(acc, ch->scale, ch->shift, round)));
             }
         }
     }
