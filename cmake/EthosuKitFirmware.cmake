@@ -8,9 +8,14 @@
 #   ethosu_add_firmware(TARGET <t> APP <bringup|executor_runner|folder>
 #                       [GENERATED_DIR <dir>] | [PTE <file> BOARD <b> [MODE <m>] [FAST_SCRATCH <n>]]
 #                       [NPU driver|virtual|none])
-#       adds executable <t> (<t>.elf): the app, the SDK, the board glue, the generated
-#       buffers and network, linked with the generated linker script (scatter file for
-#       armclang).
+#       adds executable <t> (<t>.elf): the app, the SDK, the board's HAL (the kit's default
+#       for each hook of sdk/include/kit/hal.h, or the board's own [port].sources for the
+#       hooks its [port].hooks names), the generated buffers and network, linked with the
+#       generated linker script (scatter file for armclang). The board's [port].cmake, if
+#       any, is include()d last with ETHOSU_KIT_TARGET = <t>.
+#
+#   BOARD: a built-in name/alias, or a board folder / board.toml; a relative path is
+#       relative to CMAKE_CURRENT_SOURCE_DIR (the caller's), as CMake paths are.
 include_guard(GLOBAL)
 get_filename_component(ETHOSU_KIT_CMAKE_DIR "${CMAKE_CURRENT_LIST_DIR}" ABSOLUTE)
 get_filename_component(ETHOSU_KIT_ROOT "${ETHOSU_KIT_CMAKE_DIR}/.." ABSOLUTE)
@@ -25,6 +30,24 @@ function(_ethosu_kit_python out)
   endif()
 endfunction()
 
+# BOARD is a built-in name/alias, a board folder or a board.toml. A path (anything with
+# a '/', ending in .toml, or an existing folder) is the caller's: relative to
+# CMAKE_CURRENT_SOURCE_DIR, as CMake paths are, never to the kit's folder gen runs in.
+function(_ethosu_kit_board_arg out board)
+  if(board MATCHES "[/\\]" OR board MATCHES "\\.toml$" OR IS_DIRECTORY "${CMAKE_CURRENT_SOURCE_DIR}/${board}")
+    get_filename_component(board "${board}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    set(toml "${board}")
+    if(IS_DIRECTORY "${board}")
+      set(toml "${board}/board.toml")
+    endif()
+    if(EXISTS "${toml}")
+      # Regenerate when the board changes.
+      set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${toml}")
+    endif()
+  endif()
+  set(${out} "${board}" PARENT_SCOPE)
+endfunction()
+
 function(ethosu_kit_generate)
   cmake_parse_arguments(ARG "" "OUTPUT_DIR;PTE;BOARD;MODE;FAST_SCRATCH;APP" "" ${ARGN})
   foreach(required OUTPUT_DIR PTE BOARD)
@@ -36,8 +59,9 @@ function(ethosu_kit_generate)
   if(NOT EXISTS "${pte}")
     message(FATAL_ERROR "ethosu_kit_generate: PTE ${pte} does not exist")
   endif()
+  _ethosu_kit_board_arg(board "${ARG_BOARD}")
   _ethosu_kit_python(python)
-  set(cmd "${python}" -m ethosu_kit gen --pte "${pte}" --board "${ARG_BOARD}" -o "${ARG_OUTPUT_DIR}" -q)
+  set(cmd "${python}" -m ethosu_kit gen --pte "${pte}" --board "${board}" -o "${ARG_OUTPUT_DIR}" -q)
   if(ARG_MODE)
     list(APPEND cmd --mode "${ARG_MODE}")
   endif()
@@ -85,6 +109,44 @@ function(_ethosu_kit_link_runtime target toolchain)
   else()
     message(FATAL_ERROR "ethosu_add_firmware: unknown toolchain '${toolchain}' (gcc, clang, armclang)")
   endif()
+endfunction()
+
+# The HAL (sdk/include/kit/hal.h): for each hook, the kit's default for this board's
+# data (from kit_board.cmake) unless the board's [port].hooks names it; a hook the data
+# leaves without a default (console "custom", timer "custom") must be the board's.
+function(_ethosu_kit_hal out_sources out_includes)
+  set(sources)
+  set(includes)
+  foreach(hook IN LISTS ETHOSU_KIT_PORT_HOOKS)
+    if(NOT hook IN_LIST ETHOSU_KIT_HAL_HOOKS)
+      message(FATAL_ERROR "ethosu_add_firmware: board ${ETHOSU_KIT_BOARD} (${ETHOSU_KIT_BOARD_FILE}): "
+                          "[port].hooks names '${hook}', which is not a HAL hook "
+                          "(hooks: ${ETHOSU_KIT_HAL_HOOKS})")
+    endif()
+  endforeach()
+  foreach(hook IN LISTS ETHOSU_KIT_HAL_HOOKS)
+    if(hook IN_LIST ETHOSU_KIT_PORT_HOOKS)
+      continue()  # the board's sources implement it
+    endif()
+    if(ETHOSU_KIT_HAL_${hook}_REQUIRED)
+      string(JOIN ", " functions ${ETHOSU_KIT_HAL_${hook}_FUNCTIONS})
+      message(FATAL_ERROR "ethosu_add_firmware: board ${ETHOSU_KIT_BOARD} (${ETHOSU_KIT_BOARD_FILE}) "
+                          "needs the HAL hook '${hook}' (${ETHOSU_KIT_HAL_${hook}_REQUIRED} has no "
+                          "default) and its [port].hooks does not name it: implement ${functions} "
+                          "(sdk/include/kit/hal.h) in a [port].sources file and add \"${hook}\" "
+                          "to [port].hooks")
+    endif()
+    foreach(src IN LISTS ETHOSU_KIT_HAL_${hook}_SOURCES)
+      list(APPEND sources "${ETHOSU_KIT_ROOT}/${src}")
+    endforeach()
+    foreach(dir IN LISTS ETHOSU_KIT_HAL_${hook}_INCLUDE_DIRS)
+      list(APPEND includes "${ETHOSU_KIT_ROOT}/${dir}")
+    endforeach()
+  endforeach()
+  list(REMOVE_DUPLICATES sources)
+  list(REMOVE_DUPLICATES includes)
+  set(${out_sources} ${sources} PARENT_SCOPE)
+  set(${out_includes} ${includes} PARENT_SCOPE)
 endfunction()
 
 function(ethosu_add_firmware)
@@ -135,11 +197,7 @@ function(ethosu_add_firmware)
   string(TOUPPER "${toolchain}" tc_upper)
 
   set(kit "${ETHOSU_KIT_ROOT}")
-  set(board_dir "${ETHOSU_KIT_BOARD_DIR}")
-  if(NOT EXISTS "${board_dir}/board.c")
-    message(FATAL_ERROR "ethosu_add_firmware: board glue ${board_dir}/board.c is missing "
-                        "(board ${ETHOSU_KIT_BOARD}); a custom board needs board.c and board_glue.h")
-  endif()
+  _ethosu_kit_hal(hal_sources hal_includes)
 
   add_executable(${ARG_TARGET}
     "${kit}/sdk/src/startup.c"
@@ -152,17 +210,13 @@ function(ethosu_add_firmware)
     "${kit}/sdk/src/alloc.c"
     "${kit}/sdk/src/timing.c"
     "${kit}/sdk/src/kit_info.c"
-    "${kit}/drivers/uart_cmsdk/uart_cmsdk.c"
-    "${kit}/drivers/timer_systick/systick.c"
-    "${board_dir}/board.c"
+    ${hal_sources}
+    ${ETHOSU_KIT_PORT_SOURCES}
     "${gdir}/kit_buffers.c"
     "${gdir}/kit_network.S")
   set_target_properties(${ARG_TARGET} PROPERTIES SUFFIX ".elf")
   target_include_directories(${ARG_TARGET} PRIVATE
-    "${kit}/sdk/include" "${kit}/drivers/uart_cmsdk" "${kit}/drivers/timer_systick"
-    "${board_dir}" "${gdir}")
-  target_compile_definitions(${ARG_TARGET} PRIVATE
-    "KIT_QEMU_MACHINE=\"${ETHOSU_KIT_QEMU_MACHINE}\"")
+    "${kit}/sdk/include" ${hal_includes} ${ETHOSU_KIT_PORT_INCLUDE_DIRS} "${gdir}")
   # .incbin finds model.pte through the include path; rebuild when it changes.
   set_source_files_properties("${gdir}/kit_network.S" PROPERTIES OBJECT_DEPENDS "${gdir}/model.pte")
 
@@ -213,5 +267,12 @@ function(ethosu_add_firmware)
                           "or a folder with .c/.cpp sources")
     endif()
     target_sources(${ARG_TARGET} PRIVATE ${app_sources})
+  endif()
+
+  if(ETHOSU_KIT_PORT_CMAKE)
+    # The board's own CMake ([port].cmake), once the target exists: ETHOSU_KIT_TARGET
+    # names it (e.g. target_compile_definitions(${ETHOSU_KIT_TARGET} PRIVATE ...)).
+    set(ETHOSU_KIT_TARGET ${ARG_TARGET})
+    include("${ETHOSU_KIT_PORT_CMAKE}")
   endif()
 endfunction()

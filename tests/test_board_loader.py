@@ -40,8 +40,13 @@ def test_corstone_300_facts() -> None:
         "DDR": (0x70000000, 256 * MIB),
     }
     assert (b.npu.base, b.npu.base_ns, b.npu.irq) == (0x58102000, 0x48102000, 56)
-    assert (b.uart.base, b.uart.base_ns) == (0x59303000, 0x49303000)
-    assert b.qemu_machine == "mps3-an547"
+    assert (b.console.kind, b.console.base, b.console.base_ns) == (
+        "cmsdk-apb", 0x59303000, 0x49303000)  # fmt: skip
+    assert b.qemu is not None and (b.qemu.machine, b.qemu.cpu) == ("mps3-an547", "cortex-m55")
+    assert b.boot is not None and (b.boot.vector_region, b.boot.vector_address) == (
+        "ITCM", 0x10000000)  # fmt: skip
+    assert (b.cpu.irqs, b.cpu.fpu, b.cpu.mve, b.cpu.trustzone) == (96, "dp", "fp", True)
+    assert b.schema == 2 and b.port.sources == () and b.port.hooks == ()
     assert b.npu.supports("ethos-u55", 128) and b.npu.supports("ethos-u65", 512)
     assert not b.npu.supports("ethos-u85")
     assert ("ethos-u55", "Dedicated_Sram") not in b.npu.registers
@@ -59,7 +64,8 @@ def test_corstone_320_facts() -> None:
     assert regions["SRAM"] == (0x31000000, 4 * MIB)
     assert regions["DDR"] == (0x70000000, 256 * MIB)
     assert (b.npu.base, b.npu.irq, b.npu.kinds) == (0x50004000, 16, ("ethos-u85",))
-    assert b.qemu_machine is None
+    assert b.qemu is None
+    assert b.boot is not None and b.boot.vector_region == "BROM"
     # Debian's GCC 12.2 has no cortex-m85: the board spells out the M85's ISA for it.
     assert "-march=armv8.1-m.main+mve.fp+fp.dp" in b.cpu.flags["gcc"]
     assert "-mcpu=cortex-m85" in b.cpu.flags["clang"]
@@ -81,7 +87,14 @@ def test_custom_board_file_with_kind_defaults() -> None:
     flash = b.region("FLASH")
     assert not flash.volatile and not flash.writable and flash.npu
     assert b.glue == {"systick_hz": 48_000_000}
-    assert b.glue_dir == str(DATA.resolve())
+    # schema 1: [uart] is the console; no board.c in the folder, so no port sources
+    assert b.schema == 1 and b.console.kind == "pl011" and b.console.base == 0x40100000
+    assert b.port.dir == str(DATA.resolve()) and b.port.sources == ()
+    assert b.cpu.fpu == "dp" and b.cpu.flags["gcc"] == (
+        "-mcpu=cortex-m55+nomve.fp",
+        "-mfloat-abi=hard",
+    )
+    assert b.cpu.flags["clang"][1] == "-mcpu=cortex-m55+nomve.fp"  # derived: no override
 
 
 # Each malformed board: (what to change in the valid custom file, key the error names,
@@ -98,7 +111,14 @@ BAD = {
     "missing npu irq": ((r"(?m)^irq = 55\n", ""), "npu.irq", "missing"),
     "negative size": ((r'size = "8 MiB"', "size = -4"), "region[3] 'PSRAM'.size", "> 0, got -4"),
     "zero size": ((r'size = "8 MiB"', "size = 0"), "region[3] 'PSRAM'.size", "> 0, got 0"),
-    "wrong type": ((r"fpu = true", 'fpu = "yes"'), "cpu.fpu", "must be a boolean"),
+    "wrong type": ((r"fpu = true", "fpu = 3"), "cpu.fpu", 'must be "dp", "sp" or "none"'),
+    "bad fpu": ((r"fpu = true", 'fpu = "sp"'), "cpu.fpu", 'FPU is "dp" or "none"'),
+    "unknown core": ((r'core = "cortex-m55"', 'core = "cortex-m99"'), "cpu.core", "unknown value"),
+    "wrong arch": ((r'arch = "armv8.1-m.main"', 'arch = "armv7e-m"'), "cpu.arch", "is armv8.1-m"),
+    "mve on m33": ((r'core = "cortex-m55"\narch = .*', 'core = "cortex-m33"'), "cpu.mve", "no MVE"),
+    "too few irqs": ((r'mve = "int"', 'mve = "int"\nirqs = 32'), "cpu.irqs", "NPU's IRQ 55"),
+    "bad flag": ((r'"-mfloat-abi=hard"\]', '"-O2 -g"]'), "cpu.flags.gcc[1]", "not one"),
+    "console without base": ((r"(?m)^base = 0x40100000\n", ""), "uart.base", "missing"),
     "size not a number": ((r'size = "8 MiB"', 'size = "eight"'), "PSRAM'.size", "cannot read"),
     "unknown key": ((r"(?m)^mve = ", "vector = 1\nmve = "), "cpu.vector", "unknown key"),
     "unknown region kind": ((r'kind = "dram"', 'kind = "hbm"'), "PSRAM'.kind", "unknown value"),

@@ -61,9 +61,7 @@ def test_svd_peripherals() -> None:
         find_console(svd, "UART7")
 
 
-def test_new_board_from_pack_and_svd(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_new_board_from_pack_and_svd(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = _new(tmp_path, *PACK, "--console-peripheral", "UART0", "--npu", "ethos-u55-128")
     printed = capsys.readouterr().out
     assert "note: SVD: " in printed and "(named by the pack)" in printed
@@ -80,13 +78,11 @@ def test_new_board_from_pack_and_svd(
     assert [r.name for r in board.regions] == [
         "ITCM_S", "BOOT_ROM_S", "DTCM_S", "SRAM0_S", "FLASH", "HYPERRAM_S"]  # fmt: skip
     text = (out / "board.toml").read_text()
-    assert "mve = \"\"  # TODO: the pack library does not report Dmve" in text
+    assert 'mve = ""  # TODO: the pack library does not report Dmve' in text
     assert sorted(p.name for p in out.iterdir()) == ["board.toml"]  # every hook has a default
 
 
-def test_unknown_npu_is_a_blocking_todo(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
+def test_unknown_npu_is_a_blocking_todo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pdsc = tmp_path / "pack" / "test_soc.pdsc"  # the pack without its SVD beside it
     pdsc.parent.mkdir()
     shutil.copy(PDSC, pdsc)
@@ -209,7 +205,8 @@ def test_hostile_pack_strings_stay_data(tmp_path: Path) -> None:
     """A device name with quotes and a newline lands escaped in strings and comments."""
     evil = 'TestSoC-E7"\n[npu]\nbase = 0'
     pdsc = tmp_path / "evil.pdsc"
-    pdsc.write_text(PDSC.read_text().replace('Dname="TestSoC-E7"', 'Dname="TestSoC-E7&quot;&#10;[npu]&#10;base = 0"'))
+    escaped = 'Dname="TestSoC-E7&quot;&#10;[npu]&#10;base = 0"'
+    pdsc.write_text(PDSC.read_text().replace('Dname="TestSoC-E7"', escaped))
     out = _new(tmp_path, "--pack", str(pdsc), "--device", evil, "--npu-base", "0x40000000",
                "--npu-irq", "3", "--console", "semihosting")  # fmt: skip
     board = load_board(out)

@@ -13,6 +13,7 @@ import os
 import sys
 from collections.abc import Sequence
 from types import ModuleType
+from typing import NoReturn
 
 from ethosu_kit import __version__
 from ethosu_kit.errors import KitError
@@ -41,8 +42,18 @@ def _load(module: str) -> ModuleType | None:
         raise
 
 
+class _Parser(argparse.ArgumentParser):
+    """argparse with the kit's error contract: one `error:` line and one `hint:` line
+    (argparse's own prints the usage block first)."""
+
+    def error(self, message: str) -> NoReturn:
+        print(f"error: {self.prog}: {' '.join(message.split())}", file=sys.stderr)
+        print(f"hint: see '{self.prog} --help'", file=sys.stderr)
+        raise SystemExit(2)
+
+
 def build_parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+    parser = _Parser(
         prog="ethosu-kit",
         description="Turn an ExecuTorch .pte lowered for Ethos-U into placed, checked firmware.",
     )

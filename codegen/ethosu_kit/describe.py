@@ -103,6 +103,8 @@ def _delegate_lines(i: int, d: Delegate) -> list[str]:
             f"ID 0x{cop.id:08x}), command stream at byte {cop.command_offset}"
             + (", blocks external (named data)" if d.vela.external else "")
         )
+        for problem in d.vela.io_problems:
+            lines.append(f"    BAD IO RECORD: {problem} (gen refuses this delegate)")
     return lines
 
 

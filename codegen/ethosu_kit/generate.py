@@ -23,7 +23,7 @@ from typing import Any
 import jinja2
 
 from ethosu_kit import __version__
-from ethosu_kit.board import Board, ModeRegisters, RegionKind
+from ethosu_kit.board import HOOKS, Board, HalDefault, Hook, ModeRegisters, RegionKind, hal_default
 from ethosu_kit.errors import KitError
 from ethosu_kit.memory_plan import Buffer, MemoryPlan, Role
 from ethosu_kit.model_info import MemoryMode, ModelInfo
@@ -93,6 +93,14 @@ class GenInfo:
             "Do not edit: regenerate with gen-firmware. A hand edit is detected",
             "  and never overwritten silently (.ethosu-kit/manifest.json).",
         )
+
+
+@dataclass(frozen=True)
+class HalChoice:
+    """A HAL hook and the kit's default for the board (kit_board.cmake's HAL variables)."""
+
+    hook: Hook
+    default: HalDefault
 
 
 @dataclass(frozen=True)
@@ -182,13 +190,12 @@ def _display_path(path: str, root: Path) -> str:
 
 
 def _board_dir_expr(board: Board, root: Path) -> str:
-    """The glue folder as CMake sees it: under ${ETHOSU_KIT_ROOT} when built in."""
-    glue = Path(board.glue_dir) if board.glue_dir else Path(board.source).parent
-    glue = glue.resolve()
+    """The board's [port] folder as CMake sees it: under ${ETHOSU_KIT_ROOT} when built in."""
+    folder = Path(board.port.dir).resolve()
     try:
-        return "${ETHOSU_KIT_ROOT}/" + glue.relative_to(root).as_posix()
+        return "${ETHOSU_KIT_ROOT}/" + folder.relative_to(root).as_posix()
     except ValueError:
-        return glue.as_posix()
+        return folder.as_posix()
 
 
 def gen_info(plan: MemoryPlan, pte_bytes: bytes) -> GenInfo:
@@ -286,6 +293,7 @@ def _context(model: ModelInfo, plan: MemoryPlan, gen: GenInfo) -> dict[str, Any]
             "regioncfg": UPSTREAM_NPU_REGS[plan.mode][1],
         },
         "tcms": [r for r in board.regions if r.kind in (RegionKind.ITCM, RegionKind.DTCM)],
+        "hal": [HalChoice(hook, hal_default(board, hook.name)) for hook in HOOKS],
         "pte_name": PTE_NAME,
         "toolchains": (
             ("gcc", "arm-none-eabi-gcc.cmake", "GNU Arm Embedded GCC (arm-none-eabi)"),

@@ -119,7 +119,7 @@ class MemoryPlan:
             "board_source": self.board.source,
             # facts the board file still leaves "TODO" (board_loader.TODO_KEYS): `build`
             # refuses an NPU-driver build while the NPU's are unknown
-            "board_todo": list(getattr(self.board, "todo", ())),
+            "board_todo": list(self.board.todo),
             "mode": self.mode.value,
             "accelerator": self.accelerator,
             "model": {"path": self.model_path, "sha256": self.model_sha256},

@@ -79,6 +79,42 @@ class CopHeader:
         return 1 << (self.config & 0xF)
 
 
+# What Vela writes in an IO record: int8/int16/int32 tensors in region 1, the scratch
+# arena the delegate copies inputs into and outputs out of.
+VELA_ELEM_SIZES = (1, 2, 4)
+SCRATCH_REGION = 1
+
+
+def vela_io_problems(
+    inputs: tuple[VelaTensor, ...], outputs: tuple[VelaTensor, ...], scratch_size: int
+) -> tuple[str, ...]:
+    """What is wrong with a delegate's IO records, one phrase per record ("input 0: ...").
+
+    A record the delegate cannot honour: a dimension that is not positive, an element
+    size Vela never writes, a region other than the scratch, or bytes that lie outside
+    the `scratch_size`-byte scratch arena (the NPU would write outside the memory the
+    plan gives it). Empty when every record is sound.
+    """
+    problems = []
+    for kind, tensors in (("input", inputs), ("output", outputs)):
+        for i, t in enumerate(tensors):
+            what = f"{kind} {i} (shape {list(t.shape)}, element size {t.elem_size})"
+            if any(d <= 0 for d in t.shape):
+                problems.append(f"{what}: dimensions must be positive")
+            elif t.elem_size not in VELA_ELEM_SIZES:
+                problems.append(f"{what}: element size must be 1, 2 or 4 bytes")
+            elif t.region != SCRATCH_REGION:
+                problems.append(
+                    f"{what}: lives in region {t.region}, not the scratch (region {SCRATCH_REGION})"
+                )
+            elif t.offset < 0 or t.offset + t.nbytes > scratch_size:
+                problems.append(
+                    f"{what}: bytes {t.offset}..{t.offset + t.nbytes} lie outside the "
+                    f"{scratch_size}-byte scratch arena"
+                )
+    return tuple(problems)
+
+
 @dataclass(frozen=True)
 class VelaStream:
     """One Ethos-U delegate's compiled payload (the Vela block stream)."""
@@ -90,6 +126,11 @@ class VelaStream:
     outputs: tuple[VelaTensor, ...]
     cop: CopHeader
     external: bool  # data blocks are keys into the named-data map instead of inline bytes
+
+    @property
+    def io_problems(self) -> tuple[str, ...]:
+        """`vela_io_problems` of this delegate (empty when its IO fits its scratch)."""
+        return vela_io_problems(self.inputs, self.outputs, self.scratch_size)
 
 
 @dataclass(frozen=True)
@@ -194,5 +235,9 @@ class ModelInfo:
 
         d: dict[str, Any] = convert(asdict(self))
         d["peak_scratch"] = self.peak_scratch
+        for method, m in zip(d["methods"], self.methods, strict=True):
+            for dd, delegate in zip(method["delegates"], m.delegates, strict=True):
+                if delegate.vela is not None and dd.get("vela") is not None:
+                    dd["vela"]["io_problems"] = list(delegate.vela.io_problems)
         d["cpu_operators"] = list(self.cpu_operators)
         return d

@@ -728,6 +728,7 @@ def plan_memory(
                 hint="add them to the board file (QCONFIG and REGIONCFG_0..7 for the mode)",
             )
 
+    _check_vela_io(model, name)
     planner = _Planner(model, board, mode, options)
     planner.notes.extend(notes)
     if len(model.methods) > 1:
@@ -735,6 +736,21 @@ def plan_memory(
             f"{len(model.methods)} methods: planned for {_main_method(model).name}"
         )
     return planner.run()
+
+
+def _check_vela_io(model: ModelInfo, name: str) -> None:
+    """Refuse a delegate whose IO records lie outside its scratch arena: the plan sizes
+    the arena from scratch_size, so the NPU would read and write memory it was not given."""
+    for m in model.methods:
+        for i, d in enumerate(m.delegates):
+            if d.vela is not None and d.vela.io_problems:
+                problems = d.vela.io_problems
+                more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+                raise PlanError(
+                    f"{name}: method '{m.name}' delegate {i}: {problems[0]}{more}",
+                    hint="the Vela IO records are corrupt or hand-edited: lower the model again "
+                    "(ethosu-kit inspect lists every bad record)",
+                )
 
 
 def _board_hint(kind: str, macs: int) -> str:

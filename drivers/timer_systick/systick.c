@@ -6,12 +6,21 @@
 
 static volatile uint64_t wraps;
 
+/* Spins at most this long for the first reload (it comes on the next clock edge). */
+#define SYSTICK_FIRST_RELOAD_SPINS 100000u
+
 void kit_systick_start(void)
 {
     wraps = 0;
     SYST_RVR = SYSTICK_RELOAD;
     SYST_CVR = 0;
     SYST_CSR = SYST_CSR_ENABLE | SYST_CSR_TICKINT | SYST_CSR_CLKSOURCE;
+    /* Writing CVR clears it, and the counter holds 0 until the next clock loads RVR,
+     * without a wrap: a read in between would count a full period that never
+     * happened, and the next read would be 2^24 cycles *earlier* (the bring-up
+     * printed 4278430329 cycles for a few thousand). Wait for that first reload. */
+    for (uint32_t i = 0; i < SYSTICK_FIRST_RELOAD_SPINS && SYST_CVR == 0u; ++i) {
+    }
 }
 
 void SysTick_Handler(void) { wraps = wraps + 1u; }

@@ -56,35 +56,42 @@ def _render(*renderables: object) -> str:
 
 
 def describe(board: Board) -> str:
-    """One board: CPU, NPU, UART and the memory map."""
+    """One board: CPU, NPU, console, boot, QEMU, its own code and the memory map."""
     from rich.table import Table
 
     from ethosu_kit.report import size_text
 
-    npu, cpu, console = board.npu, board.cpu, board.console
-    where = f" at 0x{console.base:08x}" if console.mmio else ""
-    boot = (
-        f"vector table at 0x{board.boot.vector_address:08x} ({board.boot.vector_region})"
-        if board.boot
-        else "vector table at the start of the code region"
-    )
-    qemu = "no machine (build and check only)"
-    if board.qemu:
-        qemu = f"{board.qemu.machine} -cpu {board.qemu.cpu}"
-        qemu += f" (stand-in: {board.qemu.stand_in})" if board.qemu.stand_in else ""
+    npu = board.npu
+    cpu = board.cpu
     lines = [
         f"{board.name} ({', '.join(board.aliases) or 'no aliases'}): {board.description}",
         f"  file: {board.source}",
         f"  CPU:  {cpu.core} {cpu.arch}, FPU {cpu.fpu}, MVE {cpu.mve or 'no'}, "
-        f"{'D-cache ' + str(cpu.dcache_line) + ' B lines' if cpu.dcache else 'no D-cache'}, "
-        f"{'TrustZone' if cpu.trustzone else 'no TrustZone'}, {cpu.irqs} IRQs, "
-        f"timer {cpu.timer}, {cpu.clock_hz / 1e6:g} MHz",
-        f"  NPU:  {_npus(board)} at 0x{npu.base:08x}, IRQ {npu.irq}, "
+        f"{'TrustZone, ' if cpu.trustzone else ''}"
+        f"caches {'/'.join(c for c, on in (('I', cpu.icache), ('D', cpu.dcache)) if on) or 'none'}"
+        f", {cpu.irqs} IRQs, timer {cpu.timer}, {cpu.clock_hz / 1e6:g} MHz",
+        f"  NPU:  {_npus(board)} at "
+        f"{'TODO' if 'npu.base' in board.todo else f'0x{npu.base:08x}'}, "
+        f"IRQ {'TODO' if 'npu.irq' in board.todo else npu.irq}, "
         f"{'secure' if npu.secure else 'non-secure'}, "
         f"{'privileged' if npu.privileged else 'unprivileged'}",
-        f"  console: {console.kind}{where}",
-        f"  boot: {boot}",
-        f"  QEMU: {qemu}",
+        f"  console: {board.console.kind}"
+        + (f" at 0x{board.console.base:08x}" if board.console.mmio else ""),
+        "  boot: "
+        + (
+            f"vectors at 0x{board.boot.vector_address:08x} ({board.boot.vector_region})"
+            if board.boot
+            else "vectors at the start of the code region"
+        ),
+        "  QEMU: "
+        + (
+            f"{board.qemu.machine} -cpu {board.qemu.cpu}"
+            + (f" (stand-in: {board.qemu.stand_in})" if board.qemu.stand_in else "")
+            if board.qemu
+            else "no machine (build and check only)"
+        ),
+        f"  port: {board.port.dir}: {len(board.port.sources)} sources, hooks "
+        f"{', '.join(board.port.hooks) or 'none (kit defaults)'}",
     ]
     table = Table(title="memory map", title_justify="left")
     for column in ("region", "kind", "base", "end", "size", "attributes", "description"):

@@ -30,48 +30,46 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--delegate", type=int, metavar="K", help="run only Ethos-U delegate K (from 0)"
     )
-    parser.add_argument("--seed", type=int, default=0, help="seed of the random inputs (0)")
+    parser.add_argument(
+        "--seed", type=seed_arg, default=0, help="seed of the random inputs, 0..2^64-1 (0)"
+    )
     parser.add_argument("-o", "--output", type=Path, help="save inputs and outputs to this .npz")
 
 
-def _load_inputs(files: list[str]) -> list[tuple[str, np.ndarray[Any, Any]]]:
-    """(where it came from, for error messages: `x.npy` or `in.npz[key]`, array), in order."""
-    import numpy as np
+SEED_MAX = (1 << 64) - 1
 
-    from ethosu_kit.errors import KitError
-    from ethosu_kit.files import MAX_INPUT, open_regular
 
-    arrays: list[tuple[str, np.ndarray[Any, Any]]] = []
-    for name in files:
-        path = Path(name)
-        with open_regular(path, MAX_INPUT) as (f, _):
-            try:
-                loaded = np.load(f, allow_pickle=False)
-            except (ValueError, OSError) as exc:
-                raise KitError(f"{path}: not a .npy/.npz file ({exc})") from None
-            if isinstance(loaded, np.ndarray):
-                arrays.append((str(path), loaded))
-            else:
-                with loaded:
-                    arrays.extend((f"{path}[{key}]", loaded[key]) for key in loaded.files)
-    return arrays
+def seed_arg(text: str) -> int:
+    """--seed: an integer 0..2^64-1 (NumPy's generators refuse negative seeds)."""
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    if not 0 <= value <= SEED_MAX:
+        raise argparse.ArgumentTypeError(f"{value} is outside 0..{SEED_MAX}")
+    return value
 
 
 def run(args: argparse.Namespace) -> int:
     import numpy as np
 
     from ethosu_kit.errors import KitError
-    from ethosu_kit.pte import read_pte, read_vela_streams
+    from ethosu_kit.inputs import check_output_path, conform, load_arrays, save_npz
+    from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes, vela_streams_from_bytes
     from ethosu_kit.vnpu import run_delegate
     from ethosu_kit.vnpu.delegate import (
+        check_blocks,
         fast_scratch_bytes,
         random_inputs,
         tensor_dtype,
         tensor_shape,
     )
 
-    streams = read_vela_streams(args.pte)
-    fast = fast_scratch_bytes(read_pte(args.pte))
+    if args.output is not None:
+        check_output_path(args.output)  # before any work: no result to lose later
+    data = read_pte_bytes(args.pte)
+    streams = vela_streams_from_bytes(data, str(args.pte))
+    fast = fast_scratch_bytes(model_from_bytes(data, str(args.pte)))
     if not streams:
         raise KitError(
             f"{args.pte}: no Ethos-U delegate to simulate", hint="the model runs on the CPU only"
@@ -84,7 +82,7 @@ def run(args: argparse.Namespace) -> int:
                 "Ethos-U delegate(s)"
             )
         selected = [selected[args.delegate]]
-    given = _load_inputs(args.inputs) if args.inputs else None
+    given = load_arrays(args.inputs) if args.inputs else None
     if given is not None and len(selected) != 1:
         raise KitError(
             f"{args.pte}: --inputs with {len(selected)} delegates is ambiguous",
@@ -92,6 +90,8 @@ def run(args: argparse.Namespace) -> int:
         )
     rng = np.random.default_rng(args.seed)
     saved: dict[str, np.ndarray[Any, Any]] = {}
+    for _, blocks in selected:
+        check_blocks(blocks, fast, str(args.pte))  # all before any runs: no half a result
     for k, blocks in selected:
         if given is None:
             inputs = random_inputs(blocks, rng)
@@ -101,22 +101,10 @@ def run(args: argparse.Namespace) -> int:
                     f"{args.pte}: delegate {k} takes {len(blocks.inputs)} input(s), "
                     f"--inputs gave {len(given)}"
                 )
-            inputs = []
-            for i, (t, (source, value)) in enumerate(zip(blocks.inputs, given, strict=True)):
-                dtype, shape = tensor_dtype(t), tensor_shape(t)
-                if value.size != int(np.prod(shape)):
-                    raise KitError(
-                        f"{source}: delegate {k} input {i}: needs shape {shape} "
-                        f"({int(np.prod(shape))} values), the file has {value.shape}"
-                    )
-                info = np.iinfo(dtype)
-                if value.size and (value.min() < info.min or value.max() > info.max):
-                    raise KitError(
-                        f"{source}: delegate {k} input {i}: values outside {dtype} "
-                        f"[{info.min}, {info.max}]",
-                        hint="pass the quantized integers the NPU sees",
-                    )
-                inputs.append(value.astype(dtype).reshape(shape))
+            inputs = [
+                conform(named, tensor_dtype(t), tensor_shape(t), f"delegate {k} input {i}")
+                for i, (t, named) in enumerate(zip(blocks.inputs, given, strict=True))
+            ]
         outputs = run_delegate(blocks, inputs, fast_scratch_size=fast)
         print(
             f"delegate {k} ({blocks.method}): {len(blocks.cmd_data)} B commands, "
@@ -133,7 +121,6 @@ def run(args: argparse.Namespace) -> int:
                 f"  output {i}: {y.dtype} {list(y.shape)} min {flat.min()} max {flat.max()}: {head}"
             )
     if args.output is not None:
-        args.output.parent.mkdir(parents=True, exist_ok=True)
-        np.savez(args.output, **saved)
-        print(f"saved {len(saved)} arrays to {args.output}")
+        written = save_npz(args.output, saved)
+        print(f"saved {len(saved)} arrays to {written}")
     return 0

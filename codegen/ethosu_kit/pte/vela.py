@@ -16,7 +16,7 @@ import struct
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from ethosu_kit.model_info import CopHeader, VelaStream, VelaTensor
+from ethosu_kit.model_info import CopHeader, VelaStream, VelaTensor, vela_io_problems
 from ethosu_kit.pte._flatbuffer import Malformed
 
 STREAM_HEADER = "vela_bin_stream"
@@ -63,6 +63,11 @@ class VelaBlocks:
         """The register command stream alone (after the driver actions)."""
         start = self.cop.command_offset
         return self.cmd_data[start : start + 4 * self.cop.command_words]
+
+    @property
+    def io_problems(self) -> tuple[str, ...]:
+        """`model_info.vela_io_problems` of this delegate's IO records."""
+        return vela_io_problems(self.inputs, self.outputs, self.scratch_size)
 
     def to_stream(self) -> VelaStream:
         return VelaStream(

@@ -44,6 +44,36 @@ def tensor_shape(t: VelaTensor) -> tuple[int, ...]:
     return tuple(shape)
 
 
+# The most bytes the host gives one NPU region (weights, scratch, fast scratch): real
+# models use a few MiB; a corrupt scratch_size (a u32) must not become a 4 GiB allocation.
+MAX_REGION_BYTES = 512 * 1024 * 1024
+
+
+def check_blocks(blocks: VelaBlocks, fast_scratch_size: int = 0, source: str = "") -> None:
+    """Refuse, naming the delegate and the record, what the virtual NPU must not run:
+    IO records outside the scratch (`io_problems`) or regions too large to allocate.
+    `source` (the .pte's path) starts the message when given."""
+    where = f"method '{blocks.method}' delegate {blocks.delegate_index}"
+    where = f"{source}: {where}" if source else where
+    problems = blocks.io_problems
+    if problems:
+        more = f" (and {len(problems) - 1} more)" if len(problems) > 1 else ""
+        raise KitError(
+            f"{where}: {problems[0]}{more}",
+            hint="the Vela IO records are corrupt or hand-edited: lower the model again",
+        )
+    for name, size in (
+        ("scratch_size", blocks.scratch_size),
+        ("weight_data", len(blocks.weight_data)),
+        ("fast scratch (region 2)", fast_scratch_size),
+    ):
+        if size > MAX_REGION_BYTES:
+            raise KitError(
+                f"{where}: {name} of {size} bytes is more than the virtual NPU allocates "
+                f"for a region (MAX_REGION_BYTES = {MAX_REGION_BYTES})"
+            )
+
+
 def random_inputs(blocks: VelaBlocks, rng: np.random.Generator) -> list[IntArray]:
     """Full-range random integers for every input of the delegate."""
     out = []
@@ -65,6 +95,7 @@ def run_delegate(
     `fast_scratch_size` > 0 adds region 2, the Dedicated_Sram staging SRAM (its size is
     the memory mode's arena cache size; the .pte does not record it).
     """
+    check_blocks(blocks, fast_scratch_size)
     if len(inputs) != len(blocks.inputs):
         raise KitError(
             f"delegate {blocks.delegate_index} takes {len(blocks.inputs)} inputs, got {len(inputs)}"
@@ -80,13 +111,13 @@ def run_delegate(
                 f"delegate input {i} lives in region {t.region}; "
                 "only region 1 (scratch) is supported"
             )
-        data = np.ascontiguousarray(value, dtype=tensor_dtype(t)).tobytes()
+        data = np.ascontiguousarray(value, dtype=tensor_dtype(t)).reshape(-1).view(np.uint8)
         if len(data) != t.nbytes:
             raise KitError(
                 f"delegate input {i} needs {t.nbytes} bytes "
                 f"(shape {tensor_shape(t)}), got {len(data)}"
             )
-        scratch[t.offset : t.offset + len(data)] = np.frombuffer(data, dtype=np.uint8)
+        scratch[t.offset : t.offset + len(data)] = data
     own = npu is None
     npu = npu or VirtualNpu(config=blocks.cop.config, npu_id=blocks.cop.id)
     try:
@@ -96,8 +127,8 @@ def run_delegate(
             npu.close()
     outputs = []
     for t in blocks.outputs:
-        raw = scratch[t.offset : t.offset + t.nbytes].tobytes()
-        outputs.append(np.frombuffer(raw, dtype=tensor_dtype(t)).reshape(tensor_shape(t)).copy())
+        raw = scratch[t.offset : t.offset + t.nbytes]
+        outputs.append(raw.view(tensor_dtype(t)).reshape(tensor_shape(t)).copy())
     return outputs
 
 

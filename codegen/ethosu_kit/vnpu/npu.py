@@ -111,6 +111,8 @@ class VirtualNpu:
         if lib.ethosu_init(self._drv, None, None, 0, 0, 0) != 0:
             raise VnpuError("ethosu_init of the virtual NPU failed")
         lib.ethosu_virtual_set_hw(self._drv, config, npu_id)
+        # the aligned copy of the last command stream: a delegate run again reuses it
+        self._cmd: tuple[bytes, npt.NDArray[np.uint8]] | None = None
 
     def close(self) -> None:
         if self._drv is not None:
@@ -153,7 +155,9 @@ class VirtualNpu:
         """Run a COP1 payload with base_addr[i] = regions[i] (16-byte aligned uint8 arrays)."""
         if self._drv is None:
             raise VnpuError("the virtual NPU is closed")
-        cmd = aligned_bytes(len(cmd_data), cmd_data)
+        if self._cmd is None or self._cmd[0] is not cmd_data:
+            self._cmd = (cmd_data, aligned_bytes(len(cmd_data), cmd_data))
+        cmd = self._cmd[1]
         n = len(regions)
         bases = (ctypes.c_uint64 * n)(*(r.ctypes.data for r in regions))
         sizes = (ctypes.c_size_t * n)(*(r.nbytes for r in regions))

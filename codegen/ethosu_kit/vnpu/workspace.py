@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ethosu_kit.errors import KitError
-from ethosu_kit.vnpu.delegate import run_delegate, tensor_dtype, tensor_shape
+from ethosu_kit.vnpu.delegate import check_blocks, run_delegate, tensor_dtype, tensor_shape
 from ethosu_kit.vnpu.npu import VirtualNpu
 
 if TYPE_CHECKING:
@@ -32,6 +32,7 @@ def required_workspace(blocks: Sequence[VelaBlocks], fast_scratch_size: int = 0)
     """Bytes of working memory the virtual NPU needs to run every one of these delegates."""
     need = 0
     for b in blocks:
+        check_blocks(b, fast_scratch_size)
         zeros = [np.zeros(tensor_shape(t), dtype=tensor_dtype(t)) for t in b.inputs]
         with VirtualNpu(b.cop.config, b.cop.id) as npu:
             npu.workspace_peak(reset=True)

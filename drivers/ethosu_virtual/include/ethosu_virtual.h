@@ -61,6 +61,9 @@ void ethosu_virtual_set_mutation(uint32_t mask);
  * Returns 0, or -1 for an unknown command (buf names the code) or a truncated one.
  */
 int ethosu_virtual_disasm(const uint32_t *words, size_t nwords, size_t *index, char *buf, size_t len);
+/* The same for the instruction set of CONFIG.product `product` (0 U55, 1 U65, 2 U85). */
+int ethosu_virtual_disasm_product(uint32_t product, const uint32_t *words, size_t nwords, size_t *index, char *buf,
+                                  size_t len);
 
 /*
  * Decode an MLW weight stream into at most max_out 9-bit values.

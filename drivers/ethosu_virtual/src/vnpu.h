@@ -19,7 +19,33 @@ struct vnpu_cmd_desc
     const char *fields;
 };
 
-const struct vnpu_cmd_desc *vnpu_find_cmd(uint32_t code);
+struct vnpu_enum_desc
+{
+    const char *name;
+    const char *values;
+};
+
+/* One instruction set: its commands (sorted by code) and field enumerations. */
+struct vnpu_isa
+{
+    const struct vnpu_cmd_desc *commands;
+    size_t ncommands;
+    const struct vnpu_enum_desc *enums;
+    size_t nenums;
+};
+
+extern const struct vnpu_isa vnpu_isa_u55; /* vnpu_cmd.c */
+extern const struct vnpu_isa vnpu_isa_u85; /* vnpu_u85_cmd.c */
+
+/* CONFIG.product (bits 31:28) */
+#define VNPU_PRODUCT_U55 0u
+#define VNPU_PRODUCT_U65 1u
+#define VNPU_PRODUCT_U85 2u
+
+const struct vnpu_cmd_desc *vnpu_isa_find(const struct vnpu_isa *isa, uint32_t code);
+int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nwords, size_t *index, char *buf,
+                    size_t len);
+const struct vnpu_cmd_desc *vnpu_find_cmd(uint32_t code); /* U55/U65 */
 uint32_t vnpu_code_of(uint32_t word0);
 
 /* What one run of a command stream sees: the regions and the NPU it runs on. */
@@ -35,11 +61,122 @@ struct vnpu_env
 
 /* Run a register command stream (no COP1 header). 0 on NPU_OP_STOP, -1 with env->error set. */
 int vnpu_run(struct vnpu_env *env, const uint32_t *words, size_t nwords);
+/* The same for an Ethos-U85 stream (vnpu_u85_exec.c). */
+int vnpu_u85_run(struct vnpu_env *env, const uint32_t *words, size_t nwords);
 
 /* Working memory for weight decoding (the static default or the caller's). */
 void *vnpu_workspace(size_t *size);
 /* Record that an operation used `bytes` of it (the high-water mark ethosu_virtual_workspace_peak reads). */
 void vnpu_workspace_used(size_t bytes);
+
+/* Rounding of vnpu_rescale: the U55's OFM/IFM round_mode values, and FLOOR (no rounding constant). */
+enum
+{
+    ROUND_DBL = 0,
+    ROUND_TRUNCATE = 1, /* towards zero */
+    ROUND_NATURAL = 2,
+    ROUND_FLOOR = 3
+};
+
+/*
+ * (v * m + rounding constant) >> s, exact (the product up to 96 bits): the rescale
+ * of the command-stream reference section 8.1.
+ */
+int64_t vnpu_rescale(int64_t v, uint32_t m, unsigned s, int mode);
+
+/* A feature map as one operation addresses it: tiles, strides, precision, extent. */
+struct fm
+{
+    uint8_t *mem;
+    size_t size;
+    int64_t base[4];
+    int32_t h0, h1, w0; /* tile split: HEIGHT0, HEIGHT1, WIDTH0 */
+    int64_t sx, sy, sc;
+    int elem;      /* bytes: 1, 2, 4 */
+    int is_signed; /* 0 unsigned, 1 signed */
+    int brick;     /* NHCWB16 */
+    int h, w, c;   /* extent used by the operation */
+    int zp;
+};
+
+static inline int64_t fm_offset(const struct fm *f, int y, int x, int c)
+{
+    int t = 0;
+    if (x >= f->w0)
+    {
+        x -= f->w0;
+        if (y >= f->h1)
+        {
+            y -= f->h1;
+            t = 3;
+        }
+        else
+        {
+            t = 1;
+        }
+    }
+    else if (y >= f->h0)
+    {
+        y -= f->h0;
+        t = 2;
+    }
+    int64_t off = f->base[t] + (int64_t)y * f->sy + (int64_t)x * f->sx;
+    if (f->brick)
+    {
+        off += (int64_t)(c >> 4) * f->sc + (int64_t)(c & 15) * f->elem;
+    }
+    else
+    {
+        off += (int64_t)c * f->elem;
+    }
+    return off;
+}
+
+/* One element at p: kind = bytes * 2 + signed (struct fm's elem and is_signed). */
+static inline int64_t load_elem(const uint8_t *p, int kind)
+{
+    switch (kind)
+    {
+    case 2:
+        return p[0];
+    case 3:
+        return (int8_t)p[0];
+    case 4:
+        return (uint16_t)(p[0] | (p[1] << 8));
+    case 5:
+        return (int16_t)(uint16_t)(p[0] | (p[1] << 8));
+    case 8:
+        return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+    default:
+        return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+    }
+}
+
+/* The low `elem` bytes of v at p, little-endian. */
+static inline void store_elem(uint8_t *p, int elem, int64_t v)
+{
+    uint32_t u = (uint32_t)v;
+    p[0] = (uint8_t)u;
+    if (elem > 1)
+    {
+        p[1] = (uint8_t)(u >> 8);
+    }
+    if (elem > 2)
+    {
+        p[2] = (uint8_t)(u >> 16);
+        p[3] = (uint8_t)(u >> 24);
+    }
+}
+
+static inline int64_t fm_read(const struct fm *f, int y, int x, int c)
+{
+    return load_elem(f->mem + fm_offset(f, y, x, c), f->elem * 2 + f->is_signed);
+}
+
+static inline void fm_write(const struct fm *f, int y, int x, int c, int64_t v)
+{
+    store_elem(f->mem + fm_offset(f, y, x, c), f->elem, v);
+}
 
 extern uint32_t vnpu_mutation_mask; /* ethosu_virtual_mutation bits, 0 = the real NPU */
 

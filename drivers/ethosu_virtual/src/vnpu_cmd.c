@@ -134,11 +134,7 @@ static const struct vnpu_cmd_desc commands[] = {
 };
 
 /* Enumerations: "value=NAME,..." ; printed as <ENUM>_<NAME>. */
-static const struct
-{
-    const char *name;
-    const char *values;
-} enums[] = {
+static const struct vnpu_enum_desc enums[] = {
     {"acc_format", "0=I32,1=I40,2=F16"},
     {"activation_clip_range", "0=OFM_PRECISION,2=FORCE_UINT8,3=FORCE_INT8,5=FORCE_INT16"},
     {"activation_format", "0=NHWC,1=NHCWB16"},
@@ -162,18 +158,22 @@ static const struct
     {"weight_order", "0=DEPTH_FIRST,1=PART_KERNEL_FIRST"},
 };
 
-const struct vnpu_cmd_desc *vnpu_find_cmd(uint32_t code)
+const struct vnpu_isa vnpu_isa_u55 = {commands, sizeof(commands) / sizeof(commands[0]), enums,
+                                      sizeof(enums) / sizeof(enums[0])};
+
+const struct vnpu_cmd_desc *vnpu_isa_find(const struct vnpu_isa *isa, uint32_t code)
 {
     size_t lo = 0;
-    size_t hi = sizeof(commands) / sizeof(commands[0]);
+    size_t hi = isa->ncommands;
+    const struct vnpu_cmd_desc *commands_ = isa->commands;
     while (lo < hi)
     {
         size_t mid = (lo + hi) / 2;
-        if (commands[mid].code == code)
+        if (commands_[mid].code == code)
         {
-            return &commands[mid];
+            return &commands_[mid];
         }
-        if (commands[mid].code < code)
+        if (commands_[mid].code < code)
         {
             lo = mid + 1;
         }
@@ -183,6 +183,11 @@ const struct vnpu_cmd_desc *vnpu_find_cmd(uint32_t code)
         }
     }
     return NULL;
+}
+
+const struct vnpu_cmd_desc *vnpu_find_cmd(uint32_t code)
+{
+    return vnpu_isa_find(&vnpu_isa_u55, code);
 }
 
 uint32_t vnpu_code_of(uint32_t word0)
@@ -205,15 +210,17 @@ static void append(char *buf, size_t len, size_t *used, const char *text)
 }
 
 /* "0=I32,1=I40" -> the name of `value` uppercased with the enum prefix, or NULL. */
-static int enum_name(const char *enum_id, size_t enum_len, uint32_t value, char *out, size_t out_len)
+static int enum_name(const struct vnpu_isa *isa, const char *enum_id, size_t enum_len, uint32_t value, char *out,
+                     size_t out_len)
 {
-    for (size_t e = 0; e < sizeof(enums) / sizeof(enums[0]); e++)
+    const struct vnpu_enum_desc *enums_ = isa->enums;
+    for (size_t e = 0; e < isa->nenums; e++)
     {
-        if (strlen(enums[e].name) != enum_len || strncmp(enums[e].name, enum_id, enum_len) != 0)
+        if (strlen(enums_[e].name) != enum_len || strncmp(enums_[e].name, enum_id, enum_len) != 0)
         {
             continue;
         }
-        const char *p = enums[e].values;
+        const char *p = enums_[e].values;
         while (*p)
         {
             unsigned long v = 0;
@@ -257,6 +264,19 @@ static int enum_name(const char *enum_id, size_t enum_len, uint32_t value, char 
 
 int ethosu_virtual_disasm(const uint32_t *words, size_t nwords, size_t *index, char *buf, size_t len)
 {
+    return vnpu_isa_disasm(&vnpu_isa_u55, words, nwords, index, buf, len);
+}
+
+int ethosu_virtual_disasm_product(uint32_t product, const uint32_t *words, size_t nwords, size_t *index, char *buf,
+                                  size_t len)
+{
+    return vnpu_isa_disasm(product == VNPU_PRODUCT_U85 ? &vnpu_isa_u85 : &vnpu_isa_u55, words, nwords, index, buf,
+                           len);
+}
+
+int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nwords, size_t *index, char *buf,
+                    size_t len)
+{
     char tmp[96];
     size_t used = 0;
     if (len == 0)
@@ -273,7 +293,7 @@ int ethosu_virtual_disasm(const uint32_t *words, size_t nwords, size_t *index, c
     uint32_t code = vnpu_code_of(w0);
     uint32_t param = w0 >> 16;
     uint32_t payload = 0;
-    const struct vnpu_cmd_desc *cmd = vnpu_find_cmd(code);
+    const struct vnpu_cmd_desc *cmd = vnpu_isa_find(isa, code);
     if ((code & 0x4000u) != 0)
     {
         if (*index + 1 >= nwords)
@@ -333,11 +353,19 @@ int ethosu_virtual_disasm(const uint32_t *words, size_t nwords, size_t *index, c
         uint32_t raw = src == 'p' ? param : payload;
         uint32_t width = hi - lo + 1u;
         uint32_t value = width >= 32u ? raw : (raw >> lo) & ((1u << width) - 1u);
+        if (src == 'a')
+        {
+            /* a 40-bit address: addr_hi in param bits 7:0, addr_lo in the payload */
+            unsigned long long addr = ((unsigned long long)(param & 0xffu) << 32) | payload;
+            snprintf(tmp, sizeof(tmp), " %.*s=%llu", (int)name_len, name, addr);
+            append(buf, len, &used, tmp);
+            continue;
+        }
         append(buf, len, &used, " ");
         snprintf(tmp, sizeof(tmp), "%.*s=", (int)name_len, name);
         append(buf, len, &used, tmp);
         char ename[64];
-        if (enum_id != NULL && enum_name(enum_id, enum_len, value, ename, sizeof(ename)) == 0)
+        if (enum_id != NULL && enum_name(isa, enum_id, enum_len, value, ename, sizeof(ename)) == 0)
         {
             append(buf, len, &used, ename);
         }

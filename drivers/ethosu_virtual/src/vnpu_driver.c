@@ -397,9 +397,9 @@ int ethosu_get_product_config_from_cop_data(const void *custom_data_ptr,
 static int check_optimizer_config(struct ethosu_driver *drv, uint32_t cfg, uint32_t id)
 {
     uint32_t hw = drv->config;
-    if (((hw >> 28) & 0xfu) > 1u)
+    if (((hw >> 28) & 0xfu) > VNPU_PRODUCT_U85)
     {
-        return job_error(drv, "CONFIG 0x%08lx: product %lu (Ethos-U85) is not modelled, only U55 and U65",
+        return job_error(drv, "CONFIG 0x%08lx: product %lu is not modelled, only U55, U65 and U85",
                          (unsigned long)hw, (unsigned long)((hw >> 28) & 0xfu));
     }
     if (cfg != hw)
@@ -451,7 +451,8 @@ static int run_command_stream(struct ethosu_driver *drv, const uint32_t *words, 
     env.config = drv->config;
     env.lut = drv->lut;
     env.error = drv->error;
-    int rc = vnpu_run(&env, words, nwords);
+    int rc = ((drv->config >> 28) & 0xfu) == VNPU_PRODUCT_U85 ? vnpu_u85_run(&env, words, nwords)
+                                                               : vnpu_run(&env, words, nwords);
     drv->job.result = rc == 0 ? ETHOSU_JOB_RESULT_OK : ETHOSU_JOB_RESULT_ERROR;
     drv->job.state = ETHOSU_JOB_DONE;
     if (rc != 0)

@@ -109,12 +109,6 @@ enum
     OP_PMU_MASK = 0x013,
 };
 
-enum
-{
-    ROUND_DBL = 0,
-    ROUND_TRUNCATE = 1,
-    ROUND_NATURAL = 2
-};
 
 struct run
 {
@@ -141,186 +135,7 @@ static int fail(struct run *run, const char *fmt, ...)
 
 /* ---- integer arithmetic ---------------------------------------------------------------- */
 
-/*
- * rescale(v, m, s, mode): the product v*m exactly (up to 96 bits), plus the mode's
- * rounding constant, arithmetically shifted right by s.
- */
-static int64_t rescale(int64_t v, uint32_t m, unsigned s, int mode)
-{
-    uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
-    int negative = v < 0 && m != 0;
-    if ((vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NATURAL_FLOOR) && mode == ROUND_NATURAL)
-    {
-        mode = -1; /* floor: no rounding constant */
-    }
-    /* |v| < 2^30 and m < 2^32: the product and the rounding constant fit in 63 bits */
-    if ((mag >> 30) == 0 && s <= 61)
-    {
-        int64_t p = (int64_t)mag * (int64_t)m;
-        if (negative)
-        {
-            p = -p;
-        }
-        if (s == 0)
-        {
-            return p;
-        }
-        int64_t c = 0;
-        if (mode == ROUND_NATURAL)
-        {
-            c = (int64_t)1 << (s - 1);
-        }
-        else if (mode == ROUND_DBL)
-        {
-            c = (int64_t)1 << (s - 1);
-            if (s > 31)
-            {
-                c += p >= 0 ? ((int64_t)1 << 30) : -((int64_t)1 << 30);
-            }
-        }
-        else if (mode == ROUND_TRUNCATE)
-        {
-            c = p < 0 ? ((int64_t)1 << s) - 1 : 0;
-        }
-        return (p + c) >> s;
-    }
-    /* 128-bit two's complement: hi:lo */
-    uint64_t a_lo = mag & 0xffffffffu;
-    uint64_t a_hi = mag >> 32;
-    uint64_t p0 = a_lo * m;
-    uint64_t p1 = a_hi * m;
-    uint64_t lo = p0 + (p1 << 32);
-    uint64_t hi = (p1 >> 32) + (lo < p0 ? 1u : 0u);
-    if (negative)
-    {
-        lo = ~lo + 1u;
-        hi = ~hi + (lo == 0 ? 1u : 0u);
-    }
-    int p_negative = (int64_t)hi < 0;
-    if (s == 0)
-    {
-        return (int64_t)lo;
-    }
-    /* rounding constant as a signed 128-bit value */
-    uint64_t c_lo = 0;
-    uint64_t c_hi = 0;
-    if (mode == ROUND_NATURAL || mode == ROUND_DBL)
-    {
-        if (s - 1 < 64)
-        {
-            c_lo = (uint64_t)1 << (s - 1);
-        }
-        if (mode == ROUND_DBL && s > 31)
-        {
-            if (!p_negative)
-            {
-                c_lo += (uint64_t)1 << 30;
-            }
-            else
-            {
-                /* c - 2^30; c >= 2^31 here, so no borrow into hi */
-                c_lo -= (uint64_t)1 << 30;
-            }
-        }
-    }
-    else if (mode == ROUND_TRUNCATE && p_negative)
-    {
-        c_lo = s >= 64 ? ~(uint64_t)0 : (((uint64_t)1 << s) - 1u);
-        c_hi = s >= 64 ? (((uint64_t)1 << (s - 64)) - 1u) : 0u;
-    }
-    uint64_t r_lo = lo + c_lo;
-    uint64_t r_hi = hi + c_hi + (r_lo < lo ? 1u : 0u);
-    if (s >= 64)
-    {
-        return (int64_t)r_hi >> (s - 64);
-    }
-    return (int64_t)((r_lo >> s) | (r_hi << (64 - s)));
-}
-
 /* ---- feature maps ------------------------------------------------------------------------ */
-
-struct fm
-{
-    uint8_t *mem;
-    size_t size;
-    int64_t base[4];
-    int32_t h0, h1, w0; /* tile split: HEIGHT0, HEIGHT1, WIDTH0 */
-    int64_t sx, sy, sc;
-    int elem;      /* bytes: 1, 2, 4 */
-    int is_signed; /* 0 unsigned, 1 signed */
-    int brick;     /* NHCWB16 */
-    int h, w, c;   /* extent used by the operation */
-    int zp;
-};
-
-static int64_t fm_offset(const struct fm *f, int y, int x, int c)
-{
-    int t = 0;
-    if (x >= f->w0)
-    {
-        x -= f->w0;
-        if (y >= f->h1)
-        {
-            y -= f->h1;
-            t = 3;
-        }
-        else
-        {
-            t = 1;
-        }
-    }
-    else if (y >= f->h0)
-    {
-        y -= f->h0;
-        t = 2;
-    }
-    int64_t off = f->base[t] + (int64_t)y * f->sy + (int64_t)x * f->sx;
-    if (f->brick)
-    {
-        off += (int64_t)(c >> 4) * f->sc + (int64_t)(c & 15) * f->elem;
-    }
-    else
-    {
-        off += (int64_t)c * f->elem;
-    }
-    return off;
-}
-
-static inline int64_t fm_read(const struct fm *f, int y, int x, int c)
-{
-    const uint8_t *p = f->mem + fm_offset(f, y, x, c);
-    switch (f->elem * 2 + f->is_signed)
-    {
-    case 2:
-        return p[0];
-    case 3:
-        return (int8_t)p[0];
-    case 4:
-        return (uint16_t)(p[0] | (p[1] << 8));
-    case 5:
-        return (int16_t)(uint16_t)(p[0] | (p[1] << 8));
-    case 8:
-        return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
-    default:
-        return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
-    }
-}
-
-static inline void fm_write(const struct fm *f, int y, int x, int c, int64_t v)
-{
-    uint8_t *p = f->mem + fm_offset(f, y, x, c);
-    uint32_t u = (uint32_t)v;
-    p[0] = (uint8_t)u;
-    if (f->elem > 1)
-    {
-        p[1] = (uint8_t)(u >> 8);
-    }
-    if (f->elem > 2)
-    {
-        p[2] = (uint8_t)(u >> 16);
-        p[3] = (uint8_t)(u >> 24);
-    }
-}
 
 /* Prove every address the box [0,h)x[0,w)x[0,c) touches lies in the region. */
 static int fm_check(struct run *run, const struct fm *f, const char *what)
@@ -645,44 +460,73 @@ static int setup_ofm(struct run *run, struct fm *ofm)
     return fm_check(run, ofm, "OFM");
 }
 
+/*
+ * What every kernel operation (POOL, CONV, DEPTHWISE) sets up the same way: OFM, IFM, the
+ * kernel geometry, the output stage and the OFM rounding, each checked against its region.
+ */
+struct kernel_op
+{
+    struct fm ifm;
+    struct fm ofm;
+    struct kernel k;
+    struct out_stage o;
+    int round;    /* OFM round_mode */
+    int ukh, ukw; /* undilated kernel taps */
+};
+
+/* ifm_depth_reg: the IFM depth is IFM_DEPTH_M1 + 1 (else the OFM's depth). */
+static int setup_kernel_op(struct run *run, struct kernel_op *op, int ifm_depth_reg)
+{
+    struct regs *r = &run->regs;
+    if (setup_ofm(run, &op->ofm) != 0 || setup_fm(run, &op->ifm, 0, 0, "IFM") != 0 ||
+        setup_kernel(run, &op->k, op->ofm.h, op->ofm.w) != 0 || setup_out(run, &op->o, &op->ofm) != 0)
+    {
+        return -1;
+    }
+    stored_extent(&op->k, &op->ifm.h, &op->ifm.w);
+    op->ifm.c = ifm_depth_reg ? (int)R0(IFM_DEPTH_M1) + 1 : op->ofm.c;
+    if (fm_check(run, &op->ifm, "IFM") != 0)
+    {
+        return -1;
+    }
+    op->round = (int)((R0(OFM_PRECISION) >> 14) & 3u);
+    if (op->round == 3)
+    {
+        return fail(run, "OFM round_mode 3 is not defined");
+    }
+    op->ukh = (op->k.kh - 1) / op->k.dy + 1;
+    op->ukw = (op->k.kw - 1) / op->k.dx + 1;
+    return 0;
+}
+
 /* ---- POOL ---------------------------------------------------------------------------------- */
 
 static int op_pool(struct run *run, uint32_t mode)
 {
     struct regs *r = &run->regs;
-    struct fm ifm;
-    struct fm ofm;
-    struct kernel k;
-    struct out_stage o;
+    struct kernel_op op;
     if (mode > 2)
     {
         return fail(run, "pooling_mode %lu is not defined for U55", (unsigned long)mode);
     }
-    if (setup_ofm(run, &ofm) != 0 || setup_fm(run, &ifm, 0, 0, "IFM") != 0 ||
-        setup_kernel(run, &k, ofm.h, ofm.w) != 0 || setup_out(run, &o, &ofm) != 0)
+    if (setup_kernel_op(run, &op, mode == 2) != 0)
     {
         return -1;
     }
-    stored_extent(&k, &ifm.h, &ifm.w);
-    ifm.c = mode == 2 ? (int)R0(IFM_DEPTH_M1) + 1 : ofm.c;
+    const struct fm ifm = op.ifm;
+    const struct fm ofm = op.ofm;
+    const struct kernel k = op.k;
+    const struct out_stage o = op.o;
     if (mode == 2 && ofm.c != 1)
     {
         return fail(run, "REDUCE_SUM with OFM depth %d (expected 1)", ofm.c);
     }
-    if (fm_check(run, &ifm, "IFM") != 0)
-    {
-        return -1;
-    }
     uint32_t scale = W1(OFM_SCALE);
     unsigned shift = P1(OFM_SCALE) & 0x3fu;
-    int round = (int)((R0(OFM_PRECISION) >> 14) & 3u);
-    if (round == 3)
-    {
-        return fail(run, "OFM round_mode 3 is not defined");
-    }
+    int round = op.round;
     int padded = k.pad_top | k.pad_left | k.pad_bottom | k.pad_right;
-    int ukh = (k.kh - 1) / k.dy + 1;
-    int ukw = (k.kw - 1) / k.dx + 1;
+    int ukh = op.ukh;
+    int ukw = op.ukw;
 
     /* 1x1 identity copy: the NCHW<->NHWC transposes that dominate ExecuTorch streams */
     int identity_scale = (scale == 1 && shift == 0) || (scale == 0x80000001u && shift == 31 && round == ROUND_DBL);
@@ -762,7 +606,7 @@ static int op_pool(struct run *run, uint32_t mode)
                         acc = acc < 0 ? -q : q;
                     }
                 }
-                fm_write(&ofm, oy, ox, c, out_value(&o, rescale(acc, scale, shift, round)));
+                fm_write(&ofm, oy, ox, c, out_value(&o, vnpu_rescale(acc, scale, shift, round)));
             }
         }
     }
@@ -851,18 +695,44 @@ static int op_elementwise(struct run *run, uint32_t mode)
     uint32_t oscale = wide ? 1u : W1(OFM_SCALE);
     unsigned oshift = P1(OFM_SCALE) & 0x3fu;
 
+    /* NHWC maps: a pixel's channels are consecutive elements, addressed once per pixel */
+    int flat = !ifm.brick && !ofm.brick && (unary || scalar || !ifm2.brick);
+    int ka = ifm.elem * 2 + ifm.is_signed;
+    int kb = unary || scalar ? 0 : ifm2.elem * 2 + ifm2.is_signed;
     for (int y = 0; y < ofm.h; y++)
     {
         for (int x = 0; x < ofm.w; x++)
         {
+            const uint8_t *pa = NULL;
+            const uint8_t *pb = NULL;
+            uint8_t *po = NULL;
+            if (flat)
+            {
+                pa = ifm.mem + fm_offset(&ifm, y, x, 0);
+                po = ofm.mem + fm_offset(&ofm, y, x, 0);
+                if (!unary && !scalar)
+                {
+                    pb = ifm2.mem + fm_offset(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, 0);
+                }
+            }
             for (int c = 0; c < ofm.c; c++)
             {
-                int64_t a = fm_read(&ifm, y, x, c) - ifm.zp;
+                int64_t a = (flat ? load_elem(pa + (size_t)c * (size_t)ifm.elem, ka) : fm_read(&ifm, y, x, c)) - ifm.zp;
                 int64_t b = 0;
                 if (!unary)
                 {
-                    b = scalar ? scalar_value
-                               : fm_read(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, (bc & 4u) ? 0 : c) - ifm2.zp;
+                    if (scalar)
+                    {
+                        b = scalar_value;
+                    }
+                    else if (flat)
+                    {
+                        b = load_elem(pb + ((bc & 4u) ? 0 : (size_t)c * (size_t)ifm2.elem), kb) - ifm2.zp;
+                    }
+                    else
+                    {
+                        b = fm_read(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, (bc & 4u) ? 0 : c) - ifm2.zp;
+                    }
                     if (reversed)
                     {
                         int64_t t = a;
@@ -885,12 +755,12 @@ static int op_elementwise(struct run *run, uint32_t mode)
                     }
                     else if (scale_mode == 1)
                     {
-                        a = rescale(a, opa, opa_shift, iround);
+                        a = vnpu_rescale(a, opa, opa_shift, iround);
                         b = b * ((int64_t)1 << fixed_shift);
                     }
                     else
                     {
-                        b = rescale(b, opa, opa_shift, iround);
+                        b = vnpu_rescale(b, opa, opa_shift, iround);
                         a = a * ((int64_t)1 << fixed_shift);
                     }
                     res = mode == 1 ? a + b : a - b;
@@ -905,11 +775,219 @@ static int op_elementwise(struct run *run, uint32_t mode)
                     res = a < 0 ? -a : a;
                     break;
                 }
-                fm_write(&ofm, y, x, c, out_value(&o, rescale(res, oscale, oshift, oround)));
+                int64_t out = out_value(&o, vnpu_rescale(res, oscale, oshift, oround));
+                if (flat)
+                {
+                    store_elem(po + (size_t)c * (size_t)ofm.elem, ofm.elem, out);
+                }
+                else
+                {
+                    fm_write(&ofm, y, x, c, out);
+                }
             }
         }
     }
     return 0;
+}
+
+/* ---- weights ------------------------------------------------------------------------------- */
+
+/* What decides where each value of an MLW weight stream lands in W[o][ky][kx][i]. */
+struct weight_order
+{
+    int depth_out, depth_in, ukh, ukw, depthwise;
+    int ifm_ublock, part_kernel, ofm_block, ifm_block;
+    int decomp_y, decomp_x, round_taps;
+};
+
+/*
+ * Decode a weight stream in brick order into W[o][ky][kx][i] (`weights`, zeroed here).
+ * `mem` is the decoder's slice memory; *need is set to what the largest slice took.
+ */
+static int decode_weights(struct run *run, const struct weight_order *g, const uint8_t *stream, size_t len,
+                          int16_t *weights, uint8_t *mem, size_t mem_size, size_t *need)
+{
+    const int depth_out = g->depth_out;
+    const int depth_in = g->depth_in;
+    const int ukh = g->ukh;
+    const int ukw = g->ukw;
+    const int depthwise = g->depthwise;
+    const int ofm_ublock = 8;
+    memset(weights, 0, (size_t)depth_out * (size_t)ukh * (size_t)ukw * (size_t)depth_in * sizeof(int16_t));
+    struct vnpu_mlw dec;
+    vnpu_mlw_init(&dec, stream, len, mem, mem_size);
+    for (int oz0 = 0; oz0 < depth_out; oz0 += g->ofm_block)
+    {
+        int ofm_blk = depth_out - oz0 < g->ofm_block ? depth_out - oz0 : g->ofm_block;
+        for (int iz0 = 0; iz0 < depth_in; iz0 += (depthwise ? depth_in : g->ifm_block))
+        {
+            int ifm_blk = depthwise ? g->ifm_ublock
+                                    : (g->part_kernel ? (depth_in - iz0 < g->ifm_block ? depth_in - iz0 : g->ifm_block)
+                                                   : g->ifm_block);
+            for (int sy = 0; sy < ukh; sy += g->decomp_y)
+            {
+                for (int sx = 0; sx < ukw; sx += g->decomp_x)
+                {
+                    int sub_h = ukh - sy < g->decomp_y ? ukh - sy : g->decomp_y;
+                    int sub_w = ukw - sx < g->decomp_x ? ukw - sx : g->decomp_x;
+                    int n_taps = (sub_h * sub_w + g->round_taps - 1) / g->round_taps * g->round_taps;
+                    int outer_end = g->part_kernel ? ifm_blk : 1;
+                    int outer_step = g->part_kernel ? g->ifm_ublock : 1;
+                    for (int iu_o = 0; iu_o < outer_end; iu_o += outer_step)
+                    {
+                        for (int ou = 0; ou < ofm_blk; ou += ofm_ublock)
+                        {
+                            for (int t = 0; t < n_taps; t++)
+                            {
+                                int kx = t % sub_w;
+                                int ky = t / sub_w;
+                                int inner_end = g->part_kernel ? 1 : ifm_blk;
+                                int inner_step = g->part_kernel ? 1 : g->ifm_ublock;
+                                for (int iu_i = 0; iu_i < inner_end; iu_i += inner_step)
+                                {
+                                    for (int oz = 0; oz < ofm_ublock; oz++)
+                                    {
+                                        int iz_end = depthwise ? 1 : g->ifm_ublock;
+                                        for (int iz = 0; iz < iz_end; iz++)
+                                        {
+                                            int16_t v;
+                                            int got = vnpu_mlw_next(&dec, &v);
+                                            if (got != 1)
+                                            {
+                                                *need = dec.need;
+                                                if (got < 0 && dec.need > mem_size)
+                                                {
+                                                    return -1; /* the caller names the bytes */
+                                                }
+                                                return fail(run, "weight stream %s (weight decoder fault)",
+                                                            got == 0 ? "ended early" : "is malformed");
+                                            }
+                                            int oc = oz0 + ou + oz;
+                                            int ic = iz0 + iu_o + iu_i + iz;
+                                            if (oc < depth_out && ic < depth_in && ky < sub_h && oc < oz0 + ofm_blk)
+                                            {
+                                                size_t idx =
+                                                    (((size_t)oc * (size_t)ukh + (size_t)(sy + ky)) * (size_t)ukw +
+                                                     (size_t)(sx + kx)) *
+                                                        (size_t)depth_in +
+                                                    (size_t)ic;
+                                                weights[idx] = v;
+                                            }
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    *need = dec.need;
+    return 0;
+}
+
+/*
+ * Decoded weights kept between runs (host builds: -DETHOSU_VIRTUAL_WEIGHT_CACHE=<bytes>).
+ * An entry is found by its decode order and the exact bytes of its stream (compared in
+ * full, so a changed weight stream is decoded again); it records the working memory the
+ * decode took, so the high-water mark that sizes firmware workspaces is the same with
+ * and without the cache. Firmware builds leave it out: they run each stream once.
+ */
+#ifdef ETHOSU_VIRTUAL_WEIGHT_CACHE
+#include <stdlib.h>
+
+struct wcache_entry
+{
+    struct wcache_entry *next;
+    struct weight_order order;
+    uint64_t hash;
+    size_t len;      /* stream bytes, stored after the weights */
+    size_t nweights; /* int16 values */
+    size_t need;     /* working memory the decode took */
+    int16_t weights[];
+};
+
+static struct wcache_entry *wcache_head;
+static size_t wcache_bytes;
+
+static uint64_t stream_hash(const uint8_t *p, size_t len)
+{
+    uint64_t h = 1469598103934665603ull ^ (uint64_t)len;
+    for (size_t i = 0; i < len; i++)
+    {
+        h = (h ^ p[i]) * 1099511628211ull;
+    }
+    return h;
+}
+
+static const uint8_t *entry_stream(const struct wcache_entry *e)
+{
+    return (const uint8_t *)(e->weights + e->nweights);
+}
+
+static const int16_t *wcache_find(const struct weight_order *g, const uint8_t *stream, size_t len, size_t ws_size)
+{
+    uint64_t h = stream_hash(stream, len);
+    for (struct wcache_entry *e = wcache_head; e != NULL; e = e->next)
+    {
+        /* a workspace too small for the decode stays too small with the cache */
+        if (e->hash == h && e->len == len && e->need <= ws_size && memcmp(&e->order, g, sizeof(*g)) == 0 &&
+            memcmp(entry_stream(e), stream, len) == 0)
+        {
+            vnpu_workspace_used(e->need);
+            return e->weights;
+        }
+    }
+    return NULL;
+}
+
+static void wcache_add(const struct weight_order *g, const uint8_t *stream, size_t len, const int16_t *weights,
+                       size_t nweights, size_t need)
+{
+    size_t bytes = sizeof(struct wcache_entry) + nweights * sizeof(int16_t) + len;
+    if (bytes > (size_t)(ETHOSU_VIRTUAL_WEIGHT_CACHE))
+    {
+        return;
+    }
+    while (wcache_bytes + bytes > (size_t)(ETHOSU_VIRTUAL_WEIGHT_CACHE) && wcache_head != NULL)
+    {
+        struct wcache_entry *old = wcache_head; /* the newest go first: a model's ops stay together */
+        wcache_head = old->next;
+        wcache_bytes -= sizeof(struct wcache_entry) + old->nweights * sizeof(int16_t) + old->len;
+        free(old);
+    }
+    struct wcache_entry *e = (struct wcache_entry *)malloc(bytes);
+    if (e == NULL)
+    {
+        return;
+    }
+    e->order = *g;
+    e->hash = stream_hash(stream, len);
+    e->len = len;
+    e->nweights = nweights;
+    e->need = need;
+    memcpy(e->weights, weights, nweights * sizeof(int16_t));
+    memcpy(e->weights + nweights, stream, len);
+    e->next = wcache_head;
+    wcache_head = e;
+    wcache_bytes += bytes;
+}
+#else
+#define wcache_find(g, stream, len, ws_size) ((const int16_t *)NULL)
+#define wcache_add(g, stream, len, weights, nweights, need) ((void)0)
+#endif
+
+/* Sum of a[i] * b[i] for 16-bit operands whose sum fits 32 bits (a widening dot product). */
+static int32_t dot16(const int16_t *a, const int16_t *b, size_t n)
+{
+    int32_t sum = 0;
+    for (size_t i = 0; i < n; i++)
+    {
+        sum += (int32_t)a[i] * (int32_t)b[i];
+    }
+    return sum;
 }
 
 /* ---- CONV / DEPTHWISE ------------------------------------------------------------------- */
@@ -917,36 +995,26 @@ static int op_elementwise(struct run *run, uint32_t mode)
 static int op_conv(struct run *run, int depthwise)
 {
     struct regs *r = &run->regs;
-    struct fm ifm;
-    struct fm ofm;
-    struct kernel k;
-    struct out_stage o;
+    struct kernel_op op;
     if (R0(PARALLEL_MODE) & 1u)
     {
         return fail(run, "PARALLEL_MODE 1 (dual-core U65) is not modelled");
     }
-    if (setup_ofm(run, &ofm) != 0 || setup_fm(run, &ifm, 0, 0, "IFM") != 0 ||
-        setup_kernel(run, &k, ofm.h, ofm.w) != 0 || setup_out(run, &o, &ofm) != 0)
+    if (setup_kernel_op(run, &op, !depthwise) != 0)
     {
         return -1;
     }
-    stored_extent(&k, &ifm.h, &ifm.w);
-    ifm.c = depthwise ? ofm.c : (int)R0(IFM_DEPTH_M1) + 1;
-    if (fm_check(run, &ifm, "IFM") != 0)
-    {
-        return -1;
-    }
+    const struct fm ifm = op.ifm;
+    const struct fm ofm = op.ofm;
+    const struct kernel k = op.k;
+    const struct out_stage o = op.o;
     if ((R0(OFM_PRECISION) >> 8) & 1u)
     {
         return fail(run, "OFM scale_mode GLOBAL for a convolution is not modelled");
     }
-    int round = (int)((R0(OFM_PRECISION) >> 14) & 3u);
-    if (round == 3)
-    {
-        return fail(run, "OFM round_mode 3 is not defined");
-    }
-    int ukh = (k.kh - 1) / k.dy + 1;
-    int ukw = (k.kw - 1) / k.dx + 1;
+    int round = op.round;
+    int ukh = op.ukh;
+    int ukw = op.ukw;
     int depth_in = depthwise ? 1 : ifm.c;
     int depth_out = ofm.c;
 
@@ -994,99 +1062,51 @@ static int op_conv(struct run *run, int depthwise)
                     "(ETHOSU_VIRTUAL_WORKSPACE_SIZE or ethosu_virtual_set_workspace)",
                     (unsigned long)fixed, (unsigned long)ws_size);
     }
-    int16_t *weights = (int16_t *)(void *)ws;
-    int32_t *patch = (int32_t *)(void *)(ws + wbytes);
-    memset(weights, 0, nweights * sizeof(int16_t));
-    struct vnpu_mlw dec;
-    vnpu_mlw_init(&dec, wmem + wbase, (size_t)wlen, ws + wbytes + pbytes, ws_size - wbytes - pbytes);
-
+    struct weight_order g;
+    memset(&g, 0, sizeof(g));
     uint32_t macs_log2 = run->env->config & 0xfu;
-    int ifm_ublock = macs_log2 <= 5 ? 4 : 8;
-    int ofm_ublock = 8;
-    int part_kernel = !depthwise && ((R0(KERNEL_STRIDE) >> 2) & 1u);
-    int ofm_block = R0(OFM_BLK_DEPTH_M1) + 1;
-    int ifm_block = (part_kernel || ifm.elem == 2) ? 16 : 32;
-    int decomp_y = 8 / k.dy;
-    int decomp_x = 8 / k.dx;
-    int round_taps = depthwise ? 4 : (part_kernel ? (ifm.elem == 2 ? 2 : 4) : 1);
-    for (int oz0 = 0; oz0 < depth_out; oz0 += ofm_block)
+    g.depth_out = depth_out;
+    g.depth_in = depth_in;
+    g.ukh = ukh;
+    g.ukw = ukw;
+    g.depthwise = depthwise;
+    g.ifm_ublock = macs_log2 <= 5 ? 4 : 8;
+    g.part_kernel = !depthwise && ((R0(KERNEL_STRIDE) >> 2) & 1u);
+    g.ofm_block = R0(OFM_BLK_DEPTH_M1) + 1;
+    g.ifm_block = (g.part_kernel || ifm.elem == 2) ? 16 : 32;
+    g.decomp_y = 8 / k.dy;
+    g.decomp_x = 8 / k.dx;
+    g.round_taps = depthwise ? 4 : (g.part_kernel ? (ifm.elem == 2 ? 2 : 4) : 1);
+    int32_t *patch = (int32_t *)(void *)(ws + wbytes);
+    const int16_t *weights = wcache_find(&g, wmem + wbase, (size_t)wlen, ws_size);
+    if (weights == NULL)
     {
-        int ofm_blk = depth_out - oz0 < ofm_block ? depth_out - oz0 : ofm_block;
-        for (int iz0 = 0; iz0 < depth_in; iz0 += (depthwise ? depth_in : ifm_block))
+        int16_t *decoded = (int16_t *)(void *)ws;
+        size_t slice_need = 0;
+        if (decode_weights(run, &g, wmem + wbase, (size_t)wlen, decoded, ws + fixed, ws_size - fixed, &slice_need) !=
+            0)
         {
-            int ifm_blk = depthwise ? ifm_ublock
-                                    : (part_kernel ? (depth_in - iz0 < ifm_block ? depth_in - iz0 : ifm_block)
-                                                   : ifm_block);
-            for (int sy = 0; sy < ukh; sy += decomp_y)
+            if (fixed + slice_need > ws_size)
             {
-                for (int sx = 0; sx < ukw; sx += decomp_x)
-                {
-                    int sub_h = ukh - sy < decomp_y ? ukh - sy : decomp_y;
-                    int sub_w = ukw - sx < decomp_x ? ukw - sx : decomp_x;
-                    int n_taps = (sub_h * sub_w + round_taps - 1) / round_taps * round_taps;
-                    int outer_end = part_kernel ? ifm_blk : 1;
-                    int outer_step = part_kernel ? ifm_ublock : 1;
-                    for (int iu_o = 0; iu_o < outer_end; iu_o += outer_step)
-                    {
-                        for (int ou = 0; ou < ofm_blk; ou += ofm_ublock)
-                        {
-                            for (int t = 0; t < n_taps; t++)
-                            {
-                                int kx = t % sub_w;
-                                int ky = t / sub_w;
-                                int inner_end = part_kernel ? 1 : ifm_blk;
-                                int inner_step = part_kernel ? 1 : ifm_ublock;
-                                for (int iu_i = 0; iu_i < inner_end; iu_i += inner_step)
-                                {
-                                    for (int oz = 0; oz < ofm_ublock; oz++)
-                                    {
-                                        int iz_end = depthwise ? 1 : ifm_ublock;
-                                        for (int iz = 0; iz < iz_end; iz++)
-                                        {
-                                            int16_t v;
-                                            int got = vnpu_mlw_next(&dec, &v);
-                                            if (got != 1)
-                                            {
-                                                if (got < 0 && fixed + dec.need > ws_size)
-                                                {
-                                                    return fail(run,
-                                                                "needs %lu bytes of working memory (decoded "
-                                                                "weights %lu + weight slice %lu), the virtual "
-                                                                "NPU has %lu (ETHOSU_VIRTUAL_WORKSPACE_SIZE or "
-                                                                "ethosu_virtual_set_workspace)",
-                                                                (unsigned long)(fixed + dec.need),
-                                                                (unsigned long)fixed, (unsigned long)dec.need,
-                                                                (unsigned long)ws_size);
-                                                }
-                                                return fail(run, "weight stream %s (weight decoder fault)",
-                                                            got == 0 ? "ended early" : "is malformed");
-                                            }
-                                            int oc = oz0 + ou + oz;
-                                            int ic = iz0 + iu_o + iu_i + iz;
-                                            if (oc < depth_out && ic < depth_in && ky < sub_h && oc < oz0 + ofm_blk)
-                                            {
-                                                size_t idx =
-                                                    (((size_t)oc * (size_t)ukh + (size_t)(sy + ky)) * (size_t)ukw +
-                                                     (size_t)(sx + kx)) *
-                                                        (size_t)depth_in +
-                                                    (size_t)ic;
-                                                weights[idx] = v;
-                                            }
-                                        }
-                                    }
-                                }
-                            }
-                        }
-                    }
-                }
+                return fail(run,
+                            "needs %lu bytes of working memory (decoded weights %lu + weight slice %lu), the "
+                            "virtual NPU has %lu (ETHOSU_VIRTUAL_WORKSPACE_SIZE or ethosu_virtual_set_workspace)",
+                            (unsigned long)(fixed + slice_need), (unsigned long)fixed, (unsigned long)slice_need,
+                            (unsigned long)ws_size);
             }
+            return -1;
         }
+        vnpu_workspace_used(fixed + slice_need);
+        wcache_add(&g, wmem + wbase, (size_t)wlen, decoded, nweights, fixed + slice_need);
+        weights = decoded;
     }
 
-    vnpu_workspace_used(fixed + dec.need);
-
     int no_bias = (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NO_BIAS) != 0;
+    /* 8-bit IFM minus a zero point in [-256, 256] and 9-bit weights: 16-bit operands */
     int small_products = ifm.elem == 1 && ifm.zp >= -256 && ifm.zp <= 256;
+    int16_t *patch16 = (int16_t *)(void *)patch;
+    /* NHWC, no upscaling: each tap's channels are contiguous bytes */
+    int flat_taps = !ifm.brick && k.upscale == 0;
     for (int oy = 0; oy < ofm.h; oy++)
     {
         for (int ox = 0; ox < ofm.w; ox++)
@@ -1099,10 +1119,44 @@ static int op_conv(struct run *run, int depthwise)
                 {
                     int y = oy * k.sy - k.pad_top + ky * k.dy;
                     int x = ox * k.sx - k.pad_left + kx * k.dx;
+                    int inside = y >= 0 && x >= 0 && y < k.ih && x < k.iw;
+                    if (small_products && (flat_taps || !inside))
+                    {
+                        if (!inside)
+                        {
+                            memset(patch16 + n, 0, (size_t)ifm.c * sizeof(int16_t));
+                        }
+                        else if (ifm.is_signed)
+                        {
+                            const int8_t *src = (const int8_t *)(ifm.mem + fm_offset(&ifm, y, x, 0));
+                            for (int c = 0; c < ifm.c; c++)
+                            {
+                                patch16[n + (size_t)c] = (int16_t)(src[c] - ifm.zp);
+                            }
+                        }
+                        else
+                        {
+                            const uint8_t *src = ifm.mem + fm_offset(&ifm, y, x, 0);
+                            for (int c = 0; c < ifm.c; c++)
+                            {
+                                patch16[n + (size_t)c] = (int16_t)(src[c] - ifm.zp);
+                            }
+                        }
+                        n += (size_t)ifm.c;
+                        continue;
+                    }
                     for (int c = 0; c < ifm.c; c++)
                     {
                         int valid;
-                        patch[n++] = (int32_t)ifm_tap(&ifm, &k, y, x, c, &valid);
+                        int64_t v = ifm_tap(&ifm, &k, y, x, c, &valid);
+                        if (small_products)
+                        {
+                            patch16[n++] = (int16_t)v;
+                        }
+                        else
+                        {
+                            patch[n++] = (int32_t)v;
+                        }
                     }
                 }
             }
@@ -1120,9 +1174,19 @@ static int op_conv(struct run *run, int depthwise)
                 const int16_t *wrow = weights + (size_t)oc * taps * (size_t)depth_in;
                 if (depthwise)
                 {
-                    for (size_t t = 0; t < taps; t++)
+                    if (small_products)
                     {
-                        acc += (int64_t)patch[t * (size_t)ifm.c + (size_t)oc] * wrow[t];
+                        for (size_t t = 0; t < taps; t++)
+                        {
+                            acc += (int32_t)patch16[t * (size_t)ifm.c + (size_t)oc] * wrow[t];
+                        }
+                    }
+                    else
+                    {
+                        for (size_t t = 0; t < taps; t++)
+                        {
+                            acc += (int64_t)patch[t * (size_t)ifm.c + (size_t)oc] * wrow[t];
+                        }
                     }
                 }
                 else
@@ -1130,16 +1194,11 @@ static int op_conv(struct run *run, int depthwise)
                     size_t n_terms = taps * (size_t)depth_in;
                     if (small_products)
                     {
-                        /* 9-bit x 9-bit products: 4096 of them cannot overflow 32 bits */
+                        /* |product| < 2^17: 4096 of them cannot overflow 32 bits */
                         for (size_t i0 = 0; i0 < n_terms; i0 += 4096u)
                         {
                             size_t i1 = n_terms - i0 < 4096u ? n_terms : i0 + 4096u;
-                            int32_t sum32 = 0;
-                            for (size_t i = i0; i < i1; i++)
-                            {
-                                sum32 += patch[i] * (int32_t)wrow[i];
-                            }
-                            acc += sum32;
+                            acc += dot16(patch16 + i0, wrow + i0, i1 - i0);
                         }
                     }
                     else
@@ -1152,7 +1211,7 @@ static int op_conv(struct run *run, int depthwise)
                         acc += sum;
                     }
                 }
-                fm_write(&ofm, oy, ox, oc, out_value(&o, rescale(acc, scale, shift, round)));
+                fm_write(&ofm, oy, ox, oc, out_value(&o, vnpu_rescale(acc, scale, shift, round)));
             }
         }
     }

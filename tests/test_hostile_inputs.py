@@ -1,0 +1,149 @@
+"""Hostile inputs, class "simulate inputs": .npy/.npz files with dtypes that are not
+numbers, raw members, corrupt zips, headers declaring absurd shapes, float inputs
+(NaN included), --seed out of range, -o naming a folder or a path under a file.
+
+Each through the real `ethosu-kit simulate` in a child process: one `error:` line,
+no traceback, nothing written. On the old code these were internal errors, a
+multi-GiB allocation attempt, a silent float->int cast, or a file written beside
+the folder that -o named.
+"""
+
+from __future__ import annotations
+
+import io
+import struct
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ethosu_kit.inputs import load_arrays
+from hostile import assert_refused, run_kit
+
+SHAPE = (3, 16, 16)  # the u55_shared model's delegate input (int8)
+
+
+def _npy(array: np.ndarray) -> bytes:
+    buf = io.BytesIO()
+    np.save(buf, array, allow_pickle=True)
+    return buf.getvalue()
+
+
+def _npy_header(descr: str, shape: tuple[int, ...], body: bytes = b"") -> bytes:
+    header = f"{{'descr': '{descr}', 'fortran_order': False, 'shape': {shape}, }}"
+    header += " " * (-(len(header) + 11) % 64) + "\n"
+    return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header.encode() + body
+
+
+def _zip(members: dict[str, bytes]) -> bytes:
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as z:
+        for name, data in members.items():
+            z.writestr(name, data)
+    return buf.getvalue()
+
+
+def _good() -> bytes:
+    return _npy(np.zeros(SHAPE, dtype=np.int8))
+
+
+# name -> (file name, bytes, words the error line must hold)
+CASES: dict[str, tuple[str, Callable[[], bytes], str]] = {
+    "object": ("x.npy", lambda: _npy(np.array([{"a": 1}, None], dtype=object)), "object"),
+    "structured": (
+        "x.npy",
+        lambda: _npy(np.zeros(4, dtype=[("a", "i1"), ("b", "f4")])),
+        "structured",
+    ),
+    "bytes": ("x.npy", lambda: _npy(np.array([b"ab", b"cd"])), "string"),
+    "unicode": ("x.npy", lambda: _npy(np.array(["ab", "cd"])), "string"),
+    "datetime": ("x.npy", lambda: _npy(np.array(["2026-11-23"], dtype="M8[D]")), "datetime"),
+    "timedelta": ("x.npy", lambda: _npy(np.array([1], dtype="m8[s]")), "timedelta"),
+    "complex": ("x.npy", lambda: _npy(np.zeros(SHAPE, dtype=np.complex64)), "complex"),
+    "float": ("x.npy", lambda: _npy(np.zeros(SHAPE, dtype=np.float32)), "float32"),
+    "nan": ("x.npy", lambda: _npy(np.full(SHAPE, np.nan, dtype=np.float32)), "NaN"),
+    "out of range": ("x.npy", lambda: _npy(np.full(SHAPE, 300, dtype=np.int16)), "300"),
+    "absurd shape": ("x.npy", lambda: _npy_header("|i1", (1 << 20, 1 << 20, 1 << 20)), "shape"),
+    "negative shape": ("x.npy", lambda: _npy_header("|i1", (-1, 768)), "negative"),
+    "shape beyond data": ("x.npy", lambda: _npy_header("|i1", SHAPE, b"\0" * 10), "holds 10"),
+    "bad header": ("x.npy", lambda: b"\x93NUMPY\x01\x00\x10\x00{'descr': 1}    \n", "header"),
+    "npy version 9": ("x.npy", lambda: b"\x93NUMPY\x09\x00" + b"\0" * 64, "version"),
+    "pickle": ("x.npy", lambda: b"\x80\x04\x95" + b"\0" * 64, "not a .npy or .npz"),
+    "empty": ("x.npy", lambda: b"", "not a .npy or .npz"),
+    "raw member": ("x.npz", lambda: _zip({"a.npy": _good(), "notes.txt": b"hi"}), "notes.txt"),
+    "raw member .npy": ("x.npz", lambda: _zip({"a.npy": b"just bytes"}), "x.npz[a]"),
+    "corrupt zip": ("x.npz", lambda: _zip({"a.npy": _good()})[:-30], "corrupt zip"),
+    "zip crc": (
+        "x.npz",
+        lambda: _zip({"a.npy": _good()}).replace(b"\0" * 64, b"\1" * 64, 1),
+        "x.npz[a]",
+    ),
+    "empty zip": ("x.npz", lambda: _zip({}), "no arrays"),
+    "absurd member": (
+        "x.npz",
+        lambda: _zip({"a.npy": _npy_header("<i4", (1 << 40,))}),
+        "x.npz[a]",
+    ),
+}
+
+
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_bad_input_file_is_refused(case: str, pte_u55_shared: Path, tmp_path: Path) -> None:
+    name, make, words = CASES[case]
+    path = tmp_path / name
+    path.write_bytes(make())
+    out = tmp_path / "out.npz"
+    result = run_kit("simulate", pte_u55_shared, "--inputs", path, "-o", out)
+    line = assert_refused(result, words, absent=[out])
+    assert str(path) in line
+
+
+def test_float_refusal_has_a_quantize_hint(pte_u55_shared: Path, tmp_path: Path) -> None:
+    path = tmp_path / "f.npy"
+    path.write_bytes(_npy(np.zeros(SHAPE, dtype=np.float32)))
+    result = run_kit("simulate", pte_u55_shared, "--inputs", path)
+    assert_refused(result, "float")
+    assert "quantize" in result.stderr.splitlines()[1]
+
+
+@pytest.mark.parametrize("seed", ["-1", str(1 << 64), "1.5", "nan", "0x"])
+def test_seed_out_of_range_is_refused(seed: str, pte_u55_shared: Path) -> None:
+    assert_refused(run_kit("simulate", pte_u55_shared, "--seed", seed), "--seed")
+
+
+def test_seed_at_the_limits_runs(pte_u55_shared: Path) -> None:
+    for seed in ("0", str((1 << 64) - 1)):
+        result = run_kit("simulate", pte_u55_shared, "--seed", seed)
+        assert result.returncode == 0 and "output 0: int8" in result.stdout, result
+
+
+def test_output_that_is_a_folder_or_under_a_file(pte_u55_shared: Path, tmp_path: Path) -> None:
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    assert_refused(run_kit("simulate", pte_u55_shared, "-o", folder), "is a folder")
+    assert list(folder.iterdir()) == [] and not (tmp_path / "folder.npz").exists()
+    (tmp_path / "d.npz").mkdir()  # -o d would write d.npz: a folder too
+    assert_refused(run_kit("simulate", pte_u55_shared, "-o", tmp_path / "d"), "is a folder")
+    afile = tmp_path / "afile"
+    afile.write_text("mine")
+    under = afile / "out.npz"
+    assert_refused(run_kit("simulate", pte_u55_shared, "-o", under), "is a file")
+    assert afile.read_text() == "mine"
+    assert [p.name for p in tmp_path.iterdir()] != [] and not list(tmp_path.glob("*.tmp"))
+
+
+def test_good_inputs_round_trip(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """The legal forms still work: .npy, .npz, Fortran order, a wider int type in range."""
+    x = np.arange(768, dtype=np.int16).reshape(SHAPE) % 200 - 100
+    np.save(tmp_path / "x.npy", x.astype(np.int8))
+    np.savez(tmp_path / "x.npz", a=np.asfortranarray(x))
+    a = run_kit("simulate", pte_u55_shared, "--inputs", tmp_path / "x.npy", "-o", tmp_path / "a")
+    b = run_kit("simulate", pte_u55_shared, "--inputs", tmp_path / "x.npz", "-o", tmp_path / "b")
+    assert a.returncode == 0 and b.returncode == 0, (a, b)
+    ra, rb = np.load(tmp_path / "a.npz"), np.load(tmp_path / "b.npz")
+    assert np.array_equal(ra["delegate0_output0"], rb["delegate0_output0"])
+    assert np.array_equal(ra["delegate0_input0"], x.astype(np.int8))
+    [loaded] = load_arrays([tmp_path / "x.npz"])
+    assert loaded.source.endswith("x.npz[a]") and np.array_equal(loaded.array, x)
