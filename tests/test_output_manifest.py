@@ -128,7 +128,7 @@ def test_failure_mid_write_leaves_nothing(tmp_path: Path) -> None:
     """A write that fails half-way (here: a path that cannot be both file and folder)."""
     out = tmp_path / "new" / "fw"
     bad = {**FILES, "generated/model.pte/inner": b"x"}
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match="cannot write"):
         write_project(bad, out)
     assert not (tmp_path / "new").exists()
     assert list(tmp_path.iterdir()) == []
@@ -139,7 +139,7 @@ def test_failure_mid_write_keeps_the_old_project(tmp_path: Path) -> None:
     write_project(FILES, out)
     (out / "notes.txt").write_text("mine")
     before = tree(out)
-    with pytest.raises(OSError):
+    with pytest.raises(OutputError, match="cannot write"):
         write_project({**FILES, "generated/model.pte/inner": b"x"}, out)
     assert tree(out) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["fw"]

@@ -8,10 +8,11 @@ and `run(args) -> int`. Command modules import nothing heavy at module level, so
 from __future__ import annotations
 
 import argparse
+import contextlib
 import importlib
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from types import ModuleType
 from typing import NoReturn
 
@@ -70,9 +71,48 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+class Terminated(BaseException):
+    """SIGTERM or SIGHUP, raised where the process is so `finally`/cleanup code runs
+    (a generation's temporary folder is removed) as it does for SIGINT."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
+def _raise_terminated(signum: int, _frame: object) -> None:
+    raise Terminated(signum)
+
+
+@contextlib.contextmanager
+def _terminate_as_exception() -> Iterator[None]:
+    """SIGTERM/SIGHUP raise `Terminated` while a command runs (where their action is
+    the default); the previous handlers come back afterwards (main() may be called
+    in-process, by tests or a host program)."""
+    import signal
+
+    previous = {}
+    for sig in (signal.SIGTERM, signal.SIGHUP):
+        try:
+            if signal.getsignal(sig) == signal.SIG_DFL:
+                previous[sig] = signal.signal(sig, _raise_terminated)
+        except (ValueError, OSError):  # not the main thread: leave the host's handling
+            pass
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = build_parser()
     args = parser.parse_args(argv)
+    with _terminate_as_exception():
+        return _run(args)
+
+
+def _run(args: argparse.Namespace) -> int:
     try:
         code: int = args._run(args)
         return code
@@ -84,6 +124,11 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)
         return 130
+    except Terminated as exc:
+        import signal
+
+        print(f"error: terminated by {signal.Signals(exc.signum).name}", file=sys.stderr)
+        return 128 + exc.signum
     except Exception as exc:  # a bug of ours, not the user's input
         if args.debug or os.environ.get("ETHOSU_KIT_DEBUG"):
             raise

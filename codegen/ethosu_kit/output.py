@@ -106,10 +106,32 @@ def read_manifest(out_dir: Path) -> dict[str, str] | None:
 
 
 def _file_hash(path: Path) -> str | None:
+    """sha256 of a regular file (not followed through a link), None when there is none."""
+    import stat
+
     try:
-        return sha256(path.read_bytes()) if path.is_file() else None
+        if not stat.S_ISREG(path.lstat().st_mode):
+            return None
+        h = hashlib.sha256()
+        with path.open("rb") as f:
+            for chunk in iter(lambda: f.read(1 << 20), b""):
+                h.update(chunk)
+        return h.hexdigest()
     except OSError:
         return None
+
+
+def _linked(out_dir: Path, rel: str) -> str | None:
+    """The part of `rel` (itself or a folder on its way) that is a symbolic link, if any:
+    the kit never writes or reads through a link inside the project."""
+    parts = PurePosixPath(rel).parts
+    for i in range(1, len(parts) + 1):
+        sub = str(PurePosixPath(*parts[:i]))
+        if (out_dir / sub).is_symlink():
+            return sub
+        if not (out_dir / sub).is_dir():
+            return None
+    return None
 
 
 def _user_entries(root: Path, tracked: set[str]) -> Iterator[str]:
@@ -126,6 +148,8 @@ def _user_entries(root: Path, tracked: set[str]) -> Iterator[str]:
             key = str(r)
             if key in tracked:
                 continue
+            if key in tracked_dirs and entry.is_symlink():
+                continue  # a link where the kit writes a folder: dropped with the old folder
             if entry.is_dir() and not entry.is_symlink() and key in tracked_dirs:
                 yield from walk(entry, r)
             else:
@@ -140,6 +164,13 @@ def _plan_changes(
     """Refuse before writing anything; return the old manifest and the conflicts forced over."""
     if out_dir.exists() and not out_dir.is_dir():
         raise OutputError(f"{out_dir}: exists and is not a folder", hint="choose another -o")
+    for parent in out_dir.parents:
+        if parent.exists() or parent.is_symlink():
+            if not parent.is_dir():
+                raise OutputError(
+                    f"{out_dir}: {parent} is a file, not a folder", hint="choose another -o"
+                )
+            break
     if not out_dir.is_dir() or not any(out_dir.iterdir()):
         return None, []
     old = read_manifest(out_dir)
@@ -153,7 +184,18 @@ def _plan_changes(
             )
         old = {}
     conflicts = []
+    links = sorted({link for rel in set(old) | set(files) if (link := _linked(out_dir, rel))})
+    if links and not force:
+        raise OutputError(
+            f"{out_dir}: {', '.join(links)} is a symbolic link where the kit writes "
+            f"{'files' if len(links) > 1 else 'a file or folder'}; the kit never writes "
+            "through a link",
+            hint="remove the link, or pass --force to replace the link itself (what it "
+            "points to is left untouched)",
+        )
     for rel in sorted(set(old) | set(files)):
+        if _linked(out_dir, rel):
+            continue  # replaced by --force: the link goes, its target stays
         current = _file_hash(out_dir / rel)
         if current is None:
             continue  # deleted by the user, or never there: nothing to lose
@@ -174,11 +216,26 @@ def _plan_changes(
 
 
 def write_project(files: Mapping[str, bytes], out_dir: Path, force: bool = False) -> WriteResult:
-    """Write `files` (relative path -> bytes) as the project in `out_dir`, atomically."""
+    """Write `files` (relative path -> bytes) as the project in `out_dir`, atomically.
+
+    A failure (a full disk, no permission) is an OutputError and leaves the old folder
+    or nothing; so does a signal: SIGINT, and SIGTERM/SIGHUP through the CLI's handler
+    (`ethosu_kit.cli`), raise inside and the temporary folder is removed.
+    """
     for rel in files:
         _check_relpath(rel)
     out_dir = out_dir.resolve()
     old, _forced = _plan_changes(files, out_dir, force)
+    try:
+        return _write(files, out_dir, old)
+    except OSError as exc:
+        where = exc.filename or out_dir
+        raise OutputError(
+            f"{out_dir}: cannot write the project ({where}: {exc.strerror or exc})"
+        ) from None
+
+
+def _write(files: Mapping[str, bytes], out_dir: Path, old: dict[str, str] | None) -> WriteResult:
     result = WriteResult(out_dir)
     created_parents = _make_parents(out_dir.parent)
     tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.ethosu-kit-", dir=out_dir.parent))
@@ -204,7 +261,8 @@ def write_project(files: Mapping[str, bytes], out_dir: Path, force: bool = False
                 (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
                 (out_dir / rel).rename(tmp / rel)
                 moved.append(rel)
-            _swap(tmp, out_dir)
+            with _signals_deferred():
+                _swap(tmp, out_dir)
         else:
             tmp.rename(out_dir)
     except BaseException:
@@ -222,6 +280,24 @@ def write_project(files: Mapping[str, bytes], out_dir: Path, force: bool = False
     result.removed = sorted(set(previous) - set(files))
     result.kept = moved
     return result
+
+
+@contextlib.contextmanager
+def _signals_deferred() -> Iterator[None]:
+    """Hold SIGINT/SIGTERM/SIGHUP while the old folder is swapped out and removed: a
+    signal there would leave a `.name.old-*` folder behind. Delivered right after."""
+    import signal
+
+    held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
+    try:
+        previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)
+    except (AttributeError, OSError, ValueError):  # no pthread_sigmask here
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
 def _swap(new: Path, out_dir: Path) -> None:

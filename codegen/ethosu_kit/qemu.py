@@ -1,26 +1,36 @@
-"""Run a Corstone-300 firmware ELF in QEMU's mps3-an547 and return its exit code and UART text.
+"""Run a kit firmware image in QEMU, on the machine its board's data names.
 
-The firmware leaves through semihosting SYS_EXIT_EXTENDED, so QEMU's exit code is the
-firmware's. The board an ELF was built for is read from its `.kit.info` section
-(sdk/src/kit_info.c), falling back to `memory_plan.json` in the project folder
-around it, so an image for a board QEMU has no model of is refused up front.
+The board comes from the image itself (kit_image.identify: `.kit.info` plus the
+project's board file); the machine, the CPU model and whether the machine is only a
+stand-in for the board come from that board's data (`[qemu]` in board.toml). A board
+without a QEMU machine is refused with the reason; nothing ever runs on a default
+machine. The firmware leaves through semihosting SYS_EXIT_EXTENDED, so QEMU's exit
+code is the firmware's. QEMU runs under process.run_child: its own process group,
+killed and reaped on every exit path.
 """
 
 from __future__ import annotations
 
 import shutil
-import subprocess
-import time
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
-from ethosu_kit.elf_check import load_plan, plan_near
+from ethosu_kit.board import Board
 from ethosu_kit.errors import KitError
+from ethosu_kit.kit_image import KitImage, identify
+from ethosu_kit.process import ChildResult, run_child
 
 QEMU = "qemu-system-arm"
-# machine -> CPU it must be given
-QEMU_CPUS = {"mps3-an547": "cortex-m55"}
 DEFAULT_TIMEOUT = 30.0
+
+
+@dataclass(frozen=True)
+class QemuTarget:
+    machine: str  # -M
+    cpu: str  # -cpu ("" = the machine's own)
+    stand_in: str  # non-empty: QEMU models another machine; said on every run
 
 
 @dataclass(frozen=True)
@@ -30,93 +40,93 @@ class RunResult:
     seconds: float
     timed_out: bool
     command: tuple[str, ...]
+    stand_in: str = ""
+    output_overflow: bool = False
 
 
-def elf_info(elf: Path) -> dict[str, str]:
-    """The key=value lines of the ELF's .kit.info section, or {} when it has none."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-
-    try:
-        with elf.open("rb") as f:
-            section = ELFFile(f).get_section_by_name(".kit.info")
-            if section is None:
-                return {}
-            text = section.data().split(b"\0", 1)[0].decode("utf-8", "replace")
-    except (OSError, ELFError) as exc:
-        raise KitError(f"{elf}: not a readable ELF file ({exc})") from exc
-    info = {}
-    for line in text.splitlines():
-        key, sep, value = line.partition("=")
-        if sep:
-            info[key.strip()] = value.strip()
-    return info
+def qemu_target(board: Board) -> QemuTarget | None:
+    """The board data's QEMU machine ([qemu] machine/cpu/stand_in), or None."""
+    q: Any = getattr(board, "qemu", None)  # the typed [qemu] table (schema 2)
+    if q is not None and q.machine:
+        return QemuTarget(str(q.machine), str(q.cpu or ""), str(q.stand_in or ""))
+    legacy = getattr(board, "qemu_machine", None)  # schema 1's Board, before [qemu]
+    if legacy:
+        return QemuTarget(str(legacy), "", "")
+    return None
 
 
-def _plan_near(elf: Path) -> dict[str, str]:
-    plan = plan_near(elf)
-    if plan is None:
-        return {}
-    return {"board": str(load_plan(plan)["board"])}
+def target_for(image: KitImage) -> QemuTarget:
+    target = qemu_target(image.board)
+    if target is None:
+        raise KitError(
+            f"{image.elf}: built for {image.board.name} ({image.board.source}), whose data "
+            "names no QEMU machine ([qemu] machine), so QEMU cannot run it",
+            hint="run it on the board or an Arm FVP (ethosu-kit run --fvp PATH), or add a "
+            "[qemu] table to the board.toml (docs/running.md)",
+        )
+    return target
 
 
-def machine_for(elf: Path) -> str:
-    """The QEMU machine for this ELF, or a KitError saying why there is none."""
-    info = elf_info(elf) or _plan_near(elf)
-    board = info.get("board", "")
-    machine = info.get("qemu", "")
-    if not machine:
-        if board and board != "corstone-300":
-            raise KitError(
-                f"{elf}: built for {board}, and QEMU has no model of it "
-                "(qemu-system-arm only has the Corstone-300 as mps3-an547)",
-                hint="check it with `ethosu-kit check-elf`; run it on the board or its Arm FVP",
-            )
-        machine = "mps3-an547"
-    if machine not in QEMU_CPUS:
-        raise KitError(f"{elf}: QEMU machine {machine!r} is not one the kit can run")
-    return machine
-
-
-def qemu_command(elf: Path, machine: str) -> tuple[str, ...]:
+def qemu_command(
+    elf: Path, target: QemuTarget, semihosting_args: Sequence[str] = ()
+) -> tuple[str, ...]:
+    config = "enable=on,target=native"
+    for arg in semihosting_args:
+        if "," in arg:
+            raise KitError(f"semihosting argument {arg!r} contains ',' (QEMU cannot pass it)")
+        config += f",arg={arg}"
     return (
         QEMU,
-        "-M", machine,
-        "-cpu", QEMU_CPUS[machine],
+        "-M", target.machine,
+        *(("-cpu", target.cpu) if target.cpu else ()),
         "-nographic",
         "-monitor", "none",
         "-serial", "stdio",
-        "-semihosting-config", "enable=on,target=native",
+        "-semihosting-config", config,
         "-kernel", str(elf),
     )  # fmt: skip
 
 
-def run_elf(elf: Path, timeout: float = DEFAULT_TIMEOUT) -> RunResult:
-    if not elf.is_file():
-        raise KitError(f"{elf}: no such ELF file", hint="build it first: ethosu-kit build DIR")
-    machine = machine_for(elf)
+def stand_in_line(board: Board, target: QemuTarget) -> str:
+    """The one line every stand-in run prints."""
+    return (
+        f"ethosu-kit run: QEMU {target.machine}"
+        f"{f' ({target.cpu})' if target.cpu else ''} stands in for {board.name}: "
+        f"{target.stand_in}"
+    )
+
+
+def run_image(
+    image: KitImage,
+    timeout: float = DEFAULT_TIMEOUT,
+    *,
+    cwd: Path | None = None,
+    semihosting_args: Sequence[str] = (),
+    echo: Callable[[bytes], None] | None = None,
+) -> RunResult:
+    target = target_for(image)
     if shutil.which(QEMU) is None:
         raise KitError(
             f"{QEMU} is not installed", hint="apt-get install qemu-system-arm (QEMU >= 7.2)"
         )
-    cmd = qemu_command(elf, machine)
-    start = time.perf_counter()
-    proc = subprocess.Popen(
-        cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE, stderr=subprocess.STDOUT
-    )
-    try:
-        out, _ = proc.communicate(timeout=timeout)
-        timed_out = False
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        out, _ = proc.communicate()
-        timed_out = True
-    seconds = time.perf_counter() - start
-    text = out.decode("utf-8", "replace").replace("\r\n", "\n")
+    cmd = qemu_command(image.elf.resolve(), target, semihosting_args)
+    child = run_child(cmd, timeout, what="QEMU", cwd=cwd, echo=echo)
+    return result_of(child, cmd, stand_in_line(image.board, target) if target.stand_in else "")
+
+
+def result_of(child: ChildResult, cmd: tuple[str, ...], stand_in: str = "") -> RunResult:
+    """An emulator's ChildResult as a RunResult (UART text with \\n line ends)."""
     return RunResult(
-        exit_code=None if timed_out else proc.returncode,
-        output=text,
-        seconds=seconds,
-        timed_out=timed_out,
+        exit_code=child.returncode,
+        output=child.output.decode("utf-8", "replace").replace("\r\n", "\n"),
+        seconds=child.seconds,
+        timed_out=child.timed_out,
         command=cmd,
+        stand_in=stand_in,
+        output_overflow=child.output_overflow,
     )
+
+
+def run_elf(elf: Path, timeout: float = DEFAULT_TIMEOUT) -> RunResult:
+    """Identify `elf` (kit image, board) and run it in QEMU; see run_image."""
+    return run_image(identify(elf), timeout)

@@ -1,0 +1,152 @@
+"""What a firmware ELF is, before anything runs it: a kit image, and for which board.
+
+`identify(elf)` proves, in this order, each with a one-line reason when it fails:
+the path is a regular file (not a FIFO, a device or a folder; files.open_regular),
+an ELF, 32-bit, little-endian, for Arm (EM_ARM), an executable; it carries the
+kit's `.kit.info` section (sdk/src/kit_info.c: board, mode, NPU, MACs); and its
+board is known: the board file recorded in the project's memory_plan.json beside
+the image (a board folder of the user's), else a built-in board of that name. An
+image for an unknown board is refused, never run on a default machine.
+"""
+
+from __future__ import annotations
+
+import re
+import struct
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ethosu_kit.board import Board
+from ethosu_kit.errors import KitError
+
+EM_ARM = 40
+ET_EXEC = 2
+# e_machine values a user is likely to hand us by mistake, for the message
+_MACHINES = {3: "x86", 8: "MIPS", 62: "x86-64", 183: "AArch64", 243: "RISC-V"}
+_ET = {0: "no file type", 1: "a relocatable object (.o)", 3: "a shared object", 4: "a core dump"}
+_BUILD_HINT = "run an image built by `ethosu-kit build DIR` (it records its board in .kit.info)"
+
+
+@dataclass(frozen=True)
+class KitImage:
+    elf: Path
+    info: dict[str, str]  # the key=value lines of .kit.info
+    board: Board
+    plan_path: Path | None  # the memory_plan.json beside it, when there is one
+    plan: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def npu_kind(self) -> str:
+        """ "ethos-u55" … from .kit.info, or the plan's accelerator; "" when neither says."""
+        kind = self.info.get("npu", "")
+        if not kind:
+            kind = re.sub(r"-\d+$", "", str(self.plan.get("accelerator", "")))
+        return kind.lower()
+
+    @property
+    def npu_macs(self) -> int | None:
+        """The NPU's MACs per cycle the image was built for (.kit.info, else the plan)."""
+        text = self.info.get("macs", "")
+        if not text:
+            m = re.search(r"-(\d+)$", str(self.plan.get("accelerator", "")))
+            text = m.group(1) if m else ""
+        return int(text) if text.isdigit() and int(text) > 0 else None
+
+    @property
+    def mode(self) -> str:
+        return self.info.get("mode", "") or str(self.plan.get("mode", ""))
+
+
+def check_header(elf: Path, head: bytes) -> None:
+    """A KitError saying what `elf` is when it is not a 32-bit little-endian Arm executable."""
+    if len(head) < 52 or head[:4] != b"\x7fELF":
+        raise KitError(
+            f"{elf}: not an ELF file (it starts with {head[:4]!r})",
+            hint=_BUILD_HINT,
+        )
+    ei_class, ei_data = head[4], head[5]
+    if ei_class != 1:
+        raise KitError(
+            f"{elf}: a {'64-bit' if ei_class == 2 else 'non-32-bit'} ELF; "
+            "Cortex-M firmware is a 32-bit Arm ELF",
+            hint=_BUILD_HINT,
+        )
+    if ei_data != 1:
+        raise KitError(
+            f"{elf}: a big-endian ELF; the kit's Cortex-M images are little-endian",
+            hint=_BUILD_HINT,
+        )
+    e_type, e_machine = struct.unpack_from("<HH", head, 16)
+    if e_machine != EM_ARM:
+        name = _MACHINES.get(e_machine, f"e_machine {e_machine}")
+        raise KitError(f"{elf}: an ELF for {name}, not for Arm", hint=_BUILD_HINT)
+    if e_type != ET_EXEC:
+        raise KitError(
+            f"{elf}: {_ET.get(e_type, f'ELF type {e_type}')}, not a linked executable",
+            hint=_BUILD_HINT,
+        )
+
+
+def read_kit_info(elf: Path) -> dict[str, str]:
+    """The ELF's `.kit.info` lines; a KitError for anything that is not a kit image."""
+    from elftools.common.exceptions import ELFError
+    from elftools.elf.elffile import ELFFile
+
+    from ethosu_kit.files import MAX_ELF, open_regular
+
+    with open_regular(elf, MAX_ELF) as (f, _size):
+        check_header(elf, f.read(52))
+        f.seek(0)
+        try:
+            section = ELFFile(f).get_section_by_name(".kit.info")
+            data = b"" if section is None else section.data()
+        except (ELFError, OSError, ValueError, struct.error) as exc:
+            raise KitError(f"{elf}: a damaged ELF ({exc})") from None
+    if section is None:
+        raise KitError(
+            f"{elf}: not a kit image (no .kit.info section says which board it is for)",
+            hint=_BUILD_HINT,
+        )
+    text = data.split(b"\0", 1)[0].decode("utf-8", "replace")
+    info: dict[str, str] = {}
+    for line in text.splitlines():
+        key, sep, value = line.partition("=")
+        if sep:
+            info[key.strip()] = value.strip()
+    if not info.get("board"):
+        raise KitError(f"{elf}: its .kit.info names no board", hint=_BUILD_HINT)
+    return info
+
+
+def _board_of(elf: Path, name: str, plan: dict[str, Any], plan_path: Path | None) -> Board:
+    from ethosu_kit.board_loader import builtin_boards, load_board
+
+    source = str(plan.get("board_source") or "")
+    if plan_path is not None and plan.get("board") == name and source and Path(source).is_file():
+        return load_board(Path(source))
+    for board in builtin_boards():
+        if name == board.name:
+            return board
+    where = (
+        f"{plan_path} is for board {plan.get('board')!r}"
+        if plan_path is not None and plan.get("board") != name
+        else f"its board file {source!r} is gone"
+        if plan_path is not None
+        else "no memory_plan.json of its project is beside it"
+    )
+    raise KitError(
+        f"{elf}: built for board {name!r}, which is not a built-in board, and {where}",
+        hint="run it from its generated project (build/<toolchain>/ beside memory_plan.json)",
+    )
+
+
+def identify(elf: Path) -> KitImage:
+    """The kit image at `elf` and its board, or a KitError saying why it is not one."""
+    from ethosu_kit.elf_check import load_plan, plan_near
+
+    info = read_kit_info(elf)
+    plan_path = plan_near(elf)
+    plan = load_plan(plan_path) if plan_path is not None else {}
+    board = _board_of(elf, info["board"], plan, plan_path)
+    return KitImage(elf, info, board, plan_path, plan)

@@ -1,0 +1,132 @@
+"""Hostile inputs, class "output folders": -o under a regular file, `generated/` (or a
+generated file) replaced by a symbolic link, with and without --force, and the
+temporary folder on SIGTERM, SIGHUP and SIGINT.
+
+On the old code: -o under a file was an internal error; a symlinked `generated/`
+was read through and then an internal error (with --force); SIGTERM and SIGHUP
+killed the process with its `.fw.ethosu-kit-*` temporary folder left behind.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import signal
+import sys
+from pathlib import Path
+
+import pytest
+
+from ethosu_kit import cli
+from hostile import assert_refused, run_kit
+
+
+def _gen(pte: Path, out: Path, *extra: str | Path) -> list[str | Path]:
+    return ["gen", "--pte", pte, "-o", out, "-q", *extra]
+
+
+def _tree(folder: Path) -> dict[str, str]:
+    return {
+        str(p.relative_to(folder)): hashlib.sha256(p.read_bytes()).hexdigest()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and not p.is_symlink()
+    }
+
+
+def test_output_under_a_regular_file(pte_u55_shared: Path, tmp_path: Path) -> None:
+    afile = tmp_path / "notes.txt"
+    afile.write_text("mine\n")
+    for out in (afile / "fw", afile / "deeper" / "fw"):
+        line = assert_refused(run_kit(*_gen(pte_u55_shared, out)), "is a file", str(afile))
+        assert str(out) in line
+    assert afile.read_text() == "mine\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
+
+
+@pytest.mark.parametrize("what", ["generated", "generated/linker.ld", "generated_copy"])
+def test_symlink_in_the_project_is_never_written_through(
+    what: str, pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    out = tmp_path / "fw"
+    assert cli.main(["gen", "--pte", str(pte_u55_shared), "-o", str(out), "-q"]) == 0
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "keep.txt").write_text("outside the project\n")
+    if what == "generated":
+        # the user's own folder outside the project, linked in place of generated/
+        (outside / "linker.ld").write_text("my linker script\n")
+        (out / "generated").rename(tmp_path / "old-generated")
+        (out / "generated").symlink_to(outside, target_is_directory=True)
+    elif what == "generated/linker.ld":
+        (out / "generated" / "linker.ld").unlink()
+        (out / "generated" / "linker.ld").symlink_to(outside / "keep.txt")
+    else:  # a link the user added beside the kit's files: theirs, kept as it is
+        (out / "generated_copy").symlink_to(outside, target_is_directory=True)
+    before = _tree(outside)
+
+    refused = run_kit(*_gen(pte_u55_shared, out))
+    if what == "generated_copy":
+        assert refused.returncode == 0, refused
+        assert (out / "generated_copy").is_symlink()
+    else:
+        assert_refused(refused, "symbolic link", what)
+        forced = run_kit(*_gen(pte_u55_shared, out, "--force"))
+        assert forced.returncode == 0, forced
+        assert not (out / what).is_symlink()
+        assert (out / "generated" / "linker.ld").is_file()
+        assert not (out / "generated" / "linker.ld").is_symlink()
+    assert _tree(outside) == before, "a file outside the project changed"
+    assert sorted(p.name for p in outside.iterdir()) == sorted(before)
+    assert not [p for p in tmp_path.iterdir() if p.name.startswith(".fw.")]
+
+
+_SIGNAL_ON_WRITE = """
+import os, pathlib, signal, sys
+real = pathlib.Path.write_bytes
+def write_bytes(self, data):
+    n = real(self, data)
+    if ".ethosu-kit-" in str(self):  # inside the temporary folder: the signal arrives now
+        os.kill(os.getpid(), signal.{sig})
+    return n
+pathlib.Path.write_bytes = write_bytes
+from ethosu_kit import cli
+sys.exit(cli.main(sys.argv[1:]))
+"""
+
+
+@pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
+@pytest.mark.parametrize("existing", [False, True], ids=["new", "regenerate"])
+def test_signal_during_generation_leaves_no_temporary_folder(
+    sig: str, existing: bool, pte_u55_shared: Path, pte_half_mb: Path, tmp_path: Path
+) -> None:
+    import subprocess
+
+    out = tmp_path / "fw"
+    if existing:
+        assert cli.main(["gen", "--pte", str(pte_half_mb), "-o", str(out), "-q"]) == 0
+    before = _tree(out) if existing else None
+    proc = subprocess.run(
+        [
+            sys.executable,
+            "-c",
+            _SIGNAL_ON_WRITE.format(sig=sig),
+            "gen",
+            "--pte",
+            str(pte_u55_shared),
+            "-o",
+            str(out),
+            "-q",
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    signum = getattr(signal, sig)
+    assert proc.returncode == 128 + signum, proc
+    lines = proc.stderr.splitlines()
+    assert len(lines) == 1 and lines[0].startswith("error: "), proc.stderr
+    assert not [p.name for p in tmp_path.iterdir() if p.name.startswith(".fw.")]
+    if existing:
+        assert _tree(out) == before, "the old project changed"
+    else:
+        assert not out.exists()
