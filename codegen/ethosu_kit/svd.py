@@ -226,10 +226,11 @@ def _pick(  # noqa: PLR0917 - one private helper for both roles
     if not groups:
         return None
     if len(groups) > 1:
-        names = ", ".join(sorted(groups))
+        names = sorted(groups)
+        first = next((n for n in names if n.endswith("0")), names[0])  # UART0 before LPUART3
         raise BoardError(
-            f"{svd.source}: {len(groups)} peripherals could be the {role}: {names}",
-            hint=f"name the one to use with {option} {sorted(groups)[0]}",
+            f"{svd.source}: {len(names)} peripherals could be the {role}: {', '.join(names)}",
+            hint=f"name the one to use, e.g. {option} {first}",
         )
     group, members = next(iter(groups.items()))
     return _merge(svd, group, members, secure)
