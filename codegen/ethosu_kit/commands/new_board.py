@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import re
+from dataclasses import fields
 from pathlib import Path
 
 HELP = "draft a board folder from an existing board, a CMSIS pack (.pdsc) and/or an SVD"
@@ -98,15 +99,7 @@ def run(args: argparse.Namespace) -> int:
         raise KitError("--pack needs --device NAME (the Dname of the device in the pack)")
     if args.device and not args.pack:
         raise KitError("--device names a device of a pack: give --pack FILE.pdsc too")
-    choices = Choices(
-        npu=args.npu,
-        npu_base=args.npu_base,
-        npu_irq=args.npu_irq,
-        npu_peripheral=args.npu_peripheral,
-        console=args.console,
-        console_base=args.console_base,
-        console_peripheral=args.console_peripheral,
-    )
+    choices = Choices(**{f.name: getattr(args, f.name) for f in fields(Choices)})
     notes: list[str] = []
     svd_path: Path | None = args.svd
     if args.from_board:
