@@ -113,6 +113,23 @@ def test_from_builtin_board_round_trips(tmp_path: Path) -> None:
         assert (copy.port.sources, copy.port.hooks) == (original.port.sources, original.port.hooks)
 
 
+def test_from_folder_copies_its_own_code(tmp_path: Path) -> None:
+    src = _new(tmp_path, "--from", "cs300", "--console", "custom", name="mine", folder="mine")
+    (src / "inc").mkdir()
+    (src / "inc" / "pins.h").write_text("#define PINS 1\n")
+    (src / "board.c").write_text('#include "pins.h"\nint kit_board_init(void) { return 0; }\n')
+    toml = (src / "board.toml").read_text()
+    toml = toml.replace('sources = ["console.c"]', 'sources = ["console.c", "board.c"]')
+    toml = toml.replace('include_dirs = ["."]', 'include_dirs = [".", "inc"]')
+    toml = toml.replace('hooks = ["console"]', 'hooks = ["console", "board_init"]')
+    (src / "board.toml").write_text(toml)
+    copy = _new(tmp_path, "--from", str(src), name="copy", folder="copy")
+    board = load_board(copy)
+    assert board.port.hooks == ("console", "board_init")
+    assert (copy / "board.c").read_text() == (src / "board.c").read_text()
+    assert (copy / "inc" / "pins.h").is_file() and (copy / "console.c").is_file()
+
+
 def test_from_board_with_options_and_custom_console(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

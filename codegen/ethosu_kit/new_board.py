@@ -268,8 +268,10 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
             "(faster kernels); none is safe"
         )
     if core.caches:
-        d.todo["cpu.dcache"] = "the pack does not say: true if the core has a data cache (off is safe " \
-            "when nothing before this image enabled it; slower)"  # fmt: skip
+        d.todo["cpu.dcache"] = (
+            "the pack does not say: true if the core has a data cache (off is safe when "
+            "nothing before this image enabled it; slower)"
+        )
         d.todo["cpu.icache"] = "the pack does not say (off is safe, slower)"
     if core.trustzone and security == "all":
         d.todo["cpu.trustzone"] = "the pack lists no secure/non-secure aliases: true if the " \

@@ -93,9 +93,11 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     out.parent.mkdir(parents=True, exist_ok=True)
     write_file_atomic(out, text.encode("utf-8"))
-    todos = text.count("TODO")
+    from ethosu_kit.commands.boards import checked_defaults
+
+    todos = len(board.todo) + len(checked_defaults(text))
     print(
         f"{out}: board {board.name}, {len(board.regions)} regions"
-        + (f", {todos} TODO line(s) to check" if todos else "")
+        + (f", {todos} TODO(s) to check (`ethosu-kit boards {out}` lists them)" if todos else "")
     )
     return 0
