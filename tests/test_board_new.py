@@ -228,3 +228,36 @@ def test_hostile_pack_strings_stay_data(tmp_path: Path) -> None:
                "--npu-irq", "3", "--console", "semihosting")  # fmt: skip
     board = load_board(out)
     assert evil in board.description and board.npu.base == 0x40000000
+
+
+_PACK_HEAD = """<?xml version="1.0" encoding="UTF-8"?>
+<package schemaVersion="1.7.7"><vendor>V</vendor><name>N_DFP</name><description>d</description>
+<url>https://example.invalid/</url><releases><release version="1.0.0">r</release></releases>
+<devices><family Dfamily="F" Dvendor="V:0">"""
+_PACK_TAIL = "</family></devices></package>"
+
+
+def test_multi_core_device_and_unsupported_core(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pdsc = tmp_path / "dual.pdsc"
+    pdsc.write_text(
+        _PACK_HEAD
+        + """<device Dname="DUAL">
+      <processor Pname="HP" Dcore="Cortex-M55" Dfpu="DP_FPU"/>
+      <processor Pname="HE" Dcore="Cortex-M55" Dfpu="DP_FPU"/>
+      <memory name="ITCM_HP" access="rwx" start="0x00000000" size="0x40000" Pname="HP" startup="1"/>
+      <memory name="ITCM_HE" access="rwx" start="0x00000000" size="0x10000" Pname="HE" startup="1"/>
+      <memory name="SRAM0" access="rwx" start="0x02000000" size="0x400000"/>
+    </device>
+    <device Dname="OLD"><processor Dcore="Cortex-M0+" Dfpu="NO_FPU"/>
+      <memory name="RAM" access="rwx" start="0x20000000" size="0x1000"/></device>"""
+        + _PACK_TAIL
+    )
+    args = ["--pack", str(pdsc), "--npu-base", "0x40000000", "--npu-irq", "1", "--console", "none"]
+    err = _error(capsys, "new-board", "x", "-o", str(tmp_path / "a"), *args, "--device", "DUAL")
+    assert "device DUAL has 2 processors (HP, HE)" in err and "--processor" in err
+    board = load_board(_new(tmp_path, *args, "--device", "DUAL", "--processor", "HE"))
+    assert [(r.name, r.size) for r in board.regions] == [("ITCM_HE", 0x10000), ("SRAM0", 0x400000)]
+    err = _error(capsys, "new-board", "x", "-o", str(tmp_path / "b"), *args, "--device", "OLD")
+    assert "processor cortex-m0+ is not a core the kit builds for" in err
