@@ -100,6 +100,17 @@ def test_unknown_npu_is_a_blocking_todo(tmp_path: Path, capsys: pytest.CaptureFi
     ready = report[report.index("ready:") :]
     assert "build --app bringup                              yes" in ready
     assert "no: npu.base is TODO, npu.irq is TODO" in ready
+    # a blocking TODO survives a copy, and a TODO boot region blocks every build
+    text = (out / "board.toml").read_text()
+    (out / "board.toml").write_text(
+        text.replace('vector_region = "ITCM_S"', 'vector_region = "TODO"')
+    )
+    copy = load_board(_new(tmp_path, "--from", str(out), folder="copy"))
+    assert copy.todo == ("npu.base", "npu.irq", "boot.vector_region")
+    assert main(["boards", str(tmp_path / "copy")]) == 0
+    assert "build --app bringup                              no: boot.vector_region is TODO" in (
+        capsys.readouterr().out
+    )
 
 
 def test_from_builtin_board_round_trips(tmp_path: Path) -> None:

@@ -198,7 +198,13 @@ def draft_from_board(board: Board, name: str) -> Draft:
         console_clock_hz=console.clock_hz,
         console_baud=console.baud,
         console_source=f"board {board.name}",
-        vector_region=board.boot.vector_region if board.boot else None,
+        vector_region=(
+            TODO
+            if "boot.vector_region" in board.todo
+            else board.boot.vector_region
+            if board.boot
+            else None
+        ),
         vector_address=board.boot.vector_address if board.boot else None,
         qemu_machine=board.qemu.machine if board.qemu else None,
         qemu_cpu=board.qemu.cpu if board.qemu else None,
