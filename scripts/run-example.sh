@@ -1,7 +1,9 @@
 #!/usr/bin/env bash
 # Command one: the kit's main job end to end on the default board.
 #   install -> lower the built-in example model (ethos-u55-128, Shared_Sram)
-#   -> gen-firmware for Corstone-300 -> build the bring-up app -> run it in QEMU.
+#   -> gen-firmware for Corstone-300 -> build the bring-up app -> run it in QEMU
+#   -> simulate the NPU part on the host -> build the NPU self-test with those vectors
+#   (virtual NPU) -> run it in QEMU: the model's own command streams, bit-exact.
 # Output in $OUT (default out/example).
 set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
@@ -28,3 +30,13 @@ ethosu-kit check-elf "$ELF" --plan "$OUT/fw/memory_plan.json"
 
 step "run it in QEMU (mps3-an547)"
 ethosu-kit run "$ELF"
+
+step "simulate the NPU part on the host (inputs and expected outputs per delegate)"
+ethosu-kit simulate "$OUT/example.pte" -o "$OUT/vectors.npz"
+
+step "build the NPU self-test with those vectors (virtual Ethos-U in the firmware)"
+SELFTEST="$(ethosu-kit build "$OUT/fw" --app selftest --npu virtual --vectors "$OUT/vectors.npz" | tail -n 1)"
+ethosu-kit check-elf "$SELFTEST" --plan "$OUT/fw/memory_plan.json"
+
+step "run the self-test in QEMU: every delegate's stream on the NPU, every output byte compared"
+ethosu-kit run "$SELFTEST"

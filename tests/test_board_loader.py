@@ -162,3 +162,82 @@ def test_unknown_board_and_missing_file(tmp_path: Path) -> None:
     assert info.value.hint and "cs300" in info.value.hint
     with pytest.raises(BoardError, match="no such file"):
         load_board(str(tmp_path / "nope.toml"))
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples" / "boards"
+
+# Schema 2 mistakes, on a copy of the AN500 example folder: (edit, key, words).
+BAD_V2 = {
+    "port source missing": (('sources = ["board.c"]', 'sources = ["nope.c"]'), "port.sources[0]",
+                            "no such file"),
+    "unknown hook": (('hooks = ["console"]', 'hooks = ["consol"]'), "port.hooks[0]", "unknown"),
+    "hook twice": (('hooks = ["console"]', 'hooks = ["console", "console"]'), "port.hooks[1]",
+                   "twice"),
+    "boot region unknown": (('vector_region = "SSRAM1"', 'vector_region = "ROM"'),
+                            "boot.vector_region", "no region named 'ROM'"),
+    "boot misaligned": (('vector_region = "SSRAM1"', "vector_address = 0x40"),
+                        "boot.vector_address", "256-byte aligned"),
+    "boot not executable": (('vector_region = "SSRAM1"', 'vector_region = "SRAM"'),
+                            "boot.vector_region", "loadable and executable"),
+    "console address on semihosting": (('kind = "custom"', 'kind = "semihosting"\nbase = 0x1'),
+                                       "console.base", "has no address"),
+    "uart at zero": (('kind = "custom"', 'kind = "pl011"\nbase = 0'), "console.base", "address 0"),
+    "no dsp on m7": (('core = "cortex-m7"', 'core = "cortex-m7"\ndsp = false'), "cpu.dsp",
+                     "always has"),
+    "mve on m7": (('core = "cortex-m7"', 'core = "cortex-m7"\nmve = "int"'), "cpu.mve", "no MVE"),
+    "too many irqs": (("irqs = 48", "irqs = 241"), "cpu.irqs", "at most 240"),
+    "timer unknown": (('timer = "systick"', 'timer = "rtc"'), "cpu.timer", "unknown value"),
+    "schema 1 and 2 spellings": (("[console]", '[uart]\nkind = "none"\nbase = 0\n\n[console]'),
+                                 "uart", "keep [console]"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(BAD_V2))
+def test_malformed_board_folder_names_file_and_key(case: str, tmp_path: Path) -> None:
+    import shutil
+
+    (old, new), key, problem = BAD_V2[case]
+    folder = tmp_path / "board"
+    shutil.copytree(EXAMPLES / "mps2-an500", folder)
+    toml = folder / "board.toml"
+    assert old in toml.read_text(), case
+    toml.write_text(toml.read_text().replace(old, new, 1))
+    with pytest.raises(BoardError) as info:
+        load_board(str(folder))
+    message = str(info.value)
+    assert "\n" not in message and message.startswith(f"{toml}: "), message
+    assert key in message and problem in message, message
+
+
+def test_board_folder_relative_to_the_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--board DIR`, `DIR/board.toml` and `./DIR` are the caller's paths; the port's
+    sources are resolved against the board's folder."""
+    import shutil
+
+    shutil.copytree(EXAMPLES / "mps2-an521", tmp_path / "an521")
+    monkeypatch.chdir(tmp_path)
+    for spelling in ("an521", "an521/board.toml", "./an521", "an521/"):
+        board = load_board(spelling)
+        assert board.name == "mps2-an521"
+        assert board.port.dir == str((tmp_path / "an521").resolve())
+    assert load_board("an521").console.kind == "semihosting"
+
+
+def test_hooks_table_and_defaults() -> None:
+    from ethosu_kit.board import HOOK_NAMES, hal_default
+
+    assert HOOK_NAMES == ("console", "timer", "board_init", "cache", "npu", "exit", "fault")
+    an500 = load_board(str(EXAMPLES / "mps2-an500"))
+    assert hal_default(an500, "console").required_because == '[console] kind = "custom"'
+    assert hal_default(an500, "cache").sources == ("sdk/src/hal/cache_l1.c",)
+    an521 = load_board(str(EXAMPLES / "mps2-an521"))
+    assert hal_default(an521, "console").sources == ("sdk/src/hal/console_semihosting.c",)
+    assert hal_default(an521, "cache").sources == ("sdk/src/hal/cache_none.c",)
+    assert an521.cpu.flags["gcc"] == ("-mcpu=cortex-m33+nodsp+nofp", "-mfloat-abi=soft", "-mthumb")
+    kit = Path(__file__).resolve().parents[1]
+    for board in (an500, an521, load_board("cs300"), load_board("cs320")):
+        for hook in HOOK_NAMES:
+            for src in hal_default(board, hook).sources:
+                assert (kit / src).is_file(), src

@@ -55,18 +55,20 @@ def _tool(name: str) -> str:
     return path
 
 
-def kit_loop_image(folder: Path, board: str = "corstone-300", *, chatty: bool = False) -> Path:
-    """A kit image (ELF + .kit.info) for `board` that never exits."""
+def kit_loop_image(
+    folder: Path, board: str = "corstone-300", *, chatty: bool = False, text: int = 0x10000400
+) -> Path:
+    """A kit image (ELF + .kit.info) for `board` that never exits (its code at `text`)."""
     gcc = _tool("arm-none-eabi-gcc")
     objcopy = _tool("arm-none-eabi-objcopy")
     folder.mkdir(parents=True, exist_ok=True)
     src = folder / "loop.S"
     src.write_text(LOOP_S)
-    elf = folder / ("chatty.elf" if chatty else "loop.elf")
+    elf = folder / f"{'chatty' if chatty else 'loop'}-{text:x}.elf"
     subprocess.run(
         [gcc, "-mcpu=cortex-m55", "-nostdlib", "-e", "reset",
          *(["-DCHATTY"] if chatty else []),
-         "-Wl,--section-start=.vectors=0x10000000", "-Wl,-Ttext=0x10000400",
+         "-Wl,--section-start=.vectors=0x10000000", f"-Wl,-Ttext={text:#x}",
          str(src), "-o", str(elf)],
         check=True,
     )  # fmt: skip
@@ -217,4 +219,12 @@ def test_foreign_files_are_refused_before_qemu(tmp_path: Path) -> None:
 def test_unknown_board_is_refused(tmp_path: Path) -> None:
     elf = kit_loop_image(tmp_path, board="my-custom-soc")
     assert_refused(run_kit("run", elf, "--timeout", "5"), "'my-custom-soc'", "not a built-in board")
+    assert not qemu_pids(elf)
+
+
+def test_an_image_outside_the_machines_memory_is_refused(tmp_path: Path) -> None:
+    """Code linked where the board (and QEMU's machine) has no memory: refused, not run."""
+    elf = kit_loop_image(tmp_path, text=0x12000000)
+    result = run_kit("run", elf, "--timeout", "5")
+    assert_refused(result, "at 0x12000000 lie outside the memory QEMU's mps3-an547", code=2)
     assert not qemu_pids(elf)

@@ -8,9 +8,9 @@ user's ExecuTorch checkout) of the kit's example model:
   simulation of the delegate fed the same quantized integers, dequantized with the
   program's output parameters;
 - the delegate's NPU scratch comes from the plan's temp pool, sized to the model;
-- the virtual NPU's working memory is sized for the model on the host and placed in
-  external RAM (DDR), not in the TCMs; too little of it stops the run with the bytes
-  needed and available on the UART.
+- the virtual NPU's working memory is a buffer of the plan (build --npu virtual
+  re-plans the driver project), sized for the model on the host; too little of it
+  stops the run with the bytes needed and available on the UART.
 
 Skipped, naming what is missing, without EXECUTORCH_ROOT (docs/executorch.md).
 """
@@ -67,21 +67,26 @@ def test_scratch_from_the_temp_pool(firmware: tuple[Path, Path], run: RunResult)
     assert size - peak <= 32, f"temp pool {size} B for a {peak} B peak: not sized from the model"
 
 
-def test_workspace_sized_for_the_model_in_external_ram(
+def test_workspace_is_a_planned_buffer_sized_for_the_model(
     pte_u55_shared: Path, firmware: tuple[Path, Path]
 ) -> None:
+    """`build --npu virtual` re-plans a driver project: the virtual NPU's working memory
+    becomes the plan's buffer vnpu_workspace, measured for the model and fit-checked,
+    and check-elf proves it where the plan put it."""
     from elftools.elf.elffile import ELFFile
 
-    from ethosu_kit.board_loader import load_board
+    from ethosu_kit.memory_plan import MemoryPlan, Role
 
     need = pte_workspace(pte_u55_shared)
+    plan = MemoryPlan.from_json(firmware[0] / "memory_plan.json")
+    (buf,) = plan.by_role(Role.VNPU_WORKSPACE)
+    assert buf.size == need, f"workspace {buf.size} B, the model needs {need} B"
     with firmware[1].open("rb") as f:
-        section = ELFFile(f).get_section_by_name(".kit.vnpu_workspace")
-        assert section is not None, "no .kit.vnpu_workspace section"
+        section = ELFFile(f).get_section_by_name(buf.section)
+        assert section is not None, f"no {buf.section} section"
         addr, size = section["sh_addr"], section["sh_size"]
-    assert size == need, f"workspace {size} B, the model needs {need} B"
-    dram = [r for r in load_board("cs300").regions if r.kind.value == "dram"]
-    assert any(r.base <= addr and addr + size <= r.base + r.size for r in dram), hex(addr)
+    assert size == need
+    assert plan.board.region(buf.region).contains(addr, size), hex(addr)
     assert (
         subprocess.run(["ethosu-kit", "check-elf", str(firmware[1])], check=False).returncode == 0
     )

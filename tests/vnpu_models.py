@@ -239,6 +239,57 @@ def _residual_mul() -> Any:
 
 
 MOBILENET = OpModel("mobilenet", _mobilenet, ((1, 3, 96, 96),))
+
+
+def _mobilenet_v2() -> Any:
+    """MobileNetV2 (width 1.0) at 224x224: 3.5 M parameters, inverted residuals, ReLU6."""
+    from torch import nn
+
+    class InvertedResidual(nn.Module):
+        def __init__(self, cin: int, cout: int, stride: int, expand: int) -> None:
+            super().__init__()
+            hidden = cin * expand
+            layers: list[Any] = []
+            if expand != 1:
+                layers += [
+                    nn.Conv2d(cin, hidden, 1, bias=False),
+                    nn.BatchNorm2d(hidden),
+                    nn.ReLU6(),
+                ]
+            layers += [
+                nn.Conv2d(hidden, hidden, 3, stride, 1, groups=hidden, bias=False),
+                nn.BatchNorm2d(hidden),
+                nn.ReLU6(),
+                nn.Conv2d(hidden, cout, 1, bias=False),
+                nn.BatchNorm2d(cout),
+            ]
+            self.body = nn.Sequential(*layers)
+            self.residual = stride == 1 and cin == cout
+
+        def forward(self, x: Any) -> Any:
+            return x + self.body(x) if self.residual else self.body(x)
+
+    layers: list[Any] = [nn.Conv2d(3, 32, 3, 2, 1, bias=False), nn.BatchNorm2d(32), nn.ReLU6()]
+    cin = 32
+    for expand, cout, repeats, stride in (
+        (1, 16, 1, 1),
+        (6, 24, 2, 2),
+        (6, 32, 3, 2),
+        (6, 64, 4, 2),
+        (6, 96, 3, 1),
+        (6, 160, 3, 2),
+        (6, 320, 1, 1),
+    ):
+        for i in range(repeats):
+            layers.append(InvertedResidual(cin, cout, stride if i == 0 else 1, expand))
+            cin = cout
+    layers += [nn.Conv2d(cin, 1280, 1, bias=False), nn.BatchNorm2d(1280), nn.ReLU6()]
+    layers += [nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(1280, 1000)]
+    return nn.Sequential(*layers)
+
+
+# the firmware benchmark's model (issue 11): MobileNetV2 224x224, U55-128 Shared_Sram
+MOBILENET_V2 = OpModel("mobilenet_v2", _mobilenet_v2, ((1, 3, 224, 224),))
 # whole small models compared with the quantized PyTorch graph (test_vnpu_models.py)
 WHOLE_MODELS: tuple[OpModel, ...] = (
     OpModel("tiny_cnn", _tiny_cnn, ((1, 3, 16, 16),)),
@@ -276,7 +327,7 @@ OP_MODELS: tuple[OpModel, ...] = (
     OpModel("sigmoid_a16w8", _mod("Sigmoid"), (IMG,), activation_bits=16),
     OpModel("block", _block, ((1, 3, 12, 12),)),
 )
-BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS, MOBILENET)}
+BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS, MOBILENET, MOBILENET_V2)}
 
 
 def cache_root() -> Path:

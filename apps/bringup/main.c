@@ -10,6 +10,7 @@
 #include <stdint.h>
 #include <string.h>
 
+#include "kit/app.h"
 #include "kit/armv8m.h"
 #include "kit/log.h"
 #include "kit/platform.h"
@@ -17,6 +18,7 @@
 #include "kit_board_config.h"
 #include "kit_memory_config.h"
 #include "kit_model.h"
+#include "kit_sections.h"
 
 #define NPU_ALIGN 16u /* every address the NPU is given */
 #define CPU_ALIGN 8u  /* AAPCS stack and double-word data */
@@ -125,6 +127,8 @@ static void check_buffer(const char *name, uint8_t *addr, size_t size, const cha
             memory_ok = 0;
             memory = "sp-outside-stack";
         }
+    } else if (strcmp(name, "selftest_vectors") == 0) {
+        memory = "read-only"; /* the NPU self-test's vectors: const data, maybe in flash */
     } else if (strcmp(name, "heap") == 0 && kit_heap_used() != 0u) {
         memory = "in-use";
     } else if (size > 0u) {
@@ -147,8 +151,9 @@ static void check_buffer(const char *name, uint8_t *addr, size_t size, const cha
 #define KIT_CHECK_ROW(name, symbol, size, region, npu) \
     check_buffer(#name, (uint8_t *)(uintptr_t)(symbol), (size_t)(size), region, npu);
 
-int main(void)
+int ethosu_kit_app_main(void)
 {
+    kit_sections_init();
     if (kit_platform_init() != 0) {
         return KIT_EXIT_INIT;
     }
@@ -160,5 +165,5 @@ int main(void)
     kit_printf("bringup: %u buffers checked, %u failed, %u cycles\n", checked, failures,
                (unsigned)cycles);
     kit_printf("BRINGUP %s\n", failures == 0u ? "PASS" : "FAIL");
-    return failures == 0u ? 0 : 1;
+    return failures == 0u ? KIT_EXIT_OK : KIT_EXIT_FAIL;
 }

@@ -43,33 +43,6 @@ function(_ethosu_kit_read_operators file out_portable out_quantized)
     set(${out_quantized} "${_quantized}" PARENT_SCOPE)
 endfunction()
 
-# The virtual NPU's working memory (decoded weights) sized for this model, measured on
-# the host by `python -m ethosu_kit.vnpu.workspace` (its library's high-water mark on
-# the model's streams), in section .kit.vnpu_workspace, which the generated linker
-# script places NOLOAD in external RAM: the 1 MiB default fits no TCM. A size given
-# with -DETHOSU_VIRTUAL_WORKSPACE_SIZE wins (a too-small one stops the run with the
-# bytes needed and available on the UART).
-function(_ethosu_kit_virtual_workspace gen)
-    target_compile_definitions(ethosu_virtual PRIVATE
-        ETHOSU_VIRTUAL_WORKSPACE_SECTION=".kit.vnpu_workspace" ETHOSU_VIRTUAL_REPORT_STDERR)
-    if(ETHOSU_VIRTUAL_WORKSPACE_SIZE)
-        return()
-    endif()
-    _ethosu_kit_python(_python)
-    execute_process(COMMAND "${_python}" -m ethosu_kit.vnpu.workspace "${gen}/model.pte"
-        RESULT_VARIABLE _rc OUTPUT_VARIABLE _bytes ERROR_VARIABLE _err
-        OUTPUT_STRIP_TRAILING_WHITESPACE ERROR_STRIP_TRAILING_WHITESPACE)
-    if(NOT _rc EQUAL 0 OR NOT _bytes MATCHES "^[0-9]+$")
-        message(FATAL_ERROR "ethosu-porting-kit: sizing the virtual NPU's working memory for "
-            "${gen}/model.pte failed (${_python} -m ethosu_kit.vnpu.workspace: ${_err}); "
-            "set ETHOSU_KIT_PYTHON to the Python that has ethosu_kit, or give "
-            "-DETHOSU_VIRTUAL_WORKSPACE_SIZE=<bytes>")
-    endif()
-    message(STATUS "ethosu-porting-kit: virtual NPU working memory ${_bytes} bytes (.kit.vnpu_workspace)")
-    target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_WORKSPACE_SIZE=${_bytes})
-    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${gen}/model.pte")
-endfunction()
-
 # One selective registration library over an upstream kernel library.
 function(_ethosu_kit_selected_ops lib ops yaml_kind yaml kernel_lib)
     list(JOIN ops "," _root_ops)
@@ -129,26 +102,12 @@ function(ethosu_kit_add_executor_runner target generated_dir)
     # The NPU library follows NPU (the board glue calls the driver whenever NPU is
     # not none); the delegate is built only when the model has one, so a CPU-only
     # program links no delegate.
-    set(_npu_lib "")
-    set(_driver_dir "")
-    if(ARG_NPU STREQUAL "virtual")
-        # The virtual Ethos-U55 (issue 4): same API and header name as the core driver.
-        if(NOT TARGET ethosu_virtual)
-            add_subdirectory("${_ETHOSU_KIT_ROOT}/drivers/ethosu_virtual"
-                "${CMAKE_BINARY_DIR}/ethosu_virtual")
-        endif()
-        _ethosu_kit_virtual_workspace("${_gen}")
-        set(_npu_lib ethosu_virtual)
-        set(_driver_dir "${_ETHOSU_KIT_ROOT}/drivers/ethosu_virtual")
-    elseif(ARG_NPU STREQUAL "driver")
-        if(NOT _model_delegates)
-            set(ETHOSU_KIT_DRIVER_HINT "This program has no Ethos-U delegate: configure "
-                "with -DETHOSU_KIT_NPU=none to build it without the driver.")
-        endif()
-        ethosu_kit_require_ethosu_driver(GENERATED_INCLUDE_DIR "${_gen}")
-        set(_npu_lib ethosu_kit_ethosu_driver)
-        set(_driver_dir "${ETHOSU_DRIVER_ROOT}")
-    elseif(_model_delegates)
+    if(ARG_NPU STREQUAL "driver" AND NOT _model_delegates)
+        set(ETHOSU_KIT_DRIVER_HINT "This program has no Ethos-U delegate: configure "
+            "with -DETHOSU_KIT_NPU=none to build it without the driver.")
+    endif()
+    ethosu_kit_npu_library(${target} "${_gen}" ${ARG_NPU} _npu_lib _driver_dir)
+    if(NOT _npu_lib AND _model_delegates)
         message(WARNING "ethosu-porting-kit: ${target}: NPU none, but the program has Ethos-U "
             "delegates: loading its method will fail (no EthosUBackend registered)")
     endif()

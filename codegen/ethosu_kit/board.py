@@ -94,6 +94,7 @@ class Cpu:
     trustzone: bool = False  # the Armv8-M Security Extension is present
     irqs: int = 32  # external interrupts the NVIC has: the vector table's size
     timer: str = "systick"  # cycle counter: "systick", "dwt" (SysTick where it stops) or "custom"
+    dsp: bool = True  # the DSP extension (optional on the Cortex-M33 only)
 
     @property
     def has_fpu(self) -> bool:

@@ -80,22 +80,11 @@ from ethosu_kit.board import (
 from ethosu_kit.cores import CORES, FPU_KINDS, MVE_KINDS, TOOLCHAINS, check_config, cpu_flags
 from ethosu_kit.errors import BoardError
 from ethosu_kit.model_info import MemoryMode
+from ethosu_kit.npu_facts import NPU_MACS, mode_refusal
 
 SCHEMA_VERSION = 2
 SCHEMAS = (1, 2)
 
-# MAC configurations each Ethos-U product exists in.
-NPU_MACS: dict[str, tuple[int, ...]] = {
-    "ethos-u55": (32, 64, 128, 256),
-    "ethos-u65": (256, 512),
-    "ethos-u85": (128, 256, 512, 1024, 2048),
-}
-# Modes each product can run (the U55 has one AXI port pair and no Dedicated_Sram).
-NPU_MODES: dict[str, frozenset[str]] = {
-    "ethos-u55": frozenset({"Sram_Only", "Shared_Sram"}),
-    "ethos-u65": frozenset(m.value for m in MemoryMode),
-    "ethos-u85": frozenset(m.value for m in MemoryMode),
-}
 
 # Region attributes a kind implies: (on_chip, volatile, cpu, npu, executable, writable, loadable)
 KIND_DEFAULTS: dict[RegionKind, tuple[bool, bool, bool, bool, bool, bool, bool]] = {
@@ -262,7 +251,7 @@ def _fpu(t: _Table, core: str) -> str:
 
 
 def _cpu(t: _Table, npu_irq: int) -> Cpu:
-    t.only("core", "arch", "fpu", "mve", "dcache", "icache", "dcache_line", "trustzone",
+    t.only("core", "arch", "fpu", "mve", "dsp", "dcache", "icache", "dcache_line", "trustzone",
            "irqs", "timer", "clock_hz", "flags")  # fmt: skip
     core = _one_of(t, "core", t.str_("core"), list(CORES))
     info = CORES[core]
@@ -274,7 +263,8 @@ def _cpu(t: _Table, npu_irq: int) -> Cpu:
     dcache = t.bool_("dcache", False)
     icache = t.bool_("icache", False)
     trustzone = t.bool_("trustzone", False)
-    impossible = check_config(core, fpu, mve, trustzone, dcache or icache)
+    dsp = t.bool_("dsp", True)
+    impossible = check_config(core, fpu, mve, trustzone=trustzone, caches=dcache or icache, dsp=dsp)
     if impossible:
         key, problem = impossible
         raise t.fail(key, problem)
@@ -286,7 +276,7 @@ def _cpu(t: _Table, npu_irq: int) -> Cpu:
         raise t.fail("irqs", f"a {core} NVIC takes at most {info.max_irqs} interrupts, got {irqs}")
     if npu_irq >= irqs:
         raise t.fail("irqs", f"the vector table must reach the NPU's IRQ {npu_irq}, got {irqs}")
-    derived = {tc: cpu_flags(core, fpu, mve, tc) for tc in TOOLCHAINS}
+    derived = {tc: cpu_flags(core, fpu, mve, tc, dsp) for tc in TOOLCHAINS}
     derived.update(_flags(t.table("flags", required=False)))
     return Cpu(
         core,
@@ -301,6 +291,7 @@ def _cpu(t: _Table, npu_irq: int) -> Cpu:
         trustzone=trustzone,
         irqs=irqs,
         timer=_one_of(t, "timer", t.str_("timer", "systick"), TIMER_KINDS),
+        dsp=dsp,
     )
 
 
@@ -351,10 +342,9 @@ def _npu(t: _Table) -> Npu:
         per_kind = reg_t.table(kind)
         per_kind.only(*(m.value for m in MemoryMode))
         for mode in per_kind.data:
-            if mode not in NPU_MODES[kind]:
-                raise per_kind.fail(
-                    mode, f"{kind} cannot run {mode} (it has no dedicated SRAM port)"
-                )
+            refusal = mode_refusal(kind, MemoryMode(mode))
+            if refusal:
+                raise per_kind.fail(mode, refusal)
             mt = per_kind.table(mode)
             mt.only("qconfig", "regioncfg")
             qconfig = mt.number("qconfig")
@@ -590,6 +580,11 @@ def parse_board(text: str, source: str, folder: Path | None = None) -> Board:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BoardError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses per nesting level of arrays/inline tables
+        raise BoardError(
+            f"{source}: values nested deeper than the TOML reader follows",
+            hint="a board file needs at most a few levels of [tables] and [lists]",
+        ) from None
     todo = _take_todos(data) if isinstance(data, dict) else ()
     t = _Table(data, "", source)
     t.only("schema", "name", "aliases", "description", "cpu", "npu", "console", "boot", "qemu",

@@ -34,25 +34,61 @@ def _run(cmd: list[str], cwd: Path, what: str) -> None:
         )
 
 
+def plan_virtual_npu(project: Path) -> None:
+    """Give the project's plan the virtual NPU's working memory, when it lacks it.
+
+    A project generated for the Ethos-U driver has no buffer for it. The plan is made
+    again from the project's own memory_plan.json (board, mode and options, typed) and
+    generated/model.pte with the workspace measured on the host, so it is fit-checked
+    like every other buffer; files a user edited are never overwritten.
+    """
+    from dataclasses import replace
+
+    from ethosu_kit.commands.gen import vnpu_workspace_need
+    from ethosu_kit.generate import PTE_NAME, render_project
+    from ethosu_kit.memory_plan import MemoryPlan, Role
+    from ethosu_kit.output import write_project
+    from ethosu_kit.planner import plan_memory
+    from ethosu_kit.pte import read_pte
+    from ethosu_kit.pte.reader import read_pte_bytes
+
+    plan_path = project / "memory_plan.json"
+    if not plan_path.is_file():
+        return  # not a generated project: configure says so
+    plan = MemoryPlan.from_json(plan_path)
+    if plan.by_role(Role.VNPU_WORKSPACE) or plan.accelerator == "none":
+        return
+    pte = project / "generated" / PTE_NAME
+    model = replace(read_pte(pte), path=plan.model_path)
+    options = replace(plan.options, npu="virtual", vnpu_workspace=vnpu_workspace_need(pte, model))
+    new_plan = plan_memory(model, plan.board, plan.mode, options)
+    selftest = None
+    if new_plan.by_role(Role.VECTORS):  # a self-test project keeps the vectors it has
+        from ethosu_kit.selftest import project_vectors
+
+        selftest = project_vectors(project, pte)
+    pte_bytes = read_pte_bytes(pte)  # a regular file, bounded: the project folder is the user's
+    write_project(render_project(model, new_plan, pte_bytes, selftest), project)
+
+
 def elf_path(project: Path, toolchain: str, app: str) -> Path:
     return project / "build" / toolchain / f"{app}.elf"
 
 
 def _require_npu_facts(project: Path) -> None:
     """The Ethos-U driver at an address or IRQ the board file leaves TODO would fault or
-    wait forever: refuse before CMake, naming the keys (the plan records them)."""
+    wait forever: refuse before CMake, naming the keys (the plan holds the board)."""
     from ethosu_kit.elf_check import load_plan
 
     plan_path = project / "memory_plan.json"
     if not plan_path.is_file():
         return  # configure will say what is wrong with the project
-    plan = load_plan(plan_path)
-    todo = [k for k in plan.get("board_todo", ()) if str(k).startswith("npu.")]
+    board = load_plan(plan_path).board
+    todo = [k for k in board.todo if k.startswith("npu.")]
     if todo:
         raise KitError(
-            f"{plan.get('board_source', plan['board'])}: {', '.join(todo)} still TODO, and "
-            "--npu driver needs them (the Ethos-U driver would fault or wait for an IRQ "
-            "that never comes)",
+            f"{board.source}: {', '.join(todo)} still TODO, and --npu driver needs them "
+            "(the Ethos-U driver would fault or wait for an IRQ that never comes)",
             hint="write them in the board file and run gen again; until then build with "
             "--npu virtual or --app bringup",
         )
@@ -81,6 +117,8 @@ def build_project(
             hint="apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi (gcc), "
             "clang-19 lld-19 (clang); Arm Compiler 6 comes from Arm (armclang)",
         )
+    if npu == "virtual":
+        plan_virtual_npu(project)
     _run(
         ["cmake", "--preset", toolchain, f"-DETHOSU_KIT_APP={app}", f"-DETHOSU_KIT_NPU={npu}"],
         project,

@@ -29,6 +29,7 @@ class Core:
     mfpu: tuple[tuple[str, str], ...] = ()
     # GCC 12.2 (Debian) has no -mcpu for it: -march with these extensions and this -mtune
     gcc_march_tune: str = ""
+    dsp_optional: bool = False  # the DSP extension may be left out (Cortex-M33)
 
     @property
     def armv8m(self) -> bool:
@@ -44,7 +45,7 @@ CORES: dict[str, Core] = {
         Core("cortex-m7", "armv7e-m", ("dp", "sp"), mve=False, trustzone=False, caches=True,
              dcache_line=32, max_irqs=240, mfpu=(("sp", "fpv5-sp-d16"), ("dp", "fpv5-d16"))),
         Core("cortex-m33", "armv8-m.main", ("sp",), mve=False, trustzone=True, caches=False,
-             dcache_line=32, max_irqs=480, mfpu=(("sp", "fpv5-sp-d16"),)),
+             dcache_line=32, max_irqs=480, mfpu=(("sp", "fpv5-sp-d16"),), dsp_optional=True),
         Core("cortex-m55", "armv8.1-m.main", ("dp",), mve=True, trustzone=True, caches=True,
              dcache_line=32, max_irqs=480),
         Core("cortex-m85", "armv8.1-m.main", ("dp",), mve=True, trustzone=True, caches=True,
@@ -59,9 +60,9 @@ TARGETS = {
 }
 
 
-def _mcpu_extensions(core: Core, fpu: str, mve: str) -> str:
+def _mcpu_extensions(core: Core, fpu: str, mve: str, dsp: bool) -> str:
     """The +ext suffix of -mcpu that takes away what this configuration lacks."""
-    ext = ""
+    ext = "" if dsp else "+nodsp"
     if core.mve:
         ext += {"fp": "", "int": "+nomve.fp", "": "+nomve"}[mve]
     if fpu == "none":
@@ -79,7 +80,9 @@ def _gcc_march(core: Core, fpu: str, mve: str) -> str:
     return f"-march={core.arch}{ext}"
 
 
-def cpu_flags(core_name: str, fpu: str, mve: str, toolchain: str) -> tuple[str, ...]:
+def cpu_flags(
+    core_name: str, fpu: str, mve: str, toolchain: str, dsp: bool = True
+) -> tuple[str, ...]:
     """Compile (and, except armlink, link) flags for this core configuration.
 
     The caller has validated the configuration (`check_config`).
@@ -89,7 +92,7 @@ def cpu_flags(core_name: str, fpu: str, mve: str, toolchain: str) -> tuple[str, 
     if toolchain == "gcc" and core.gcc_march_tune:
         flags += [_gcc_march(core, fpu, mve), f"-mtune={core.gcc_march_tune}"]
     else:
-        flags.append(f"-mcpu={core.name}{_mcpu_extensions(core, fpu, mve)}")
+        flags.append(f"-mcpu={core.name}{_mcpu_extensions(core, fpu, mve, dsp)}")
     mfpu = dict(core.mfpu).get(fpu)
     if mfpu:
         flags.append(f"-mfpu={mfpu}")
@@ -99,10 +102,12 @@ def cpu_flags(core_name: str, fpu: str, mve: str, toolchain: str) -> tuple[str, 
 
 
 def check_config(
-    core_name: str, fpu: str, mve: str, trustzone: bool, caches: bool
+    core_name: str, fpu: str, mve: str, *, trustzone: bool, caches: bool, dsp: bool = True
 ) -> tuple[str, str] | None:
     """What is impossible about this configuration, as (key, problem), or None."""
     core = CORES[core_name]
+    if not dsp and not core.dsp_optional:
+        return "dsp", f"a {core.name} always has the DSP extension"
     if fpu != "none" and fpu not in core.fpus:
         can = " or ".join(f'"{f}"' for f in (*core.fpus, "none"))
         return "fpu", f"a {core.name} FPU is {can}, not {fpu!r}"

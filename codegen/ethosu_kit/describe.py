@@ -7,6 +7,7 @@ import json
 from typing import TYPE_CHECKING, Any
 
 from ethosu_kit.model_info import Delegate, MethodInfo, ModelInfo, VelaTensor
+from ethosu_kit.report import add_text_row, printable
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -49,7 +50,7 @@ def _io_table(m: MethodInfo) -> Table:
     table = _table("inputs and outputs", "", "#", "dtype", "shape", "bytes")
     for kind, tensors in (("input", m.inputs), ("output", m.outputs)):
         for i, t in enumerate(tensors):
-            table.add_row(kind, str(i), t.dtype, _shape(t.shape), f"{t.nbytes:,}")
+            add_text_row(table, kind, str(i), t.dtype, _shape(t.shape), f"{t.nbytes:,}")
     return table
 
 
@@ -60,7 +61,8 @@ def _delegate_table(m: MethodInfo) -> Table:
     )  # fmt: skip
     for i, d in enumerate(m.delegates):
         spec, vela = d.ethosu, d.vela
-        table.add_row(
+        add_text_row(
+            table,
             str(i),
             d.backend_id,
             f"{d.processed_bytes:,}",
@@ -81,7 +83,7 @@ def _vela_io_table(m: MethodInfo) -> Table:
 
     def rows(i: int, kind: str, tensors: tuple[VelaTensor, ...]) -> None:
         for n, t in enumerate(tensors):
-            table.add_row(
+            add_text_row(table,
                 str(i), kind, str(n), _shape(t.shape), str(t.elem_size), str(t.region),
                 f"{t.offset:,}", f"{t.nbytes:,}",
             )  # fmt: skip
@@ -138,7 +140,7 @@ def describe_model(info: ModelInfo, width: int = 130) -> str:
     console = Console(file=out, width=width, no_color=True, highlight=False)
 
     def line(text: str) -> None:  # plain text: never wrapped, so it can be grepped
-        out.write(text + "\n")
+        out.write(printable(text) + "\n")
 
     line(
         f"{info.path}: {_bytes(info.file_bytes)}, {len(info.methods)} method(s), "

@@ -12,36 +12,20 @@ by the debugger/emulator). Reads the ELF with pyelftools; pure otherwise.
 from __future__ import annotations
 
 import itertools
-import json
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
 
+from ethosu_kit.board import MemoryRegion as Region
+from ethosu_kit.board import RegionKind
 from ethosu_kit.errors import ElfCheckError, KitError
+from ethosu_kit.link_layout import UNUSED_END, UNUSED_START
+from ethosu_kit.memory_plan import Buffer, MemoryPlan, Role
+from ethosu_kit.npu_facts import NPU_ALIGN
 
-NPU_ALIGN = 16
-UNUSED_SUFFIX = ".unused_space"
 SHF_ALLOC = 0x2
-TCM_KINDS = ("itcm", "dtcm")
-
-
-@dataclass(frozen=True)
-class Region:
-    name: str
-    kind: str
-    base: int
-    size: int
-    npu: bool
-    volatile: bool
-    loadable: bool
-
-    @property
-    def end(self) -> int:
-        return self.base + self.size
-
-    def contains(self, address: int, size: int) -> bool:
-        return self.base <= address and address + size <= self.end
+TCM_KINDS = (RegionKind.ITCM, RegionKind.DTCM)
 
 
 @dataclass(frozen=True)
@@ -58,7 +42,7 @@ class Violation:
 class RegionRow:
     region: Region
     used: int
-    free: int  # from the .<region>.unused_space section when present
+    free: int  # from the __kit_unused_<region>_start/_end symbols when present
     contents: tuple[str, ...]
 
 
@@ -96,37 +80,9 @@ def plan_near(elf: Path) -> Path | None:
     return None
 
 
-def load_plan(plan_path: Path) -> dict[str, Any]:
-    """memory_plan.json as a dict; a one-line KitError naming the file when it is not one."""
-    from ethosu_kit.files import MAX_PLAN, read_text
-
-    text = read_text(plan_path, MAX_PLAN)
-    try:
-        data: dict[str, Any] = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise KitError(f"{plan_path}: not JSON (line {exc.lineno}: {exc.msg})") from exc
-    for key in ("regions", "buffers", "mode", "board"):
-        if key not in data:
-            raise KitError(
-                f"{plan_path}: key '{key}' missing, so not a memory_plan.json",
-                hint="pass the memory_plan.json gen-firmware wrote next to the project",
-            )
-    return data
-
-
-def _regions(plan: dict[str, Any]) -> list[Region]:
-    return [
-        Region(
-            name=r["name"],
-            kind=r["kind"],
-            base=int(r["base"]),
-            size=int(r["size"]),
-            npu=bool(r["npu"]),
-            volatile=bool(r["volatile"]),
-            loadable=bool(r.get("loadable", False)),
-        )
-        for r in plan["regions"]
-    ]
+def load_plan(plan_path: Path) -> MemoryPlan:
+    """memory_plan.json as the typed plan; a one-line KitError naming the file and key."""
+    return MemoryPlan.from_json(plan_path)
 
 
 def _region_at(regions: list[Region], address: int, size: int) -> Region | None:
@@ -149,10 +105,10 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
     from elftools.elf.sections import SymbolTableSection
 
     plan = load_plan(plan_path)
-    regions = _regions(plan)
+    regions = list(plan.board.regions)
     by_name = {r.name: r for r in regions}
-    mode = str(plan["mode"])
-    result = CheckResult(str(elf_path), str(plan_path), mode, str(plan["board"]))
+    mode = plan.mode.value
+    result = CheckResult(str(elf_path), str(plan_path), mode, plan.board.name)
 
     symbols: dict[str, tuple[int, int]] = {}
     sections: list[_Section] = []
@@ -186,65 +142,13 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
         result.violations.append(Violation(what, address, actual, expected, message, hint))
 
     # 1. every logical buffer where its mode requires it
-    for b in plan["buffers"]:
-        symbol = b.get("symbol") or ""
-        if not symbol or b["role"] in ("code", "data"):
-            continue
-        name, size, want = b["name"], int(b["size"]), b["region"]
-        if symbol not in symbols:
-            violate(
-                symbol, 0, want,
-                f"{name}: symbol {symbol} is not in the ELF (the plan puts {size} bytes in {want})",
-                "link the generated kit_buffers.c / kit_network.S into the firmware",
+    for b in plan.buffers:
+        if b.symbol and b.role not in (Role.CODE, Role.DATA):
+            _check_buffer(
+                b, symbols=symbols, regions=regions, by_name=by_name, loads=loads, mode=mode,
+                violate=violate,
             )  # fmt: skip
-            continue
-        addr, sym_size = symbols[symbol]
-        if 0 < sym_size < size:
-            violate(
-                symbol, addr, want,
-                f"{name}: {symbol} is {sym_size} bytes, the plan needs {size}",
-                "regenerate the project so kit_buffers.c matches memory_plan.json",
-            )  # fmt: skip
-        region = _region_at(regions, addr, size)
-        actual = region.name if region else _region_name_of(regions, addr)
-        if region is None and actual == want:
-            over = addr + size - by_name[want].end
-            violate(
-                symbol, addr, want,
-                f"{name}: {symbol} at {addr:#010x} ({size} bytes) runs {over} bytes past "
-                f"the end of {want} ({by_name[want].end:#010x})",
-                "the region overflows: shrink what is in it, or use another memory mode",
-            )  # fmt: skip
-        elif actual != want:
-            allowed = b.get("allowed_regions") or [want]
-            violate(
-                symbol, addr, want,
-                f"{name}: {symbol} at {addr:#010x} ({size} bytes) is in {actual}, "
-                f"the {mode} plan requires {want}"
-                + (f" (allowed: {', '.join(allowed)})" if len(allowed) > 1 else ""),
-                f"the linker script must place section {b['section']} in {want}: "
-                f"regenerate linker.ld with gen-firmware, or fix its '> {want}'",
-            )  # fmt: skip
-        align = max(int(b["align"]), NPU_ALIGN if b["npu"] else 1)
-        if addr % align:
-            violate(
-                symbol, addr, want,
-                f"{name}: {symbol} at {addr:#010x} is not {align}-byte aligned "
-                f"(off by {addr % align})",
-                f"align section {b['section']} to {align} (ALIGN({align}) / aligned({align}))",
-            )  # fmt: skip
-        if b["npu"] and region is not None and (region.kind in TCM_KINDS or not region.npu):
-            why = "a TCM the NPU cannot reach" if region.kind in TCM_KINDS else "not NPU-reachable"
-            reachable = [r.name for r in regions if r.npu and r.kind not in TCM_KINDS]
-            violate(
-                symbol, addr, want,
-                f"{name}: {symbol} at {addr:#010x} is in {region.name}, {why}; "
-                "the NPU reads or writes it",
-                f"place {b['section']} in an NPU-reachable region ({', '.join(reachable)})",
-            )  # fmt: skip
-        if b.get("initialized") and b.get("load_region"):
-            _check_load_region(b, symbols[symbol][0], loads, by_name, violate)
-        result.checked.append(name)
+            result.checked.append(b.name)
 
     # 2. no allocated section leaves its region; nothing overlaps
     placed: list[tuple[_Section, Region | None]] = []
@@ -298,32 +202,102 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
 
     # the per-region table
     for r in regions:
-        inside = [s for s, reg in placed if reg is r and not s.name.endswith(UNUSED_SUFFIX)]
+        inside = [s for s, reg in placed if reg is r]
         used = sum(s.size for s in inside)
-        unused = next((s for s in sections if s.name == f".{r.name}{UNUSED_SUFFIX}"), None)
-        free = unused.size if unused is not None else r.size - used
+        unused_from = symbols.get(UNUSED_START.format(region=r.name))
+        unused_to = symbols.get(UNUSED_END.format(region=r.name))
+        free = unused_to[0] - unused_from[0] if unused_from and unused_to else r.size - used
         result.rows.append(RegionRow(r, used, free, tuple(s.name for s in inside)))
     return result
 
 
+Violate = Callable[[str, int, str, str, str], None]
+
+
+def _check_buffer(
+    b: Buffer,
+    *,
+    symbols: dict[str, tuple[int, int]],
+    regions: list[Region],
+    by_name: dict[str, Region],
+    loads: list[tuple[int, int, int]],
+    mode: str,
+    violate: Violate,
+) -> None:
+    name, symbol, size, want = b.name, b.symbol, b.size, b.region
+    if symbol not in symbols:
+        violate(
+            symbol, 0, want,
+            f"{name}: symbol {symbol} is not in the ELF (the plan puts {size} bytes in {want})",
+            "link the generated kit_buffers.c / kit_network.S into the firmware",
+        )  # fmt: skip
+        return
+    addr, sym_size = symbols[symbol]
+    if 0 < sym_size < size:
+        violate(
+            symbol, addr, want,
+            f"{name}: {symbol} is {sym_size} bytes, the plan needs {size}",
+            "regenerate the project so kit_buffers.c matches memory_plan.json",
+        )  # fmt: skip
+    region = _region_at(regions, addr, size)
+    actual = region.name if region else _region_name_of(regions, addr)
+    if region is None and actual == want and want in by_name:
+        over = addr + size - by_name[want].end
+        violate(
+            symbol, addr, want,
+            f"{name}: {symbol} at {addr:#010x} ({size} bytes) runs {over} bytes past "
+            f"the end of {want} ({by_name[want].end:#010x})",
+            "the region overflows: shrink what is in it, or use another memory mode",
+        )  # fmt: skip
+    elif actual != want:
+        allowed = b.allowed_regions or (want,)
+        violate(
+            symbol, addr, want,
+            f"{name}: {symbol} at {addr:#010x} ({size} bytes) is in {actual}, "
+            f"the {mode} plan requires {want}"
+            + (f" (allowed: {', '.join(allowed)})" if len(allowed) > 1 else ""),
+            f"the linker script must place section {b.section} in {want}: "
+            f"regenerate linker.ld with gen-firmware, or fix its '> {want}'",
+        )  # fmt: skip
+    align = max(b.align, NPU_ALIGN if b.npu else 1)
+    if addr % align:
+        violate(
+            symbol, addr, want,
+            f"{name}: {symbol} at {addr:#010x} is not {align}-byte aligned "
+            f"(off by {addr % align})",
+            f"align section {b.section} to {align} (ALIGN({align}) / aligned({align}))",
+        )  # fmt: skip
+    if b.npu and region is not None and (region.kind in TCM_KINDS or not region.npu):
+        why = "a TCM the NPU cannot reach" if region.kind in TCM_KINDS else "not NPU-reachable"
+        reachable = [r.name for r in regions if r.npu and r.kind not in TCM_KINDS]
+        violate(
+            symbol, addr, want,
+            f"{name}: {symbol} at {addr:#010x} is in {region.name}, {why}; "
+            "the NPU reads or writes it",
+            f"place {b.section} in an NPU-reachable region ({', '.join(reachable)})",
+        )  # fmt: skip
+    if b.initialized and b.load_region:
+        _check_load_region(b, addr, loads, by_name, violate)
+
+
 def _check_load_region(
-    b: dict[str, Any],
+    b: Buffer,
     vaddr: int,
     loads: list[tuple[int, int, int]],
     by_name: dict[str, Region],
-    violate: Any,
+    violate: Violate,
 ) -> None:
-    want = b["load_region"]
+    want = b.load_region or b.region
     for seg_vaddr, paddr, filesz in loads:
         if seg_vaddr <= vaddr < seg_vaddr + filesz:
             lma = paddr + (vaddr - seg_vaddr)
             region = by_name.get(want)
             if region is None or not region.contains(lma, 1):
                 violate(
-                    b["symbol"], lma, want,
-                    f"{b['name']}: initial contents of {b['symbol']} load from {lma:#010x}, "
+                    b.symbol, lma, want,
+                    f"{b.name}: initial contents of {b.symbol} load from {lma:#010x}, "
                     f"the plan stores them in {want}",
-                    f"the linker script must give {b['section']} 'AT> {want}'",
+                    f"the linker script must give {b.section} 'AT> {want}'",
                 )  # fmt: skip
             return
 

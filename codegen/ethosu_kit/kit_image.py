@@ -11,14 +11,15 @@ image for an unknown board is refused, never run on a default machine.
 
 from __future__ import annotations
 
-import re
 import struct
-from dataclasses import dataclass, field
+from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from ethosu_kit.board import Board
+from ethosu_kit.board import Board, MemoryRegion
 from ethosu_kit.errors import KitError
+from ethosu_kit.memory_plan import MemoryPlan
+from ethosu_kit.npu_facts import Accelerator
 
 EM_ARM = 40
 ET_EXEC = 2
@@ -34,28 +35,33 @@ class KitImage:
     info: dict[str, str]  # the key=value lines of .kit.info
     board: Board
     plan_path: Path | None  # the memory_plan.json beside it, when there is one
-    plan: dict[str, Any] = field(default_factory=dict)
+    plan: MemoryPlan | None = None  # that plan, typed
+    # PT_LOAD segments with bytes in memory: (address, bytes in memory, bytes in the file)
+    segments: tuple[tuple[int, int, int], ...] = ()
+
+    @property
+    def _accelerator(self) -> Accelerator | None:
+        return Accelerator.parse(self.plan.accelerator) if self.plan is not None else None
 
     @property
     def npu_kind(self) -> str:
         """ "ethos-u55" … from .kit.info, or the plan's accelerator; "" when neither says."""
         kind = self.info.get("npu", "")
-        if not kind:
-            kind = re.sub(r"-\d+$", "", str(self.plan.get("accelerator", "")))
+        if not kind and self._accelerator is not None:
+            kind = self._accelerator.kind
         return kind.lower()
 
     @property
     def npu_macs(self) -> int | None:
         """The NPU's MACs per cycle the image was built for (.kit.info, else the plan)."""
         text = self.info.get("macs", "")
-        if not text:
-            m = re.search(r"-(\d+)$", str(self.plan.get("accelerator", "")))
-            text = m.group(1) if m else ""
+        if not text and self._accelerator is not None:
+            text = str(self._accelerator.macs)
         return int(text) if text.isdigit() and int(text) > 0 else None
 
     @property
     def mode(self) -> str:
-        return self.info.get("mode", "") or str(self.plan.get("mode", ""))
+        return self.info.get("mode", "") or (self.plan.mode.value if self.plan else "")
 
 
 def check_header(elf: Path, head: bytes) -> None:
@@ -90,6 +96,11 @@ def check_header(elf: Path, head: bytes) -> None:
 
 def read_kit_info(elf: Path) -> dict[str, str]:
     """The ELF's `.kit.info` lines; a KitError for anything that is not a kit image."""
+    return _read(elf)[0]
+
+
+def _read(elf: Path) -> tuple[dict[str, str], tuple[tuple[int, int, int], ...]]:
+    """(.kit.info lines, loadable segments) of a kit image; a KitError for anything else."""
     from elftools.common.exceptions import ELFError
     from elftools.elf.elffile import ELFFile
 
@@ -99,8 +110,14 @@ def read_kit_info(elf: Path) -> dict[str, str]:
         check_header(elf, f.read(52))
         f.seek(0)
         try:
-            section = ELFFile(f).get_section_by_name(".kit.info")
+            reader = ELFFile(f)
+            section = reader.get_section_by_name(".kit.info")
             data = b"" if section is None else section.data()
+            segments = tuple(
+                (int(seg["p_paddr"]), int(seg["p_memsz"]), int(seg["p_filesz"]))
+                for seg in reader.iter_segments()
+                if seg["p_type"] == "PT_LOAD" and seg["p_memsz"] > 0
+            )
         except (ELFError, OSError, ValueError, struct.error) as exc:
             raise KitError(f"{elf}: a damaged ELF ({exc})") from None
     if section is None:
@@ -116,23 +133,23 @@ def read_kit_info(elf: Path) -> dict[str, str]:
             info[key.strip()] = value.strip()
     if not info.get("board"):
         raise KitError(f"{elf}: its .kit.info names no board", hint=_BUILD_HINT)
-    return info
+    return info, segments
 
 
-def _board_of(elf: Path, name: str, plan: dict[str, Any], plan_path: Path | None) -> Board:
+def _board_of(elf: Path, name: str, plan: MemoryPlan | None, plan_path: Path | None) -> Board:
     from ethosu_kit.board_loader import builtin_boards, load_board
 
-    source = str(plan.get("board_source") or "")
-    if plan_path is not None and plan.get("board") == name and source and Path(source).is_file():
-        return load_board(Path(source))
+    source = plan.board.source if plan is not None else ""
+    if plan is not None and plan.board.name == name:
+        # the board file when it is still there (the user may have fixed it since),
+        # else the typed board the plan recorded
+        return load_board(Path(source)) if Path(source).is_file() else plan.board
     for board in builtin_boards():
         if name == board.name:
             return board
     where = (
-        f"{plan_path} is for board {plan.get('board')!r}"
-        if plan_path is not None and plan.get("board") != name
-        else f"its board file {source!r} is gone"
-        if plan_path is not None
+        f"{plan_path} is for board {plan.board.name!r}"
+        if plan is not None and plan_path is not None
         else "no memory_plan.json of its project is beside it"
     )
     raise KitError(
@@ -145,8 +162,21 @@ def identify(elf: Path) -> KitImage:
     """The kit image at `elf` and its board, or a KitError saying why it is not one."""
     from ethosu_kit.elf_check import load_plan, plan_near
 
-    info = read_kit_info(elf)
+    info, segments = _read(elf)
     plan_path = plan_near(elf)
-    plan = load_plan(plan_path) if plan_path is not None else {}
+    plan = load_plan(plan_path) if plan_path is not None else None
     board = _board_of(elf, info["board"], plan, plan_path)
-    return KitImage(elf, info, board, plan_path, plan)
+    return KitImage(elf, info, board, plan_path, plan, segments)
+
+
+def check_fits(image: KitImage, regions: Sequence[MemoryRegion], where: str, hint: str) -> None:
+    """Every loadable segment of the image inside one of `regions` (the memory `where`,
+    e.g. "QEMU's mps3-an547", has): else a KitError naming the first one outside."""
+    for address, size, _ in image.segments:
+        if not any(r.contains(address, size) for r in regions):
+            near = ", ".join(f"{r.name} 0x{r.base:08x}+{r.size:#x}" for r in regions)
+            raise KitError(
+                f"{image.elf}: {size} bytes at 0x{address:08x} lie outside the memory {where} "
+                f"has ({near})",
+                hint=hint,
+            )

@@ -14,14 +14,16 @@ and the ELF checker: a buffer's `symbol` is the C object the firmware defines, i
 from __future__ import annotations
 
 import json
-from dataclasses import asdict, dataclass, field
+from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 from ethosu_kit.board import Board, MemoryRegion
 from ethosu_kit.model_info import MemoryMode
+from ethosu_kit.typed_json import ShapeError, decode, encode
 
-PLAN_FORMAT_VERSION = 1
+PLAN_FORMAT_VERSION = 2  # 2: board_data (the whole typed Board) added
 
 
 class Role(StrEnum):
@@ -35,7 +37,9 @@ class Role(StrEnum):
     INPUT = "input"  # input tensor data set before execute
     OUTPUT = "output"
     STACK = "stack"
+    VECTORS = "vectors"  # the NPU self-test's inputs and expected outputs (read-only)
     HEAP = "heap"
+    VNPU_WORKSPACE = "vnpu_workspace"  # the virtual NPU's working memory (decoded weights)
     CODE = "code"  # .text/.rodata: sized by the linker, placed by the plan
     DATA = "data"  # .data/.bss of the firmware itself
 
@@ -72,6 +76,9 @@ class PlanOptions:
     fast_scratch: int | None = None  # --fast-scratch; else from the Vela config
     stack: int = 16 * 1024
     heap: int = 32 * 1024
+    # where stack/heap came from when not the option's number ("--stack auto: measured …")
+    stack_why: str = ""
+    heap_why: str = ""
     app: str = "executor_runner"
     # plan a program with no Ethos-U delegate (everything on the CPU) instead of refusing it
     allow_cpu_only: bool = False
@@ -79,6 +86,12 @@ class PlanOptions:
     # planner's estimate for `app` (see planner.CODE_ESTIMATE / DATA_ESTIMATE)
     code_reserve: int | None = None
     data_reserve: int | None = None
+    # the NPU library the firmware links: the Ethos-U core driver, the kit's virtual NPU
+    # (drivers/ethosu_virtual) or none
+    npu: str = "driver"
+    # bytes of working memory the virtual NPU needs (measured on the host by
+    # ethosu_kit.vnpu.workspace); planned as buffer vnpu_workspace when npu is "virtual"
+    vnpu_workspace: int | None = None
 
 
 @dataclass(frozen=True)
@@ -112,22 +125,74 @@ class MemoryPlan:
         return tuple(uses)
 
     def to_json_dict(self) -> dict[str, Any]:
-        """The form check-elf reads: self-contained (regions included), no Python types."""
+        """The form check-elf and run read: self-contained (the whole board included).
+
+        `board`, `regions` and `buffers` stay at the top for readers of the file;
+        `board_data` is the typed Board that `from_json` rebuilds.
+        """
         return {
             "format": PLAN_FORMAT_VERSION,
             "board": self.board.name,
             "board_source": self.board.source,
-            # facts the board file still leaves "TODO" (board_loader.TODO_KEYS): `build`
-            # refuses an NPU-driver build while the NPU's are unknown
-            "board_todo": list(self.board.todo),
             "mode": self.mode.value,
             "accelerator": self.accelerator,
             "model": {"path": self.model_path, "sha256": self.model_sha256},
-            "regions": [{**asdict(r), "kind": r.kind.value} for r in self.board.regions],
-            "buffers": [{**asdict(b), "role": b.role.value} for b in self.buffers],
-            "options": asdict(self.options),
+            "regions": encode(self.board.regions),
+            "buffers": encode(self.buffers),
+            "options": encode(self.options),
             "notes": list(self.notes),
+            "board_data": encode(self.board),
         }
 
     def to_json(self) -> str:
         return json.dumps(self.to_json_dict(), indent=2) + "\n"
+
+    @classmethod
+    def from_json_dict(cls, data: Any) -> MemoryPlan:
+        """The typed plan of `to_json_dict`'s form; ShapeError names the key of a bad shape."""
+        if not isinstance(data, dict):
+            raise ShapeError("", "expected a JSON object")
+        for key in ("format", "mode", "accelerator", "model", "buffers", "board_data"):
+            if key not in data:
+                raise ShapeError(key, "missing")
+        if data["format"] != PLAN_FORMAT_VERSION:
+            raise ShapeError(
+                "format", f"version {data['format']!r}, this kit reads {PLAN_FORMAT_VERSION}"
+            )
+        model = decode(_ModelRef, data["model"], "model")
+        return cls(
+            board=decode(Board, data["board_data"], "board_data"),
+            mode=decode(MemoryMode, data["mode"], "mode"),
+            accelerator=decode(str, data["accelerator"], "accelerator"),
+            model_path=model.path,
+            model_sha256=model.sha256,
+            buffers=decode(tuple[Buffer, ...], data["buffers"], "buffers"),
+            options=decode(PlanOptions, data.get("options", {}), "options"),
+            notes=decode(tuple[str, ...], data.get("notes", []), "notes"),
+        )
+
+    @classmethod
+    def from_json(cls, path: Path) -> MemoryPlan:
+        """Read memory_plan.json; a one-line KitError naming the file (and the key)."""
+        from ethosu_kit.errors import KitError
+        from ethosu_kit.files import MAX_PLAN, read_text
+
+        hint = "pass the memory_plan.json gen-firmware wrote next to the project, or regenerate it"
+        text = read_text(path, MAX_PLAN)  # a regular file, bounded: one error line otherwise
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise KitError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})", hint=hint) from exc
+        try:
+            return cls.from_json_dict(data)
+        except ShapeError as exc:
+            where = f"key '{exc.key}'" if exc.key else "the top level"
+            raise KitError(
+                f"{path}: {where}: {exc.problem}, so not a memory plan this kit wrote", hint=hint
+            ) from exc
+
+
+@dataclass(frozen=True)
+class _ModelRef:
+    path: str
+    sha256: str

@@ -70,9 +70,10 @@ class CopHeader:
     @property
     def product(self) -> str:
         """ "ethos-u55" / "ethos-u65" / "ethos-u85" from CONFIG.product (bits 31:28)."""
-        return {0: "ethos-u55", 1: "ethos-u65", 2: "ethos-u85"}.get(
-            (self.config >> 28) & 0xF, f"unknown-product-{(self.config >> 28) & 0xF}"
-        )
+        from ethosu_kit.npu_facts import PRODUCT_IDS  # imports this module
+
+        product = (self.config >> 28) & 0xF
+        return PRODUCT_IDS.get(product, f"unknown-product-{product}")
 
     @property
     def macs_per_cc(self) -> int:

@@ -34,12 +34,6 @@ if TYPE_CHECKING:
     from ethosu_kit.svd import SvdDevice
 
 TODO = "TODO"  # the value of a blocking TODO (board_loader.TODO_KEYS lists where it may stand)
-# The NPU register values per mode Arm's driver and the Corstone boards use.
-DEFAULT_REGISTERS: dict[str, tuple[int, tuple[int, ...]]] = {
-    "Sram_Only": (1, (1, 0, 0, 0, 0, 0, 0, 0)),
-    "Shared_Sram": (2, (3, 0, 1, 1, 1, 1, 1, 1)),
-    "Dedicated_Sram": (3, (3, 3, 0, 0, 0, 0, 0, 0)),
-}
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]+")
 
 
@@ -368,7 +362,7 @@ def apply_svd(d: Draft, svd: SvdDevice, choices: Choices) -> None:
 
 def parse_npu(text: str) -> tuple[str, list[int]]:
     """KIND[-MACS]: "ethos-u55-128" -> ("ethos-u55", [128]); "ethos-u65" -> ("ethos-u65", [])."""
-    from ethosu_kit.board_loader import NPU_MACS
+    from ethosu_kit.npu_facts import NPU_MACS
 
     m = re.fullmatch(r"(ethos-u\d\d)(?:-(\d+))?", text.strip().lower())
     if not m or m.group(1) not in NPU_MACS:
@@ -431,8 +425,8 @@ def apply_choices(d: Draft, choices: Choices) -> None:
 
 def finish(d: Draft) -> None:
     """Fill what is still unknown with its TODO, as the module docstring decides."""
-    from ethosu_kit.board_loader import NPU_MACS, NPU_MODES
     from ethosu_kit.cores import CORES
+    from ethosu_kit.npu_facts import DEFAULT_REGISTERS, NPU_MACS, runs_mode
 
     if not d.npu_kinds:
         d.npu_kinds = ["ethos-u55"]
@@ -445,7 +439,9 @@ def finish(d: Draft) -> None:
             )
         if kind not in d.npu_registers:
             d.npu_registers[kind] = {
-                mode: regs for mode, regs in DEFAULT_REGISTERS.items() if mode in NPU_MODES[kind]
+                mode.value: regs
+                for mode, regs in DEFAULT_REGISTERS.items()
+                if runs_mode(kind, mode)
             }
             d.todo[f"npu.registers.{kind}"] = (
                 "Arm's driver defaults: check them against the SoC's AXI wiring (the selftest "

@@ -33,9 +33,9 @@ from ethosu_kit.board import Board, MemoryRegion, RegionKind
 from ethosu_kit.errors import FitError, PlanError
 from ethosu_kit.memory_plan import Buffer, MemoryPlan, PlanOptions, Role
 from ethosu_kit.model_info import MemoryMode, MethodInfo, ModelInfo
+from ethosu_kit.npu_facts import NPU_ALIGN, mode_refusal
 from ethosu_kit.report import size_text
 
-NPU_ALIGN = 16  # everything the NPU reads or writes (driver requirement)
 KIB = 1024
 
 # The temp allocator is reset after every instruction, so its size is the largest
@@ -76,6 +76,8 @@ METHOD_FIXED = 1 * KIB  # chains, input/output index tables, delegate-name strin
 # Linker-sized parts the plan must leave room for (override with PlanOptions.*_reserve).
 # executor_runner: runtime core ~69 KB, prim ops ~16 KB, delegate ~7 KB, driver ~9 KB,
 # selected kernels and libc/libstdc++ (measured on the firmware side).
+# The self-test plans what the runner plans (plus its vectors), so that the runner still
+# fits a project generated for it: the default estimates are the runner's.
 CODE_ESTIMATE = {"executor_runner": 320 * KIB, "bringup": 32 * KIB}
 DATA_ESTIMATE = {"executor_runner": 32 * KIB, "bringup": 8 * KIB}
 DEFAULT_CODE_ESTIMATE = 320 * KIB
@@ -377,6 +379,8 @@ class _Planner:
         if fast is not None and not self.fast_unbounded and fast.size > 0:
             self.place(fast)
         self._network(npu_sram, has_npu)
+        if self.options.app == "selftest" and has_npu:
+            self._selftest_vectors()
 
         # 2. The firmware's own: stack in the fastest RAM, then code/data reserves.
         stack_regions = cpu_ram
@@ -389,7 +393,8 @@ class _Planner:
                 False,
                 False,
                 stack_regions,
-                f"--stack {self.options.stack} (option; ExecuTorch + driver call depth)",
+                self.options.stack_why
+                or f"--stack {self.options.stack} (option; ExecuTorch + driver call depth)",
                 "pass a smaller --stack, or use a board with more on-chip RAM",
             )
         )
@@ -412,7 +417,8 @@ class _Planner:
                 False,
                 False,
                 cpu_ram,
-                f"--heap {self.options.heap} (option; delegate handles use new, "
+                self.options.heap_why
+                or f"--heap {self.options.heap} (option; delegate handles use new, "
                 "the driver's semaphores malloc)",
                 "pass a smaller --heap, or use a board with more on-chip RAM",
             )
@@ -453,7 +459,7 @@ class _Planner:
                         f"{t.dtype}{list(t.shape)} = {t.nbytes} B",
                         _CPU_HINT,
                         symbol=f"kit_{kind}_{i}",
-                        section=".kit.io",
+                        section=f".kit.{kind}_{i}",
                     )
                 )
         pool, pool_why = method_pool_size(method)
@@ -470,6 +476,24 @@ class _Planner:
                 _CPU_HINT,
             )
         )
+
+        if self.options.npu == "virtual" and self.options.vnpu_workspace is not None:
+            size = max(MIN_POOL, _round_up(self.options.vnpu_workspace, NPU_ALIGN))
+            self.place(
+                _Want(
+                    "vnpu_workspace",
+                    Role.VNPU_WORKSPACE,
+                    size,
+                    NPU_ALIGN,
+                    False,
+                    False,
+                    cpu_ram,
+                    f"the virtual NPU's working memory for this model's streams, measured on "
+                    f"the host: {self.options.vnpu_workspace} B, rounded to {NPU_ALIGN} = {size}",
+                    "the virtual NPU's working memory does not fit: use the Ethos-U driver on "
+                    "real hardware, or a board with more RAM",
+                )
+            )
 
         # 4. A fast scratch with no bound from Vela takes the NPU SRAM that is left.
         if fast is not None and self.fast_unbounded and fast.candidates:
@@ -640,6 +664,36 @@ class _Planner:
             )
         )
 
+    def _selftest_vectors(self) -> None:
+        """The self-test's inputs and expected outputs: read-only data the CPU copies and
+        compares, so flash first (like the network), never a TCM (not NPU data, and the
+        ITCM holds code)."""
+        from ethosu_kit.selftest import vectors_size
+
+        size = vectors_size(self.model)
+
+        def ok(r: MemoryRegion) -> bool:
+            return r.cpu and r.loadable and r.kind not in (RegionKind.ITCM, RegionKind.DTCM)
+
+        self.place(
+            _Want(
+                "selftest_vectors",
+                Role.VECTORS,
+                size,
+                NPU_ALIGN,
+                False,
+                True,
+                _select(
+                    self.board,
+                    ok,
+                    lambda r: (0 if not r.volatile else 1) + (0 if _is_external(r) else 2),
+                ),
+                f"NPU self-test vectors: every Ethos-U delegate's inputs and expected outputs, "
+                f"16-aligned = {size} B; read-only, flash first",
+                "the self-test vectors do not fit: use a board with more flash or DRAM",
+            )
+        )
+
 
 _CPU_HINT = (
     "the CPU-only buffers do not fit the board's RAM: pass a smaller --stack/--heap, "
@@ -695,11 +749,12 @@ def plan_memory(
     else:
         kind, macs = spec.npu_kind, spec.macs
         wanted = mode or spec.memory_mode
-        if wanted == MemoryMode.DEDICATED_SRAM and kind == "ethos-u55":
+        refusal = mode_refusal(kind, wanted)
+        if refusal:
             raise PlanError(
-                f"{name}: Dedicated_Sram needs an NPU with a dedicated SRAM port "
-                f"(Ethos-U65/U85); the model is compiled for {spec.accelerator}",
-                hint="use Shared_Sram or Sram_Only with an Ethos-U55",
+                f"{name}: {refusal}; the model is compiled for {spec.accelerator}",
+                hint=f"use one of the modes {kind} runs: "
+                + ", ".join(m.value for m in MemoryMode if not mode_refusal(kind, m)),
             )
         if mode is not None and mode != spec.memory_mode:
             raise PlanError(

@@ -15,11 +15,10 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
-from ethosu_kit.board import Board
+from ethosu_kit.board import Board, MemoryRegion
 from ethosu_kit.errors import KitError
-from ethosu_kit.kit_image import KitImage, identify
+from ethosu_kit.kit_image import KitImage, check_fits, identify
 from ethosu_kit.process import ChildResult, run_child
 
 QEMU = "qemu-system-arm"
@@ -31,6 +30,8 @@ class QemuTarget:
     machine: str  # -M
     cpu: str  # -cpu ("" = the machine's own)
     stand_in: str  # non-empty: QEMU models another machine; said on every run
+    # the memory the machine has for the board's images (empty: the board's own regions)
+    regions: tuple[MemoryRegion, ...] = ()
 
 
 @dataclass(frozen=True)
@@ -46,12 +47,9 @@ class RunResult:
 
 def qemu_target(board: Board) -> QemuTarget | None:
     """The board data's QEMU machine ([qemu] machine/cpu/stand_in), or None."""
-    q: Any = getattr(board, "qemu", None)  # the typed [qemu] table (schema 2)
+    q = board.qemu  # schema 1's qemu_machine is read into it too
     if q is not None and q.machine:
-        return QemuTarget(str(q.machine), str(q.cpu or ""), str(q.stand_in or ""))
-    legacy = getattr(board, "qemu_machine", None)  # schema 1's Board, before [qemu]
-    if legacy:
-        return QemuTarget(str(legacy), "", "")
+        return QemuTarget(q.machine, q.cpu, q.stand_in)
     return None
 
 
@@ -105,6 +103,12 @@ def run_image(
     echo: Callable[[bytes], None] | None = None,
 ) -> RunResult:
     target = target_for(image)
+    check_fits(
+        image,
+        target.regions or image.board.regions,
+        f"QEMU's {target.machine} gives board {image.board.name}",
+        "the image was linked for another memory map: regenerate its project for this board",
+    )
     if shutil.which(QEMU) is None:
         raise KitError(
             f"{QEMU} is not installed", hint="apt-get install qemu-system-arm (QEMU >= 7.2)"

@@ -1,18 +1,12 @@
 /*
  * What the image was built for, in a non-allocated ELF section (`.kit.info`) so tools
- * can tell without the project folder: `ethosu-kit run` finds the board, its QEMU
- * machine and CPU (and the MACs an FVP is configured with) here, and refuses a board
- * QEMU has no model of. Lines of key=value.
+ * can tell without the project folder: `ethosu-kit run` finds the board (its QEMU
+ * machine and CPU, and the MACs an FVP is configured with) here. Lines of key=value.
  */
 #include "kit_board_config.h"
 #include "kit_memory_config.h"
+#include "kit_sections.h"
 
-#ifndef KIT_QEMU_MACHINE
-#define KIT_QEMU_MACHINE ""
-#endif
-#ifndef KIT_QEMU_CPU
-#define KIT_QEMU_CPU ""
-#endif
 #ifndef KIT_NPU_MACS
 #define KIT_NPU_MACS 0
 #endif
@@ -20,7 +14,7 @@
 #define KIT_INFO_STR_(x) #x
 #define KIT_INFO_STR(x) KIT_INFO_STR_(x)
 
-__attribute__((used, section(".kit.info"))) const char kit_info[] =
+__attribute__((used, section(KIT_SECTION_INFO))) const char kit_info[] =
     "board=" KIT_BOARD_NAME "\n"
     "mode=" KIT_MEMORY_MODE "\n"
     "npu=" KIT_NPU_KIND "\n"

@@ -14,9 +14,23 @@
 #include "kit/platform.h"
 #include "kit_board_config.h"
 #include "kit_memory_config.h"
+#include "kit_model.h"
+#ifdef KIT_NPU_VIRTUAL
+#include "ethosu_virtual.h"
+#endif
 
 #ifdef KIT_FAST_SCRATCH_SIZE
 extern uint8_t kit_fast_scratch[];
+#endif
+
+#if defined(KIT_NPU_VIRTUAL)
+/* The virtual NPU's working memory: the plan's buffer (kit_buffers.c), fit-checked. */
+#include "ethosu_virtual.h"
+#ifdef KIT_VNPU_WORKSPACE_LIMIT
+#define KIT_VNPU_GIVE (KIT_VNPU_WORKSPACE_LIMIT < KIT_VNPU_WORKSPACE_SIZE ? KIT_VNPU_WORKSPACE_LIMIT : KIT_VNPU_WORKSPACE_SIZE)
+#else
+#define KIT_VNPU_GIVE KIT_VNPU_WORKSPACE_SIZE
+#endif
 #endif
 
 static struct ethosu_driver npu;
@@ -39,12 +53,19 @@ int kit_npu_init(void)
         KIT_LOG_ERROR("the board's NPU set-up (kit_hal_npu_config) failed\n");
         return -1;
     }
+#if defined(KIT_NPU_VIRTUAL)
+    ethosu_virtual_set_workspace(kit_vnpu_workspace, KIT_VNPU_GIVE);
+#endif
     if (ethosu_init(&npu, (void *)npu_config.base, fast, fast_size,
                     (uint32_t)npu_config.secure, (uint32_t)npu_config.privileged) != 0) {
         KIT_LOG_ERROR("ethosu_init failed: NPU at 0x%08x (secure %d, privileged %d)\n",
                       (unsigned)npu_config.base, npu_config.secure, npu_config.privileged);
         return -1;
     }
+#if defined(KIT_NPU_VIRTUAL) && defined(KIT_ETHOSU_CONFIG)
+    /* A functional model: it is the NPU the model's streams were compiled for. */
+    ethosu_virtual_set_hw(&npu, KIT_ETHOSU_CONFIG, KIT_ETHOSU_ID);
+#endif
     if (kit_irq_register(npu_config.irq, npu_irq, &npu) != 0) {
         KIT_LOG_ERROR("NPU IRQ %u is beyond the vector table ([cpu] irqs = %d)\n",
                       npu_config.irq, KIT_CPU_IRQS);

@@ -16,6 +16,7 @@
 #include "kit/hal.h"
 #include "kit/platform.h"
 #include "kit_board_config.h"
+#include "kit_sections.h"
 
 #if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
 #define KIT_COMPILED_ARMV8M 1
@@ -84,7 +85,7 @@ void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
 
 /* VTOR ignores the low bits: the table is aligned to its size rounded up to a power of 2. */
-__attribute__((used, section(".vectors"), aligned(KIT_VECTOR_TABLE_ALIGN))) const kit_vector_t
+__attribute__((used, section(KIT_SECTION_VECTORS), aligned(KIT_VECTOR_TABLE_ALIGN))) const kit_vector_t
     kit_vectors[16 + KIT_CPU_IRQS] = {
         (kit_vector_t)(uintptr_t)__StackTop,
         Reset_Handler,
@@ -114,11 +115,6 @@ _Static_assert(sizeof(kit_vectors) <= KIT_VECTOR_TABLE_ALIGN, "VTOR alignment to
  * to crtbegin's. Unreferenced in C-only firmware, --gc-sections drops it.
  */
 __attribute__((weak)) void *__dso_handle = NULL;
-
-static struct {
-    kit_irq_fn fn;
-    void *arg;
-} irq_table[KIT_CPU_IRQS];
 
 __attribute__((noreturn)) void Reset_Handler(void)
 {
@@ -176,56 +172,11 @@ __attribute__((noreturn)) void Reset_Handler(void)
 #endif
 }
 
-int kit_irq_register(unsigned irq, kit_irq_fn fn, void *arg)
-{
-    if (irq >= KIT_CPU_IRQS) {
-        return -1;
-    }
-    irq_table[irq].arg = arg;
-    irq_table[irq].fn = fn;
-    return 0;
-}
-
-void kit_irq_set_enabled(unsigned irq, int enabled)
-{
-    if (enabled) {
-        NVIC_ICPR(irq / 32u) = 1u << (irq % 32u);
-        NVIC_ISER(irq / 32u) = 1u << (irq % 32u);
-    } else {
-        NVIC_ICER(irq / 32u) = 1u << (irq % 32u);
-        kit_dsb();
-        kit_isb();
-    }
-}
-
-static __attribute__((noreturn)) void report(const uint32_t *frame)
-{
-    const kit_fault_t fault = {
-        .exception = kit_get_ipsr() & 0x1FFu,
-        .frame = frame,
-        .cfsr = SCB_CFSR,
-        .hfsr = SCB_HFSR,
-        .mmfar = SCB_MMFAR,
-        .bfar = SCB_BFAR,
-    };
-    kit_hal_fault_report(&fault);
-}
-
-void kit_irq_dispatch(void)
-{
-    const uint32_t irq = (kit_get_ipsr() & 0x1FFu) - 16u;
-    if (irq < KIT_CPU_IRQS && irq_table[irq].fn != NULL) {
-        irq_table[irq].fn(irq_table[irq].arg);
-        return;
-    }
-    report(NULL);
-}
-
-void Default_Handler(void) { report(NULL); }
+void Default_Handler(void) { kit_fault(NULL); }
 
 /* The stacked frame tells where it happened; without it a fault is just a hang. */
 __attribute__((used)) void kit_fault_report(const uint32_t *frame);
-__attribute__((used)) void kit_fault_report(const uint32_t *frame) { report(frame); }
+__attribute__((used)) void kit_fault_report(const uint32_t *frame) { kit_fault(frame); }
 
 __attribute__((naked)) void HardFault_Handler(void)
 {

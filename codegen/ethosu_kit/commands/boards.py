@@ -32,14 +32,14 @@ def _npus(board: Board) -> str:
 def _list(boards: list[Board]) -> str:
     from rich.table import Table
 
-    from ethosu_kit.report import size_text
+    from ethosu_kit.report import add_text_row, size_text
 
     table = Table(title="built-in boards", title_justify="left")
     for column in ("name", "aliases", "CPU", "NPUs", "regions"):
         table.add_column(column)
     for b in boards:
         regions = ", ".join(f"{r.name} {size_text(r.size)}" for r in b.regions)
-        table.add_row(b.name, ", ".join(b.aliases), b.cpu.core, _npus(b), regions)
+        add_text_row(table, b.name, ", ".join(b.aliases), b.cpu.core, _npus(b), regions)
     return _render(table)
 
 
@@ -59,7 +59,7 @@ def describe(board: Board) -> str:
     """One board: CPU, NPU, console, boot, QEMU, its own code and the memory map."""
     from rich.table import Table
 
-    from ethosu_kit.report import size_text
+    from ethosu_kit.report import add_text_row, printable, size_text
 
     npu = board.npu
     cpu = board.cpu
@@ -104,7 +104,8 @@ def describe(board: Board) -> str:
             "r" + ("w" if r.writable else "-") + ("x" if r.executable else "-"),
             *(["loadable"] if r.loadable else []),
         ]
-        table.add_row(
+        add_text_row(
+            table,
             r.name,
             r.kind.value,
             f"0x{r.base:08x}",
@@ -117,8 +118,8 @@ def describe(board: Board) -> str:
     for column in ("NPU", "mode", "QCONFIG", "REGIONCFG_0..7"):
         modes.add_column(column)
     for (kind, mode), regs in npu.registers.items():
-        modes.add_row(kind, mode, str(regs.qconfig), " ".join(str(v) for v in regs.regioncfg))
-    return "\n".join(lines) + "\n" + _render(table, modes)
+        add_text_row(modes, kind, mode, str(regs.qconfig), " ".join(str(v) for v in regs.regioncfg))
+    return "\n".join(printable(line) for line in lines) + "\n" + _render(table, modes)
 
 
 # What each blocking TODO stops (the keys board_loader lets be "TODO").

@@ -15,7 +15,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--app",
         default="bringup",
-        help="bringup, executor_runner or a folder of app sources (default: bringup)",
+        help="bringup, executor_runner, selftest or a folder of app sources (default: bringup)",
     )
     parser.add_argument("--toolchain", choices=TOOLCHAINS, default="gcc", help="preset")
     parser.add_argument(
@@ -24,11 +24,63 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         default="driver",
         help="Ethos-U core driver (ETHOSU_DRIVER_ROOT), the virtual NPU, or none",
     )
+    parser.add_argument(
+        "--vectors",
+        type=Path,
+        metavar="FILE.npz",
+        help="--app selftest: inputs and expected outputs (delegate<K>_input<i>, "
+        "delegate<K>_output<o>, as `ethosu-kit simulate -o` writes); default: seeded "
+        "random inputs, outputs from the virtual NPU on the host",
+    )
+
+
+def _for_selftest(project: Path, vectors: Path | None) -> None:
+    """Regenerate `project` for the self-test (its plan plus the vectors) unless it already
+    is one and no new vectors were given. Same board, mode and options as it was made with
+    (its memory_plan.json, typed); a file edited since generation stops it."""
+    from dataclasses import replace
+
+    from ethosu_kit.commands.gen import plan_and_render
+    from ethosu_kit.errors import KitError
+    from ethosu_kit.generate import PTE_NAME
+    from ethosu_kit.memory_plan import MemoryPlan
+    from ethosu_kit.output import write_project
+    from ethosu_kit.pte import read_pte
+    from ethosu_kit.pte.reader import read_pte_bytes
+
+    plan_path = project / "memory_plan.json"
+    if not plan_path.is_file():
+        raise KitError(
+            f"{project}: no memory_plan.json, so not a generated project",
+            hint="generate one first: gen-firmware --pte model.pte -o DIR",
+        )
+    plan = MemoryPlan.from_json(plan_path)
+    generated = project / "generated"
+    if (
+        vectors is None
+        and plan.options.app == "selftest"
+        and (generated / "kit_selftest.h").is_file()
+    ):
+        return
+    pte = generated / PTE_NAME
+    if not pte.is_file():
+        raise KitError(f"{pte}: missing, so the project cannot be regenerated for the self-test")
+    model = replace(read_pte(pte), path=plan.model_path)
+    _, files = plan_and_render(
+        pte, read_pte_bytes(pte), model, plan.board, mode=plan.mode,
+        options=replace(plan.options, app="selftest"), vectors=vectors,
+    )  # fmt: skip
+    write_project(files, project)
 
 
 def run(args: argparse.Namespace) -> int:
     from ethosu_kit.build import build_project
+    from ethosu_kit.errors import KitError
 
+    if args.app == "selftest":
+        _for_selftest(args.project, args.vectors)
+    elif args.vectors is not None:
+        raise KitError("--vectors is for --app selftest", hint="add --app selftest")
     elf = build_project(args.project, args.app, args.toolchain, args.npu)
     print(elf)
     return 0

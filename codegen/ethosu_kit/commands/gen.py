@@ -8,15 +8,22 @@ write leaves nothing on disk.
 from __future__ import annotations
 
 import argparse
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from ethosu_kit.memory_plan import MemoryPlan
-    from ethosu_kit.model_info import ModelInfo
+    from ethosu_kit.board import Board
+    from ethosu_kit.memory_plan import MemoryPlan, PlanOptions
+    from ethosu_kit.model_info import MemoryMode, ModelInfo
     from ethosu_kit.output import WriteResult
 
 HELP = "generate a firmware project from a .pte (same as gen-firmware)"
+
+
+def size_or_auto(text: str) -> int | str:
+    """A size, or `auto` (measured: ethosu_kit.usage)."""
+    return "auto" if text == "auto" else size_arg(text)
 
 
 def size_arg(text: str) -> int:
@@ -54,13 +61,43 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SIZE",
         help="Dedicated_Sram fast-scratch size (default: from the pte's Vela config)",
     )
-    parser.add_argument("--stack", type=size_arg, metavar="SIZE", help="stack size")
-    parser.add_argument("--heap", type=size_arg, metavar="SIZE", help="heap size")
+    parser.add_argument(
+        "--stack",
+        type=size_or_auto,
+        metavar="SIZE|auto",
+        help="stack size (default 16KiB); auto: the high-water mark of a QEMU run of the "
+        "app + 25%% + 512 B (docs/memory.md)",
+    )
+    parser.add_argument(
+        "--heap",
+        type=size_or_auto,
+        metavar="SIZE|auto",
+        help="heap size (default 32KiB); auto: measured in a QEMU run of the app + 25%%",
+    )
     parser.add_argument(
         "--app",
         default="executor_runner",
-        choices=["executor_runner", "bringup"],
-        help="the app the pools are sized for and CMake builds by default",
+        choices=["executor_runner", "bringup", "selftest"],
+        help="the app the pools are sized for and CMake builds by default (selftest: the "
+        "runner's plan plus the NPU self-test's vectors)",
+    )
+    parser.add_argument(
+        "--vectors",
+        type=Path,
+        metavar="FILE.npz",
+        help="selftest: inputs and expected outputs (delegate<K>_input<i>, "
+        "delegate<K>_output<o>, as `ethosu-kit simulate -o` writes); default: seeded "
+        "random inputs, outputs from the virtual NPU on the host",
+    )
+    parser.add_argument(
+        "--seed", type=int, default=0, help="selftest: seed of the random inputs (0)"
+    )
+    parser.add_argument(
+        "--npu",
+        default="driver",
+        choices=["driver", "virtual", "none"],
+        help="the NPU library CMake links by default: the Ethos-U core driver, the kit's "
+        "virtual NPU (its working memory is then measured on the host and planned), or none",
     )
     parser.add_argument(
         "--allow-cpu-only",
@@ -83,7 +120,6 @@ def run(args: argparse.Namespace) -> int:
     from ethosu_kit.board_loader import load_board, require
     from ethosu_kit.memory_plan import PlanOptions
     from ethosu_kit.model_info import MemoryMode
-    from ethosu_kit.planner import plan_memory
 
     model = model_from_bytes(pte_bytes, str(args.pte))
     board = load_board(args.board)
@@ -100,19 +136,30 @@ def run(args: argparse.Namespace) -> int:
     defaults = PlanOptions()
     options = PlanOptions(
         fast_scratch=args.fast_scratch,
-        stack=args.stack if args.stack is not None else defaults.stack,
-        heap=args.heap if args.heap is not None else defaults.heap,
+        stack=args.stack if isinstance(args.stack, int) else defaults.stack,
+        heap=args.heap if isinstance(args.heap, int) else defaults.heap,
         app=args.app,
         allow_cpu_only=args.allow_cpu_only,
+        npu=args.npu,
+        vnpu_workspace=vnpu_workspace_need(args.pte, model) if args.npu == "virtual" else None,
     )
-    plan = plan_memory(model, board, mode, options)
-
-    from ethosu_kit.generate import render_project
-
-    files = render_project(model, plan, pte_bytes)
+    if args.vectors is not None and args.app != "selftest":
+        raise KitError("--vectors is for --app selftest", hint="add --app selftest")
 
     from ethosu_kit.output import write_project
 
+    def render(options: PlanOptions) -> tuple[MemoryPlan, dict[str, bytes]]:
+        return plan_and_render(
+            args.pte, pte_bytes, model, board, mode=mode, options=options,
+            vectors=args.vectors, seed=args.seed,
+        )  # fmt: skip
+
+    plan, files = render(options)
+    if "auto" in (args.stack, args.heap):
+        options = _measured(
+            args, model, options, lambda: write_project(files, args.output, force=args.force)
+        )
+        plan, files = render(options)
     result = write_project(files, args.output, force=args.force)
     if not args.quiet:
         _print_summary(model, plan, result)
@@ -120,16 +167,82 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _measured(
+    args: argparse.Namespace, model: ModelInfo, options: PlanOptions, write: Callable[[], object]
+) -> PlanOptions:
+    """`options` with the stack and/or heap sized from a measurement of this app on this
+    model: the project's record, or a QEMU run of the project written with `write` first."""
+    from dataclasses import replace
+
+    from ethosu_kit import usage
+
+    m = usage.load_measurement(args.output, model.sha256, args.app)
+    if m is None:
+        write()
+        npu = "virtual" if model.ethosu_delegates else "none"
+        m = usage.measure_project(args.output, args.app, npu)
+    if args.stack == "auto":
+        size = usage.sized_stack(m.stack_used)
+        options = replace(options, stack=size, stack_why=usage.stack_why(m, size))
+    if args.heap == "auto":
+        size = usage.sized_heap(m.heap_used)
+        options = replace(options, heap=size, heap_why=usage.heap_why(m, size))
+    return options
+
+
+def plan_and_render(
+    pte: Path,
+    pte_bytes: bytes,
+    model: ModelInfo,
+    board: Board,
+    *,
+    mode: MemoryMode | None,
+    options: PlanOptions,
+    vectors: Path | None = None,
+    seed: int = 0,
+) -> tuple[MemoryPlan, dict[str, bytes]]:
+    """The plan and every file of the project (the self-test's vectors made for app selftest)."""
+    from ethosu_kit.generate import render_project
+    from ethosu_kit.planner import plan_memory
+
+    plan = plan_memory(model, board, mode, options)
+    selftest = None
+    if options.app == "selftest":
+        from ethosu_kit.selftest import make_vectors
+
+        selftest = make_vectors(pte, model, vectors, seed)
+    return plan, render_project(model, plan, pte_bytes, selftest)
+
+
+def vnpu_workspace_need(pte: Path, model: ModelInfo) -> int | None:
+    """The virtual NPU's working memory for `pte`, measured on the host; None without
+    an Ethos-U delegate (nothing runs on the NPU)."""
+    from ethosu_kit.errors import KitError
+
+    if not model.ethosu_delegates:
+        return None
+    try:
+        from ethosu_kit.vnpu.workspace import pte_workspace
+    except ImportError as exc:
+        raise KitError(
+            f"--npu virtual measures the virtual NPU's working memory on the host, which "
+            f"needs {exc.name or 'numpy'}",
+            hint="pip install numpy, or plan for the Ethos-U driver (--npu driver)",
+        ) from exc
+    return pte_workspace(pte)
+
+
 def _print_summary(model: ModelInfo, plan: MemoryPlan, result: WriteResult) -> None:
     from rich.console import Console
+    from rich.markup import escape
 
-    from ethosu_kit.report import report_text
+    from ethosu_kit.report import printable, report_text
 
     console = Console(highlight=False, soft_wrap=True)  # the report's lines are its own
     spec = model.compile_spec
     target = spec.accelerator if spec else "CPU only"
     console.print(
-        f"[bold]{Path(model.path).name}[/]: {model.file_bytes} bytes, {target}, "
+        f"[bold]{escape(printable(Path(model.path).name))}[/]: {model.file_bytes} bytes, {target}, "
         f"{len(model.ethosu_delegates)} Ethos-U delegate(s), "
         f"{len(model.cpu_operators)} CPU operator(s)"
     )

@@ -43,7 +43,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 def run(args: argparse.Namespace) -> int:
     import re
 
-    from ethosu_kit.board_loader import NPU_MACS
     from ethosu_kit.cmsis_pack import load_device
     from ethosu_kit.errors import BoardError, KitError
     from ethosu_kit.new_board import (
@@ -54,6 +53,7 @@ def run(args: argparse.Namespace) -> int:
         render_board_toml,
         validate,
     )
+    from ethosu_kit.npu_facts import NPU_MACS
     from ethosu_kit.output import write_file_atomic
 
     out: Path = args.output

@@ -11,9 +11,10 @@ import argparse
 import math
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
+    from ethosu_kit.kit_image import KitImage
     from ethosu_kit.qemu import RunResult
 
 HELP = (
@@ -70,10 +71,30 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="PATH",
         help="the FVP executable to use (implies --emulator fvp)",
     )
+    parser.add_argument(
+        "--inputs",
+        nargs="+",
+        metavar="FILE",
+        help="the program's inputs: one .npy per input, or an .npz (exact dtype and shape); "
+        "the firmware reads them over semihosting (executor_runner, docs/running.md)",
+    )
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        metavar="OUT.npz",
+        help="save every output the firmware wrote (and the inputs) to this .npz",
+    )
+    parser.add_argument(
+        "--print-outputs",
+        action="store_true",
+        help="print every value of every output (the firmware's UART print is short)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    from ethosu_kit.errors import KitError
+    import tempfile
+
     from ethosu_kit.kit_image import identify
 
     image = identify(args.elf)
@@ -82,25 +103,53 @@ def run(args: argparse.Namespace) -> int:
         from ethosu_kit.fvp import find_fvp
 
         emulator = "fvp" if find_fvp(image, None, required=False) is not None else "qemu"
+    if emulator == "qemu":
+        from ethosu_kit.qemu import stand_in_line, target_for
 
-    def echo(data: bytes) -> None:
-        sys.stdout.buffer.write(data.replace(b"\r\n", b"\n"))
-        sys.stdout.flush()
+        target = target_for(image)  # refuses a board without a machine before any IO work
+    io = IoRequest.from_args(args, image)
+    with tempfile.TemporaryDirectory(prefix="ethosu-kit-run-") as tmp:
+        workdir = Path(tmp)
+        io.write(workdir)
+        if emulator == "fvp":
+            from ethosu_kit.fvp import run_fvp
 
-    if emulator == "fvp":
-        from ethosu_kit.fvp import run_fvp
+            result = run_fvp(
+                image, args.timeout, fvp=args.fvp, cwd=workdir, cmd_line=io.cmd_line, echo=_echo
+            )
+            result = exit_from_uart(result)
+            name = "the FVP"
+        else:
+            from ethosu_kit.qemu import run_image
 
-        result = run_fvp(image, args.timeout, fvp=args.fvp, echo=echo)
-        name = "the FVP"
-        result = exit_from_uart(result)
-    else:
-        from ethosu_kit.qemu import run_image, stand_in_line, target_for
+            if target.stand_in:
+                print(stand_in_line(image.board, target), file=sys.stderr, flush=True)
+            result = run_image(
+                image, args.timeout, cwd=workdir, semihosting_args=io.cmd_line, echo=_echo
+            )
+            name = "QEMU"
+        _check_ended(args, result, name)
+        code = result.exit_code if result.exit_code is not None else 1
+        if code == 0:
+            io.collect(workdir)
+    from ethosu_kit.exit_codes import describe
 
-        target = target_for(image)
-        if target.stand_in:
-            print(stand_in_line(image.board, target), file=sys.stderr, flush=True)
-        result = run_image(image, args.timeout, echo=echo)
-        name = "QEMU"
+    print(
+        f"ethosu-kit run: exit code {describe(code)} after {result.seconds:.2f} s",
+        file=sys.stderr,
+    )
+    return code
+
+
+def _echo(data: bytes) -> None:
+    sys.stdout.buffer.write(data.replace(b"\r\n", b"\n"))
+    sys.stdout.flush()
+
+
+def _check_ended(args: argparse.Namespace, result: RunResult, name: str) -> None:
+    """A KitError when the emulator was stopped by the kit (output flood, time limit)."""
+    from ethosu_kit.errors import KitError
+
     lines = len(result.output.splitlines())
     if result.output_overflow:
         raise KitError(
@@ -116,6 +165,57 @@ def run(args: argparse.Namespace) -> int:
         )
         error.exit_code = TIMEOUT_EXIT
         raise error
-    code = result.exit_code if result.exit_code is not None else 1
-    print(f"ethosu-kit run: exit code {code} after {result.seconds:.2f} s", file=sys.stderr)
-    return code
+
+
+class IoRequest:
+    """What `--inputs`, `-o` and `--print-outputs` ask of the firmware (run_io)."""
+
+    def __init__(self, args: argparse.Namespace, image: KitImage) -> None:
+        self.args = args
+        self.image = image
+        self.inputs: list[Any] = []
+        self.outputs: list[Any] = []
+        self.wants_outputs = bool(args.output is not None or args.print_outputs)
+        self.cmd_line: tuple[str, ...] = ()
+
+    @classmethod
+    def from_args(cls, args: argparse.Namespace, image: KitImage) -> IoRequest:
+        """Everything checked before the emulator starts (arrays vs the program, -o)."""
+        from ethosu_kit import run_io
+        from ethosu_kit.inputs import check_output_path
+
+        io = cls(args, image)
+        if not (args.inputs or io.wants_outputs):
+            return io
+        ins, outs = run_io.program_tensors(image)
+        io.outputs = outs
+        if args.output is not None:
+            args.output = check_output_path(args.output)
+        words = [image.elf.name]
+        if args.inputs:
+            io.inputs = run_io.prepare_inputs(args.inputs, ins)
+            words.append(run_io.INPUTS_FLAG)
+        if io.wants_outputs:
+            words.append(run_io.OUTPUTS_FLAG)
+        io.cmd_line = tuple(words)
+        return io
+
+    def write(self, folder: Path) -> None:
+        from ethosu_kit import run_io
+
+        run_io.write_inputs(folder, self.inputs)
+
+    def collect(self, folder: Path) -> None:
+        from ethosu_kit import run_io
+        from ethosu_kit.inputs import save_npz
+
+        if not self.wants_outputs:
+            return
+        outputs = run_io.read_outputs(folder, self.outputs, self.image.elf)
+        if self.args.print_outputs:
+            sys.stdout.write(run_io.format_outputs(outputs))
+        if self.args.output is not None:
+            arrays = {f"input{i}": a for i, a in enumerate(self.inputs)}
+            arrays.update({f"output{o}": a for o, a in enumerate(outputs)})
+            written = save_npz(self.args.output, arrays)
+            print(f"ethosu-kit run: wrote {written}", file=sys.stderr)

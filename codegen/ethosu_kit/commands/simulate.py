@@ -60,9 +60,9 @@ def run(args: argparse.Namespace) -> int:
     from ethosu_kit.vnpu.delegate import (
         check_blocks,
         fast_scratch_bytes,
+        io_shapes,
         random_inputs,
         tensor_dtype,
-        tensor_shape,
     )
 
     if args.output is not None:
@@ -101,8 +101,9 @@ def run(args: argparse.Namespace) -> int:
                     f"{args.pte}: delegate {k} takes {len(blocks.inputs)} input(s), "
                     f"--inputs gave {len(given)}"
                 )
+            shapes = io_shapes(blocks, "input")
             inputs = [
-                conform(named, tensor_dtype(t), tensor_shape(t), f"delegate {k} input {i}")
+                conform(named, tensor_dtype(t), shapes[i], f"delegate {k} input {i}")
                 for i, (t, named) in enumerate(zip(blocks.inputs, given, strict=True))
             ]
         outputs = run_delegate(blocks, inputs, fast_scratch_size=fast)

@@ -66,8 +66,13 @@ def parse_ethosu_compile_spec(specs: tuple[tuple[str, bytes], ...], what: str) -
             f"{what}: compile spec target {accelerator!r} disagrees with "
             f"--accelerator-config={configured}"
         )
+    for flag in flags:
+        if not flag.isprintable() or "*/" in flag or "/*" in flag:
+            raise Malformed(f"{what}: compile flag {flag[:60]!r} is not plain printable text")
     mode_name = values.get("--memory-mode", "")
     try:
+        if not re.fullmatch(r"[A-Za-z0-9_]+", mode_name):
+            raise ValueError(mode_name)
         mode = MemoryMode.parse(mode_name)
     except ValueError:
         raise Malformed(

@@ -71,6 +71,7 @@ class RawValue:
 class RawInstruction:
     tag: int  # InstructionArguments index
     index: int  # KernelCall.op_index / DelegateCall.delegate_index, else -1
+    args: tuple[int, ...] = ()  # KernelCall/DelegateCall.args: value indices
 
 
 @dataclass(frozen=True)
@@ -131,11 +132,13 @@ def _instructions(plan: FbTable) -> tuple[RawInstruction, ...]:
         for ins in chain.tables(_Chain.INSTRUCTIONS, f"{chain.what}.instructions"):
             tag, args = ins.union(0, f"{ins.what}.instr_args")
             index = -1
+            values: tuple[int, ...] = ()
             if tag in (KERNEL_CALL, DELEGATE_CALL):
                 if args is None:
                     raise Malformed(f"{ins.what} has no arguments table")
                 index = args.i32(0)
-            out.append(RawInstruction(tag, index))
+                values = args.i32s(1)
+            out.append(RawInstruction(tag, index, values))
     return tuple(out)
 
 

@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import hashlib
+import re
 import struct
+from dataclasses import replace
 from pathlib import Path
 
 from ethosu_kit.errors import PteError
@@ -97,8 +99,21 @@ def _cpu_operators(plan: RawPlan, what: str) -> tuple[str, ...]:
     names = []
     for i in sorted(used):
         name, overload = plan.operators[i]
+        if not _OPERATOR.fullmatch(name) or not _OVERLOAD.fullmatch(overload):
+            raise Malformed(
+                f"{what}: operator {i} has a name that is not an operator name: "
+                f"{(name + '.' + overload)[:80]!r}"
+            )
         names.append(f"{name}.{overload}" if overload else name)
     return tuple(names)
+
+
+# An operator is `namespace::name` and an overload `out` / `Tensor_out`: identifiers.
+# They are written into the generated C, CMake and kit_operators.txt, so nothing else.
+_OPERATOR = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(::[A-Za-z_][A-Za-z0-9_]*)*")
+_OVERLOAD = re.compile(r"[A-Za-z0-9_]*")
+# A method name goes into C strings and comments: printable, without comment ends.
+_METHOD = re.compile(r"[!-~]{1,256}")
 
 
 def _processed(pte: PteFile, d: RawDelegate, what: str) -> tuple[int, int]:
@@ -124,12 +139,36 @@ def _vela(pte: PteFile, plan: RawPlan, i: int, d: RawDelegate, what: str) -> Vel
     start, size = _processed(pte, d, what)
     named = _named_segments(pte)
 
-    def resolve(key: str) -> bytes | None:
+    def resolve(key: str) -> tuple[int, bytes] | None:
         if key not in named:
             return None
-        return pte.segment(named[key], f"named data {key[:16]}…")
+        at, length = pte.segment_span(named[key], f"named data {key[:16]}…")
+        return at, pte.data[at : at + length]
 
-    return parse_vela_blocks(pte.data[start : start + size], what, plan.name, i, resolve)
+    blocks = parse_vela_blocks(
+        pte.data[start : start + size], what, plan.name, i, resolve, base=start
+    )
+    inputs, outputs = _delegate_ranks(plan, i, len(blocks.inputs), len(blocks.outputs))
+    return replace(blocks, input_ranks=inputs, output_ranks=outputs)
+
+
+def _delegate_ranks(
+    plan: RawPlan, index: int, n_in: int, n_out: int
+) -> tuple[tuple[int, ...], tuple[int, ...]]:
+    """Ranks of the tensors a delegate call passes (inputs, then outputs), or () when the
+    call's arguments do not line up with the delegate's Vela IO."""
+    for ins in plan.instructions:
+        if ins.tag != DELEGATE_CALL or ins.index != index:
+            continue
+        ranks = [
+            len(t.sizes)
+            for v in ins.args
+            if 0 <= v < len(plan.values) and (t := plan.values[v].tensor) is not None
+        ]  # scalar and list arguments carry no tensor
+        if len(ranks) == n_in + n_out:
+            return tuple(ranks[:n_in]), tuple(ranks[n_in:])
+        break
+    return (), ()
 
 
 def _delegates(pte: PteFile, plan: RawPlan, what: str) -> tuple[Delegate, ...]:
@@ -147,6 +186,8 @@ def _delegates(pte: PteFile, plan: RawPlan, what: str) -> tuple[Delegate, ...]:
 
 
 def _method(pte: PteFile, plan: RawPlan) -> MethodInfo:
+    if not _METHOD.fullmatch(plan.name) or "*/" in plan.name or "/*" in plan.name:
+        raise Malformed(f"method name {plan.name[:80]!r} is not a plain printable name")
     what = f"method '{plan.name}'"
     return MethodInfo(
         name=plan.name,

@@ -14,7 +14,8 @@ from __future__ import annotations
 import re
 import struct
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from functools import cached_property
 
 from ethosu_kit.model_info import CopHeader, VelaStream, VelaTensor, vela_io_problems
 from ethosu_kit.pte._flatbuffer import Malformed
@@ -38,6 +39,9 @@ class VelaBlock:
     size: int  # the size field as written (for an external block: the key's length)
     external: bool
     data: bytes
+    # where `data` starts in the .pte file (-1: not known); not part of the block's identity:
+    # the same payload may sit elsewhere in another layout of the same program
+    offset: int = field(default=-1, compare=False)
 
 
 @dataclass(frozen=True)
@@ -53,6 +57,10 @@ class VelaBlocks:
     inputs: tuple[VelaTensor, ...]
     outputs: tuple[VelaTensor, ...]
     cop: CopHeader
+    # rank of each input/output as the program's tensor has it (the delegate call's
+    # arguments); the Vela records are 6-D, padded with leading 1s. Empty: not known.
+    input_ranks: tuple[int, ...] = field(default=(), compare=False)
+    output_ranks: tuple[int, ...] = field(default=(), compare=False)
 
     @property
     def external(self) -> bool:
@@ -64,9 +72,17 @@ class VelaBlocks:
         start = self.cop.command_offset
         return self.cmd_data[start : start + 4 * self.cop.command_words]
 
-    @property
+    def block(self, name: str) -> VelaBlock:
+        """The first block called `name` (the required ones are always there)."""
+        for b in self.blocks:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    @cached_property
     def io_problems(self) -> tuple[str, ...]:
-        """`model_info.vela_io_problems` of this delegate's IO records."""
+        """`model_info.vela_io_problems` of this delegate's IO records (computed once:
+        run_delegate checks them on every inference)."""
         return vela_io_problems(self.inputs, self.outputs, self.scratch_size)
 
     def to_stream(self) -> VelaStream:
@@ -81,9 +97,9 @@ class VelaBlocks:
         )
 
 
-def split_blocks(blob: bytes, what: str) -> list[tuple[str, int, bool, bytes]]:
-    """(name, size, external, raw data) per block, from header to footer, checked."""
-    out: list[tuple[str, int, bool, bytes]] = []
+def split_blocks(blob: bytes, what: str) -> list[tuple[str, int, bool, bytes, int]]:
+    """(name, size, external, raw data, its offset in `blob`) per block, header to footer."""
+    out: list[tuple[str, int, bool, bytes, int]] = []
     pos = 0
     while True:
         if pos + _BLOCK.size > len(blob):
@@ -105,7 +121,7 @@ def split_blocks(blob: bytes, what: str) -> list[tuple[str, int, bool, bytes]]:
                 f"{what}: Vela block '{name}' of {size} bytes runs past the "
                 f"{len(blob)}-byte payload"
             )
-        out.append((name, size, bool(external), blob[start : start + size]))
+        out.append((name, size, bool(external), blob[start : start + size], start))
         if name == STREAM_FOOTER:
             return out
         pos = start + (size + _ALIGN - 1) // _ALIGN * _ALIGN
@@ -157,16 +173,18 @@ def _io(data: bytes, what: str) -> tuple[VelaTensor, ...]:
     return tuple(out)
 
 
-Resolver = Callable[[str], bytes | None]
+# external key -> (offset of its data in the .pte, the data), or None when not in the file
+Resolver = Callable[[str], tuple[int, bytes] | None]
 
 
 def parse_vela_blocks(
-    blob: bytes, what: str, method: str, delegate_index: int, resolve: Resolver
+    blob: bytes, what: str, method: str, delegate_index: int, resolve: Resolver, *, base: int = 0
 ) -> VelaBlocks:
-    """Parse one Ethos-U delegate payload; `resolve` maps an external key to its data."""
+    """Parse one Ethos-U delegate payload found at byte `base` of the .pte file;
+    `resolve` maps an external key to its data."""
     blocks: list[VelaBlock] = []
-    for name, size, external, raw in split_blocks(blob, what):
-        data = raw
+    for name, size, external, raw, start in split_blocks(blob, what):
+        data, offset = raw, base + start
         if external:
             try:
                 key = raw.decode("ascii")
@@ -178,8 +196,8 @@ def parse_vela_blocks(
                     f"{what}: Vela block '{name}' is external (key {key[:16]}…) and not in "
                     "this .pte's named data (it lives in a separate .ptd file)"
                 )
-            data = found
-        blocks.append(VelaBlock(name, size, external, data))
+            offset, data = found
+        blocks.append(VelaBlock(name, size, external, data, offset))
     by_name: dict[str, bytes] = {}
     for b in blocks:
         by_name.setdefault(b.name, b.data)

@@ -16,6 +16,27 @@ from ethosu_kit.paths import kit_root
 LIB_NAME = "libethosu_virtual.so"
 
 
+# The host library's compiler flags (part of the cache key, with the sources).
+CFLAGS = (
+    "-std=c99",
+    # -O3: GCC's -O2 vectorizes only loops without an epilogue; the
+    # convolution's dot products are the virtual NPU's hot loop
+    "-O3",
+    # inline the shared helpers (vnpu_math.c) into the operations
+    "-flto",
+    "-fno-semantic-interposition",
+    "-fPIC",
+    "-shared",
+    "-Wall",
+    "-Wextra",
+    "-Werror",
+    # large enough for the weights of any single U55 operation
+    "-DETHOSU_VIRTUAL_WORKSPACE_SIZE=(16u*1024u*1024u)",
+    # decoded weights kept between runs of the same streams (vnpu_exec.c)
+    "-DETHOSU_VIRTUAL_WEIGHT_CACHE=(256u*1024u*1024u)",
+)
+
+
 def source_dir() -> Path:
     return kit_root() / "drivers" / "ethosu_virtual"
 
@@ -26,7 +47,7 @@ def _sources() -> list[Path]:
 
 
 def source_hash() -> str:
-    h = hashlib.sha256()
+    h = hashlib.sha256("\0".join(CFLAGS).encode())
     for path in _sources():
         h.update(path.relative_to(source_dir()).as_posix().encode())
         h.update(b"\0")
@@ -63,19 +84,7 @@ def library_path() -> Path:
             tmp_lib = Path(tmp) / LIB_NAME
             cmd = [
                 cc,
-                "-std=c99",
-                # -O3: GCC's -O2 vectorizes only loops without an epilogue; the
-                # convolution's dot products are the virtual NPU's hot loop
-                "-O3",
-                "-fPIC",
-                "-shared",
-                "-Wall",
-                "-Wextra",
-                "-Werror",
-                # large enough for the weights of any single U55 operation
-                "-DETHOSU_VIRTUAL_WORKSPACE_SIZE=(16u*1024u*1024u)",
-                # decoded weights kept between runs of the same streams (vnpu_exec.c)
-                "-DETHOSU_VIRTUAL_WEIGHT_CACHE=(256u*1024u*1024u)",
+                *CFLAGS,
                 f"-I{root / 'include'}",
                 *(str(p) for p in sorted(root.glob("src/*.c"))),
                 "-o",

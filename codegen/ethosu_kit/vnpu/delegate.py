@@ -36,12 +36,23 @@ def tensor_dtype(t: VelaTensor) -> np.dtype[np.signedinteger[Any]]:
         ) from None
 
 
-def tensor_shape(t: VelaTensor) -> tuple[int, ...]:
-    """The 6-D Vela shape without its leading 1s (at least 1-D)."""
+def tensor_shape(t: VelaTensor, rank: int = 0) -> tuple[int, ...]:
+    """The shape of a delegate tensor as the program's tensor has it: the last `rank`
+    dimensions of the 6-D Vela shape (padded with leading 1s), batch included; without a
+    rank, the Vela shape without its leading 1s (at least 1-D)."""
     shape = list(t.shape)
+    if 0 < rank <= len(shape) and all(d == 1 for d in shape[:-rank]):
+        return tuple(shape[-rank:])
     while len(shape) > 1 and shape[0] == 1:
         shape.pop(0)
     return tuple(shape)
+
+
+def io_shapes(blocks: VelaBlocks, kind: str) -> list[tuple[int, ...]]:
+    """Shapes of the delegate's "input"s or "output"s, ranks from the delegate call."""
+    tensors = blocks.inputs if kind == "input" else blocks.outputs
+    ranks = blocks.input_ranks if kind == "input" else blocks.output_ranks
+    return [tensor_shape(t, ranks[i] if i < len(ranks) else 0) for i, t in enumerate(tensors)]
 
 
 # The most bytes the host gives one NPU region (weights, scratch, fast scratch): real
@@ -77,10 +88,10 @@ def check_blocks(blocks: VelaBlocks, fast_scratch_size: int = 0, source: str = "
 def random_inputs(blocks: VelaBlocks, rng: np.random.Generator) -> list[IntArray]:
     """Full-range random integers for every input of the delegate."""
     out = []
-    for t in blocks.inputs:
+    for t, shape in zip(blocks.inputs, io_shapes(blocks, "input"), strict=True):
         dt = tensor_dtype(t)
         info = np.iinfo(dt)
-        out.append(rng.integers(info.min, info.max, size=tensor_shape(t), endpoint=True, dtype=dt))
+        out.append(rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=dt))
     return out
 
 
@@ -115,7 +126,7 @@ def run_delegate(
         if len(data) != t.nbytes:
             raise KitError(
                 f"delegate input {i} needs {t.nbytes} bytes "
-                f"(shape {tensor_shape(t)}), got {len(data)}"
+                f"(shape {io_shapes(blocks, 'input')[i]}), got {len(data)}"
             )
         scratch[t.offset : t.offset + len(data)] = data
     own = npu is None
@@ -126,9 +137,9 @@ def run_delegate(
         if own:
             npu.close()
     outputs = []
-    for t in blocks.outputs:
+    for t, shape in zip(blocks.outputs, io_shapes(blocks, "output"), strict=True):
         raw = scratch[t.offset : t.offset + t.nbytes]
-        outputs.append(raw.view(tensor_dtype(t)).reshape(tensor_shape(t)).copy())
+        outputs.append(raw.view(tensor_dtype(t)).reshape(shape).copy())
     return outputs
 
 

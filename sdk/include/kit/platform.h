@@ -16,10 +16,8 @@
 extern "C" {
 #endif
 
-/* Exit codes of the kit's own failures (an app's own codes stay below 16; the runner uses
- * 0..7, its ExecuTorch abort 8). */
-#define KIT_EXIT_FAULT 16 /* a fault or unhandled interrupt */
-#define KIT_EXIT_INIT 17 /* kit_platform_init failed */
+/* Exit codes: KIT_EXIT_OK, KIT_EXIT_FAULT, ... (one table, ethosu_kit/exit_codes.py). */
+#include "kit_exit_codes.h"
 
 /* Board init, console, timer, interrupts and (when a driver is linked) the NPU; the
  * caches and FPU/MVE are on before main. Returns 0, or a negative number naming the step
@@ -28,6 +26,10 @@ int kit_platform_init(void);
 
 /* The board's name ("corstone-300"), for banners. */
 const char *kit_board_name(void);
+
+/* A fault or an unexpected exception/interrupt: the registers to the HAL's fault hook
+ * (kit_hal_fault_report, kit/hal.h); `frame` is the stacked frame or NULL. */
+__attribute__((noreturn)) void kit_fault(const uint32_t *frame);
 
 /* Interrupts: external IRQ n (not the vector index) to a handler with an argument. */
 typedef void (*kit_irq_fn)(void *arg);

@@ -1,0 +1,167 @@
+/*
+ * NPU self-test: runs every Ethos-U delegate's own command stream on the board's NPU
+ * and compares every output byte with the expected bytes built into the image.
+ *
+ * For each delegate, as the ExecuTorch Ethos-U delegate does: the command stream and
+ * the weights are read in place from the placed network, the scratch is the plan's
+ * temp pool (its start, 16-byte aligned), the inputs are copied to their Vela offsets
+ * in the scratch, and the driver runs the stream with base addresses
+ * [weights, scratch, fast scratch]. Cache maintenance is the driver's (its flush and
+ * invalidate hooks, which the port implements): the app does none, so a port whose
+ * hooks are wrong fails here. The rest of the scratch is filled with a pattern first,
+ * so an output the NPU never writes cannot pass by accident.
+ *
+ * Prints one line per delegate, PASS or the first difference, and exits with
+ * KIT_EXIT_OK (0), KIT_EXIT_FAIL (1: a mismatch), KIT_EXIT_NPU_ERROR (9) or
+ * KIT_EXIT_SETUP (10).
+ */
+#include <stddef.h>
+#include <stdint.h>
+#include <string.h>
+
+#include "ethosu_driver.h"
+#include "kit/app.h"
+#include "kit/log.h"
+#include "kit/platform.h"
+#include "kit/timing.h"
+#include "kit/usage.h"
+#include "kit_board_config.h"
+#include "kit_memory_config.h"
+#include "kit_model.h"
+#include "kit_selftest.h"
+
+/* The exit codes: the kit's one table (kit_exit_codes.h, via kit/platform.h). */
+enum {
+    SELFTEST_PASS = KIT_EXIT_OK,
+    SELFTEST_MISMATCH = KIT_EXIT_FAIL,     /* an output differs from the expected bytes */
+    SELFTEST_NPU_ERROR = KIT_EXIT_NPU_ERROR, /* the driver refused the stream or the NPU reported an error */
+    SELFTEST_SETUP = KIT_EXIT_SETUP,       /* no NPU driver, or the plan cannot hold a delegate */
+};
+
+#define SCRATCH_FILL 0xA5u
+#define NUM_BASE_ADDRS 3 /* weights, scratch, fast scratch: as the ExecuTorch delegate */
+
+#if defined(KIT_FAST_SCRATCH_SIZE) && KIT_FAST_SCRATCH_SIZE > 0
+extern uint8_t kit_fast_scratch[];
+#define FAST_SCRATCH ((uintptr_t)kit_fast_scratch)
+#else
+#define FAST_SCRATCH ((uintptr_t)0)
+#endif
+
+/* A signed element of 1, 2 or 4 little-endian bytes. */
+static int32_t element(const uint8_t *p, uint32_t elem_size)
+{
+    switch (elem_size) {
+    case 2:
+        return (int16_t)(uint16_t)(p[0] | (p[1] << 8));
+    case 4:
+        return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+                         ((uint32_t)p[3] << 24));
+    default:
+        return (int8_t)p[0];
+    }
+}
+
+/* First differing element of one output (or -1) and how many elements differ. */
+static long first_difference(const uint8_t *got, const uint8_t *want, const kit_selftest_tensor_t *t,
+                             uint32_t *count)
+{
+    const uint32_t size = t->elem_size ? t->elem_size : 1u;
+    long first = -1;
+    *count = 0;
+    for (uint32_t i = 0; i < t->nbytes; i += size) {
+        if (memcmp(got + i, want + i, size) != 0) {
+            if (first < 0) {
+                first = (long)(i / size);
+            }
+            ++*count;
+        }
+    }
+    return first;
+}
+
+static int run_delegate(struct ethosu_driver *drv, uint32_t k, const kit_selftest_delegate_t *d)
+{
+    uint8_t *scratch = KIT_SELFTEST_SCRATCH;
+    if (d->scratch_size > KIT_SELFTEST_SCRATCH_SIZE) {
+        kit_printf("delegate %u: FAIL scratch of %u bytes, the temp pool has %u\n", (unsigned)k,
+                   (unsigned)d->scratch_size, (unsigned)KIT_SELFTEST_SCRATCH_SIZE);
+        return SELFTEST_SETUP;
+    }
+    memset(scratch, SCRATCH_FILL, d->scratch_size);
+    for (uint32_t i = 0; i < d->num_inputs; ++i) {
+        const kit_selftest_tensor_t *t = &d->inputs[i];
+        memcpy(scratch + t->scratch_offset, KIT_SELFTEST_VECTORS + t->vector_offset, t->nbytes);
+    }
+
+    uint64_t base[NUM_BASE_ADDRS] = {
+        (uint64_t)(uintptr_t)(KIT_SELFTEST_NETWORK + d->weight_offset),
+        (uint64_t)(uintptr_t)scratch,
+        (uint64_t)FAST_SCRATCH,
+    };
+    const size_t size[NUM_BASE_ADDRS] = {d->weight_size, d->scratch_size, KIT_FAST_SCRATCH_SIZE};
+    const uint64_t start = kit_cycles();
+    const int rc = ethosu_invoke_v3(drv, KIT_SELFTEST_NETWORK + d->cmd_offset, (int)d->cmd_size, base, size,
+                                    NUM_BASE_ADDRS, NULL);
+    const uint64_t cycles = kit_cycles() - start;
+    if (rc != 0) {
+        kit_printf("delegate %u: FAIL ethosu_invoke_v3 returned %d (%s delegate %u, %u B "
+                   "commands)\n",
+                   (unsigned)k, rc, d->method, (unsigned)d->delegate_index, (unsigned)d->cmd_size);
+        return SELFTEST_NPU_ERROR;
+    }
+
+    uint32_t compared = 0;
+    for (uint32_t o = 0; o < d->num_outputs; ++o) {
+        const kit_selftest_tensor_t *t = &d->outputs[o];
+        compared += t->nbytes;
+        const uint8_t *got = scratch + t->scratch_offset;
+        const uint8_t *want = KIT_SELFTEST_VECTORS + t->vector_offset;
+        uint32_t differ = 0;
+        const long at = first_difference(got, want, t, &differ);
+        if (at >= 0) {
+            const uint32_t byte = (uint32_t)at * t->elem_size;
+            kit_printf("delegate %u: FAIL output %u index %ld: got %ld, want %ld (%s; %u of %u "
+                       "elements differ)\n",
+                       (unsigned)k, (unsigned)o, at, (long)element(got + byte, t->elem_size),
+                       (long)element(want + byte, t->elem_size), t->key, (unsigned)differ,
+                       (unsigned)(t->nbytes / t->elem_size));
+            return SELFTEST_MISMATCH;
+        }
+    }
+    kit_printf("delegate %u: PASS (%s delegate %u: %u output(s), %u bytes compared, %u cycles)\n",
+               (unsigned)k, d->method, (unsigned)d->delegate_index, (unsigned)d->num_outputs,
+               (unsigned)compared, (unsigned)cycles);
+    return SELFTEST_PASS;
+}
+
+int ethosu_kit_app_main(void)
+{
+    kit_stack_paint();
+    if (kit_platform_init() != 0) {
+        return KIT_EXIT_INIT;
+    }
+    kit_printf("selftest: board %s, mode %s, model for %s, %u delegate(s)\n", kit_board_name(),
+               KIT_MEMORY_MODE, KIT_ACCELERATOR,
+               (unsigned)KIT_SELFTEST_NUM_DELEGATES);
+    kit_printf("selftest: vectors: %s\n", KIT_SELFTEST_VECTORS_SOURCE);
+    struct ethosu_driver *drv = (struct ethosu_driver *)kit_npu_driver();
+    if (drv == NULL) {
+        kit_printf("selftest: FAIL no NPU driver (build with --npu driver or virtual)\n");
+        return SELFTEST_SETUP;
+    }
+    int result = SELFTEST_PASS;
+    uint32_t passed = 0;
+    for (uint32_t k = 0; k < KIT_SELFTEST_NUM_DELEGATES; ++k) {
+        const int rc = run_delegate(drv, k, &kit_selftest_delegates[k]);
+        if (rc == SELFTEST_PASS) {
+            ++passed;
+        } else if (result == SELFTEST_PASS) {
+            result = rc;
+        }
+    }
+    kit_usage_report_stack_heap();
+    kit_printf("SELFTEST %s (%u of %u delegates passed)\n", result == SELFTEST_PASS ? "PASS" : "FAIL",
+               (unsigned)passed, (unsigned)KIT_SELFTEST_NUM_DELEGATES);
+    return result;
+}

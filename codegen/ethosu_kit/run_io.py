@@ -1,0 +1,149 @@
+"""The host side of `ethosu-kit run ELF --inputs … -o out.npz` (docs/running.md).
+
+The firmware (the executor_runner) reads `kit_input_<i>.bin` from the semihosting
+working directory and writes `kit_output_<o>.bin` there when its semihosting command
+line asks for them (`--kit-inputs`, `--kit-outputs`). Here: the program's inputs and
+outputs (dtype, shape) from the image's project, the user's arrays checked against
+them before the emulator starts, the input files written, and the output files read
+back and checked after the run.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ethosu_kit.errors import KitError
+from ethosu_kit.kit_image import KitImage
+
+INPUTS_FLAG = "--kit-inputs"  # on the semihosting command line: read kit_input_<i>.bin
+OUTPUTS_FLAG = "--kit-outputs"  # write kit_output_<o>.bin
+Array = npt.NDArray[Any]
+
+
+@dataclass(frozen=True)
+class Tensor:
+    dtype: np.dtype[Any]
+    shape: tuple[int, ...]
+
+    @property
+    def nbytes(self) -> int:
+        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
+
+    def __str__(self) -> str:
+        return f"{self.dtype} {list(self.shape)}"
+
+
+def input_name(i: int) -> str:
+    return f"kit_input_{i}.bin"
+
+
+def output_name(o: int) -> str:
+    return f"kit_output_{o}.bin"
+
+
+def program_tensors(image: KitImage) -> tuple[list[Tensor], list[Tensor]]:
+    """(inputs, outputs) of the program's first method, from the image's project."""
+    from ethosu_kit.pte import read_pte
+
+    if image.plan_path is None:
+        raise KitError(
+            f"{image.elf}: --inputs/-o need the image's project (its memory_plan.json and "
+            "generated/model.pte beside the build folder) to know the program's tensors",
+            hint="run the ELF where ethosu-kit build put it",
+        )
+    pte = image.plan_path.parent / "generated" / "model.pte"
+    model = read_pte(pte)
+    if not model.methods:
+        raise KitError(f"{pte}: the program has no method")
+    method = model.methods[0]
+
+    def tensors(infos: Sequence[Any], what: str) -> list[Tensor]:
+        out = []
+        for i, t in enumerate(infos):
+            try:
+                dtype = np.dtype(t.dtype)
+            except TypeError:
+                raise KitError(
+                    f"{pte}: method '{method.name}' {what} {i} has dtype {t.dtype!r}, "
+                    "which run --inputs/-o cannot carry"
+                ) from None
+            out.append(Tensor(dtype, tuple(int(d) for d in t.shape)))
+        return out
+
+    return tensors(method.inputs, "input"), tensors(method.outputs, "output")
+
+
+def _ordered(named: list[Any]) -> list[Any]:
+    """An .npz's arrays named input<i> / input_<i> go by that index, others in file order."""
+    import re
+
+    keys = [re.search(r"\[input_?(\d+)\]$", n.source) for n in named]
+    if named and all(keys):
+        return [n for _, n in sorted(zip((int(k.group(1)) for k in keys if k), named, strict=True))]
+    return named
+
+
+def prepare_inputs(files: Sequence[str], wants: list[Tensor]) -> list[Array]:
+    """The user's arrays, one per program input, exactly its dtype and shape."""
+    from ethosu_kit.inputs import load_arrays
+
+    named = _ordered(load_arrays(files))
+    if len(named) != len(wants):
+        raise KitError(
+            f"--inputs: {len(named)} array(s) given ({', '.join(n.source for n in named)}), "
+            f"the program takes {len(wants)}: "
+            + "; ".join(f"input {i}: {t}" for i, t in enumerate(wants))
+        )
+    arrays = []
+    for i, (n, want) in enumerate(zip(named, wants, strict=True)):
+        a = n.array
+        if a.dtype != want.dtype or tuple(a.shape) != want.shape:
+            raise KitError(
+                f"{n.source}: input {i} is {a.dtype} {list(a.shape)}, the program wants {want}",
+                hint=f"save it as np.asarray(x, dtype=np.{want.dtype}).reshape({list(want.shape)})",
+            )
+        arrays.append(np.ascontiguousarray(a, dtype=want.dtype.newbyteorder("<")))
+    return arrays
+
+
+def write_inputs(folder: Path, arrays: Sequence[Array]) -> None:
+    for i, a in enumerate(arrays):
+        (folder / input_name(i)).write_bytes(a.tobytes())
+
+
+def read_outputs(folder: Path, wants: list[Tensor], elf: Path) -> list[Array]:
+    """Each kit_output_<o>.bin the firmware wrote, checked against output o."""
+    outputs = []
+    for o, want in enumerate(wants):
+        path = folder / output_name(o)
+        if not path.is_file():
+            raise KitError(
+                f"{elf}: the firmware wrote no {output_name(o)} (output {o}, {want})",
+                hint="run --inputs/-o needs an app that follows the file protocol "
+                "(the executor_runner; docs/running.md)",
+            )
+        size = path.stat().st_size
+        if size != want.nbytes:
+            raise KitError(
+                f"{elf}: {output_name(o)} has {size} bytes, output {o} ({want}) has {want.nbytes}"
+            )
+        data = np.frombuffer(path.read_bytes(), dtype=want.dtype.newbyteorder("<"))
+        outputs.append(data.astype(want.dtype).reshape(want.shape))
+    return outputs
+
+
+def format_outputs(outputs: Sequence[Array]) -> str:
+    """Every value of every output (run --print-outputs)."""
+    import sys
+
+    lines = []
+    for o, a in enumerate(outputs):
+        body = np.array2string(a, threshold=sys.maxsize, max_line_width=100)
+        lines.append(f"output {o}: {a.dtype} {list(a.shape)}\n{body}")
+    return "\n".join(lines) + "\n"

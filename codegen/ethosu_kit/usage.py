@@ -1,0 +1,161 @@
+"""Stack and heap sized from a measurement, not guessed.
+
+The firmware paints its stack at start and reports, before it exits, one line per
+measured quantity (sdk/include/kit/usage.h):
+
+    usage: stack used 1552 of 16384 bytes
+    usage: heap used 0 of 32768 bytes
+    usage: method_pool used 976 of 2048 bytes
+
+`measure_project` builds a generated project's app, runs it in QEMU and records those
+lines in `<project>/measured_usage.json`; `gen --stack auto --heap auto` plans the stack
+and heap from that record plus a stated margin (`sized`), and the memory plan's "why"
+of each says where its number came from.
+
+Why a QEMU run and not a static bound from -fstack-usage: the runner's deepest paths go
+through function pointers (ExecuTorch's kernel registry, the delegate interface,
+virtual calls), where a call graph has no edges, so a static bound would be either
+wrong or the whole program's sum. A run of the same image on the same model takes the
+same paths (the control flow of a fixed program does not depend on the input values);
+what it cannot see — interrupts nesting at the deepest point, error paths — is what the
+margin is for. With the virtual NPU the measurement includes the NPU model's own frames
+(it runs on the CPU's stack), so it over-estimates what a real NPU needs.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ethosu_kit.errors import KitError
+
+MEASURE_FILE = "measured_usage.json"
+MEASURE_FORMAT = 1
+USAGE_LINE = re.compile(r"^usage: (\w+) used (\d+) of (\d+) bytes", re.M)
+# The margins: a quarter more than measured, plus room for one exception frame with the
+# FPU state and the fault handler's report (stack), rounded to 64 bytes.
+STACK_MARGIN_PERCENT = 25
+STACK_MARGIN_BYTES = 512
+HEAP_MARGIN_PERCENT = 25
+ROUND = 64
+
+
+@dataclass(frozen=True)
+class Measurement:
+    app: str
+    npu: str
+    model_sha256: str
+    board: str
+    stack_used: int
+    stack_size: int
+    heap_used: int
+    heap_size: int
+    pools: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (used, size)
+    exit_code: int = 0
+
+    def to_json(self) -> str:
+        return json.dumps({"format": MEASURE_FORMAT, **asdict(self)}, indent=2) + "\n"
+
+
+def parse_usage(uart: str) -> dict[str, tuple[int, int]]:
+    """Every `usage:` line of a run: name -> (used, size); the last line of a name wins."""
+    return {m.group(1): (int(m.group(2)), int(m.group(3))) for m in USAGE_LINE.finditer(uart)}
+
+
+def _round(n: int) -> int:
+    return -(-n // ROUND) * ROUND
+
+
+def sized_stack(used: int) -> int:
+    return _round(used + used * STACK_MARGIN_PERCENT // 100 + STACK_MARGIN_BYTES)
+
+
+def sized_heap(used: int) -> int:
+    return _round(used + used * HEAP_MARGIN_PERCENT // 100)
+
+
+def stack_why(m: Measurement, size: int) -> str:
+    return (
+        f"--stack auto: {m.stack_used} B high-water mark measured (painted stack, {m.app} "
+        f"with NPU {m.npu} in QEMU, {MEASURE_FILE}) + {STACK_MARGIN_PERCENT}% + "
+        f"{STACK_MARGIN_BYTES} B, rounded to {ROUND} = {size}"
+    )
+
+
+def heap_why(m: Measurement, size: int) -> str:
+    return (
+        f"--heap auto: {m.heap_used} B measured (sbrk high-water, {m.app} with NPU {m.npu} "
+        f"in QEMU, {MEASURE_FILE}) + {HEAP_MARGIN_PERCENT}%, rounded to {ROUND} = {size}"
+    )
+
+
+def load_measurement(project: Path, model_sha256: str, app: str) -> Measurement | None:
+    """The project's record, if it is one of `app` on these pte bytes; else None."""
+    path = project / MEASURE_FILE
+    if not path.is_file():
+        return None
+    try:
+        from ethosu_kit.files import MAX_PLAN, read_text
+
+        data: dict[str, Any] = json.loads(read_text(path, MAX_PLAN))
+        data.pop("format", None)
+        data["pools"] = {k: (int(v[0]), int(v[1])) for k, v in data.get("pools", {}).items()}
+        m = Measurement(**data)
+    except (OSError, ValueError, TypeError, KeyError, IndexError) as exc:
+        raise KitError(
+            f"{path}: not a measurement ({exc})", hint="delete it and measure again"
+        ) from None
+    return m if m.model_sha256 == model_sha256 and m.app == app else None
+
+
+def measurement_from_run(
+    uart: str, exit_code: int | None, *, app: str, npu: str, model_sha256: str, board: str
+) -> Measurement:
+    usage = parse_usage(uart)
+    if exit_code != 0 or "stack" not in usage or "heap" not in usage:
+        tail = "\n".join(uart.rstrip().splitlines()[-12:])
+        raise KitError(
+            f"measuring {app}: the run ended with exit code {exit_code} and "
+            f"{'no' if 'stack' not in usage else 'its'} usage lines; its last UART lines:\n{tail}",
+            hint="the image must run to its end in QEMU to be measured; give --stack/--heap "
+            "in bytes instead",
+        )
+    pools = {k: v for k, v in usage.items() if k not in ("stack", "heap")}
+    return Measurement(
+        app=app,
+        npu=npu,
+        model_sha256=model_sha256,
+        board=board,
+        stack_used=usage["stack"][0],
+        stack_size=usage["stack"][1],
+        heap_used=usage["heap"][0],
+        heap_size=usage["heap"][1],
+        pools=pools,
+        exit_code=exit_code,
+    )
+
+
+def measure_project(project: Path, app: str, npu: str = "virtual") -> Measurement:
+    """Build `app` of the generated `project`, run it in QEMU, record and return its usage."""
+    from ethosu_kit.build import build_project
+    from ethosu_kit.elf_check import load_plan
+    from ethosu_kit.qemu import run_elf
+
+    plan = load_plan(project / "memory_plan.json")
+    elf = build_project(project, app, "gcc", npu)
+    result = run_elf(elf, timeout=120)
+    if result.timed_out:
+        raise KitError(f"measuring {app}: {elf} did not exit in QEMU within 120 s")
+    m = measurement_from_run(
+        result.output,
+        result.exit_code,
+        app=app,
+        npu=npu,
+        model_sha256=plan.model_sha256,
+        board=plan.board.name,
+    )
+    (project / MEASURE_FILE).write_text(m.to_json())
+    return m

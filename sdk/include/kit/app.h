@@ -1,0 +1,20 @@
+/*
+ * The entry of every kit app (bringup, executor_runner, selftest, or a team's own):
+ * a team's firmware calls it from its own main once its board is up; its result is the
+ * app's exit code (kit_exit_codes.h). In the kit's whole image, sdk/src/app_main.c is
+ * the main that calls it.
+ */
+#ifndef KIT_APP_H
+#define KIT_APP_H
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+int ethosu_kit_app_main(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KIT_APP_H */

@@ -1,0 +1,38 @@
+/*
+ * What the firmware used of the memory the plan gave it: the stack's high-water mark
+ * (the stack is painted with a pattern, then scanned for the deepest overwritten word)
+ * and the heap's. Apps print them as `usage:` lines, which `ethosu-kit gen --stack auto
+ * --heap auto` reads back to size the next image (docs/running.md).
+ */
+#ifndef KIT_USAGE_H
+#define KIT_USAGE_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Fill the stack below the live frame with the paint pattern. Call it first thing in
+ * the app: everything above the caller's frame counts as used. */
+void kit_stack_paint(void);
+/* Bytes of the stack ever used since kit_stack_paint (the high-water mark). */
+size_t kit_stack_high_water(void);
+/* Bytes the linker gave the stack (__StackTop - __StackLimit). */
+size_t kit_stack_size(void);
+/* Bytes of the heap handed out by sbrk (newlib's malloc never gives them back). */
+size_t kit_heap_used(void);
+/* Bytes the heap has (__HeapLimit - __HeapBase). */
+size_t kit_heap_size(void);
+
+/* One `usage: <what> used <n> of <m> bytes` line, the format the host parses. */
+void kit_usage_report(const char *what, size_t used, size_t size);
+/* The stack and heap lines. */
+void kit_usage_report_stack_heap(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* KIT_USAGE_H */

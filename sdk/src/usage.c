@@ -1,0 +1,71 @@
+#include "kit/usage.h"
+
+#include "kit/armv8m.h"
+#include "kit/log.h"
+
+#if defined(__ARMCC_VERSION)
+extern uint8_t Image$$ARM_LIB_STACK$$ZI$$Base[];
+extern uint8_t Image$$ARM_LIB_STACK$$ZI$$Limit[];
+extern uint8_t Image$$ARM_LIB_HEAP$$ZI$$Base[];
+extern uint8_t Image$$ARM_LIB_HEAP$$ZI$$Limit[];
+#define STACK_LIMIT Image$$ARM_LIB_STACK$$ZI$$Base
+#define STACK_TOP Image$$ARM_LIB_STACK$$ZI$$Limit
+#define HEAP_BASE Image$$ARM_LIB_HEAP$$ZI$$Base
+#define HEAP_LIMIT Image$$ARM_LIB_HEAP$$ZI$$Limit
+/* The Arm C library's heap is not ours to count. */
+size_t kit_heap_used(void) { return 0; }
+#else
+/* The plan's stack and heap, from kit_sections.ld: the same names in the kit's whole
+ * image and in a team's script that INCLUDEs it (its own __StackTop may be elsewhere). */
+extern uint8_t __kit_stack_top[];
+extern uint8_t __kit_stack_base[];
+extern uint8_t __kit_heap_base[];
+extern uint8_t __kit_heap_limit[];
+#define STACK_LIMIT __kit_stack_base
+#define STACK_TOP __kit_stack_top
+#define HEAP_BASE __kit_heap_base
+#define HEAP_LIMIT __kit_heap_limit
+/* sdk/src/syscalls.c counts the heap in the kit's whole image; a team's tree with its
+ * own C-library glue has no count: 0 then. */
+__attribute__((weak)) size_t kit_heap_used(void) { return 0; }
+#endif
+
+#define PAINT 0x5AC3A53Cu
+/* Bytes below the live stack pointer left unpainted: this function's own frame and an
+ * interrupt's exception frame may land there while it runs. */
+#define PAINT_MARGIN 256u
+
+void kit_stack_paint(void)
+{
+    const uintptr_t sp = kit_get_msp();
+    uint32_t *w = (uint32_t *)(uintptr_t)STACK_LIMIT;
+    uint32_t *end = (uint32_t *)((sp - PAINT_MARGIN) & ~(uintptr_t)3u);
+    while (w < end) {
+        *w++ = PAINT;
+    }
+}
+
+size_t kit_stack_high_water(void)
+{
+    const uint32_t *w = (const uint32_t *)(uintptr_t)STACK_LIMIT;
+    const uint32_t *top = (const uint32_t *)(uintptr_t)STACK_TOP;
+    while (w < top && *w == PAINT) {
+        ++w;
+    }
+    return (size_t)((uintptr_t)top - (uintptr_t)w);
+}
+
+size_t kit_stack_size(void) { return (size_t)(STACK_TOP - STACK_LIMIT); }
+
+size_t kit_heap_size(void) { return (size_t)(HEAP_LIMIT - HEAP_BASE); }
+
+void kit_usage_report(const char *what, size_t used, size_t size)
+{
+    kit_printf("usage: %s used %u of %u bytes\n", what, (unsigned)used, (unsigned)size);
+}
+
+void kit_usage_report_stack_heap(void)
+{
+    kit_usage_report("stack", kit_stack_high_water(), kit_stack_size());
+    kit_usage_report("heap", kit_heap_used(), kit_heap_size());
+}

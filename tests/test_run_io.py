@@ -1,0 +1,62 @@
+"""`ethosu-kit run ELF --inputs … -o out.npz`: the host side of the file protocol.
+
+Every array is checked against the program (count, dtype, shape) before the emulator
+starts, with one error line naming the file and the input; `-o` naming a folder is
+refused up front; an app that does not follow the protocol (the bring-up) is named
+after its run. The firmware side (the executor_runner reading kit_input_<i>.bin)
+is tested with the ExecuTorch checkouts in test_vnpu_firmware.py.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from fw_helpers import Built, built, need_qemu
+from hostile import assert_refused, run_kit
+
+pytestmark = pytest.mark.firmware
+
+
+@pytest.fixture(scope="module")
+def bringup(pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
+    return built(pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("run_io"))
+
+
+def test_wrong_arrays_are_refused_before_the_run(bringup: Built, tmp_path: Path) -> None:
+    wrong_dtype = tmp_path / "int8.npy"
+    np.save(wrong_dtype, np.zeros((1, 3, 16, 16), np.int8))
+    wrong_shape = tmp_path / "shape.npy"
+    np.save(wrong_shape, np.zeros((3, 16, 16), np.float32))
+    right = tmp_path / "x.npy"
+    np.save(right, np.zeros((1, 3, 16, 16), np.float32))
+    two = tmp_path / "two.npz"
+    np.savez(two, np.zeros((1, 3, 16, 16), np.float32), np.zeros(3, np.float32))
+    out = tmp_path / "out.npz"
+    for args, needles in (
+        ([wrong_dtype], [f"{wrong_dtype}: input 0 is int8", "wants float32 [1, 3, 16, 16]"]),
+        ([wrong_shape], ["input 0 is float32 [3, 16, 16]"]),
+        ([right, right], ["2 array(s) given", "takes 1"]),
+        ([two], ["2 array(s) given"]),
+        ([tmp_path / "missing.npy"], ["no such file"]),
+    ):
+        result = run_kit("run", bringup.elf, "--inputs", *args, "-o", out)
+        assert_refused(result, *needles, absent=[out], code=2)
+        assert "BRINGUP" not in result.stdout, "the emulator ran"
+
+
+def test_output_to_a_folder_is_refused(bringup: Built, tmp_path: Path) -> None:
+    result = run_kit("run", bringup.elf, "-o", tmp_path)
+    assert_refused(result, "is a folder", code=2)
+    assert "BRINGUP" not in result.stdout
+
+
+@pytest.mark.qemu
+def test_an_app_without_the_protocol_is_named(bringup: Built, tmp_path: Path) -> None:
+    need_qemu()
+    out = tmp_path / "out.npz"
+    result = run_kit("run", bringup.elf, "-o", out)
+    assert "BRINGUP PASS" in result.stdout
+    assert_refused(result, "wrote no kit_output_0.bin", absent=[out], code=2)

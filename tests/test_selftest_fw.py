@@ -1,0 +1,161 @@
+"""The NPU self-test (apps/selftest) in QEMU: every Ethos-U delegate's own command stream
+run by the firmware on the virtual NPU, every output byte compared with the vectors built
+into the image.
+
+Through the user's interface: `ethosu-kit build DIR --app selftest --npu virtual
+[--vectors FILE.npz]`, then the ELF in QEMU. Per built-in board and mode QEMU can run:
+random vectors (made on the host by the virtual NPU), vectors from `ethosu-kit simulate -o`,
+and a deliberately wrong expected byte, which must fail naming the delegate, output,
+index and both values. A board QEMU has no model of, or an NPU the virtual NPU does not
+model yet, skips naming which.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from ethosu_kit.cli import main as kit_main
+from ethosu_kit.elf_check import check_elf
+from ethosu_kit.errors import KitError
+from ethosu_kit.qemu import RunResult, run_elf
+from fw_helpers import generate, need_cross_gcc, need_qemu
+
+pytestmark = [pytest.mark.firmware, pytest.mark.qemu]
+
+CONFIGS = [
+    # (fixture, board, mode)
+    ("pte_u55_shared", "cs300", "Shared_Sram"),
+    ("pte_u55_sram_only", "cs300", "Sram_Only"),
+    ("pte_u65_dedicated", "cs300", "Dedicated_Sram"),
+    ("pte_u85_shared", "cs320", "Shared_Sram"),
+    ("pte_u85_dedicated", "cs320", "Dedicated_Sram"),
+]
+
+
+def build_selftest(project: Path, vectors: Path | None = None) -> Path:
+    args = ["build", str(project), "--app", "selftest", "--npu", "virtual"]
+    if vectors is not None:
+        args += ["--vectors", str(vectors)]
+    try:
+        from ethosu_kit.commands.build import _for_selftest
+
+        _for_selftest(project, vectors)
+    except KitError as exc:
+        if "not modelled" in str(exc) or "not supported" in str(exc):
+            pytest.skip(f"the virtual NPU cannot make the vectors yet: {exc}")
+        raise
+    assert kit_main(args) == 0
+    elf = project / "build" / "gcc" / "selftest.elf"
+    assert elf.is_file()
+    return elf
+
+
+def run(elf: Path) -> RunResult:
+    need_qemu()
+    try:
+        result = run_elf(elf, timeout=60)
+    except KitError as exc:
+        if "QEMU has no model" in str(exc) or "not one the kit can run" in str(exc):
+            pytest.skip(f"QEMU cannot run this board yet: {exc}")
+        raise
+    assert not result.timed_out, result.output
+    return result
+
+
+@pytest.fixture(scope="module")
+def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("selftest")
+
+
+@pytest.mark.parametrize(("fixture", "board", "mode"), CONFIGS)
+def test_selftest_passes(
+    request: pytest.FixtureRequest, root: Path, fixture: str, board: str, mode: str
+) -> None:
+    """Random vectors: the firmware's NPU run equals the host's, byte for byte."""
+    need_cross_gcc()
+    pte: Path = request.getfixturevalue(fixture)
+    # generated for the runner, as README command one does: build --app selftest re-plans
+    project = generate(pte, board, mode, root / f"{fixture}-{board}", app="executor_runner")
+    elf = build_selftest(project)
+    result = check_elf(elf, project / "memory_plan.json")
+    assert result.ok, [v.message for v in result.violations]
+    assert "selftest_vectors" in result.checked
+    out = run(elf)
+    assert out.exit_code == 0, out.output
+    assert re.search(r"^delegate 0: PASS", out.output, re.M), out.output
+    assert "SELFTEST PASS" in out.output
+    assert re.search(r"^usage: stack used \d+ of \d+ bytes", out.output, re.M)
+
+
+def test_simulate_vectors_and_a_wrong_byte(
+    pte_two_delegates: Path, root: Path, tmp_path: Path
+) -> None:
+    """`simulate -o` makes the vectors; one flipped expected byte fails, named exactly."""
+    need_cross_gcc()
+    vectors = tmp_path / "v.npz"
+    assert kit_main(["simulate", str(pte_two_delegates), "--seed", "7", "-o", str(vectors)]) == 0
+    project = generate(pte_two_delegates, "cs300", "Shared_Sram", root / "two", app="selftest")
+    out = run(build_selftest(project, vectors))
+    assert out.exit_code == 0, out.output
+    assert len(re.findall(r"^delegate \d: PASS", out.output, re.M)) == 2, out.output
+    assert "vectors: v.npz" in out.output
+
+    arrays = dict(np.load(vectors))
+    want = arrays["delegate1_output0"].reshape(-1)
+    index = 77
+    got = int(want[index])
+    want[index] = np.int8(got + 1 if got < 127 else got - 1)
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **arrays)
+    out = run(build_selftest(project, bad))
+    assert out.exit_code == 1, out.output
+    assert re.search(r"^delegate 0: PASS", out.output, re.M), out.output
+    line = (
+        rf"^delegate 1: FAIL output 0 index {index}: got {got}, want {int(want[index])} "
+        r"\(delegate1_output0; 1 of \d+ elements differ\)"
+    )
+    assert re.search(line, out.output, re.M), out.output
+    assert "SELFTEST FAIL" in out.output
+
+
+@pytest.mark.parametrize(
+    ("change", "message"),
+    [
+        (
+            lambda a: a.update(delegate0_input0=a["delegate0_input0"].astype(np.int16)),
+            "dtype int16",
+        ),
+        (lambda a: a.update(delegate0_input0=a["delegate0_input0"][..., :2]), "shape"),
+        (lambda a: a.pop("delegate1_input0"), "no delegate1_input0"),
+        (lambda a: a.update(delegate2_input0=a["delegate0_input0"]), "key delegate2_input0"),
+    ],
+    ids=["dtype", "shape", "missing", "unknown"],
+)
+def test_bad_vectors_name_the_key(
+    pte_two_delegates: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    change,
+    message,  # type: ignore[no-untyped-def]
+) -> None:
+    vectors = tmp_path / "v.npz"
+    assert kit_main(["simulate", str(pte_two_delegates), "-o", str(vectors)]) == 0
+    arrays = dict(np.load(vectors))
+    change(arrays)
+    np.savez(vectors, **arrays)
+    capsys.readouterr()
+    out = tmp_path / "fw"
+    code = kit_main(
+        ["gen", "--pte", str(pte_two_delegates), "--app", "selftest", "--vectors", str(vectors),
+         "-o", str(out), "-q"]
+    )  # fmt: skip
+    err = capsys.readouterr().err
+    assert code != 0
+    lines = [x for x in err.splitlines() if x.startswith("error:")]
+    assert len(lines) == 1 and message in lines[0] and "v.npz" in lines[0], err
+    assert "Traceback" not in err
+    assert not out.exists(), "a failed gen wrote nothing"
