@@ -47,6 +47,14 @@ def test_pack_and_svd_board_builds_and_runs(tmp_path: Path, pte_u55_shared: Path
     assert run.exit_code == 0, run.output
     assert "bringup: board testsoc, mode Shared_Sram" in run.output  # through the SVD's UART0
     assert "BRINGUP PASS" in run.output
+    # the NPU self-test on the virtual NPU: the model's own streams, bit-exact, on this board
+    assert main(["build", str(project), "--app", "selftest", "--npu", "virtual"]) == 0
+    selftest = project / "build" / "gcc" / "selftest.elf"
+    result = check_elf(selftest, project / "memory_plan.json")
+    assert result.ok, [v.message for v in result.violations]
+    run = run_elf(selftest, timeout=60)
+    assert run.exit_code == 0, run.output
+    assert "delegate 0: PASS" in run.output and "SELFTEST PASS" in run.output
 
 
 @pytest.mark.firmware
