@@ -142,6 +142,10 @@ def _port_files(board: Board) -> dict[str, bytes]:
     return files
 
 
+_CPU_KEYS = ("core", "fpu", "mve", "dcache", "icache", "dcache_line", "trustzone", "irqs",
+             "timer", "clock_hz")  # fmt: skip
+
+
 def draft_from_board(board: Board, name: str) -> Draft:
     """Every fact of `board`, for a new board that starts as its copy."""
     from ethosu_kit.cores import TOOLCHAINS, cpu_flags
@@ -166,16 +170,7 @@ def draft_from_board(board: Board, name: str) -> Draft:
         name=name,
         origin=[f"from board {board.name} ({board.source})"],
         description=f"{board.description} (drafted from {board.name})".strip(),
-        core=cpu.core,
-        fpu=cpu.fpu,
-        mve=cpu.mve,
-        dcache=cpu.dcache,
-        icache=cpu.icache,
-        dcache_line=cpu.dcache_line,
-        trustzone=cpu.trustzone,
-        irqs=cpu.irqs,
-        timer=cpu.timer,
-        clock_hz=cpu.clock_hz,
+        **{key: getattr(cpu, key) for key in _CPU_KEYS},  # the [cpu] keys are Cpu's fields
         flags=flags,
         npu_kinds=list(npu.kinds),
         npu_macs={k: list(v) for k, v in npu.macs.items()},
