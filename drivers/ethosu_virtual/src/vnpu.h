@@ -89,6 +89,29 @@ enum
  */
 int64_t vnpu_rescale(int64_t v, uint32_t m, unsigned s, int mode);
 
+/* vnpu_rescale by one (m, s, mode), prepared once for many values (an OFM channel, an
+ * operation): its rounding constants are computed once, by vnpu_rescale's own rules. */
+struct vnpu_rescaler
+{
+    uint32_t m;
+    unsigned s;
+    int mode;
+    int fast;             /* s <= 61: values with |v| < 2^30 take the constants below */
+    int64_t c_pos, c_neg; /* rounding constant for a product >= 0, < 0 */
+};
+
+void vnpu_rescaler_init(struct vnpu_rescaler *r, uint32_t m, unsigned s, int mode);
+
+static inline int64_t vnpu_rescale_by(const struct vnpu_rescaler *r, int64_t v)
+{
+    if (r->fast && v > -((int64_t)1 << 30) && v < ((int64_t)1 << 30))
+    {
+        int64_t p = (int64_t)(int32_t)v * (int64_t)r->m;
+        return (p + (p < 0 ? r->c_neg : r->c_pos)) >> r->s;
+    }
+    return vnpu_rescale(v, r->m, r->s, r->mode);
+}
+
 /* A feature map as one operation addresses it: tiles, strides, precision, extent. */
 struct fm
 {

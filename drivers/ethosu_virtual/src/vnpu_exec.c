@@ -512,6 +512,8 @@ static int op_elementwise(struct run *run, uint32_t mode)
     int wide = ifm.elem == 4 || ofm.elem == 4;
     uint32_t oscale = wide ? 1u : W1(OFM_SCALE);
     unsigned oshift = P1(OFM_SCALE) & 0x3fu;
+    struct vnpu_rescaler out_scale;
+    vnpu_rescaler_init(&out_scale, oscale, oshift, oround);
 
     /* each pixel addressed once; its channels by fm_chan (NHWC or NHCWB16) */
     int ka = ifm.elem * 2 + ifm.is_signed;
@@ -576,7 +578,7 @@ static int op_elementwise(struct run *run, uint32_t mode)
                     res = a < 0 ? -a : a;
                     break;
                 }
-                store_elem(po + fm_chan(&ofm, c), ofm.elem, out_value(&o, vnpu_rescale(res, oscale, oshift, oround)));
+                store_elem(po + fm_chan(&ofm, c), ofm.elem, out_value(&o, vnpu_rescale_by(&out_scale, res)));
             }
         }
     }
@@ -789,8 +791,7 @@ static int short_of_workspace(struct run *run, size_t fixed, const char *what, s
 struct chan_rec
 {
     int64_t bias;
-    uint32_t scale;
-    uint32_t shift;
+    struct vnpu_rescaler rescale;
 };
 
 /* ---- CONV / DEPTHWISE ------------------------------------------------------------------- */
@@ -912,9 +913,9 @@ static int op_conv(struct run *run, int depthwise)
                         ((uint64_t)rec[3] << 24) | ((uint64_t)rec[4] << 32);
         chans[oc].bias =
             (braw & ((uint64_t)1 << 39)) ? (int64_t)(braw | ~(((uint64_t)1 << 40) - 1u)) : (int64_t)braw;
-        chans[oc].scale =
+        uint32_t scale =
             (uint32_t)rec[5] | ((uint32_t)rec[6] << 8) | ((uint32_t)rec[7] << 16) | ((uint32_t)rec[8] << 24);
-        chans[oc].shift = rec[9] & 0x3fu;
+        vnpu_rescaler_init(&chans[oc].rescale, scale, rec[9] & 0x3fu, round);
     }
     int no_bias = (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NO_BIAS) != 0;
     /* 8-bit IFM minus a zero point in [-256, 256] and 9-bit weights: 16-bit operands */
@@ -1029,7 +1030,7 @@ static int op_conv(struct run *run, int depthwise)
                         acc += sum;
                     }
                 }
-                store_elem(po + fm_chan(&ofm, oc), ofm.elem, out_value(&o, vnpu_rescale(acc, ch->scale, ch->shift, round)));
+                store_elem(po + fm_chan(&ofm, oc), ofm.elem, out_value(&o, vnpu_rescale_by(&ch->rescale, acc)));
             }
         }
     }
