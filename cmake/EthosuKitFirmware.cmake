@@ -202,6 +202,7 @@ function(ethosu_add_firmware)
     "${kit}/sdk/src/log.c"
     "${kit}/sdk/src/alloc.c"
     "${kit}/sdk/src/usage.c"
+    "${kit}/sdk/src/semihosting_files.c"
     "${kit}/sdk/src/timing.c"
     "${kit}/sdk/src/kit_info.c"
     "${kit}/sdk/src/app_main.c"
@@ -216,10 +217,26 @@ function(ethosu_add_firmware)
     "${board_dir}" "${gdir}")
   target_compile_definitions(${ARG_TARGET} PRIVATE
     "KIT_QEMU_MACHINE=\"${ETHOSU_KIT_QEMU_MACHINE}\"")
+  # Semihosting file I/O with the host (ethosu-kit run --inputs/-o): a BKPT that faults
+  # on hardware without a debugger, so such images turn it off.
+  if(NOT DEFINED ETHOSU_KIT_HOST_IO)
+    set(ETHOSU_KIT_HOST_IO ON)
+  endif()
+  if(ETHOSU_KIT_HOST_IO)
+    target_compile_definitions(${ARG_TARGET} PRIVATE KIT_HOST_IO=1)
+  else()
+    target_compile_definitions(${ARG_TARGET} PRIVATE KIT_HOST_IO=0)
+  endif()
   # .incbin finds model.pte through the include path; rebuild when it changes.
   set_source_files_properties("${gdir}/kit_network.S" PROPERTIES OBJECT_DEPENDS "${gdir}/model.pte")
   # The NPU self-test's vectors, when the plan places them (gen --app selftest): in every
   # app's image, since the plan (and the linker script's checks) count them.
+  # Method inputs compiled in (gen --inputs): placed by the plan, in every app's image.
+  if(EXISTS "${gdir}/kit_input_data.S")
+    target_sources(${ARG_TARGET} PRIVATE "${gdir}/kit_input_data.S")
+    file(GLOB input_bins "${gdir}/kit_input_data_*.bin")
+    set_source_files_properties("${gdir}/kit_input_data.S" PROPERTIES OBJECT_DEPENDS "${input_bins}")
+  endif()
   if(EXISTS "${gdir}/kit_selftest_vectors.S")
     target_sources(${ARG_TARGET} PRIVATE "${gdir}/kit_selftest_vectors.S")
     set_source_files_properties("${gdir}/kit_selftest_vectors.S" PROPERTIES

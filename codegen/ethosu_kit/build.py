@@ -66,7 +66,12 @@ def plan_virtual_npu(project: Path) -> None:
         from ethosu_kit.selftest import project_vectors
 
         selftest = project_vectors(project, pte)
-    write_project(render_project(model, new_plan, pte.read_bytes(), selftest), project)
+    from ethosu_kit.input_data import project_input_data
+
+    files = render_project(
+        model, new_plan, pte.read_bytes(), selftest, project_input_data(project, plan)
+    )
+    write_project(files, project)
 
 
 def elf_path(project: Path, toolchain: str, app: str) -> Path:
