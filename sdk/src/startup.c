@@ -216,6 +216,13 @@ __attribute__((used)) void kit_fault_report(const uint32_t *frame)
         for (;;) { /* semihosting without a debugger: nothing left to tell */
         }
     }
+    if (SCB_CFSR & SCB_CFSR_STKOF) {
+        /* The stacked frame is not there (stacking itself hit the limit). */
+        kit_printf("\nE: stack overflow: the stack of %u bytes at 0x%08x is too small "
+                   "(CFSR.STKOF; gen-firmware --stack auto sizes it from a measurement)\n",
+                   (unsigned)(__StackTop - __StackLimit), (unsigned)(uintptr_t)__StackLimit);
+        kit_exit(KIT_EXIT_FAULT);
+    }
     kit_printf("\nE: fault: exception %u pc=0x%08x lr=0x%08x CFSR=0x%08x HFSR=0x%08x "
                "MMFAR=0x%08x BFAR=0x%08x\n",
                (unsigned)(kit_get_ipsr() & 0x1FFu), (unsigned)frame[6], (unsigned)frame[5],
@@ -226,7 +233,14 @@ __attribute__((used)) void kit_fault_report(const uint32_t *frame)
 
 __attribute__((naked)) void HardFault_Handler(void)
 {
-    __asm volatile("tst lr, #4\n"
+    __asm volatile(
+#if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
+        /* After a stack overflow (MSPLIM) the report's first push would fault again and
+         * lock the core up: lift the limit, the image ends here anyway. */
+        "movs r1, #0\n"
+        "msr msplim, r1\n"
+#endif
+                   "tst lr, #4\n"
                    "ite eq\n"
                    "mrseq r0, msp\n"
                    "mrsne r0, psp\n"
