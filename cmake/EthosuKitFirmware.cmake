@@ -8,12 +8,27 @@
 #   ethosu_add_firmware(TARGET <t> APP <bringup|executor_runner|selftest|folder>
 #                       [GENERATED_DIR <dir>] | [PTE <file> BOARD <b> [MODE <m>] [FAST_SCRATCH <n>]]
 #                       [NPU driver|virtual|none])
-#       adds executable <t> (<t>.elf): the app, the SDK, the board glue, the generated
-#       buffers and network, linked with the generated linker script (scatter file for
+#       the kit's whole image: adds executable <t> (<t>.elf): the model (below), the kit's
+#       start-up and main, linked with the generated linker script (scatter file for
 #       armclang).
+#
+#   ethosu_add_model(<target> [PTE <file> BOARD <b> [MODE <m>] [FAST_SCRATCH <n>]] | [GENERATED_DIR <dir>]
+#                    [APP bringup|executor_runner|selftest|<folder>] [NPU driver|virtual|none])
+#       a team's own executable <target> gets the model: its buffers, network, pools, the
+#       app (entry `int ethosu_kit_app_main(void)`, kit/app.h) and the SDK glue it needs,
+#       as an OBJECT library <target>_ethosu_model; no start-up, no linker script, no
+#       main. The team's linker script INCLUDEs kit_sections.ld (the generated folder is
+#       on the link search path) and maps the board's region names (REGION_ALIAS); a
+#       script without the INCLUDE fails the link naming it. memory_plan.json is copied
+#       next to the executable so `ethosu-kit check-elf <target>.elf` proves it.
 include_guard(GLOBAL)
-get_filename_component(ETHOSU_KIT_CMAKE_DIR "${CMAKE_CURRENT_LIST_DIR}" ABSOLUTE)
-get_filename_component(ETHOSU_KIT_ROOT "${ETHOSU_KIT_CMAKE_DIR}/.." ABSOLUTE)
+# Cache (internal) so that the functions, which run in their caller's scope, see them
+# even when the kit came in through add_subdirectory (a child scope).
+get_filename_component(_dir "${CMAKE_CURRENT_LIST_DIR}" ABSOLUTE)
+set(ETHOSU_KIT_CMAKE_DIR "${_dir}" CACHE INTERNAL "the ethosu-porting-kit cmake/ folder")
+get_filename_component(_dir "${_dir}/.." ABSOLUTE)
+set(ETHOSU_KIT_ROOT "${_dir}" CACHE INTERNAL "the ethosu-porting-kit root folder")
+unset(_dir)
 
 # The Python that runs ethosu_kit at configure time: ETHOSU_KIT_PYTHON, else find_package's.
 function(_ethosu_kit_python out)
@@ -26,18 +41,25 @@ function(_ethosu_kit_python out)
 endfunction()
 
 function(ethosu_kit_generate)
-  cmake_parse_arguments(ARG "" "OUTPUT_DIR;PTE;BOARD;MODE;FAST_SCRATCH;APP" "" ${ARGN})
+  cmake_parse_arguments(ARG "" "OUTPUT_DIR;PTE;BOARD;MODE;FAST_SCRATCH;APP;NPU" "" ${ARGN})
   foreach(required OUTPUT_DIR PTE BOARD)
     if(NOT ARG_${required})
       message(FATAL_ERROR "ethosu_kit_generate: ${required} is required")
     endif()
   endforeach()
   get_filename_component(pte "${ARG_PTE}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  # A board given as a folder or board.toml path is the caller's, not the kit's: make it
+  # absolute here (gen runs in the kit's codegen/ folder). Names (cs300) stay names.
+  set(board "${ARG_BOARD}")
+  get_filename_component(board_path "${ARG_BOARD}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  if(EXISTS "${board_path}")
+    set(board "${board_path}")
+  endif()
   if(NOT EXISTS "${pte}")
     message(FATAL_ERROR "ethosu_kit_generate: PTE ${pte} does not exist")
   endif()
   _ethosu_kit_python(python)
-  set(cmd "${python}" -m ethosu_kit gen --pte "${pte}" --board "${ARG_BOARD}" -o "${ARG_OUTPUT_DIR}" -q)
+  set(cmd "${python}" -m ethosu_kit gen --pte "${pte}" --board "${board}" -o "${ARG_OUTPUT_DIR}" -q)
   if(ARG_MODE)
     list(APPEND cmd --mode "${ARG_MODE}")
   endif()
@@ -46,6 +68,9 @@ function(ethosu_kit_generate)
   endif()
   if(ARG_APP)
     list(APPEND cmd --app "${ARG_APP}")
+  endif()
+  if(ARG_NPU)
+    list(APPEND cmd --npu "${ARG_NPU}")
   endif()
   execute_process(
     COMMAND ${cmd}
@@ -60,6 +85,9 @@ function(ethosu_kit_generate)
   endif()
   # Regenerate when the model or the board changes.
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${pte}")
+  if(EXISTS "${board_path}" AND NOT IS_DIRECTORY "${board_path}")
+    set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${board_path}")
+  endif()
 endfunction()
 
 # The virtual NPU's working memory (decoded weights) is a buffer of the memory plan,
@@ -138,11 +166,36 @@ function(_ethosu_kit_link_runtime target toolchain)
   endif()
 endfunction()
 
-function(ethosu_add_firmware)
-  cmake_parse_arguments(ARG "" "TARGET;APP;GENERATED_DIR;PTE;BOARD;MODE;FAST_SCRATCH;NPU" "" ${ARGN})
-  if(NOT ARG_TARGET)
-    message(FATAL_ERROR "ethosu_add_firmware: TARGET is required")
+# The generated project of ethosu_add_firmware / ethosu_add_model: GENERATED_DIR, or
+# generated at configure time from PTE and BOARD into <binary dir>/<default_name>.
+# Sets <out> to the project folder and includes its kit_board.cmake (ETHOSU_KIT_* facts).
+macro(_ethosu_kit_project fn default_name out)
+  if(ARG_GENERATED_DIR)
+    get_filename_component(${out} "${ARG_GENERATED_DIR}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+    if(EXISTS "${${out}}/kit_board.cmake" AND NOT EXISTS "${${out}}/generated/kit_board.cmake")
+      get_filename_component(${out} "${${out}}/.." ABSOLUTE)  # its generated/ folder was given
+    endif()
+  elseif(ARG_PTE AND ARG_BOARD)
+    set(${out} "${CMAKE_CURRENT_BINARY_DIR}/${default_name}")
+    set(_app_arg)
+    if(ARG_APP MATCHES "^(bringup|executor_runner|selftest)$")
+      set(_app_arg APP ${ARG_APP})
+    endif()
+    ethosu_kit_generate(OUTPUT_DIR "${${out}}" PTE "${ARG_PTE}" BOARD "${ARG_BOARD}"
+                        MODE "${ARG_MODE}" FAST_SCRATCH "${ARG_FAST_SCRATCH}" NPU "${ARG_NPU}"
+                        ${_app_arg})
+  else()
+    message(FATAL_ERROR "${fn}: give GENERATED_DIR, or PTE and BOARD")
   endif()
+  if(NOT EXISTS "${${out}}/generated/kit_board.cmake")
+    message(FATAL_ERROR "${fn}: ${${out}}/generated/kit_board.cmake is missing: "
+                        "is ${${out}} a project made by gen-firmware?")
+  endif()
+  include("${${out}}/generated/kit_board.cmake")
+endmacro()
+
+# APP and NPU defaults and checks, shared by both functions.
+macro(_ethosu_kit_app_npu fn)
   if(NOT ARG_APP)
     set(ARG_APP bringup)
   endif()
@@ -150,29 +203,15 @@ function(ethosu_add_firmware)
     set(ARG_NPU driver)
   endif()
   if(NOT ARG_NPU MATCHES "^(driver|virtual|none)$")
-    message(FATAL_ERROR "ethosu_add_firmware: NPU '${ARG_NPU}' is not driver, virtual or none")
+    message(FATAL_ERROR "${fn}: NPU '${ARG_NPU}' is not driver, virtual or none")
   endif()
+  # The NPU glue only with a driver: bring-up never touches the NPU (QEMU has none).
+  if(ARG_APP STREQUAL "bringup")
+    set(ARG_NPU none)
+  endif()
+endmacro()
 
-  if(ARG_GENERATED_DIR)
-    get_filename_component(gen "${ARG_GENERATED_DIR}" ABSOLUTE)
-  elseif(ARG_PTE AND ARG_BOARD)
-    set(gen "${CMAKE_CURRENT_BINARY_DIR}/${ARG_TARGET}_kit")
-    set(app_arg)
-    if(ARG_APP MATCHES "^(bringup|executor_runner|selftest)$")
-      set(app_arg APP ${ARG_APP})
-    endif()
-    ethosu_kit_generate(OUTPUT_DIR "${gen}" PTE "${ARG_PTE}" BOARD "${ARG_BOARD}"
-                        MODE "${ARG_MODE}" FAST_SCRATCH "${ARG_FAST_SCRATCH}" ${app_arg})
-  else()
-    message(FATAL_ERROR "ethosu_add_firmware(${ARG_TARGET}): give GENERATED_DIR, or PTE and BOARD")
-  endif()
-  set(gdir "${gen}/generated")
-  if(NOT EXISTS "${gdir}/kit_board.cmake")
-    message(FATAL_ERROR "ethosu_add_firmware: ${gdir}/kit_board.cmake is missing: "
-                        "is ${gen} a project made by gen-firmware?")
-  endif()
-  include("${gdir}/kit_board.cmake")
-
+function(_ethosu_kit_toolchain out)
   set(toolchain "${ETHOSU_KIT_TOOLCHAIN}")
   if(NOT toolchain)
     if(CMAKE_C_COMPILER_ID STREQUAL "ARMClang")
@@ -183,73 +222,136 @@ function(ethosu_add_firmware)
       set(toolchain gcc)
     endif()
   endif()
-  string(TOUPPER "${toolchain}" tc_upper)
+  set(${out} "${toolchain}" PARENT_SCOPE)
+endfunction()
 
+# The model as an OBJECT library <lib>: the generated buffers and network, what the image
+# was built for (.kit.info), the SDK glue (platform, console, timer, caches, NPU hooks),
+# the board's glue and the app (not the executor_runner, which goes on the executable:
+# see ethosu_kit_add_executor_runner). No start-up, no main, no linker script.
+function(_ethosu_kit_model_objects lib gen app npu toolchain)
   set(kit "${ETHOSU_KIT_ROOT}")
+  set(gdir "${gen}/generated")
   set(board_dir "${ETHOSU_KIT_BOARD_DIR}")
   if(NOT EXISTS "${board_dir}/board.c")
-    message(FATAL_ERROR "ethosu_add_firmware: board glue ${board_dir}/board.c is missing "
+    message(FATAL_ERROR "ethosu-porting-kit: board glue ${board_dir}/board.c is missing "
                         "(board ${ETHOSU_KIT_BOARD}); a custom board needs board.c and board_glue.h")
   endif()
-
-  add_executable(${ARG_TARGET}
-    "${kit}/sdk/src/startup.c"
+  add_library(${lib} OBJECT
     "${kit}/sdk/src/system.c"
     "${kit}/sdk/src/platform.c"
     "${kit}/sdk/src/semihosting.c"
-    "${kit}/sdk/src/syscalls.c"
-    "${kit}/sdk/src/retarget_armclib.c"
     "${kit}/sdk/src/log.c"
     "${kit}/sdk/src/alloc.c"
     "${kit}/sdk/src/usage.c"
     "${kit}/sdk/src/semihosting_files.c"
     "${kit}/sdk/src/timing.c"
+    "${kit}/sdk/src/irq.c"
     "${kit}/sdk/src/kit_info.c"
-    "${kit}/sdk/src/app_main.c"
     "${kit}/drivers/uart_cmsdk/uart_cmsdk.c"
     "${kit}/drivers/timer_systick/systick.c"
     "${board_dir}/board.c"
     "${gdir}/kit_buffers.c"
     "${gdir}/kit_network.S")
-  set_target_properties(${ARG_TARGET} PROPERTIES SUFFIX ".elf")
-  target_include_directories(${ARG_TARGET} PRIVATE
+  target_include_directories(${lib} PUBLIC
     "${kit}/sdk/include" "${kit}/drivers/uart_cmsdk" "${kit}/drivers/timer_systick"
     "${board_dir}" "${gdir}")
-  target_compile_definitions(${ARG_TARGET} PRIVATE
-    "KIT_QEMU_MACHINE=\"${ETHOSU_KIT_QEMU_MACHINE}\"")
+  target_compile_definitions(${lib} PRIVATE "KIT_QEMU_MACHINE=\"${ETHOSU_KIT_QEMU_MACHINE}\"")
   # Semihosting file I/O with the host (ethosu-kit run --inputs/-o): a BKPT that faults
-  # on hardware without a debugger, so such images turn it off.
-  if(NOT DEFINED ETHOSU_KIT_HOST_IO)
-    set(ETHOSU_KIT_HOST_IO ON)
-  endif()
-  if(ETHOSU_KIT_HOST_IO)
-    target_compile_definitions(${ARG_TARGET} PRIVATE KIT_HOST_IO=1)
+  # on hardware without a debugger, so images for such boards turn it off.
+  if(NOT DEFINED ETHOSU_KIT_HOST_IO OR ETHOSU_KIT_HOST_IO)
+    target_compile_definitions(${lib} PRIVATE KIT_HOST_IO=1)
   else()
-    target_compile_definitions(${ARG_TARGET} PRIVATE KIT_HOST_IO=0)
+    target_compile_definitions(${lib} PRIVATE KIT_HOST_IO=0)
   endif()
   # .incbin finds model.pte through the include path; rebuild when it changes.
   set_source_files_properties("${gdir}/kit_network.S" PROPERTIES OBJECT_DEPENDS "${gdir}/model.pte")
-  # The NPU self-test's vectors, when the plan places them (gen --app selftest): in every
-  # app's image, since the plan (and the linker script's checks) count them.
   # Method inputs compiled in (gen --inputs): placed by the plan, in every app's image.
   if(EXISTS "${gdir}/kit_input_data.S")
-    target_sources(${ARG_TARGET} PRIVATE "${gdir}/kit_input_data.S")
+    target_sources(${lib} PRIVATE "${gdir}/kit_input_data.S")
     file(GLOB input_bins "${gdir}/kit_input_data_*.bin")
     set_source_files_properties("${gdir}/kit_input_data.S" PROPERTIES OBJECT_DEPENDS "${input_bins}")
   endif()
+  # The NPU self-test's vectors, when the plan places them (gen --app selftest): in every
+  # app's image, since the plan (and the linker script's checks) count them.
   if(EXISTS "${gdir}/kit_selftest_vectors.S")
-    target_sources(${ARG_TARGET} PRIVATE "${gdir}/kit_selftest_vectors.S")
+    target_sources(${lib} PRIVATE "${gdir}/kit_selftest_vectors.S")
     set_source_files_properties("${gdir}/kit_selftest_vectors.S" PROPERTIES
       OBJECT_DEPENDS "${gdir}/kit_selftest_vectors.bin")
   endif()
-
-  if(NOT ETHOSU_KIT_TOOLCHAIN_CPU_FLAGS)
-    # The toolchain file did not know the board: flags per target.
-    target_compile_options(${ARG_TARGET} PRIVATE ${ETHOSU_KIT_CPU_FLAGS_${tc_upper}})
+  if(NOT ETHOSU_KIT_TOOLCHAIN_CPU_FLAGS AND NOT CMAKE_C_FLAGS MATCHES "-mcpu=|-march=|--cpu=")
+    # Neither the kit's toolchain file nor the caller's flags name the CPU: the board's.
+    string(TOUPPER "${toolchain}" tc_upper)
+    target_compile_options(${lib} PUBLIC ${ETHOSU_KIT_CPU_FLAGS_${tc_upper}})
     if(NOT toolchain STREQUAL "armclang")
-      target_link_options(${ARG_TARGET} PRIVATE ${ETHOSU_KIT_CPU_FLAGS_${tc_upper}})
+      target_link_options(${lib} INTERFACE ${ETHOSU_KIT_CPU_FLAGS_${tc_upper}})
     endif()
   endif()
+  target_compile_options(${lib} PRIVATE
+    -ffunction-sections -fdata-sections
+    $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Werror>)
+
+  if(npu STREQUAL "none")
+    target_sources(${lib} PRIVATE "${kit}/sdk/src/npu_none.c")
+  else()
+    target_sources(${lib} PRIVATE "${kit}/sdk/src/npu_ethosu.c")
+  endif()
+  if(NOT npu STREQUAL "none")
+    # the Ethos-U core driver or the virtual NPU; npu_ethosu.c (here) is its glue
+    ethosu_kit_npu_library(${lib} "${gdir}" ${npu} npu_lib npu_dir)
+    target_link_libraries(${lib} PUBLIC ${npu_lib})
+  endif()
+  if(app STREQUAL "selftest")
+    if(NOT EXISTS "${gdir}/kit_selftest.h")
+      message(FATAL_ERROR "ethosu-porting-kit: APP selftest needs the self-test's vectors in "
+                          "${gdir}: generate with `gen-firmware --app selftest`, or build with "
+                          "`ethosu-kit build DIR --app selftest`")
+    endif()
+    if(npu STREQUAL "none")
+      message(FATAL_ERROR "ethosu-porting-kit: APP selftest runs the NPU: NPU driver or virtual, not none")
+    endif()
+  endif()
+
+  if(app STREQUAL "executor_runner")
+    return()
+  endif()
+  if(IS_DIRECTORY "${kit}/apps/${app}")
+    set(app_dir "${kit}/apps/${app}")
+  else()
+    get_filename_component(app_dir "${app}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
+  endif()
+  file(GLOB app_sources CONFIGURE_DEPENDS "${app_dir}/*.c" "${app_dir}/*.cpp" "${app_dir}/*.S")
+  if(NOT app_sources)
+    message(FATAL_ERROR "ethosu-porting-kit: APP '${app}' is not bringup, executor_runner, "
+                        "an app of the kit's apps/ or a folder with .c/.cpp sources")
+  endif()
+  target_sources(${lib} PRIVATE ${app_sources})
+  if(EXISTS "${app_dir}/app.cmake")
+    # an app's own needs (libraries, the NPU library): include()d with lib, gen, npu set
+    include("${app_dir}/app.cmake")
+  endif()
+endfunction()
+
+function(ethosu_add_firmware)
+  cmake_parse_arguments(ARG "" "TARGET;APP;GENERATED_DIR;PTE;BOARD;MODE;FAST_SCRATCH;NPU" "" ${ARGN})
+  if(NOT ARG_TARGET)
+    message(FATAL_ERROR "ethosu_add_firmware: TARGET is required")
+  endif()
+  _ethosu_kit_app_npu(ethosu_add_firmware)
+  _ethosu_kit_project("ethosu_add_firmware(${ARG_TARGET})" "${ARG_TARGET}_kit" gen)
+  set(gdir "${gen}/generated")
+  _ethosu_kit_toolchain(toolchain)
+  set(kit "${ETHOSU_KIT_ROOT}")
+
+  # The whole image: the kit's start-up, main and C-library glue around the model.
+  add_executable(${ARG_TARGET}
+    "${kit}/sdk/src/startup.c"
+    "${kit}/sdk/src/app_main.c"
+    "${kit}/sdk/src/syscalls.c"
+    "${kit}/sdk/src/retarget_armclib.c")
+  set_target_properties(${ARG_TARGET} PROPERTIES SUFFIX ".elf")
+  _ethosu_kit_model_objects(${ARG_TARGET}_model "${gen}" "${ARG_APP}" "${ARG_NPU}" "${toolchain}")
+  target_link_libraries(${ARG_TARGET} PRIVATE ${ARG_TARGET}_model)
   target_compile_options(${ARG_TARGET} PRIVATE
     -ffunction-sections -fdata-sections
     $<$<COMPILE_LANGUAGE:C,CXX>:-Wall -Wextra -Werror>)
@@ -270,41 +372,46 @@ function(ethosu_add_firmware)
   endif()
   _ethosu_kit_link_runtime(${ARG_TARGET} "${toolchain}")
 
-  # The NPU glue only with a driver: bring-up never touches the NPU (QEMU has none).
-  set(npu "${ARG_NPU}")
-  if(ARG_APP STREQUAL "bringup")
-    set(npu none)
-  endif()
-  if(npu STREQUAL "none")
-    target_sources(${ARG_TARGET} PRIVATE "${kit}/sdk/src/npu_none.c")
-  else()
-    target_sources(${ARG_TARGET} PRIVATE "${kit}/sdk/src/npu_ethosu.c")
-  endif()
-
-  if(ARG_APP STREQUAL "bringup")
-    target_sources(${ARG_TARGET} PRIVATE "${kit}/apps/bringup/main.c")
-  elseif(ARG_APP STREQUAL "selftest")
-    if(NOT EXISTS "${gdir}/kit_selftest.h")
-      message(FATAL_ERROR "ethosu_add_firmware: APP selftest needs the self-test's vectors in "
-                          "${gdir}: generate with `gen-firmware --app selftest`, or build with "
-                          "`ethosu-kit build DIR --app selftest`")
-    endif()
-    if(npu STREQUAL "none")
-      message(FATAL_ERROR "ethosu_add_firmware: APP selftest runs the NPU: NPU driver or virtual, not none")
-    endif()
-    ethosu_kit_npu_library(${ARG_TARGET} "${gdir}" ${npu} npu_lib npu_dir)
-    target_link_libraries(${ARG_TARGET} PRIVATE ${npu_lib})
-    target_sources(${ARG_TARGET} PRIVATE "${kit}/apps/selftest/main.c")
-  elseif(ARG_APP STREQUAL "executor_runner")
+  if(ARG_APP STREQUAL "executor_runner")
     include("${kit}/apps/executor_runner/executor_runner.cmake")
-    ethosu_kit_add_executor_runner(${ARG_TARGET} "${gdir}" NPU ${npu})
-  else()
-    get_filename_component(app_dir "${ARG_APP}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-    file(GLOB app_sources CONFIGURE_DEPENDS "${app_dir}/*.c" "${app_dir}/*.cpp" "${app_dir}/*.S")
-    if(NOT app_sources)
-      message(FATAL_ERROR "ethosu_add_firmware: APP '${ARG_APP}' is not bringup, executor_runner "
-                          "or a folder with .c/.cpp sources")
-    endif()
-    target_sources(${ARG_TARGET} PRIVATE ${app_sources})
+    ethosu_kit_add_executor_runner(${ARG_TARGET} "${gdir}" NPU ${ARG_NPU})
   endif()
+endfunction()
+
+function(ethosu_add_model target)
+  cmake_parse_arguments(ARG "" "APP;GENERATED_DIR;PTE;BOARD;MODE;FAST_SCRATCH;NPU" "" ${ARGN})
+  if(NOT TARGET ${target})
+    message(FATAL_ERROR "ethosu_add_model: ${target} is not a target: add_executable(${target} ...) "
+                        "first; the model is added to it")
+  endif()
+  _ethosu_kit_app_npu(ethosu_add_model)
+  _ethosu_kit_project("ethosu_add_model(${target})" "${target}_ethosu_model" gen)
+  set(gdir "${gen}/generated")
+  _ethosu_kit_toolchain(toolchain)
+
+  set(lib ${target}_ethosu_model)
+  _ethosu_kit_model_objects(${lib} "${gen}" "${ARG_APP}" "${ARG_NPU}" "${toolchain}")
+  target_link_libraries(${target} PRIVATE ${lib})
+  if(toolchain STREQUAL "armclang")
+    # The team's scatter file #includes kit_sections.sct (kit_regions.h beside it).
+    target_link_options(${target} PRIVATE "--diag_error=L6314W")
+  else()
+    # `INCLUDE kit_sections.ld` resolves through the search path; kit_check.ld (an
+    # implicit linker script: assertions only) fails the link when the team's script
+    # does not include it.
+    target_link_options(${target} PRIVATE "-L${gdir}" "${gdir}/kit_check.ld")
+    set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS
+                 "${gdir}/kit_sections.ld" "${gdir}/kit_check.ld")
+  endif()
+  if(ARG_APP STREQUAL "executor_runner")
+    include("${ETHOSU_KIT_ROOT}/apps/executor_runner/executor_runner.cmake")
+    ethosu_kit_add_executor_runner(${target} "${gdir}" NPU ${ARG_NPU})
+  endif()
+  # check-elf and run find the plan beside the ELF (the target's output folder).
+  get_target_property(out_dir ${target} RUNTIME_OUTPUT_DIRECTORY)
+  if(NOT out_dir)
+    set(out_dir "${CMAKE_CURRENT_BINARY_DIR}")
+  endif()
+  file(COPY "${gen}/memory_plan.json" DESTINATION "${out_dir}")
+  set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${gen}/memory_plan.json")
 endfunction()

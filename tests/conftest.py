@@ -128,6 +128,13 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> None:
+    from hostile import EXAMPLES
+
+    if EXAMPLES:
+        terminalreporter.write_line(
+            "hostile property tests ran "
+            + ", ".join(f"{n} {kind} example(s)" for kind, n in sorted(EXAMPLES.items()))
+        )
     if _lowering_seconds:
         total = sum(_lowering_seconds.values())
         parts = ", ".join(f"{n} {s:.1f}s" for n, s in _lowering_seconds.items())

@@ -14,11 +14,14 @@ import os
 import signal
 import subprocess
 import sys
+from collections import Counter
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 TIMEOUT = 60.0
+# examples the property tests ran, by kind (printed in pytest's terminal summary)
+EXAMPLES: Counter[str] = Counter()
 
 
 @dataclass(frozen=True)

@@ -74,6 +74,20 @@ ROLES: dict[str, tuple[int, Callable[[Path, Path, Path, Path], list[str | Path]]
         256 << 20,
         lambda bad, pte, fw, out: ["simulate", pte, "--inputs", bad, "-o", out],
     ),
+    "gen vectors": (
+        256 << 20,
+        lambda bad, pte, fw, out: [
+            "gen",
+            "--pte",
+            pte,
+            "--app",
+            "selftest",
+            "--vectors",
+            bad,
+            "-o",
+            out,
+        ],
+    ),
     "check-elf plan": (
         16 << 20,
         lambda bad, pte, fw, out: ["check-elf", fw / "x.elf", "--plan", bad],

@@ -103,6 +103,8 @@ def test_runner_compile_catches_a_broken_plan_header(pte_cpu_only: Path, tmp_pat
     """A generated header without the X-macro the runner reads must fail the build."""
     generated = generated_dir(pte_cpu_only, tmp_path / "fw", "--allow-cpu-only")
     config = generated / "kit_memory_config.h"
-    config.write_text(config.read_text().replace("KIT_RAM_BUFFERS(X)", "KIT_RAM_BUFFERZ(X)"))
+    text = config.read_text()
+    assert "KIT_PLANNED_BUFFERS(X)" in text
+    config.write_text(text.replace("KIT_PLANNED_BUFFERS(X)", "KIT_PLANNED_BUFFERZ(X)"))
     with pytest.raises(AssertionError, match=r"kit_pools\.cpp"):
         compile_runner(generated, tmp_path)

@@ -161,5 +161,5 @@ int ethosu_kit_app_main(void)
     kit_printf("bringup: %u buffers checked, %u failed, %u cycles\n", checked, failures,
                (unsigned)cycles);
     kit_printf("BRINGUP %s\n", failures == 0u ? "PASS" : "FAIL");
-    return failures == 0u ? 0 : 1;
+    return failures == 0u ? KIT_EXIT_OK : KIT_EXIT_FAIL;
 }

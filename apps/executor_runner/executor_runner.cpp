@@ -73,16 +73,8 @@ using kit_runner::PlanBuffer;
 
 namespace {
 
-enum ExitCode : int {
-    kExitOk = 0,
-    kExitProgramLoad = 2,
-    kExitMethodLoad = 3,
-    kExitInputs = 4,
-    kExitExecute = 5,
-    kExitOutputs = 6,
-    kExitPlanMismatch = 7,
-};
 
+/* code: KIT_EXIT_* of the generated table (kit_exit_codes.h, via kit/platform.h) */
 [[noreturn]] void finish(int code)
 {
     kit_printf("kit: exit %d\n", code);
@@ -414,7 +406,7 @@ Error set_inputs(Method &method, const MethodMeta &meta, PeakAllocator &method_a
         if (g_host_inputs) {
             src = nullptr; /* the host's file wins over compiled-in data */
         }
-        const PlanBuffer *staging = kit_runner::find_buffer("input_", i);
+        const PlanBuffer *staging = kit_runner::input_buffer(i);
         if (src == nullptr && staging == nullptr && info->is_memory_planned()) {
             uint8_t *planned = planned_input(method, meta, i);
             if (planned != nullptr) {
@@ -491,7 +483,7 @@ Error print_outputs(const Method &method)
             kit_printf("kit: output %lu: no data\n", ul(i));
             return Error::InvalidState;
         }
-        if (const PlanBuffer *out = kit_runner::find_buffer("output_", i)) {
+        if (const PlanBuffer *out = kit_runner::output_buffer(i)) {
             if (out->size >= t.nbytes()) {
                 std::memcpy(out->base, data, t.nbytes());
             }
@@ -545,7 +537,7 @@ int ethosu_kit_app_main(void)
         kit_printf("kit: program load failed: error 0x%x (not a .pte, or built for another "
                    "runtime version)\n",
                    static_cast<unsigned>(program.error()));
-        finish(kExitProgramLoad);
+        finish(KIT_EXIT_PROGRAM_LOAD);
     }
 
 #if defined(KIT_METHOD_NAME)
@@ -554,7 +546,7 @@ int ethosu_kit_app_main(void)
     Result<const char *> first = program->get_method_name(0);
     if (!first.ok()) {
         kit_printf("kit: the program has no method\n");
-        finish(kExitProgramLoad);
+        finish(KIT_EXIT_PROGRAM_LOAD);
     }
     const char *method_name = first.get();
 #endif
@@ -562,14 +554,10 @@ int ethosu_kit_app_main(void)
     if (!meta.ok()) {
         kit_printf("kit: no method \"%s\" in the program: error 0x%x\n", method_name,
                    static_cast<unsigned>(meta.error()));
-        finish(kExitProgramLoad);
+        finish(KIT_EXIT_PROGRAM_LOAD);
     }
 
-    const PlanBuffer *method_buf = kit_runner::find_buffer("method_pool");
-    if (method_buf == nullptr) {
-        kit_printf("kit: the memory plan has no method_pool buffer (regenerate the project)\n");
-        finish(kExitPlanMismatch);
-    }
+    const PlanBuffer *method_buf = &kit_runner::method_pool();
     PeakAllocator method_allocator(*method_buf);
 
     /* Planned memory: mem_id i+1 of the program is the plan's planned_<i+1>. */
@@ -579,28 +567,25 @@ int ethosu_kit_app_main(void)
         kit_printf("kit: the program has %lu planned buffers, the memory plan %lu (regenerate "
                    "the project from this .pte)\n",
                    ul(num_planned), ul(KIT_NUM_PLANNED));
-        finish(kExitPlanMismatch);
+        finish(KIT_EXIT_PLAN_MISMATCH);
     }
     for (size_t id = 0; id < num_planned; ++id) {
         Result<int64_t> need = meta->memory_planned_buffer_size(id);
-        const PlanBuffer *b = kit_runner::find_buffer("planned_", id + 1);
+        const PlanBuffer *b = kit_runner::planned_buffer(id + 1);
         if (!need.ok() || b == nullptr || b->size < static_cast<size_t>(need.get())) {
             kit_printf("kit: planned buffer mem_id %lu needs %ld bytes, the plan has %lu "
                        "(regenerate the project from this .pte)\n",
                        ul(id + 1), need.ok() ? static_cast<long>(need.get()) : -1L,
                        b != nullptr ? ul(b->size) : 0UL);
-            finish(kExitPlanMismatch);
+            finish(KIT_EXIT_PLAN_MISMATCH);
         }
         planned_spans[id] = Span<uint8_t>(b->base, static_cast<size_t>(need.get()));
     }
     HierarchicalAllocator planned_memory({planned_spans, num_planned});
 
     /* The Ethos-U delegate takes the NPU scratch (Vela region 1) from here on every execute. */
-    const PlanBuffer *temp_buf = kit_runner::find_buffer("temp_pool");
-    static const PlanBuffer kNoTemp = {"temp_pool", nullptr, 0, "-"};
-    PeakAllocator temp_allocator(temp_buf != nullptr ? *temp_buf : kNoTemp);
-    MemoryManager memory_manager(&method_allocator, &planned_memory,
-                                 temp_buf != nullptr ? &temp_allocator : nullptr);
+    PeakAllocator temp_allocator(kit_runner::temp_pool());
+    MemoryManager memory_manager(&method_allocator, &planned_memory, &temp_allocator);
 
     Result<Method> method = program->load_method(method_name, &memory_manager);
     if (!method.ok()) {
@@ -614,13 +599,13 @@ int ethosu_kit_app_main(void)
             kit_printf("kit: a missing kernel shows as \"Missing operator\" above: the "
                        "firmware registers only generated/kit_operators.txt\n");
         }
-        finish(kExitMethodLoad);
+        finish(KIT_EXIT_METHOD_LOAD);
     }
     kit_printf("kit: method \"%s\" loaded, %lu planned buffer(s)\n", method_name,
                ul(num_planned));
 
     if (set_inputs(method.get(), meta.get(), method_allocator) != Error::Ok) {
-        finish(kExitInputs);
+        finish(KIT_EXIT_INPUTS);
     }
 
     const uint64_t start = kit_cycles();
@@ -632,10 +617,10 @@ int ethosu_kit_app_main(void)
             kit_printf("kit: temp_pool too small: %lu bytes asked, %lu in the plan\n",
                        ul(temp_allocator.failed_request()), ul(temp_allocator.size()));
         }
-        finish(kExitExecute);
+        finish(KIT_EXIT_EXECUTE);
     }
     if (print_outputs(method.get()) != Error::Ok) {
-        finish(kExitOutputs);
+        finish(KIT_EXIT_OUTPUTS);
     }
 
     kit_puts("kit: cycles ");
@@ -648,12 +633,12 @@ int ethosu_kit_app_main(void)
     print_pool("temp_pool", temp_allocator.region(), temp_allocator.peak(), temp_allocator.size(),
                "peak");
     for (size_t id = 0; id < num_planned; ++id) {
-        const PlanBuffer *b = kit_runner::find_buffer("planned_", id + 1);
+        const PlanBuffer *b = kit_runner::planned_buffer(id + 1);
         print_pool(b->name, b->region, planned_spans[id].size(), b->size, "used");
     }
     /* The measured lines `gen --stack auto --heap auto` reads (ethosu_kit.usage). */
     kit_usage_report_stack_heap();
     kit_usage_report("method_pool", method_allocator.used_size(), method_buf->size);
     kit_usage_report("temp_pool", temp_allocator.peak(), temp_allocator.size());
-    finish(kExitOk);
+    finish(KIT_EXIT_OK);
 }

@@ -1,53 +1,61 @@
-/* The plan's RAM buffers as a table, built from the generated X-macro. */
+/*
+ * The plan's pools by symbol, from the generated X-macros: a pool the plan lacks is an
+ * undefined symbol at link time (never a name compared at run time).
+ */
 #include "kit_pools.h"
-
-#include <cstring>
 
 #include "kit_memory_config.h"
 
-#define KIT_RUNNER_DECLARE(name, symbol, size, region, npu) extern "C" uint8_t symbol[];
-KIT_RAM_BUFFERS(KIT_RUNNER_DECLARE)
+extern "C" uint8_t kit_method_pool[];
+extern "C" uint8_t kit_temp_pool[];
+#define KIT_RUNNER_DECLARE(index, name, symbol, size, region) extern "C" uint8_t symbol[];
+KIT_PLANNED_BUFFERS(KIT_RUNNER_DECLARE)
+KIT_INPUT_BUFFERS(KIT_RUNNER_DECLARE)
+KIT_OUTPUT_BUFFERS(KIT_RUNNER_DECLARE)
 #undef KIT_RUNNER_DECLARE
 
 namespace kit_runner {
 namespace {
 
-#define KIT_RUNNER_ENTRY(name, symbol, size, region, npu) {#name, symbol, size, region},
-const PlanBuffer kBuffers[] = {KIT_RAM_BUFFERS(KIT_RUNNER_ENTRY){nullptr, nullptr, 0, nullptr}};
+struct Indexed {
+    size_t index;
+    PlanBuffer buffer;
+};
+
+#define KIT_RUNNER_ENTRY(index, name, symbol, size, region) {index, {#name, symbol, size, region}},
+const Indexed kPlanned[] = {KIT_PLANNED_BUFFERS(KIT_RUNNER_ENTRY){0, {}}};
+const Indexed kInputs[] = {KIT_INPUT_BUFFERS(KIT_RUNNER_ENTRY){0, {}}};
+const Indexed kOutputs[] = {KIT_OUTPUT_BUFFERS(KIT_RUNNER_ENTRY){0, {}}};
 #undef KIT_RUNNER_ENTRY
 
-} // namespace
-
-const PlanBuffer *find_buffer(const char *name)
+template <size_t N> const PlanBuffer *by_index(const Indexed (&table)[N], size_t index)
 {
-    for (const PlanBuffer &b : kBuffers) {
-        if (b.name != nullptr && std::strcmp(b.name, name) == 0) {
-            return &b;
+    for (size_t i = 0; i + 1 < N; ++i) { /* the last row only ends the list */
+        if (table[i].index == index) {
+            return &table[i].buffer;
         }
     }
     return nullptr;
 }
 
-const PlanBuffer *find_buffer(const char *prefix, size_t index)
+} // namespace
+
+const PlanBuffer &method_pool()
 {
-    /* No snprintf: it would pull newlib's whole printf into the image. */
-    char name[48];
-    size_t n = std::strlen(prefix);
-    if (n + 21 > sizeof(name)) {
-        return nullptr;
-    }
-    std::memcpy(name, prefix, n);
-    char digits[20];
-    size_t d = 0;
-    do {
-        digits[d++] = static_cast<char>('0' + index % 10);
-        index /= 10;
-    } while (index != 0);
-    while (d != 0) {
-        name[n++] = digits[--d];
-    }
-    name[n] = '\0';
-    return find_buffer(name);
+    static const PlanBuffer b = {"method_pool", kit_method_pool, KIT_METHOD_POOL_SIZE,
+                                 KIT_METHOD_POOL_REGION};
+    return b;
 }
+
+const PlanBuffer &temp_pool()
+{
+    static const PlanBuffer b = {"temp_pool", kit_temp_pool, KIT_TEMP_POOL_SIZE,
+                                 KIT_TEMP_POOL_REGION};
+    return b;
+}
+
+const PlanBuffer *planned_buffer(size_t mem_id) { return by_index(kPlanned, mem_id); }
+const PlanBuffer *input_buffer(size_t index) { return by_index(kInputs, index); }
+const PlanBuffer *output_buffer(size_t index) { return by_index(kOutputs, index); }
 
 } // namespace kit_runner

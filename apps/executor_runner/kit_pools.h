@@ -2,10 +2,10 @@
  * The generated memory plan as the ExecuTorch runtime sees it.
  *
  * Every pool the runner hands to the runtime is a buffer of the generated
- * kit_buffers.c, found by its plan name through the KIT_RAM_BUFFERS X-macro of
- * kit_memory_config.h. Nothing here has a size of its own: a pool that is missing
- * or smaller than the program needs is reported with both numbers, because that
- * means the firmware was built from a different .pte than the one it embeds.
+ * kit_buffers.c, taken by its symbol through the X-macros of kit_memory_config.h: a
+ * pool the plan lacks fails the link. Nothing here has a size of its own: a pool
+ * smaller than the program needs is reported with both numbers, because that means
+ * the firmware was built from a different .pte than the one it embeds.
  */
 #ifndef KIT_RUNNER_POOLS_H
 #define KIT_RUNNER_POOLS_H
@@ -24,11 +24,14 @@ struct PlanBuffer {
     const char *region;
 };
 
-/* The plan buffer called `name`, or nullptr when the plan has none. */
-const PlanBuffer *find_buffer(const char *name);
-
-/* `prefix` followed by the decimal `index` ("planned_" 1 -> "planned_1"). */
-const PlanBuffer *find_buffer(const char *prefix, size_t index);
+/* The method allocator's and the temp allocator's pools. */
+const PlanBuffer &method_pool();
+const PlanBuffer &temp_pool();
+/* Planned buffer mem_id (1..), or nullptr when the plan has fewer. */
+const PlanBuffer *planned_buffer(size_t mem_id);
+/* The plan's own buffer of input/output `index`, or nullptr (memory-planned IO has none). */
+const PlanBuffer *input_buffer(size_t index);
+const PlanBuffer *output_buffer(size_t index);
 
 /*
  * A bump allocator that remembers its high-water mark. The runtime resets the

@@ -12,7 +12,8 @@
  * so an output the NPU never writes cannot pass by accident.
  *
  * Prints one line per delegate, PASS or the first difference, and exits with
- * SELFTEST_PASS (0), SELFTEST_MISMATCH (1), SELFTEST_NPU_ERROR (2) or SELFTEST_SETUP (3).
+ * KIT_EXIT_OK (0), KIT_EXIT_FAIL (1: a mismatch), KIT_EXIT_NPU_ERROR (9) or
+ * KIT_EXIT_SETUP (10).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -29,11 +30,12 @@
 #include "kit_model.h"
 #include "kit_selftest.h"
 
+/* The exit codes: the kit's one table (kit_exit_codes.h, via kit/platform.h). */
 enum {
-    SELFTEST_PASS = 0,
-    SELFTEST_MISMATCH = 1,   /* an output differs from the expected bytes */
-    SELFTEST_NPU_ERROR = 2,  /* the driver refused the stream or the NPU reported an error */
-    SELFTEST_SETUP = 3,      /* no NPU driver, or the plan cannot hold a delegate */
+    SELFTEST_PASS = KIT_EXIT_OK,
+    SELFTEST_MISMATCH = KIT_EXIT_FAIL,     /* an output differs from the expected bytes */
+    SELFTEST_NPU_ERROR = KIT_EXIT_NPU_ERROR, /* the driver refused the stream or the NPU reported an error */
+    SELFTEST_SETUP = KIT_EXIT_SETUP,       /* no NPU driver, or the plan cannot hold a delegate */
 };
 
 #define SCRATCH_FILL 0xA5u

@@ -360,6 +360,11 @@ def parse_board(text: str, source: str, glue_dir: Path | None = None) -> Board:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BoardError(f"{source}: not valid TOML: {exc}") from None
+    except RecursionError:  # tomllib recurses per nesting level of arrays/inline tables
+        raise BoardError(
+            f"{source}: values nested deeper than the TOML reader follows",
+            hint="a board file needs at most a few levels of [tables] and [lists]",
+        ) from None
     t = _Table(data, "", source)
     t.only("schema", "name", "aliases", "description", "qemu_machine", "glue_dir", "cpu",
            "npu", "uart", "region", "glue")  # fmt: skip

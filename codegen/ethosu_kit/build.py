@@ -50,6 +50,7 @@ def plan_virtual_npu(project: Path) -> None:
     from ethosu_kit.output import write_project
     from ethosu_kit.planner import plan_memory
     from ethosu_kit.pte import read_pte
+    from ethosu_kit.pte.reader import read_pte_bytes
 
     plan_path = project / "memory_plan.json"
     if not plan_path.is_file():
@@ -68,9 +69,8 @@ def plan_virtual_npu(project: Path) -> None:
         selftest = project_vectors(project, pte)
     from ethosu_kit.input_data import project_input_data
 
-    files = render_project(
-        model, new_plan, pte.read_bytes(), selftest, project_input_data(project, plan)
-    )
+    pte_bytes = read_pte_bytes(pte)  # a regular file, bounded: the project folder is the user's
+    files = render_project(model, new_plan, pte_bytes, selftest, project_input_data(project, plan))
     write_project(files, project)
 
 

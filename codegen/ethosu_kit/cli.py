@@ -34,6 +34,14 @@ COMMANDS: dict[str, str] = {
 }
 
 
+def one_line(text: str) -> str:
+    """A message as one line: a name from a file may hold a newline or a terminal
+    escape; each control character is shown as its \\x escape."""
+    return "".join(
+        f"\\x{ord(c):02x}" if ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0 else c for c in text
+    )
+
+
 def _load(module: str) -> ModuleType | None:
     try:
         return importlib.import_module(f"ethosu_kit.commands.{module}")
@@ -48,7 +56,7 @@ class _Parser(argparse.ArgumentParser):
     (argparse's own prints the usage block first)."""
 
     def error(self, message: str) -> NoReturn:
-        print(f"error: {self.prog}: {' '.join(message.split())}", file=sys.stderr)
+        print(f"error: {self.prog}: {one_line(' '.join(message.split()))}", file=sys.stderr)
         print(f"hint: see '{self.prog} --help'", file=sys.stderr)
         raise SystemExit(2)
 
@@ -117,9 +125,9 @@ def _run(args: argparse.Namespace) -> int:
         code: int = args._run(args)
         return code
     except KitError as exc:
-        print(f"error: {exc.message}", file=sys.stderr)
+        print(f"error: {one_line(exc.message)}", file=sys.stderr)
         if exc.hint:
-            print(f"hint: {exc.hint}", file=sys.stderr)
+            print(f"hint: {one_line(exc.hint)}", file=sys.stderr)
         return exc.exit_code
     except KeyboardInterrupt:
         print("error: interrupted", file=sys.stderr)

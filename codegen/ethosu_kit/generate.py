@@ -25,6 +25,7 @@ import jinja2
 from ethosu_kit import __version__
 from ethosu_kit.board import Board, ModeRegisters, RegionKind
 from ethosu_kit.errors import KitError
+from ethosu_kit.exit_codes import EXIT_CODES
 from ethosu_kit.link_layout import FRAGMENT_MARKER, KIT_INFO, VECTORS, LinkLayout, link_layout
 from ethosu_kit.memory_plan import Buffer, MemoryPlan, Role
 from ethosu_kit.model_info import MemoryMode, ModelInfo
@@ -56,6 +57,7 @@ _PROJECT_TEMPLATES: tuple[tuple[str, str, str], ...] = (
     ("generated/kit_buffers.c", "kit_buffers.c.j2", "c"),
     ("generated/kit_sections.h", "kit_sections.h.j2", "c"),
     ("generated/kit_regions.h", "kit_regions.h.j2", "c"),
+    ("generated/kit_exit_codes.h", "kit_exit_codes.h.j2", "c"),
     ("generated/kit_board.cmake", "kit_board.cmake.j2", "hash"),
     ("generated/kit_operators.txt", "kit_operators.txt.j2", "hash"),
 )
@@ -325,6 +327,7 @@ def _context(
         "kit_info": KIT_INFO,
         "marker": FRAGMENT_MARKER,
         "debug_sections": DEBUG_SECTIONS,
+        "exit_codes": EXIT_CODES,
         "model": model,
         "board": board,
         "gen": gen,

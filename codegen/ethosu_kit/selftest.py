@@ -120,11 +120,23 @@ def layout(streams: list[VelaBlocks]) -> tuple[SelftestDelegate, ...]:
     return tuple(out)
 
 
+def _starts_with(path: Path, magic: bytes) -> bool:
+    """Does a regular file start with `magic`? (reads those bytes only; anything else
+    is left to load_arrays, which refuses it with its own message)"""
+    try:
+        if not path.is_file():
+            return False
+        with path.open("rb") as f:
+            return f.read(len(magic)) == magic
+    except OSError:
+        return False
+
+
 def _load(path: Path) -> dict[str, np.ndarray[Any, Any]]:
     """The arrays of a vectors .npz by key, read by the kit's hardened loader."""
     from ethosu_kit.inputs import load_arrays
 
-    if path.is_file() and path.stat().st_size >= 6 and path.read_bytes()[:6] == b"\x93NUMPY":
+    if _starts_with(path, b"\x93NUMPY"):
         raise KitError(
             f"{path}: a single array (.npy); the vectors are a .npz with keys "
             "delegate<K>_input<i> and delegate<K>_output<o>",

@@ -98,7 +98,9 @@ def load_measurement(project: Path, model_sha256: str, app: str) -> Measurement 
     if not path.is_file():
         return None
     try:
-        data: dict[str, Any] = json.loads(path.read_text())
+        from ethosu_kit.files import MAX_PLAN, read_text
+
+        data: dict[str, Any] = json.loads(read_text(path, MAX_PLAN))
         data.pop("format", None)
         data["pools"] = {k: (int(v[0]), int(v[1])) for k, v in data.get("pools", {}).items()}
         m = Measurement(**data)

@@ -17,9 +17,6 @@
 #include "kit/platform.h"
 #include "kit/timing.h"
 
-/* Exit code of et_pal_abort (a runtime ET_CHECK failed); the runner's own are 0..7. */
-#define KIT_PAL_EXIT_ABORT 8
-
 extern "C" {
 
 void et_pal_init(void)
@@ -30,7 +27,7 @@ void et_pal_init(void)
 ET_NORETURN void et_pal_abort(void)
 {
     kit_printf("kit: executorch abort\n");
-    kit_exit(KIT_PAL_EXIT_ABORT);
+    kit_exit(KIT_EXIT_ABORT); /* a runtime ET_CHECK failed */
 }
 
 et_timestamp_t et_pal_current_ticks(void)

@@ -114,11 +114,6 @@ _Static_assert(KIT_BOARD_NUM_IRQS <= 128, "extend the vector table fill above");
  */
 __attribute__((weak)) void *__dso_handle = NULL;
 
-static struct {
-    kit_irq_fn fn;
-    void *arg;
-} irq_table[KIT_BOARD_NUM_IRQS];
-
 __attribute__((noreturn)) void Reset_Handler(void)
 {
     /* FPU and MVE first: the compiler may use their registers in any C below. */
@@ -168,39 +163,6 @@ __attribute__((noreturn)) void Reset_Handler(void)
 
     kit_exit(main());
 #endif
-}
-
-int kit_irq_register(unsigned irq, kit_irq_fn fn, void *arg)
-{
-    if (irq >= KIT_BOARD_NUM_IRQS) {
-        return -1;
-    }
-    irq_table[irq].arg = arg;
-    irq_table[irq].fn = fn;
-    return 0;
-}
-
-void kit_irq_set_enabled(unsigned irq, int enabled)
-{
-    if (enabled) {
-        NVIC_ICPR(irq / 32u) = 1u << (irq % 32u);
-        NVIC_ISER(irq / 32u) = 1u << (irq % 32u);
-    } else {
-        NVIC_ICER(irq / 32u) = 1u << (irq % 32u);
-        kit_dsb();
-        kit_isb();
-    }
-}
-
-void kit_irq_dispatch(void)
-{
-    const uint32_t irq = (kit_get_ipsr() & 0x1FFu) - 16u;
-    if (irq < KIT_BOARD_NUM_IRQS && irq_table[irq].fn != NULL) {
-        irq_table[irq].fn(irq_table[irq].arg);
-        return;
-    }
-    kit_printf("\nE: unhandled interrupt %u\n", (unsigned)irq);
-    kit_exit(KIT_EXIT_FAULT);
 }
 
 void Default_Handler(void)

@@ -15,14 +15,19 @@ extern uint8_t Image$$ARM_LIB_HEAP$$ZI$$Limit[];
 /* The Arm C library's heap is not ours to count. */
 size_t kit_heap_used(void) { return 0; }
 #else
-extern uint8_t __StackTop[];
-extern uint8_t __StackLimit[];
-extern uint8_t __HeapBase[];
-extern uint8_t __HeapLimit[];
-#define STACK_LIMIT __StackLimit
-#define STACK_TOP __StackTop
-#define HEAP_BASE __HeapBase
-#define HEAP_LIMIT __HeapLimit
+/* The plan's stack and heap, from kit_sections.ld: the same names in the kit's whole
+ * image and in a team's script that INCLUDEs it (its own __StackTop may be elsewhere). */
+extern uint8_t __kit_stack_top[];
+extern uint8_t __kit_stack_base[];
+extern uint8_t __kit_heap_base[];
+extern uint8_t __kit_heap_limit[];
+#define STACK_LIMIT __kit_stack_base
+#define STACK_TOP __kit_stack_top
+#define HEAP_BASE __kit_heap_base
+#define HEAP_LIMIT __kit_heap_limit
+/* sdk/src/syscalls.c counts the heap in the kit's whole image; a team's tree with its
+ * own C-library glue has no count: 0 then. */
+__attribute__((weak)) size_t kit_heap_used(void) { return 0; }
 #endif
 
 #define PAINT 0x5AC3A53Cu

@@ -47,6 +47,7 @@ def _for_selftest(project: Path, vectors: Path | None) -> None:
     from ethosu_kit.memory_plan import MemoryPlan
     from ethosu_kit.output import write_project
     from ethosu_kit.pte import read_pte
+    from ethosu_kit.pte.reader import read_pte_bytes
 
     plan_path = project / "memory_plan.json"
     if not plan_path.is_file():
@@ -67,7 +68,7 @@ def _for_selftest(project: Path, vectors: Path | None) -> None:
         raise KitError(f"{pte}: missing, so the project cannot be regenerated for the self-test")
     model = replace(read_pte(pte), path=plan.model_path)
     _, files = plan_and_render(
-        pte, pte.read_bytes(), model, plan.board, mode=plan.mode,
+        pte, read_pte_bytes(pte), model, plan.board, mode=plan.mode,
         options=replace(plan.options, app="selftest"), vectors=vectors,
         input_data=project_input_data(project, plan),
     )  # fmt: skip

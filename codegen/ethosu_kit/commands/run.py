@@ -132,7 +132,12 @@ def run(args: argparse.Namespace) -> int:
         code = result.exit_code if result.exit_code is not None else 1
         if code == 0:
             io.collect(workdir)
-    print(f"ethosu-kit run: exit code {code} after {result.seconds:.2f} s", file=sys.stderr)
+    from ethosu_kit.exit_codes import describe
+
+    print(
+        f"ethosu-kit run: exit code {describe(code)} after {result.seconds:.2f} s",
+        file=sys.stderr,
+    )
     return code
 
 

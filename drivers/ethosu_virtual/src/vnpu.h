@@ -210,7 +210,40 @@ struct vnpu_mlw
 #define VNPU_MLW_BYTES(values) (4u + 6u * (size_t)(values))
 
 void vnpu_mlw_init(struct vnpu_mlw *d, const uint8_t *buf, size_t size, void *mem, size_t mem_size);
-/* 1 and *value set, 0 at the end of the stream, -1 if malformed (or the slice does not fit). */
-int vnpu_mlw_next(struct vnpu_mlw *d, int16_t *value);
+/* Decode the next slice: 1, 0 at the end of the stream, -1 if malformed (or it does not fit). */
+int vnpu_mlw_refill(struct vnpu_mlw *d);
+
+/* 1 and *value set, 0 at the end of the stream, -1 if malformed (or the slice does not fit).
+ * Inline: it runs once per weight, the slice decode behind it once per slice. */
+static inline int vnpu_mlw_next(struct vnpu_mlw *d, int16_t *value)
+{
+    for (;;)
+    {
+        if (d->zeros > 0)
+        {
+            d->zeros--;
+            *value = 0;
+            return 1;
+        }
+        if (d->in_slice && d->index < d->nvalues)
+        {
+            int w = d->wval[d->index];
+            int v = w < d->palsize ? d->palette[w] : w - d->palsize + d->direct_offset;
+            int mag = v >> 1;
+            *value = (int16_t)((v & 1) ? -mag : mag);
+            if (d->use_zero_run)
+            {
+                d->zeros = d->zrun[d->index + d->new_palette];
+            }
+            d->index++;
+            return 1;
+        }
+        int r = vnpu_mlw_refill(d);
+        if (r <= 0)
+        {
+            return r;
+        }
+    }
+}
 
 #endif /* VNPU_H */

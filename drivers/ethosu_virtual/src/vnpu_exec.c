@@ -13,6 +13,9 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
+#if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
+#include <arm_acle.h>
+#endif
 
 /* ---- register file ---------------------------------------------------------------------- */
 
@@ -1008,12 +1011,42 @@ static void wcache_add(const struct weight_order *g, const uint8_t *stream, size
 static int32_t dot16(const int16_t *a, const int16_t *b, size_t n)
 {
     int32_t sum = 0;
-    for (size_t i = 0; i < n; i++)
+    size_t i = 0;
+#if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
+    /* Cortex-M with DSP: SMLAD, two products per instruction (also ~1.6x faster under QEMU) */
+    for (; i + 2u <= n; i += 2u)
+    {
+        int16x2_t pa;
+        int16x2_t pb;
+        memcpy(&pa, a + i, sizeof(pa));
+        memcpy(&pb, b + i, sizeof(pb));
+        sum = __smlad(pa, pb, sum);
+    }
+#endif
+    for (; i < n; i++)
     {
         sum += (int32_t)a[i] * (int32_t)b[i];
     }
     return sum;
 }
+
+/* The error of a workspace too small for the decoded weights (`fixed`) and `what` after them. */
+static int short_of_workspace(struct run *run, size_t fixed, const char *what, size_t extra, size_t ws_size)
+{
+    return fail(run,
+                "needs %lu bytes of working memory (decoded weights %lu + %s %lu), the virtual NPU has %lu "
+                "(ETHOSU_VIRTUAL_WORKSPACE_SIZE or ethosu_virtual_set_workspace)",
+                (unsigned long)(fixed + extra), (unsigned long)fixed, what, (unsigned long)extra,
+                (unsigned long)ws_size);
+}
+
+/* One OFM channel's scale record (10 bytes in the stream: 40-bit bias, 32-bit scale, 6-bit shift). */
+struct chan_rec
+{
+    int64_t bias;
+    uint32_t scale;
+    uint32_t shift;
+};
 
 /* ---- CONV / DEPTHWISE ------------------------------------------------------------------- */
 
@@ -1111,21 +1144,33 @@ static int op_conv(struct run *run, int depthwise)
         if (decode_weights(run, &g, wmem + wbase, (size_t)wlen, decoded, ws + fixed, ws_size - fixed, &slice_need) !=
             0)
         {
-            if (fixed + slice_need > ws_size)
-            {
-                return fail(run,
-                            "needs %lu bytes of working memory (decoded weights %lu + weight slice %lu), the "
-                            "virtual NPU has %lu (ETHOSU_VIRTUAL_WORKSPACE_SIZE or ethosu_virtual_set_workspace)",
-                            (unsigned long)(fixed + slice_need), (unsigned long)fixed, (unsigned long)slice_need,
-                            (unsigned long)ws_size);
-            }
-            return -1;
+            return fixed + slice_need > ws_size ? short_of_workspace(run, fixed, "weight slice", slice_need, ws_size)
+                                                : -1;
         }
         vnpu_workspace_used(fixed + slice_need);
         wcache_add(&g, wmem + wbase, (size_t)wlen, decoded, nweights, fixed + slice_need);
         weights = decoded;
     }
 
+    /* the per-channel bias/scale/shift records, decoded once (where the decoder's slices were) */
+    struct chan_rec *chans = (struct chan_rec *)(void *)(ws + fixed);
+    size_t cbytes = (size_t)depth_out * sizeof(struct chan_rec);
+    if (fixed + cbytes > ws_size)
+    {
+        return short_of_workspace(run, fixed, "channel records", cbytes, ws_size);
+    }
+    vnpu_workspace_used(fixed + cbytes);
+    for (int oc = 0; oc < depth_out; oc++)
+    {
+        const uint8_t *rec = scales + (size_t)oc * 10u;
+        uint64_t braw = (uint64_t)rec[0] | ((uint64_t)rec[1] << 8) | ((uint64_t)rec[2] << 16) |
+                        ((uint64_t)rec[3] << 24) | ((uint64_t)rec[4] << 32);
+        chans[oc].bias =
+            (braw & ((uint64_t)1 << 39)) ? (int64_t)(braw | ~(((uint64_t)1 << 40) - 1u)) : (int64_t)braw;
+        chans[oc].scale =
+            (uint32_t)rec[5] | ((uint32_t)rec[6] << 8) | ((uint32_t)rec[7] << 16) | ((uint32_t)rec[8] << 24);
+        chans[oc].shift = rec[9] & 0x3fu;
+    }
     int no_bias = (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NO_BIAS) != 0;
     /* 8-bit IFM minus a zero point in [-256, 256] and 9-bit weights: 16-bit operands */
     int small_products = ifm.elem == 1 && ifm.zp >= -256 && ifm.zp <= 256;
@@ -1194,17 +1239,11 @@ static int op_conv(struct run *run, int depthwise)
                     }
                 }
             }
+            uint8_t *po = ofm.brick ? NULL : ofm.mem + fm_offset(&ofm, oy, ox, 0);
             for (int oc = 0; oc < depth_out; oc++)
             {
-                const uint8_t *rec = scales + (size_t)oc * 10u;
-                uint64_t braw = (uint64_t)rec[0] | ((uint64_t)rec[1] << 8) | ((uint64_t)rec[2] << 16) |
-                                ((uint64_t)rec[3] << 24) | ((uint64_t)rec[4] << 32);
-                int64_t bias = (braw & ((uint64_t)1 << 39)) ? (int64_t)(braw | ~(((uint64_t)1 << 40) - 1u))
-                                                            : (int64_t)braw;
-                uint32_t scale = (uint32_t)rec[5] | ((uint32_t)rec[6] << 8) | ((uint32_t)rec[7] << 16) |
-                                 ((uint32_t)rec[8] << 24);
-                unsigned shift = rec[9] & 0x3fu;
-                int64_t acc = no_bias ? 0 : bias;
+                const struct chan_rec *ch = &chans[oc];
+                int64_t acc = no_bias ? 0 : ch->bias;
                 const int16_t *wrow = weights + (size_t)oc * taps * (size_t)depth_in;
                 if (depthwise)
                 {
@@ -1245,7 +1284,15 @@ static int op_conv(struct run *run, int depthwise)
                         acc += sum;
                     }
                 }
-                fm_write(&ofm, oy, ox, oc, out_value(&o, vnpu_rescale(acc, scale, shift, round)));
+                int64_t out = out_value(&o, vnpu_rescale(acc, ch->scale, ch->shift, round));
+                if (po != NULL)
+                {
+                    store_elem(po + (size_t)oc * (size_t)ofm.elem, ofm.elem, out);
+                }
+                else
+                {
+                    fm_write(&ofm, oy, ox, oc, out);
+                }
             }
         }
     }

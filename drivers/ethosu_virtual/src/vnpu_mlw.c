@@ -16,24 +16,30 @@
 #define ZDIV_EOS 7
 #define WDIV_UNCOMPRESSED 7
 
-static int get_bits(struct vnpu_mlw *d, int n, uint32_t *out)
+/* The next n bits (n <= 25; the format reads at most 15 at once), least significant first. */
+static inline int get_bits(struct vnpu_mlw *d, int n, uint32_t *out)
 {
-    uint32_t v = 0;
-    int got = 0;
     if (d->bitpos + (size_t)n > d->size * 8u)
     {
         return -1;
     }
-    while (got < n)
+    const uint8_t *p = d->buf + (d->bitpos >> 3);
+    size_t avail = d->size - (d->bitpos >> 3);
+    uint32_t window = p[0];
+    if (avail >= 4u)
     {
-        unsigned off = (unsigned)(d->bitpos & 7u);
-        int take = 8 - (int)off < n - got ? 8 - (int)off : n - got;
-        uint32_t bits = ((uint32_t)d->buf[d->bitpos >> 3] >> off) & ((1u << take) - 1u);
-        v |= bits << got;
-        got += take;
-        d->bitpos += (size_t)take;
+        window |= ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
     }
-    *out = v;
+    else
+    {
+        for (size_t i = 1; i < avail; i++)
+        {
+            window |= (uint32_t)p[i] << (8u * i);
+        }
+    }
+    window >>= d->bitpos & 7u;
+    *out = n == 0 ? 0u : window & (0xffffffffu >> (32 - n));
+    d->bitpos += (size_t)n;
     return 0;
 }
 
@@ -285,45 +291,19 @@ static int decode_slice(struct vnpu_mlw *d)
     return 1;
 }
 
-int vnpu_mlw_next(struct vnpu_mlw *d, int16_t *value)
+int vnpu_mlw_refill(struct vnpu_mlw *d)
 {
-    for (;;)
+    if (d->ended)
     {
-        if (d->ended)
-        {
-            return 0;
-        }
-        if (!d->in_slice)
-        {
-            int r = decode_slice(d);
-            if (r <= 0)
-            {
-                d->ended = r == 0;
-                return r;
-            }
-        }
-        if (d->zeros > 0)
-        {
-            d->zeros--;
-            *value = 0;
-            return 1;
-        }
-        if (d->index >= d->nvalues)
-        {
-            d->in_slice = 0;
-            continue;
-        }
-        int w = d->wval[d->index];
-        int v = w < d->palsize ? d->palette[w] : w - d->palsize + d->direct_offset;
-        int mag = v >> 1;
-        *value = (int16_t)((v & 1) ? -mag : mag);
-        if (d->use_zero_run)
-        {
-            d->zeros = d->zrun[d->index + d->new_palette];
-        }
-        d->index++;
-        return 1;
+        return 0;
     }
+    d->in_slice = 0;
+    int r = decode_slice(d);
+    if (r <= 0)
+    {
+        d->ended = r == 0;
+    }
+    return r;
 }
 
 long ethosu_virtual_mlw_decode(const uint8_t *in, size_t len, int16_t *out, size_t max_out)

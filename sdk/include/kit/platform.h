@@ -13,10 +13,8 @@
 extern "C" {
 #endif
 
-/* Exit codes of the kit's own failures (an app's own codes stay below 16; the runner uses
- * 0..7, its ExecuTorch abort 8). */
-#define KIT_EXIT_FAULT 16 /* a fault or unhandled interrupt */
-#define KIT_EXIT_INIT 17 /* kit_platform_init failed */
+/* Exit codes: KIT_EXIT_OK, KIT_EXIT_FAULT, ... (one table, ethosu_kit/exit_codes.py). */
+#include "kit_exit_codes.h"
 
 /* Caches, FPU/MVE, UART, timer, board specifics and (when a driver is linked) the NPU.
  * Returns 0, or a negative number naming the step that failed (see the log). */

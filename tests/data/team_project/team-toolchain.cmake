@@ -1,0 +1,12 @@
+# The team's own toolchain file: the cross compiler and its CPU flags, nothing of the kit's.
+set(CMAKE_SYSTEM_NAME Generic)
+set(CMAKE_SYSTEM_PROCESSOR arm)
+set(CMAKE_C_COMPILER arm-none-eabi-gcc)
+set(CMAKE_CXX_COMPILER arm-none-eabi-g++)
+set(CMAKE_ASM_COMPILER arm-none-eabi-gcc)
+set(CMAKE_TRY_COMPILE_TARGET_TYPE STATIC_LIBRARY)
+set(TEAM_CPU_FLAGS "-mcpu=cortex-m55 -mfloat-abi=hard -mthumb")
+set(CMAKE_C_FLAGS_INIT "${TEAM_CPU_FLAGS}")
+set(CMAKE_CXX_FLAGS_INIT "${TEAM_CPU_FLAGS}")
+set(CMAKE_ASM_FLAGS_INIT "${TEAM_CPU_FLAGS}")
+set(CMAKE_EXE_LINKER_FLAGS_INIT "${TEAM_CPU_FLAGS}")
