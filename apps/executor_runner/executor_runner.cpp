@@ -231,14 +231,23 @@ void host_file_name(char *buf, size_t size, const char *kind, size_t index)
     buf[at] = '\0';
 }
 
+/* kit_<kind>_<index>.bin opened in `mode`, or -1 (and a line naming it). */
+int open_host_file(const char *kind, size_t index, const char *mode, char (&name)[32])
+{
+    host_file_name(name, sizeof name, kind, index);
+    const int fd = kit_semihost_open(name, mode);
+    if (fd < 0) {
+        kit_printf("kit: %s %lu: %s cannot be opened (\"%s\")\n", kind, ul(index), name, mode);
+    }
+    return fd;
+}
+
 /* Input `i` from the host's kit_input_<i>.bin, exactly `nbytes` long, into `dst`. */
 Error read_host_input(size_t i, uint8_t *dst, size_t nbytes)
 {
     char name[32];
-    host_file_name(name, sizeof name, "input", i);
-    const int fd = kit_semihost_open(name, "rb");
+    const int fd = open_host_file("input", i, "rb", name);
     if (fd < 0) {
-        kit_printf("kit: input %lu: %s cannot be opened\n", ul(i), name);
         return Error::InvalidArgument;
     }
     const long size = kit_semihost_flen(fd);
@@ -262,10 +271,8 @@ Error read_host_input(size_t i, uint8_t *dst, size_t nbytes)
 Error write_host_output(size_t o, const uint8_t *data, size_t nbytes)
 {
     char name[32];
-    host_file_name(name, sizeof name, "output", o);
-    const int fd = kit_semihost_open(name, "wb");
+    const int fd = open_host_file("output", o, "wb", name);
     if (fd < 0) {
-        kit_printf("kit: output %lu: %s cannot be created\n", ul(o), name);
         return Error::InvalidState;
     }
     const int rc = nbytes != 0 ? kit_semihost_write(fd, data, nbytes) : 0;
