@@ -21,6 +21,12 @@
 #       on the link search path) and maps the board's region names (REGION_ALIAS); a
 #       script without the INCLUDE fails the link naming it. memory_plan.json is copied
 #       next to the executable so `ethosu-kit check-elf <target>.elf` proves it.
+#
+#   Both: the board's HAL is the kit's default for each hook of sdk/include/kit/hal.h, or
+#       the board's own [port].sources for the hooks its [port].hooks names (docs/hal.md);
+#       the board's [port].cmake, if any, is include()d last with ETHOSU_KIT_TARGET = the
+#       executable. BOARD is a built-in name/alias, or a board folder / board.toml; a
+#       relative path is relative to CMAKE_CURRENT_SOURCE_DIR (the caller's).
 include_guard(GLOBAL)
 # Cache (internal) so that the functions, which run in their caller's scope, see them
 # even when the kit came in through add_subdirectory (a child scope).
@@ -52,8 +58,8 @@ function(ethosu_kit_generate)
   # absolute here (gen runs in the kit's codegen/ folder). Names (cs300) stay names.
   set(board "${ARG_BOARD}")
   get_filename_component(board_path "${ARG_BOARD}" ABSOLUTE BASE_DIR "${CMAKE_CURRENT_SOURCE_DIR}")
-  if(EXISTS "${board_path}")
-    set(board "${board_path}")
+  if(EXISTS "${board_path}" OR ARG_BOARD MATCHES "[/\\]|\\.toml$")
+    set(board "${board_path}")  # a path even when it is wrong: gen's error then names it
   endif()
   if(NOT EXISTS "${pte}")
     message(FATAL_ERROR "ethosu_kit_generate: PTE ${pte} does not exist")
@@ -85,7 +91,10 @@ function(ethosu_kit_generate)
   endif()
   # Regenerate when the model or the board changes.
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${pte}")
-  if(EXISTS "${board_path}" AND NOT IS_DIRECTORY "${board_path}")
+  if(IS_DIRECTORY "${board_path}")
+    set(board_path "${board_path}/board.toml")
+  endif()
+  if(EXISTS "${board_path}")
     set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${board_path}")
   endif()
 endfunction()
@@ -225,18 +234,52 @@ function(_ethosu_kit_toolchain out)
   set(${out} "${toolchain}" PARENT_SCOPE)
 endfunction()
 
+# The HAL (sdk/include/kit/hal.h): for each hook, the kit's default for this board's
+# data (from kit_board.cmake) unless the board's [port].hooks names it; a hook the data
+# leaves without a default (console "custom", timer "custom") must be the board's.
+function(_ethosu_kit_hal out_sources out_includes)
+  set(sources)
+  set(includes)
+  foreach(hook IN LISTS ETHOSU_KIT_PORT_HOOKS)
+    if(NOT hook IN_LIST ETHOSU_KIT_HAL_HOOKS)
+      message(FATAL_ERROR "ethosu-porting-kit: board ${ETHOSU_KIT_BOARD} (${ETHOSU_KIT_BOARD_FILE}): "
+                          "[port].hooks names '${hook}', which is not a HAL hook "
+                          "(hooks: ${ETHOSU_KIT_HAL_HOOKS})")
+    endif()
+  endforeach()
+  foreach(hook IN LISTS ETHOSU_KIT_HAL_HOOKS)
+    if(hook IN_LIST ETHOSU_KIT_PORT_HOOKS)
+      continue()  # the board's sources implement it
+    endif()
+    if(ETHOSU_KIT_HAL_${hook}_REQUIRED)
+      string(JOIN ", " functions ${ETHOSU_KIT_HAL_${hook}_FUNCTIONS})
+      message(FATAL_ERROR "ethosu-porting-kit: board ${ETHOSU_KIT_BOARD} (${ETHOSU_KIT_BOARD_FILE}) "
+                          "needs the HAL hook '${hook}' (${ETHOSU_KIT_HAL_${hook}_REQUIRED} has no "
+                          "default) and its [port].hooks does not name it: implement ${functions} "
+                          "(sdk/include/kit/hal.h) in a [port].sources file and add \"${hook}\" "
+                          "to [port].hooks")
+    endif()
+    foreach(src IN LISTS ETHOSU_KIT_HAL_${hook}_SOURCES)
+      list(APPEND sources "${ETHOSU_KIT_ROOT}/${src}")
+    endforeach()
+    foreach(dir IN LISTS ETHOSU_KIT_HAL_${hook}_INCLUDE_DIRS)
+      list(APPEND includes "${ETHOSU_KIT_ROOT}/${dir}")
+    endforeach()
+  endforeach()
+  list(REMOVE_DUPLICATES sources)
+  list(REMOVE_DUPLICATES includes)
+  set(${out_sources} ${sources} PARENT_SCOPE)
+  set(${out_includes} ${includes} PARENT_SCOPE)
+endfunction()
+
 # The model as an OBJECT library <lib>: the generated buffers and network, what the image
-# was built for (.kit.info), the SDK glue (platform, console, timer, caches, NPU hooks),
-# the board's glue and the app (not the executor_runner, which goes on the executable:
+# was built for (.kit.info), the SDK glue, the board's HAL (the kit's defaults and the
+# board's [port] sources) and the app (not the executor_runner, which goes on the executable:
 # see ethosu_kit_add_executor_runner). No start-up, no main, no linker script.
 function(_ethosu_kit_model_objects lib gen app npu toolchain)
   set(kit "${ETHOSU_KIT_ROOT}")
   set(gdir "${gen}/generated")
-  set(board_dir "${ETHOSU_KIT_BOARD_DIR}")
-  if(NOT EXISTS "${board_dir}/board.c")
-    message(FATAL_ERROR "ethosu-porting-kit: board glue ${board_dir}/board.c is missing "
-                        "(board ${ETHOSU_KIT_BOARD}); a custom board needs board.c and board_glue.h")
-  endif()
+  _ethosu_kit_hal(hal_sources hal_includes)
   add_library(${lib} OBJECT
     "${kit}/sdk/src/system.c"
     "${kit}/sdk/src/platform.c"
@@ -248,14 +291,12 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
     "${kit}/sdk/src/timing.c"
     "${kit}/sdk/src/irq.c"
     "${kit}/sdk/src/kit_info.c"
-    "${kit}/drivers/uart_cmsdk/uart_cmsdk.c"
-    "${kit}/drivers/timer_systick/systick.c"
-    "${board_dir}/board.c"
+    ${hal_sources}
+    ${ETHOSU_KIT_PORT_SOURCES}
     "${gdir}/kit_buffers.c"
     "${gdir}/kit_network.S")
   target_include_directories(${lib} PUBLIC
-    "${kit}/sdk/include" "${kit}/drivers/uart_cmsdk" "${kit}/drivers/timer_systick"
-    "${board_dir}" "${gdir}")
+    "${kit}/sdk/include" ${hal_includes} ${ETHOSU_KIT_PORT_INCLUDE_DIRS} "${gdir}")
   target_compile_definitions(${lib} PRIVATE "KIT_QEMU_MACHINE=\"${ETHOSU_KIT_QEMU_MACHINE}\"")
   # Semihosting file I/O with the host (ethosu-kit run --inputs/-o): a BKPT that faults
   # on hardware without a debugger, so images for such boards turn it off.
@@ -332,6 +373,15 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
   endif()
 endfunction()
 
+# The board's [port].cmake, include()d with ETHOSU_KIT_TARGET = the executable (e.g.
+# target_compile_definitions(${ETHOSU_KIT_TARGET} PRIVATE ...)).
+macro(_ethosu_kit_port_cmake target)
+  if(ETHOSU_KIT_PORT_CMAKE)
+    set(ETHOSU_KIT_TARGET ${target})
+    include("${ETHOSU_KIT_PORT_CMAKE}")
+  endif()
+endmacro()
+
 function(ethosu_add_firmware)
   cmake_parse_arguments(ARG "" "TARGET;APP;GENERATED_DIR;PTE;BOARD;MODE;FAST_SCRATCH;NPU" "" ${ARGN})
   if(NOT ARG_TARGET)
@@ -376,6 +426,7 @@ function(ethosu_add_firmware)
     include("${kit}/apps/executor_runner/executor_runner.cmake")
     ethosu_kit_add_executor_runner(${ARG_TARGET} "${gdir}" NPU ${ARG_NPU})
   endif()
+  _ethosu_kit_port_cmake(${ARG_TARGET})
 endfunction()
 
 function(ethosu_add_model target)
@@ -414,4 +465,5 @@ function(ethosu_add_model target)
   endif()
   file(COPY "${gen}/memory_plan.json" DESTINATION "${out_dir}")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${gen}/memory_plan.json")
+  _ethosu_kit_port_cmake(${target})
 endfunction()

@@ -81,3 +81,43 @@ def link_command(b: Built) -> str:
         cwd=build_dir, capture_output=True, text=True, check=True,
     )  # fmt: skip
     return out.stdout.strip().splitlines()[-1]
+
+
+@dataclass(frozen=True)
+class QemuRun:
+    exit_code: int | None  # None: timed out
+    output: str
+
+
+def qemu_run(elf: Path, timeout: float = 30.0) -> QemuRun:
+    """Run an ELF as `ethosu-kit run` does: on the QEMU machine and CPU of its board's data."""
+    from ethosu_kit.qemu import run_elf
+
+    need_qemu()
+    result = run_elf(elf, timeout=timeout)
+    return QemuRun(result.exit_code, result.output)
+
+
+def qemu_direct(elf: Path, machine: str, cpu: str, timeout: float = 30.0) -> QemuRun:
+    """qemu-system-arm with `run`'s flags, for an image `run` cannot identify on its own
+    (a team's tree keeps no memory_plan.json beside the ELF)."""
+    need_qemu()
+    cmd = [
+        "qemu-system-arm", "-M", machine, "-cpu", cpu, "-nographic", "-monitor", "none",
+        "-serial", "stdio", "-semihosting-config", "enable=on,target=native",
+        "-kernel", str(elf),
+    ]  # fmt: skip
+    proc = subprocess.run(cmd, capture_output=True, timeout=timeout, check=False)
+    text = (proc.stdout + proc.stderr).decode("utf-8", "replace").replace("\r\n", "\n")
+    return QemuRun(proc.returncode, text)
+
+
+def elf_symbols(elf: Path) -> set[str]:
+    """Names of the ELF's symbols (to tell which implementation of a hook was linked)."""
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+
+    with elf.open("rb") as f:
+        symtab = ELFFile(f).get_section_by_name(".symtab")
+        assert isinstance(symtab, SymbolTableSection)
+        return {s.name for s in symtab.iter_symbols() if s.name}

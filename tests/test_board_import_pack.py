@@ -41,7 +41,7 @@ def test_import_with_npu_options(tmp_path: Path, capsys: pytest.CaptureFixture[s
     assert "board testsoc-e7, 6 regions" in capsys.readouterr().out
     board = load_board(str(out))
     assert (board.npu.kinds, board.npu.base, board.npu.irq) == (("ethos-u55",), 0x40040000, 60)
-    assert board.uart.base == 0x40100000 and board.uart.kind == "cmsdk-apb"
+    assert board.console.base == 0x40100000 and board.console.kind == "cmsdk-apb"
     kinds = {r.name: r.kind for r in board.regions}
     assert kinds == {
         "ITCM_S": RegionKind.ITCM,

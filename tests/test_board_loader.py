@@ -40,8 +40,13 @@ def test_corstone_300_facts() -> None:
         "DDR": (0x70000000, 256 * MIB),
     }
     assert (b.npu.base, b.npu.base_ns, b.npu.irq) == (0x58102000, 0x48102000, 56)
-    assert (b.uart.base, b.uart.base_ns) == (0x59303000, 0x49303000)
-    assert b.qemu_machine == "mps3-an547"
+    assert (b.console.kind, b.console.base, b.console.base_ns) == (
+        "cmsdk-apb", 0x59303000, 0x49303000)  # fmt: skip
+    assert b.qemu is not None and (b.qemu.machine, b.qemu.cpu) == ("mps3-an547", "cortex-m55")
+    assert b.boot is not None and (b.boot.vector_region, b.boot.vector_address) == (
+        "ITCM", 0x10000000)  # fmt: skip
+    assert (b.cpu.irqs, b.cpu.fpu, b.cpu.mve, b.cpu.trustzone) == (96, "dp", "fp", True)
+    assert b.schema == 2 and b.port.sources == () and b.port.hooks == ()
     assert b.npu.supports("ethos-u55", 128) and b.npu.supports("ethos-u65", 512)
     assert not b.npu.supports("ethos-u85")
     assert ("ethos-u55", "Dedicated_Sram") not in b.npu.registers
@@ -59,7 +64,8 @@ def test_corstone_320_facts() -> None:
     assert regions["SRAM"] == (0x31000000, 4 * MIB)
     assert regions["DDR"] == (0x70000000, 256 * MIB)
     assert (b.npu.base, b.npu.irq, b.npu.kinds) == (0x50004000, 16, ("ethos-u85",))
-    assert b.qemu_machine is None
+    assert b.qemu is None
+    assert b.boot is not None and b.boot.vector_region == "BROM"
     # Debian's GCC 12.2 has no cortex-m85: the board spells out the M85's ISA for it.
     assert "-march=armv8.1-m.main+mve.fp+fp.dp" in b.cpu.flags["gcc"]
     assert "-mcpu=cortex-m85" in b.cpu.flags["clang"]
@@ -81,7 +87,14 @@ def test_custom_board_file_with_kind_defaults() -> None:
     flash = b.region("FLASH")
     assert not flash.volatile and not flash.writable and flash.npu
     assert b.glue == {"systick_hz": 48_000_000}
-    assert b.glue_dir == str(DATA.resolve())
+    # schema 1: [uart] is the console; no board.c in the folder, so no port sources
+    assert b.schema == 1 and b.console.kind == "pl011" and b.console.base == 0x40100000
+    assert b.port.dir == str(DATA.resolve()) and b.port.sources == ()
+    assert b.cpu.fpu == "dp" and b.cpu.flags["gcc"] == (
+        "-mcpu=cortex-m55+nomve.fp",
+        "-mfloat-abi=hard",
+    )
+    assert b.cpu.flags["clang"][1] == "-mcpu=cortex-m55+nomve.fp"  # derived: no override
 
 
 # Each malformed board: (what to change in the valid custom file, key the error names,
@@ -98,7 +111,14 @@ BAD = {
     "missing npu irq": ((r"(?m)^irq = 55\n", ""), "npu.irq", "missing"),
     "negative size": ((r'size = "8 MiB"', "size = -4"), "region[3] 'PSRAM'.size", "> 0, got -4"),
     "zero size": ((r'size = "8 MiB"', "size = 0"), "region[3] 'PSRAM'.size", "> 0, got 0"),
-    "wrong type": ((r"fpu = true", 'fpu = "yes"'), "cpu.fpu", "must be a boolean"),
+    "wrong type": ((r"fpu = true", "fpu = 3"), "cpu.fpu", 'must be "dp", "sp" or "none"'),
+    "bad fpu": ((r"fpu = true", 'fpu = "sp"'), "cpu.fpu", 'FPU is "dp" or "none"'),
+    "unknown core": ((r'core = "cortex-m55"', 'core = "cortex-m99"'), "cpu.core", "unknown value"),
+    "wrong arch": ((r'arch = "armv8.1-m.main"', 'arch = "armv7e-m"'), "cpu.arch", "is armv8.1-m"),
+    "mve on m33": ((r'core = "cortex-m55"\narch = .*', 'core = "cortex-m33"'), "cpu.mve", "no MVE"),
+    "too few irqs": ((r'mve = "int"', 'mve = "int"\nirqs = 32'), "cpu.irqs", "NPU's IRQ 55"),
+    "bad flag": ((r'"-mfloat-abi=hard"\]', '"-O2 -g"]'), "cpu.flags.gcc[1]", "not one"),
+    "console without base": ((r"(?m)^base = 0x40100000\n", ""), "uart.base", "missing"),
     "size not a number": ((r'size = "8 MiB"', 'size = "eight"'), "PSRAM'.size", "cannot read"),
     "unknown key": ((r"(?m)^mve = ", "vector = 1\nmve = "), "cpu.vector", "unknown key"),
     "unknown region kind": ((r'kind = "dram"', 'kind = "hbm"'), "PSRAM'.kind", "unknown value"),
@@ -142,3 +162,82 @@ def test_unknown_board_and_missing_file(tmp_path: Path) -> None:
     assert info.value.hint and "cs300" in info.value.hint
     with pytest.raises(BoardError, match="no such file"):
         load_board(str(tmp_path / "nope.toml"))
+
+
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples" / "boards"
+
+# Schema 2 mistakes, on a copy of the AN500 example folder: (edit, key, words).
+BAD_V2 = {
+    "port source missing": (('sources = ["board.c"]', 'sources = ["nope.c"]'), "port.sources[0]",
+                            "no such file"),
+    "unknown hook": (('hooks = ["console"]', 'hooks = ["consol"]'), "port.hooks[0]", "unknown"),
+    "hook twice": (('hooks = ["console"]', 'hooks = ["console", "console"]'), "port.hooks[1]",
+                   "twice"),
+    "boot region unknown": (('vector_region = "SSRAM1"', 'vector_region = "ROM"'),
+                            "boot.vector_region", "no region named 'ROM'"),
+    "boot misaligned": (('vector_region = "SSRAM1"', "vector_address = 0x40"),
+                        "boot.vector_address", "256-byte aligned"),
+    "boot not executable": (('vector_region = "SSRAM1"', 'vector_region = "SRAM"'),
+                            "boot.vector_region", "loadable and executable"),
+    "console address on semihosting": (('kind = "custom"', 'kind = "semihosting"\nbase = 0x1'),
+                                       "console.base", "has no address"),
+    "uart at zero": (('kind = "custom"', 'kind = "pl011"\nbase = 0'), "console.base", "address 0"),
+    "no dsp on m7": (('core = "cortex-m7"', 'core = "cortex-m7"\ndsp = false'), "cpu.dsp",
+                     "always has"),
+    "mve on m7": (('core = "cortex-m7"', 'core = "cortex-m7"\nmve = "int"'), "cpu.mve", "no MVE"),
+    "too many irqs": (("irqs = 48", "irqs = 241"), "cpu.irqs", "at most 240"),
+    "timer unknown": (('timer = "systick"', 'timer = "rtc"'), "cpu.timer", "unknown value"),
+    "schema 1 and 2 spellings": (("[console]", '[uart]\nkind = "none"\nbase = 0\n\n[console]'),
+                                 "uart", "keep [console]"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(BAD_V2))
+def test_malformed_board_folder_names_file_and_key(case: str, tmp_path: Path) -> None:
+    import shutil
+
+    (old, new), key, problem = BAD_V2[case]
+    folder = tmp_path / "board"
+    shutil.copytree(EXAMPLES / "mps2-an500", folder)
+    toml = folder / "board.toml"
+    assert old in toml.read_text(), case
+    toml.write_text(toml.read_text().replace(old, new, 1))
+    with pytest.raises(BoardError) as info:
+        load_board(str(folder))
+    message = str(info.value)
+    assert "\n" not in message and message.startswith(f"{toml}: "), message
+    assert key in message and problem in message, message
+
+
+def test_board_folder_relative_to_the_caller(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """`--board DIR`, `DIR/board.toml` and `./DIR` are the caller's paths; the port's
+    sources are resolved against the board's folder."""
+    import shutil
+
+    shutil.copytree(EXAMPLES / "mps2-an521", tmp_path / "an521")
+    monkeypatch.chdir(tmp_path)
+    for spelling in ("an521", "an521/board.toml", "./an521", "an521/"):
+        board = load_board(spelling)
+        assert board.name == "mps2-an521"
+        assert board.port.dir == str((tmp_path / "an521").resolve())
+    assert load_board("an521").console.kind == "semihosting"
+
+
+def test_hooks_table_and_defaults() -> None:
+    from ethosu_kit.board import HOOK_NAMES, hal_default
+
+    assert HOOK_NAMES == ("console", "timer", "board_init", "cache", "npu", "exit", "fault")
+    an500 = load_board(str(EXAMPLES / "mps2-an500"))
+    assert hal_default(an500, "console").required_because == '[console] kind = "custom"'
+    assert hal_default(an500, "cache").sources == ("sdk/src/hal/cache_l1.c",)
+    an521 = load_board(str(EXAMPLES / "mps2-an521"))
+    assert hal_default(an521, "console").sources == ("sdk/src/hal/console_semihosting.c",)
+    assert hal_default(an521, "cache").sources == ("sdk/src/hal/cache_none.c",)
+    assert an521.cpu.flags["gcc"] == ("-mcpu=cortex-m33+nodsp+nofp", "-mfloat-abi=soft", "-mthumb")
+    kit = Path(__file__).resolve().parents[1]
+    for board in (an500, an521, load_board("cs300"), load_board("cs320")):
+        for hook in HOOK_NAMES:
+            for src in hal_default(board, hook).sources:
+                assert (kit / src).is_file(), src

@@ -12,7 +12,7 @@ import pytest
 from ethosu_kit import paths
 from ethosu_kit.elf_check import check_elf
 from ethosu_kit.qemu import run_elf
-from fw_helpers import need_cross_gcc, need_qemu
+from fw_helpers import REPO, need_cross_gcc, need_qemu, qemu_direct
 
 pytestmark = pytest.mark.firmware
 
@@ -24,31 +24,42 @@ ethosu_add_firmware(TARGET team_fw APP bringup PTE "${TEAM_PTE}" BOARD cs300 MOD
 """
 
 
-def test_external_project(pte_u55_shared: Path, tmp_path: Path) -> None:
-    need_cross_gcc()
-    src = tmp_path / "team"
-    src.mkdir()
-    (src / "CMakeLists.txt").write_text(USER_CMAKELISTS)
+def _configure(
+    src: Path, build: Path, pte: Path, cwd: Path | None = None
+) -> subprocess.CompletedProcess[str]:
+    """Configure the team's tree with the kit's GCC toolchain file, as its CI would."""
     kit_cmake = paths.cmake_dir()
-    build = tmp_path / "build"
-    configure = subprocess.run(
+    return subprocess.run(
         [
             "cmake", "-S", str(src), "-B", str(build), "-G", "Ninja",
             f"-DCMAKE_TOOLCHAIN_FILE={kit_cmake / 'toolchain' / 'arm-none-eabi-gcc.cmake'}",
             f"-DCMAKE_PREFIX_PATH={kit_cmake}",
             f"-DETHOSU_KIT_PYTHON={sys.executable}",
-            f"-DTEAM_PTE={pte_u55_shared}",
+            f"-DTEAM_PTE={pte}",
         ],
-        capture_output=True, text=True, check=False,
+        capture_output=True, text=True, check=False, cwd=cwd,
     )  # fmt: skip
-    assert configure.returncode == 0, configure.stdout + configure.stderr
-    generated = build / "team_fw_kit"
-    assert (generated / "generated" / "linker.ld").is_file()
+
+
+def _build(build: Path) -> None:
     make = subprocess.run(
         ["cmake", "--build", str(build), "--parallel", "2"],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert make.returncode == 0, make.stdout + make.stderr
+
+
+def test_external_project(pte_u55_shared: Path, tmp_path: Path) -> None:
+    need_cross_gcc()
+    src = tmp_path / "team"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text(USER_CMAKELISTS)
+    build = tmp_path / "build"
+    configure = _configure(src, build, pte_u55_shared)
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    generated = build / "team_fw_kit"
+    assert (generated / "generated" / "linker.ld").is_file()
+    _build(build)
     elf = build / "team_fw.elf"
     assert check_elf(elf, generated / "memory_plan.json").ok
     need_qemu()
@@ -64,17 +75,41 @@ def test_generation_error_stops_configure(tmp_path: Path) -> None:
     (src / "CMakeLists.txt").write_text(USER_CMAKELISTS)
     bad = tmp_path / "bad.pte"
     bad.write_bytes(b"\0" * 64)
-    kit_cmake = paths.cmake_dir()
-    configure = subprocess.run(
-        [
-            "cmake", "-S", str(src), "-B", str(tmp_path / "build"), "-G", "Ninja",
-            f"-DCMAKE_TOOLCHAIN_FILE={kit_cmake / 'toolchain' / 'arm-none-eabi-gcc.cmake'}",
-            f"-DCMAKE_PREFIX_PATH={kit_cmake}",
-            f"-DETHOSU_KIT_PYTHON={sys.executable}",
-            f"-DTEAM_PTE={bad}",
-        ],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
+    configure = _configure(src, tmp_path / "build", bad)
     assert configure.returncode != 0
     assert "ethosu_kit_generate: gen-firmware failed" in configure.stderr
     assert "bad.pte" in configure.stderr
+
+
+def test_board_folder_relative_to_the_calling_cmakelists(
+    pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """BOARD ../boards/an521 in a subdirectory's CMakeLists.txt is that file's path
+    (CMAKE_CURRENT_SOURCE_DIR), whatever folder cmake runs in; the board is a folder of
+    the team's tree the kit has never seen (the Cortex-M33 example), run in its QEMU."""
+    import shutil
+
+    need_cross_gcc()
+    src = tmp_path / "team"
+    shutil.copytree(REPO / "docs" / "examples" / "boards" / "mps2-an521", src / "boards" / "an521")
+    (src / "fw").mkdir()
+    (src / "CMakeLists.txt").write_text(
+        "cmake_minimum_required(VERSION 3.25)\nproject(team C CXX ASM)\n"
+        "find_package(ethosu-porting-kit REQUIRED)\nadd_subdirectory(fw)\n"
+    )
+    (src / "fw" / "CMakeLists.txt").write_text(
+        'ethosu_add_firmware(TARGET m33_fw APP bringup PTE "${TEAM_PTE}" BOARD ../boards/an521)\n'
+    )
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    build = tmp_path / "build"
+    configure = _configure(src, build, pte_u55_shared, cwd=elsewhere)
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    _build(build)
+    elf = build / "fw" / "m33_fw.elf"
+    assert check_elf(elf, build / "fw" / "m33_fw_kit" / "memory_plan.json").ok
+    # `run` finds a board by the memory_plan.json beside the ELF, which a team's tree has
+    # one folder down (m33_fw_kit/): QEMU directly, with the board's [qemu] machine/cpu
+    run = qemu_direct(elf, "mps2-an521", "cortex-m33")
+    assert run.exit_code == 0, run.output
+    assert "bringup: board mps2-an521," in run.output and "BRINGUP PASS" in run.output

@@ -197,3 +197,49 @@ def test_orphan_section_fails_the_link_naming_it(
     )
     assert proc.returncode != 0
     assert "orphan section `.team.stray'" in proc.stderr, proc.stderr
+
+
+@pytest.mark.firmware
+def test_run_with_a_broken_plan_beside_the_image_is_one_error_line(
+    pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+) -> None:
+    """`run` reads the plan beside the image typed too: the file and the key, one line."""
+    good = built(pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("runplan"))
+    elf = tmp_path / "build" / "gcc" / "fw.elf"
+    elf.parent.mkdir(parents=True)
+    elf.write_bytes(good.elf.read_bytes())
+    plan = json.loads(good.plan.read_text())
+    plan["buffers"][0]["size"] = [1, 2]
+    (tmp_path / "memory_plan.json").write_text(json.dumps(plan))
+    proc = subprocess.run(
+        ["ethosu-kit", "run", str(elf)], capture_output=True, text=True, check=False
+    )
+    errors = [line for line in proc.stderr.splitlines() if line.startswith("error:")]
+    assert proc.returncode != 0
+    assert len(errors) == 1, proc.stderr
+    assert str(tmp_path / "memory_plan.json") in errors[0], errors[0]
+    assert "'buffers[0].size'" in errors[0] and "Traceback" not in proc.stderr
+
+
+def test_vectors_go_where_the_board_boots(pte_u55_shared: Path) -> None:
+    """[boot] vector_address: the vector table at that address, in its region, asserted
+    in both linkers, even when the code goes elsewhere."""
+    from dataclasses import replace
+
+    from ethosu_kit.board import Boot
+
+    model = read_pte(pte_u55_shared)
+    board = next(b for b in builtin_boards() if b.name == "corstone-300")
+    qspi = board.region("QSPI")
+    moved = replace(board, boot=Boot("QSPI", qspi.base + 0x400))
+    plan = plan_memory(model, moved, None)
+    layout = link_layout(plan)
+    assert (layout.boot_region, layout.boot_address) == ("QSPI", qspi.base + 0x400)
+    assert layout.code_region != "QSPI"
+    files = render_project(model, plan, pte_u55_shared.read_bytes())
+    ld = files["generated/linker.ld"].decode()
+    sct = files["generated/scatter.sct"].decode()
+    assert re.search(r"\.vectors 0x38000400 :\s*{\s*KEEP\(\*\(\.vectors\)\)\s*}\s*> QSPI", ld)
+    assert "ADDR(.vectors) == 0x38000400" in ld
+    assert re.search(r"LR_KIT_VECTORS 0x38000400 .*\n{\n  KIT_VECTORS 0x38000400", sct)
+    assert "ImageBase(KIT_VECTORS) == 0x38000400" in sct

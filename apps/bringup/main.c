@@ -47,14 +47,18 @@ static const region_t *region_at(uintptr_t addr, uintptr_t size)
     return NULL;
 }
 
+#if defined(KIT_ITCM_BASE) || defined(KIT_DTCM_BASE)
 static int in_range(uintptr_t addr, uintptr_t size, uintptr_t base, uintptr_t len)
 {
     return addr < base + len && base < addr + size;
 }
+#endif
 
 static int in_tcm(uintptr_t addr, uintptr_t size)
 {
     int hit = 0;
+    (void)addr; /* a board without TCMs uses neither */
+    (void)size;
 #ifdef KIT_ITCM_BASE
     hit |= in_range(addr, size, KIT_ITCM_BASE, KIT_ITCM_SIZE);
 #endif

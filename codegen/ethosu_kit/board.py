@@ -1,4 +1,4 @@
-"""The board model: a board's CPU, NPU, UART and memory map, written once in its board.toml.
+"""The board model: a board's CPU, NPU, console, memory map and own code, from its board.toml.
 
 Stage 0 of the data flow: everything downstream (plan, linker script, scatter file,
 board header, ELF check) reads the memory map from here and nowhere else.
@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 
@@ -79,24 +80,169 @@ class Npu:
 
 @dataclass(frozen=True)
 class Cpu:
-    core: str  # "cortex-m55"
-    arch: str  # "armv8.1-m.main"
-    fpu: bool
+    core: str  # "cortex-m55" (a key of ethosu_kit.cores.CORES)
+    arch: str  # "armv8.1-m.main", from the core
+    fpu: str  # "dp", "sp" or "none"
     mve: str  # "", "int" or "fp"
     dcache: bool
     icache: bool
-    # compiler flags per toolchain id ("gcc", "clang", "armclang"), as the board needs them
+    # compiler flags per toolchain id ("gcc", "clang", "armclang"): derived from core, fpu
+    # and mve (ethosu_kit.cores.cpu_flags), each replaced by the board's [cpu.flags] entry
     flags: dict[str, tuple[str, ...]] = field(default_factory=dict)
     clock_hz: int = 25_000_000
+    dcache_line: int = 32  # bytes
+    trustzone: bool = False  # the Armv8-M Security Extension is present
+    irqs: int = 32  # external interrupts the NVIC has: the vector table's size
+    timer: str = "systick"  # cycle counter: "systick", "dwt" (SysTick where it stops) or "custom"
+    dsp: bool = True  # the DSP extension (optional on the Cortex-M33 only)
+
+    @property
+    def has_fpu(self) -> bool:
+        return self.fpu != "none"
+
+    @property
+    def armv8m(self) -> bool:
+        """Armv8-M mainline (MSPLIM, SecureFault), as opposed to Armv7-M."""
+        return self.arch.startswith("armv8")
+
+    @property
+    def vector_table_bytes(self) -> int:
+        """16 system exception vectors and one per external interrupt."""
+        return (16 + self.irqs) * 4
+
+    @property
+    def vector_table_align(self) -> int:
+        """VTOR needs the table aligned to its size rounded up to a power of two, >= 128."""
+        return max(128, 1 << (self.vector_table_bytes - 1).bit_length())
 
 
 @dataclass(frozen=True)
-class Uart:
-    kind: str  # "cmsdk-apb"
-    base: int
-    clock_hz: int
+class Console:
+    """Where kit_putc writes: a UART driver the kit has, semihosting, the board's C, or nowhere."""
+
+    kind: str  # "cmsdk-apb", "pl011", "semihosting", "custom" or "none"
+    base: int = 0  # MMIO kinds only
+    clock_hz: int = 25_000_000
     baud: int = 115200
     base_ns: int | None = None  # non-secure alias of `base`, when the board has one
+
+    @property
+    def mmio(self) -> bool:
+        return self.kind in MMIO_CONSOLES
+
+
+MMIO_CONSOLES = ("cmsdk-apb", "pl011")
+CONSOLE_KINDS = (*MMIO_CONSOLES, "semihosting", "custom", "none")
+TIMER_KINDS = ("systick", "dwt", "custom")
+
+
+@dataclass(frozen=True)
+class Boot:
+    """Where the core finds its vector table at reset (VTOR's reset value)."""
+
+    vector_region: str  # the region holding it
+    vector_address: int  # its address (the region's start unless the board says otherwise)
+
+
+@dataclass(frozen=True)
+class Qemu:
+    """The QEMU machine that runs this board's images (`ethosu-kit run`)."""
+
+    machine: str  # "mps2-an500"
+    cpu: str  # "-cpu"
+    stand_in: str = ""  # non-empty: QEMU models a different machine; said on every run
+
+
+@dataclass(frozen=True)
+class Port:
+    """The board's own code: C sources, include folders, an optional CMake file, its hooks."""
+
+    dir: str  # absolute folder the paths below are relative to (the board.toml's folder)
+    sources: tuple[str, ...] = ()
+    include_dirs: tuple[str, ...] = ()
+    cmake: str | None = None
+    hooks: tuple[str, ...] = ()  # HAL hooks (HOOKS) the sources implement
+
+    def path(self, relative: str) -> str:
+        return str(Path(self.dir) / relative)
+
+
+@dataclass(frozen=True)
+class Hook:
+    """One HAL hook of sdk/include/kit/hal.h: what a port may implement instead of the kit."""
+
+    name: str  # as [port].hooks names it
+    functions: tuple[str, ...]  # the C functions an implementation defines, all of them
+    what: str  # one line for listings and docs
+
+
+# Every hook a port can provide, in the order kit_platform_init uses them. The C side is
+# sdk/include/kit/hal.h; the default for each is chosen by hal_default().
+HOOKS: tuple[Hook, ...] = (
+    Hook("console", ("kit_hal_console_init", "kit_hal_console_putc"),
+         "console: init and put one character (default from [console].kind)"),
+    Hook("timer", ("kit_hal_timer_init", "kit_hal_cycles"),
+         "cycle counter (default from [cpu].timer: SysTick or DWT)"),
+    Hook("board_init", ("kit_board_init",),
+         "board init: clocks, pins, security (SAU/MPC/PPC) (default: nothing to do)"),
+    Hook("cache", ("kit_hal_cache_init", "kit_dcache_clean", "kit_dcache_invalidate",
+                   "kit_dcache_clean_invalidate", "kit_dcache_clean_invalidate_all"),
+         "L1 cache enable and maintenance of NPU buffers (default from [cpu] dcache/icache)"),
+    Hook("npu", ("kit_hal_npu_config",),
+         "NPU base, IRQ, security and power-up (default: [npu] base/irq/secure/privileged)"),
+    Hook("exit", ("kit_exit",),
+         "leave with an exit code (default: semihosting SYS_EXIT_EXTENDED, then park)"),
+    Hook("fault", ("kit_hal_fault_report",),
+         "report a fault (default: registers over the console, then exit 16)"),
+)  # fmt: skip
+HOOK_NAMES: tuple[str, ...] = tuple(h.name for h in HOOKS)
+
+
+@dataclass(frozen=True)
+class HalDefault:
+    """The kit's implementation of a hook for this board's data, or why there is none."""
+
+    sources: tuple[str, ...] = ()  # kit-relative C files
+    include_dirs: tuple[str, ...] = ()  # kit-relative
+    required_because: str = ""  # non-empty: the board must provide the hook
+
+
+_CONSOLE_DEFAULTS: dict[str, HalDefault] = {
+    "cmsdk-apb": HalDefault(
+        ("sdk/src/hal/console_uart.c", "drivers/uart_cmsdk/uart_cmsdk.c"),
+        ("drivers/uart_cmsdk",),
+    ),
+    "pl011": HalDefault(
+        ("sdk/src/hal/console_uart.c", "drivers/uart_pl011/uart_pl011.c"),
+        ("drivers/uart_pl011",),
+    ),
+    "semihosting": HalDefault(("sdk/src/hal/console_semihosting.c",)),
+    "none": HalDefault(("sdk/src/hal/console_none.c",)),
+}
+_TIMER_DEFAULTS: dict[str, HalDefault] = {
+    "systick": HalDefault(("sdk/src/hal/timer_systick.c", "drivers/timer_systick/systick.c"),
+                          ("drivers/timer_systick",)),
+    "dwt": HalDefault(("sdk/src/hal/timer_dwt.c", "drivers/timer_systick/systick.c"),
+                      ("drivers/timer_systick",)),
+}  # fmt: skip
+
+
+def hal_default(board: Board, hook: str) -> HalDefault:
+    """What the kit links for `hook` when the board's [port].hooks does not name it."""
+    if hook == "console":
+        kind = board.console.kind
+        return _CONSOLE_DEFAULTS.get(
+            kind, HalDefault(required_because=f'[console] kind = "{kind}"')
+        )
+    if hook == "timer":
+        timer = board.cpu.timer
+        return _TIMER_DEFAULTS.get(timer, HalDefault(required_because=f'[cpu] timer = "{timer}"'))
+    if hook == "cache":
+        cached = board.cpu.dcache or board.cpu.icache
+        return HalDefault((f"sdk/src/hal/cache_{'l1' if cached else 'none'}.c",))
+    if hook not in HOOK_NAMES:
+        raise KeyError(hook)
+    return HalDefault((f"sdk/src/hal/{hook}_default.c",))
 
 
 @dataclass(frozen=True)
@@ -107,13 +253,19 @@ class Board:
     source: str  # path of the board.toml it came from (for error messages and headers)
     cpu: Cpu
     npu: Npu
-    uart: Uart
+    console: Console
     regions: tuple[MemoryRegion, ...]
-    qemu_machine: str | None = None  # e.g. "mps3-an547" when QEMU can run this board's images
-    # folder with the board's C glue (defaults to the board.toml's folder)
-    glue_dir: str | None = None
-    # free-form facts only the board's C glue reads (the [glue] table of board.toml)
+    port: Port
+    boot: Boot | None = None  # None: the vector table starts the code region (schema 1)
+    qemu: Qemu | None = None  # None: no QEMU machine runs this board's images
+    schema: int = 2
+    # free-form facts only the board's C reads (the [glue] table of board.toml)
     glue: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def dir(self) -> str:
+        """The board's folder (the board.toml's)."""
+        return str(Path(self.source).resolve().parent)
 
     def region(self, name: str) -> MemoryRegion:
         for r in self.regions:

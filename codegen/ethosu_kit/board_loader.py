@@ -5,18 +5,23 @@ Stage 0 of the data flow. A board is data: the built-in ones live in
 problem raises `BoardError` naming the file, the key and what is wrong, e.g.
 `my.toml: region[2] 'SRAM'.size: must be > 0, got -4`.
 
-The schema (`schema = 1`), key by key. Optional keys show their default.
+The schema (`schema = 2`; docs/boards.md has the full reference), key by key. Optional
+keys show their default. A schema 1 file keeps loading: its `[uart]` is read as
+`[console]`, its `qemu_machine` as `[qemu].machine`, its `glue_dir` (or the file's folder)
+as `[port]` with `board.c` providing `board_init` when that file exists.
 
-    schema        = 1                      optional; the only version so far
+    schema        = 2
     name          = "corstone-300"         lower case, digits, '-'
     aliases       = ["cs300"]              optional, default []
     description   = "..."                  optional, default ""
-    qemu_machine  = "mps3-an547"           optional: QEMU machine that runs this board's images
-    glue_dir      = "glue"                 optional: C glue folder, relative to the file's folder
 
-    [cpu]  core, arch (strings); fpu, dcache, icache (bools); mve = "" | "int" | "fp";
-           clock_hz = 25_000_000 (optional)
-    [cpu.flags]  gcc / clang / armclang = [compiler flags]   (each optional)
+    [cpu]  core (a key of ethosu_kit.cores.CORES); fpu = "dp" | "sp" | "none" (true/false:
+           the core's FPU / none); mve = "" | "int" | "fp"; dcache, icache = false;
+           dcache_line = 32; trustzone = false; irqs (default: the NPU IRQ rounded up to
+           a multiple of 32); timer = "systick" | "dwt" | "custom"; clock_hz = 25_000_000;
+           arch (optional: must be the core's)
+    [cpu.flags]  gcc / clang / armclang = [compiler flags]   (each optional: replaces the
+           flags ethosu_kit.cores.cpu_flags derives for that toolchain)
 
     [npu]  kinds = ["ethos-u55", ...]; base, irq (required); secure, privileged
            (optional, default true); base_ns (optional)
@@ -25,14 +30,23 @@ The schema (`schema = 1`), key by key. Optional keys show their default.
     [npu.registers.<kind>]  <mode> = { qconfig = N, regioncfg = [8 values 0..3] }
            (optional; a mode absent for a kind is one that kind cannot run)
 
-    [uart] kind = "cmsdk-apb" | "pl011" | "none"; base; clock_hz; baud = 115200; base_ns
+    [console] kind = "cmsdk-apb" | "pl011" | "semihosting" | "custom" | "none";
+              base (MMIO kinds only, required there); clock_hz; baud = 115200; base_ns
+
+    [boot]  vector_region = "ITCM" | vector_address = 0x...   (optional: without it the
+            vector table starts the code region)
+
+    [qemu]  machine; cpu (default: [cpu].core); stand_in = ""   (optional)
+
+    [port]  sources = []; include_dirs = []; cmake = ""; hooks = [] (names of HOOKS)
+            paths relative to the board's folder
 
     [[region]]  name (C identifier), kind (itcm dtcm sram bram rom flash dram),
                 base, size; attributes on_chip, volatile, cpu, npu, executable,
                 writable, loadable (each optional, default from the kind, see
                 KIND_DEFAULTS); description = ""
 
-    [glue]  free-form facts that only the board's C glue reads (optional)
+    [glue]  free-form facts that only the board's own C reads (optional)
 
 Numbers may be TOML integers (0x10000000, 512_000) or strings: "0x8000",
 "512 KiB", "2 MiB", "1 GiB".
@@ -48,16 +62,29 @@ from functools import cache
 from pathlib import Path
 from typing import Any, TypeVar
 
-from ethosu_kit.board import Board, Cpu, MemoryRegion, ModeRegisters, Npu, RegionKind, Uart
+from ethosu_kit.board import (
+    CONSOLE_KINDS,
+    HOOK_NAMES,
+    TIMER_KINDS,
+    Board,
+    Boot,
+    Console,
+    Cpu,
+    MemoryRegion,
+    ModeRegisters,
+    Npu,
+    Port,
+    Qemu,
+    RegionKind,
+)
+from ethosu_kit.cores import CORES, FPU_KINDS, MVE_KINDS, TOOLCHAINS, check_config, cpu_flags
 from ethosu_kit.errors import BoardError
 from ethosu_kit.model_info import MemoryMode
 from ethosu_kit.npu_facts import NPU_MACS, mode_refusal
 
-SCHEMA_VERSION = 1
+SCHEMA_VERSION = 2
+SCHEMAS = (1, 2)
 
-TOOLCHAINS = ("gcc", "clang", "armclang")
-UART_KINDS = ("cmsdk-apb", "pl011", "none")
-MVE_KINDS = ("", "int", "fp")
 
 # Region attributes a kind implies: (on_chip, volatile, cpu, npu, executable, writable, loadable)
 KIND_DEFAULTS: dict[RegionKind, tuple[bool, bool, bool, bool, bool, bool, bool]] = {
@@ -192,19 +219,79 @@ def _one_of(t: _Table, key: str, value: str, allowed: tuple[str, ...] | list[str
     return value
 
 
-def _cpu(t: _Table) -> Cpu:
-    t.only("core", "arch", "fpu", "mve", "dcache", "icache", "clock_hz", "flags")
-    flags_t = t.table("flags", required=False)
-    flags_t.only(*TOOLCHAINS)
+_FLAG_RE = re.compile(r"^-[A-Za-z0-9_=+.,:/-]+$")
+
+
+def _flags(t: _Table) -> dict[str, tuple[str, ...]]:
+    """[cpu.flags]: per toolchain, a list of single compiler flags (no spaces, no quoting)."""
+    t.only(*TOOLCHAINS)
+    flags: dict[str, tuple[str, ...]] = {}
+    for tc in TOOLCHAINS:
+        if tc not in t.data:
+            continue
+        values = t.str_list(tc)
+        for i, flag in enumerate(values):
+            if not _FLAG_RE.match(flag):
+                raise t.fail(
+                    f"{tc}[{i}]",
+                    f"{flag!r} is not one compiler flag (a '-' and letters, digits, _=+.,:/-)",
+                )
+        flags[tc] = tuple(values)
+    return flags
+
+
+def _fpu(t: _Table, core: str) -> str:
+    """fpu = "dp" | "sp" | "none"; schema 1's true/false mean the core's FPU / none."""
+    value = t.data.get("fpu", "none")
+    if isinstance(value, bool):
+        return CORES[core].fpus[0] if value else "none"
+    if not isinstance(value, str):
+        raise t.fail("fpu", f'must be "dp", "sp" or "none", got {value!r}')
+    return _one_of(t, "fpu", value, FPU_KINDS)
+
+
+def _cpu(t: _Table, npu_irq: int) -> Cpu:
+    t.only("core", "arch", "fpu", "mve", "dsp", "dcache", "icache", "dcache_line", "trustzone",
+           "irqs", "timer", "clock_hz", "flags")  # fmt: skip
+    core = _one_of(t, "core", t.str_("core"), list(CORES))
+    info = CORES[core]
+    arch = t.str_("arch", info.arch)
+    if arch != info.arch:
+        raise t.fail("arch", f"a {core} is {info.arch}, not {arch!r} (or leave arch out)")
+    fpu = _fpu(t, core)
+    mve = _one_of(t, "mve", t.str_("mve", ""), MVE_KINDS)
+    dcache = t.bool_("dcache", False)
+    icache = t.bool_("icache", False)
+    trustzone = t.bool_("trustzone", False)
+    dsp = t.bool_("dsp", True)
+    impossible = check_config(core, fpu, mve, trustzone=trustzone, caches=dcache or icache, dsp=dsp)
+    if impossible:
+        key, problem = impossible
+        raise t.fail(key, problem)
+    line = t.number("dcache_line", info.dcache_line, positive=True)
+    if line not in (16, 32, 64, 128):
+        raise t.fail("dcache_line", f"must be 16, 32, 64 or 128 bytes, got {line}")
+    irqs = t.number("irqs", max(32, (npu_irq // 32 + 1) * 32), positive=True)
+    if irqs > info.max_irqs:
+        raise t.fail("irqs", f"a {core} NVIC takes at most {info.max_irqs} interrupts, got {irqs}")
+    if npu_irq >= irqs:
+        raise t.fail("irqs", f"the vector table must reach the NPU's IRQ {npu_irq}, got {irqs}")
+    derived = {tc: cpu_flags(core, fpu, mve, tc, dsp) for tc in TOOLCHAINS}
+    derived.update(_flags(t.table("flags", required=False)))
     return Cpu(
-        core=t.str_("core"),
-        arch=t.str_("arch"),
-        fpu=t.bool_("fpu"),
-        mve=_one_of(t, "mve", t.str_("mve", ""), MVE_KINDS),
-        dcache=t.bool_("dcache", False),
-        icache=t.bool_("icache", False),
-        flags={tc: tuple(flags_t.str_list(tc)) for tc in TOOLCHAINS if tc in flags_t.data},
+        core,
+        arch,
+        fpu,
+        mve,
+        dcache,
+        icache,
+        derived,
         clock_hz=t.number("clock_hz", 25_000_000, positive=True),
+        dcache_line=line,
+        trustzone=trustzone,
+        irqs=irqs,
+        timer=_one_of(t, "timer", t.str_("timer", "systick"), TIMER_KINDS),
+        dsp=dsp,
     )
 
 
@@ -290,15 +377,104 @@ def _pair(t: _Table, key: str, value: Any) -> tuple[int, int]:
     return values[0], values[1]
 
 
-def _uart(t: _Table) -> Uart:
+def _console(t: _Table, schema: int) -> Console:
     t.only("kind", "base", "base_ns", "clock_hz", "baud")
-    return Uart(
-        kind=_one_of(t, "kind", t.str_("kind"), UART_KINDS),
-        base=t.number("base"),
+    kind = _one_of(t, "kind", t.str_("kind"), CONSOLE_KINDS)
+    console = Console(
+        kind=kind,
+        base=t.number("base", 0 if kind not in ("cmsdk-apb", "pl011") else None),
         clock_hz=t.number("clock_hz", 25_000_000, positive=True),
         baud=t.number("baud", 115200, positive=True),
         base_ns=t.opt_number("base_ns"),
     )
+    if not console.mmio and schema >= 2:  # schema 1 needed a base whatever the kind
+        for key in ("base", "base_ns"):
+            if key in t.data:
+                raise t.fail(key, f'a "{kind}" console has no address; leave {key} out')
+    elif console.base == 0 and schema >= 2:
+        raise t.fail("base", "a UART at address 0 is not plausible: give the UART's base")
+    return console
+
+
+_QEMU_RE = re.compile(r"^[a-z0-9][a-z0-9.,-]*$")
+
+
+def _qemu(t: _Table, core: str) -> Qemu:
+    t.only("machine", "cpu", "stand_in")
+    machine = t.str_("machine")
+    cpu = t.str_("cpu", core)
+    for key, value in (("machine", machine), ("cpu", cpu)):
+        if not _QEMU_RE.match(value):
+            raise t.fail(key, f"{value!r} is not a QEMU {key} name")
+    return Qemu(machine=machine, cpu=cpu, stand_in=t.str_("stand_in", ""))
+
+
+def _port(t: _Table, folder: Path) -> Port:
+    t.only("sources", "include_dirs", "cmake", "hooks")
+
+    def existing(key: str, rel: str, want_dir: bool) -> str:
+        path = folder / rel
+        if not (path.is_dir() if want_dir else path.is_file()):
+            what = "folder" if want_dir else "file"
+            raise t.fail(key, f"{rel!r}: no such {what} in {folder}")
+        return rel
+
+    sources = [existing(f"sources[{i}]", p, False) for i, p in enumerate(t.str_list("sources", []))]
+    includes = [
+        existing(f"include_dirs[{i}]", p, True)
+        for i, p in enumerate(t.str_list("include_dirs", []))
+    ]
+    cmake = t.opt_str("cmake")
+    if cmake:
+        existing("cmake", cmake, False)
+    hooks = t.str_list("hooks", [])
+    for i, hook in enumerate(hooks):
+        _one_of(t, f"hooks[{i}]", hook, HOOK_NAMES)
+        if hook in hooks[:i]:
+            raise t.fail(f"hooks[{i}]", f"{hook!r} is named twice")
+    if hooks and not sources:
+        raise t.fail("hooks", "hooks are implemented by [port].sources, and there are none")
+    return Port(str(folder), tuple(sources), tuple(includes), cmake or None, tuple(hooks))
+
+
+def _schema1_port(folder: Path) -> Port:
+    """A schema 1 board's glue folder: board.c (kit_board_init) and its headers."""
+    if (folder / "board.c").is_file():
+        return Port(str(folder), ("board.c",), (".",), None, ("board_init",))
+    return Port(str(folder))
+
+
+def _boot(t: _Table, regions: tuple[MemoryRegion, ...], cpu: Cpu) -> Boot:
+    t.only("vector_region", "vector_address")
+    name = t.opt_str("vector_region")
+    address = t.opt_number("vector_address")
+    if name is None and address is None:
+        raise t.fail(None, "give vector_region or vector_address (where the core boots)")
+    region = None
+    if name is not None:
+        region = next((r for r in regions if r.name == name), None)
+        if region is None:
+            known = ", ".join(r.name for r in regions)
+            raise t.fail("vector_region", f"no region named {name!r} (regions: {known})")
+        address = region.base if address is None else address
+    assert address is not None
+    key = "vector_address" if "vector_address" in t.data else "vector_region"
+    size = cpu.vector_table_bytes
+    holder = next((r for r in regions if r.contains(address, size)), None)
+    if holder is None or (region is not None and holder is not region):
+        where = f"region {region.name!r}" if region else "any region"
+        raise t.fail(key, f"0x{address:08x} + {size} bytes of vectors is not inside {where}")
+    if not (holder.loadable and holder.executable):
+        raise t.fail(
+            key, f"region {holder.name!r} at 0x{address:08x} must be loadable and executable"
+        )
+    if address % cpu.vector_table_align:
+        raise t.fail(
+            key,
+            f"0x{address:08x} is not {cpu.vector_table_align}-byte aligned, as VTOR needs for "
+            f"{16 + cpu.irqs} vectors",
+        )
+    return Boot(holder.name, address)
 
 
 def _regions(raw: Any, file: str) -> tuple[MemoryRegion, ...]:
@@ -354,8 +530,9 @@ def _regions(raw: Any, file: str) -> tuple[MemoryRegion, ...]:
     return tuple(regions)
 
 
-def parse_board(text: str, source: str, glue_dir: Path | None = None) -> Board:
-    """Validate board.toml text; `source` names the file in messages."""
+def parse_board(text: str, source: str, folder: Path | None = None) -> Board:
+    """Validate board.toml text; `source` names the file in messages, `folder` holds its
+    port sources (default: the folder of `source`)."""
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
@@ -366,27 +543,52 @@ def parse_board(text: str, source: str, glue_dir: Path | None = None) -> Board:
             hint="a board file needs at most a few levels of [tables] and [lists]",
         ) from None
     t = _Table(data, "", source)
-    t.only("schema", "name", "aliases", "description", "qemu_machine", "glue_dir", "cpu",
-           "npu", "uart", "region", "glue")  # fmt: skip
-    schema = t.number("schema", SCHEMA_VERSION)
-    if schema != SCHEMA_VERSION:
-        raise t.fail("schema", f"version {schema} is not known; this kit reads {SCHEMA_VERSION}")
+    t.only("schema", "name", "aliases", "description", "cpu", "npu", "console", "boot", "qemu",
+           "port", "region", "glue", "uart", "qemu_machine", "glue_dir")  # fmt: skip
+    schema = t.number("schema", 1)
+    if schema not in SCHEMAS:
+        raise t.fail("schema", f"version {schema} is not known; this kit reads {SCHEMAS}")
+    for new, old in (("console", "uart"), ("qemu", "qemu_machine"), ("port", "glue_dir")):
+        if new in data and old in data:
+            raise t.fail(
+                old, f"schema 1's {old} and schema 2's [{new}] are both given; keep [{new}]"
+            )
     name = t.str_("name")
     if not _NAME_RE.match(name):
         raise t.fail("name", f"{name!r}: use lower case letters, digits and '-'")
-    glue = t.opt_str("glue_dir")
-    glue_path = (glue_dir / glue) if (glue and glue_dir) else glue_dir
+    folder = (folder or Path(source).parent).resolve()
+
+    npu = _npu(t.table("npu"))
+    cpu = _cpu(t.table("cpu"), npu.irq)
+    regions = _regions(data.get("region"), source)
+    console = _console(t.table("uart" if "uart" in data else "console"), schema)
+    if "qemu_machine" in data:
+        machine = t.str_("qemu_machine")
+        qemu = _qemu(_Table({"machine": machine}, "qemu_machine", source), cpu.core)
+    elif "qemu" in data:
+        qemu = _qemu(t.table("qemu"), cpu.core)
+    else:
+        qemu = None
+    if "port" in data:
+        port = _port(t.table("port"), folder)
+    else:
+        glue = t.opt_str("glue_dir")
+        port = _schema1_port(folder / glue if glue else folder)
+    aliases = tuple(t.str_list("aliases", []))
+    description = t.str_("description", "")
     return Board(
-        name=name,
-        aliases=tuple(t.str_list("aliases", [])),
-        description=t.str_("description", ""),
-        source=source,
-        cpu=_cpu(t.table("cpu")),
-        npu=_npu(t.table("npu")),
-        uart=_uart(t.table("uart")),
-        regions=_regions(data.get("region"), source),
-        qemu_machine=t.opt_str("qemu_machine"),
-        glue_dir=str(glue_path) if glue_path else None,
+        name,
+        aliases,
+        description,
+        source,
+        cpu,
+        npu,
+        console,
+        regions,
+        port,
+        boot=_boot(t.table("boot"), regions, cpu) if "boot" in data else None,
+        qemu=qemu,
+        schema=schema,
         glue=dict(t.table("glue", required=False).data),
     )
 

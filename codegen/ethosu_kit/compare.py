@@ -123,7 +123,7 @@ def compare(
             table = quant[0] if p.kind == "input" else quant[1]
             q = table[p.index] if p.index < len(table) else None
         floats = x.dtype.kind == "f" or y.dtype.kind == "f"
-        if floats and q is None:
+        if floats and q is None and lsb > 0:
             raise KitError(
                 f"{names[0]}[{p.a}] / {names[1]}[{p.b}]: float values need the tensor's "
                 "quantization scale to count LSB",
@@ -144,7 +144,7 @@ def compare(
             unit = f"LSB (scale {q.scale:.6g})"
         else:
             diff = np.abs(x.reshape(-1).astype(np.float64) - y.reshape(-1).astype(np.float64))
-            unit = "integer steps"
+            unit = "(float, no scale: exact only)" if floats else "integer steps"
         # float32 rounding of a dequantized value must not count as a step
         beyond = int(np.count_nonzero(diff > lsb + 1e-3))
         results.append(

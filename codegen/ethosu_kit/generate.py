@@ -23,7 +23,7 @@ from typing import Any
 import jinja2
 
 from ethosu_kit import __version__
-from ethosu_kit.board import Board, ModeRegisters, RegionKind
+from ethosu_kit.board import HOOKS, Board, HalDefault, Hook, ModeRegisters, RegionKind, hal_default
 from ethosu_kit.errors import KitError
 from ethosu_kit.exit_codes import EXIT_CODES
 from ethosu_kit.link_layout import FRAGMENT_MARKER, KIT_INFO, VECTORS, LinkLayout, link_layout
@@ -87,7 +87,7 @@ class GenInfo:
     mode: str
     accelerator: str
     kit_cmake_dir: str  # absolute: the default of ETHOSU_KIT_DIR in the project
-    board_dir: str  # CMake expression for the board's glue folder
+    board_dir: str  # CMake expression for the board's folder ([port] paths are relative to it)
 
     @property
     def header_lines(self) -> tuple[str, ...]:
@@ -99,6 +99,14 @@ class GenInfo:
             "Do not edit: regenerate with gen-firmware. A hand edit is detected",
             "  and never overwritten silently (.ethosu-kit/manifest.json).",
         )
+
+
+@dataclass(frozen=True)
+class HalChoice:
+    """A HAL hook and the kit's default for the board (kit_board.cmake's HAL variables)."""
+
+    hook: Hook
+    default: HalDefault
 
 
 @dataclass(frozen=True)
@@ -199,6 +207,7 @@ def _environment(template_dir: str, linker_dir: str) -> jinja2.Environment:
         "cident": _cident,
         "c_string": _c_string,
         "cmake_string": _cmake_string,
+        "cmake_path": _cmake_path,
         "comment": comment_safe,
     }
     env.filters.update(filters)
@@ -220,13 +229,12 @@ def _display_path(path: str, root: Path) -> str:
 
 
 def _board_dir_expr(board: Board, root: Path) -> str:
-    """The glue folder as CMake sees it: under ${ETHOSU_KIT_ROOT} when built in."""
-    glue = Path(board.glue_dir) if board.glue_dir else Path(board.source).parent
-    glue = glue.resolve()
+    """The board's [port] folder as CMake sees it: under ${ETHOSU_KIT_ROOT} when built in."""
+    folder = Path(board.port.dir).resolve()
     try:
-        return "${ETHOSU_KIT_ROOT}/" + _cmake_path(glue.relative_to(root).as_posix())
+        return "${ETHOSU_KIT_ROOT}/" + _cmake_path(folder.relative_to(root).as_posix())
     except ValueError:
-        return _cmake_path(glue.as_posix())
+        return _cmake_path(folder.as_posix())
 
 
 def gen_info(plan: MemoryPlan, pte_bytes: bytes) -> GenInfo:
@@ -349,6 +357,7 @@ def _context(
             "regioncfg": DEFAULT_REGISTERS[plan.mode][1],
         },
         "tcms": [r for r in board.regions if r.kind in (RegionKind.ITCM, RegionKind.DTCM)],
+        "hal": [HalChoice(hook, hal_default(board, hook.name)) for hook in HOOKS],
         "pte_name": PTE_NAME,
         "toolchains": (
             ("gcc", "arm-none-eabi-gcc.cmake", "GNU Arm Embedded GCC (arm-none-eabi)"),

@@ -15,7 +15,6 @@ import shutil
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from ethosu_kit.board import Board, MemoryRegion
 from ethosu_kit.errors import KitError
@@ -48,11 +47,9 @@ class RunResult:
 
 def qemu_target(board: Board) -> QemuTarget | None:
     """The board data's QEMU machine ([qemu] machine/cpu/stand_in), or None."""
-    q: Any = getattr(board, "qemu", None)  # the typed [qemu] table (schema 2)
+    q = board.qemu  # schema 1's qemu_machine is read into it too
     if q is not None and q.machine:
-        return QemuTarget(str(q.machine), str(q.cpu or ""), str(q.stand_in or ""))
-    if board.qemu_machine:
-        return QemuTarget(board.qemu_machine, "", "")
+        return QemuTarget(q.machine, q.cpu, q.stand_in)
     return None
 
 

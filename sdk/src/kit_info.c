@@ -1,15 +1,12 @@
 /*
  * What the image was built for, in a non-allocated ELF section (`.kit.info`) so tools
- * can tell without the project folder: `ethosu-kit run` finds the board (and the
- * MACs an FVP is configured with) here. Lines of key=value.
+ * can tell without the project folder: `ethosu-kit run` finds the board (its QEMU
+ * machine and CPU, and the MACs an FVP is configured with) here. Lines of key=value.
  */
 #include "kit_board_config.h"
 #include "kit_memory_config.h"
 #include "kit_sections.h"
 
-#ifndef KIT_QEMU_MACHINE
-#define KIT_QEMU_MACHINE ""
-#endif
 #ifndef KIT_NPU_MACS
 #define KIT_NPU_MACS 0
 #endif
@@ -22,4 +19,5 @@ __attribute__((used, section(KIT_SECTION_INFO))) const char kit_info[] =
     "mode=" KIT_MEMORY_MODE "\n"
     "npu=" KIT_NPU_KIND "\n"
     "macs=" KIT_INFO_STR(KIT_NPU_MACS) "\n"
-    "qemu=" KIT_QEMU_MACHINE "\n";
+    "qemu=" KIT_QEMU_MACHINE "\n"
+    "qemu_cpu=" KIT_QEMU_CPU "\n";

@@ -35,6 +35,7 @@ extern uint8_t kit_fast_scratch[];
 
 static struct ethosu_driver npu;
 static int npu_ready;
+static kit_hal_npu_t npu_config;
 
 static void npu_irq(void *arg) { ethosu_irq_handler((struct ethosu_driver *)arg); }
 
@@ -47,24 +48,30 @@ int kit_npu_init(void)
     fast = kit_fast_scratch;
     fast_size = KIT_FAST_SCRATCH_SIZE;
 #endif
+    /* Where the NPU is and how to reach it: the board's data, or its own npu hook. */
+    if (kit_hal_npu_config(&npu_config) != 0) {
+        KIT_LOG_ERROR("the board's NPU set-up (kit_hal_npu_config) failed\n");
+        return -1;
+    }
 #if defined(KIT_NPU_VIRTUAL)
     ethosu_virtual_set_workspace(kit_vnpu_workspace, KIT_VNPU_GIVE);
 #endif
-    if (ethosu_init(&npu, (void *)(uintptr_t)KIT_NPU_BASE, fast, fast_size, KIT_NPU_SECURE,
-                    KIT_NPU_PRIVILEGED) != 0) {
+    if (ethosu_init(&npu, (void *)npu_config.base, fast, fast_size,
+                    (uint32_t)npu_config.secure, (uint32_t)npu_config.privileged) != 0) {
         KIT_LOG_ERROR("ethosu_init failed: NPU at 0x%08x (secure %d, privileged %d)\n",
-                      (unsigned)KIT_NPU_BASE, KIT_NPU_SECURE, KIT_NPU_PRIVILEGED);
+                      (unsigned)npu_config.base, npu_config.secure, npu_config.privileged);
         return -1;
     }
 #if defined(KIT_NPU_VIRTUAL) && defined(KIT_ETHOSU_CONFIG)
     /* A functional model: it is the NPU the model's streams were compiled for. */
     ethosu_virtual_set_hw(&npu, KIT_ETHOSU_CONFIG, KIT_ETHOSU_ID);
 #endif
-    if (kit_irq_register(KIT_NPU_IRQ, npu_irq, &npu) != 0) {
-        KIT_LOG_ERROR("NPU IRQ %d is beyond the vector table\n", KIT_NPU_IRQ);
+    if (kit_irq_register(npu_config.irq, npu_irq, &npu) != 0) {
+        KIT_LOG_ERROR("NPU IRQ %u is beyond the vector table ([cpu] irqs = %d)\n",
+                      npu_config.irq, KIT_CPU_IRQS);
         return -1;
     }
-    kit_irq_set_enabled(KIT_NPU_IRQ, 1);
+    kit_irq_set_enabled(npu_config.irq, 1);
     npu_ready = 1;
     return 0;
 }

@@ -1,23 +1,30 @@
 /*
- * Vector table and reset for Armv8-M mainline cores (Cortex-M55, Cortex-M85).
+ * Vector table and reset for Armv7-M and Armv8-M mainline cores (Cortex-M4, M7, M33,
+ * M55, M85): what the core has decides the code (FPU/MVE enable, MSPLIM, SecureFault),
+ * the board's data the vector table's size (KIT_CPU_IRQS) and alignment.
  *
  * The linker script (linker/gnu_ld.ld.j2 or armclang.sct.j2) provides the stack
- * top, the copy and zero tables and the init arrays; every external interrupt goes
+ * top, the copy and zero tables and the init arrays, and puts section .vectors at the
+ * board's boot address ([boot] in board.toml); every external interrupt goes
  * through one dispatcher so handlers can take an argument (the NPU IRQ needs its
  * driver handle) and be registered at run time without a RAM vector table.
  */
 #include <stddef.h>
 #include <stdint.h>
 
-#include "board_glue.h"
 #include "kit/armv8m.h"
-#include "kit/log.h"
+#include "kit/hal.h"
 #include "kit/platform.h"
 #include "kit_board_config.h"
 #include "kit_sections.h"
-#include "systick.h"
 
-_Static_assert(KIT_BOARD_NUM_IRQS % 32 == 0, "the vector table is filled in blocks of 32");
+#if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
+#define KIT_COMPILED_ARMV8M 1
+#else
+#define KIT_COMPILED_ARMV8M 0
+#endif
+_Static_assert(KIT_COMPILED_ARMV8M == KIT_CPU_ARMV8M,
+               "the compiler flags are for another architecture than the board's [cpu] core");
 
 typedef void (*kit_vector_t)(void);
 
@@ -60,22 +67,26 @@ void HardFault_Handler(void);
 void Default_Handler(void);
 void kit_irq_dispatch(void);
 void kit_system_init(void);
-extern volatile int kit_semihost_active;
 
 void NMI_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void MemManage_Handler(void) __attribute__((weak, alias("HardFault_Handler")));
 void BusFault_Handler(void) __attribute__((weak, alias("HardFault_Handler")));
 void UsageFault_Handler(void) __attribute__((weak, alias("HardFault_Handler")));
+#if KIT_CPU_ARMV8M
 void SecureFault_Handler(void) __attribute__((weak, alias("HardFault_Handler")));
+#define KIT_SECURE_FAULT_VECTOR SecureFault_Handler
+#else
+#define KIT_SECURE_FAULT_VECTOR 0 /* reserved on Armv7-M */
+#endif
 void SVC_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void DebugMon_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
+/* The HAL's timer may use SysTick (its wrap count); without it SysTick is unexpected. */
+void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
 
-#define KIT_IRQ4 kit_irq_dispatch, kit_irq_dispatch, kit_irq_dispatch, kit_irq_dispatch
-#define KIT_IRQ32 KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4, KIT_IRQ4
-
-__attribute__((used, section(KIT_SECTION_VECTORS), aligned(512))) const kit_vector_t
-    kit_vectors[16 + KIT_BOARD_NUM_IRQS] = {
+/* VTOR ignores the low bits: the table is aligned to its size rounded up to a power of 2. */
+__attribute__((used, section(KIT_SECTION_VECTORS), aligned(KIT_VECTOR_TABLE_ALIGN))) const kit_vector_t
+    kit_vectors[16 + KIT_CPU_IRQS] = {
         (kit_vector_t)(uintptr_t)__StackTop,
         Reset_Handler,
         NMI_Handler,
@@ -83,7 +94,7 @@ __attribute__((used, section(KIT_SECTION_VECTORS), aligned(512))) const kit_vect
         MemManage_Handler,
         BusFault_Handler,
         UsageFault_Handler,
-        SecureFault_Handler,
+        KIT_SECURE_FAULT_VECTOR,
         0,
         0,
         0,
@@ -92,19 +103,10 @@ __attribute__((used, section(KIT_SECTION_VECTORS), aligned(512))) const kit_vect
         0,
         PendSV_Handler,
         SysTick_Handler,
-        KIT_IRQ32,
-#if KIT_BOARD_NUM_IRQS >= 64
-        KIT_IRQ32,
-#endif
-#if KIT_BOARD_NUM_IRQS >= 96
-        KIT_IRQ32,
-#endif
-#if KIT_BOARD_NUM_IRQS >= 128
-        KIT_IRQ32,
-#endif
+        /* every external interrupt: the run-time dispatcher (GNU range designator) */
+        [16 ... 15 + KIT_CPU_IRQS] = kit_irq_dispatch,
 };
-
-_Static_assert(KIT_BOARD_NUM_IRQS <= 128, "extend the vector table fill above");
+_Static_assert(sizeof(kit_vectors) <= KIT_VECTOR_TABLE_ALIGN, "VTOR alignment too small");
 
 /*
  * C++ static objects with destructors (the delegate's registration, libstdc++'s
@@ -116,12 +118,17 @@ __attribute__((weak)) void *__dso_handle = NULL;
 
 __attribute__((noreturn)) void Reset_Handler(void)
 {
+#if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
     /* FPU and MVE first: the compiler may use their registers in any C below. */
     SCB_CPACR |= SCB_CPACR_CP10_CP11_FULL;
     kit_dsb();
     kit_isb();
-    /* Stack overflow then faults instead of silently overwriting what lies below. */
+#endif
+#if KIT_COMPILED_ARMV8M
+    /* Stack overflow then faults instead of silently overwriting what lies below
+     * (Armv8-M only; an Armv7-M core has no stack limit register). */
     __asm volatile("msr msplim, %0" ::"r"(__StackLimit));
+#endif
 #if defined(__ARMCC_VERSION)
     SCB_VTOR = (uint32_t)(uintptr_t)kit_vectors;
     kit_system_init();
@@ -165,33 +172,11 @@ __attribute__((noreturn)) void Reset_Handler(void)
 #endif
 }
 
-void Default_Handler(void)
-{
-    kit_printf("\nE: unhandled exception %u\n", (unsigned)(kit_get_ipsr() & 0x1FFu));
-    kit_exit(KIT_EXIT_FAULT);
-}
+void Default_Handler(void) { kit_fault(NULL); }
 
 /* The stacked frame tells where it happened; without it a fault is just a hang. */
-__attribute__((used)) void kit_fault_report(const uint32_t *frame)
-{
-    if (kit_semihost_active) {
-        for (;;) { /* semihosting without a debugger: nothing left to tell */
-        }
-    }
-    if (SCB_CFSR & SCB_CFSR_STKOF) {
-        /* The stacked frame is not there (stacking itself hit the limit). */
-        kit_printf("\nE: stack overflow: the stack of %u bytes at 0x%08x is too small "
-                   "(CFSR.STKOF; gen-firmware --stack auto sizes it from a measurement)\n",
-                   (unsigned)(__StackTop - __StackLimit), (unsigned)(uintptr_t)__StackLimit);
-        kit_exit(KIT_EXIT_FAULT);
-    }
-    kit_printf("\nE: fault: exception %u pc=0x%08x lr=0x%08x CFSR=0x%08x HFSR=0x%08x "
-               "MMFAR=0x%08x BFAR=0x%08x\n",
-               (unsigned)(kit_get_ipsr() & 0x1FFu), (unsigned)frame[6], (unsigned)frame[5],
-               (unsigned)SCB_CFSR, (unsigned)SCB_HFSR, (unsigned)SCB_MMFAR,
-               (unsigned)SCB_BFAR);
-    kit_exit(KIT_EXIT_FAULT);
-}
+__attribute__((used)) void kit_fault_report(const uint32_t *frame);
+__attribute__((used)) void kit_fault_report(const uint32_t *frame) { kit_fault(frame); }
 
 __attribute__((naked)) void HardFault_Handler(void)
 {

@@ -15,8 +15,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "board",
         nargs="?",
-        help="show one board's memory map (name, alias or board.toml path); "
-        "a board file is validated and any error printed",
+        help="show one board (name, alias, board folder or board.toml path); "
+        "a board folder is validated and any error printed",
     )
 
 
@@ -54,22 +54,40 @@ def _render(*renderables: object) -> str:
 
 
 def describe(board: Board) -> str:
-    """One board: CPU, NPU, UART and the memory map."""
+    """One board: CPU, NPU, console, boot, QEMU, its own code and the memory map."""
     from rich.table import Table
 
     from ethosu_kit.report import add_text_row, printable, size_text
 
     npu = board.npu
+    cpu = board.cpu
     lines = [
         f"{board.name} ({', '.join(board.aliases) or 'no aliases'}): {board.description}",
         f"  file: {board.source}",
-        f"  CPU:  {board.cpu.core} {board.cpu.arch}, FPU {'yes' if board.cpu.fpu else 'no'}, "
-        f"MVE {board.cpu.mve or 'no'}, {board.cpu.clock_hz / 1e6:g} MHz",
+        f"  CPU:  {cpu.core} {cpu.arch}, FPU {cpu.fpu}, MVE {cpu.mve or 'no'}, "
+        f"{'TrustZone, ' if cpu.trustzone else ''}"
+        f"caches {'/'.join(c for c, on in (('I', cpu.icache), ('D', cpu.dcache)) if on) or 'none'}"
+        f", {cpu.irqs} IRQs, timer {cpu.timer}, {cpu.clock_hz / 1e6:g} MHz",
         f"  NPU:  {_npus(board)} at 0x{npu.base:08x}, IRQ {npu.irq}, "
         f"{'secure' if npu.secure else 'non-secure'}, "
         f"{'privileged' if npu.privileged else 'unprivileged'}",
-        f"  UART: {board.uart.kind} at 0x{board.uart.base:08x}",
-        f"  QEMU: {board.qemu_machine or 'no machine (build and check only)'}",
+        f"  console: {board.console.kind}"
+        + (f" at 0x{board.console.base:08x}" if board.console.mmio else ""),
+        "  boot: "
+        + (
+            f"vectors at 0x{board.boot.vector_address:08x} ({board.boot.vector_region})"
+            if board.boot
+            else "vectors at the start of the code region"
+        ),
+        "  QEMU: "
+        + (
+            f"{board.qemu.machine} -cpu {board.qemu.cpu}"
+            + (f" (stand-in: {board.qemu.stand_in})" if board.qemu.stand_in else "")
+            if board.qemu
+            else "no machine (build and check only)"
+        ),
+        f"  port: {board.port.dir}: {len(board.port.sources)} sources, hooks "
+        f"{', '.join(board.port.hooks) or 'none (kit defaults)'}",
     ]
     table = Table(title="memory map", title_justify="left")
     for column in ("region", "kind", "base", "end", "size", "attributes", "description"):

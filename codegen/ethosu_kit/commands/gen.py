@@ -46,8 +46,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--board",
         default="corstone-300",
-        help="built-in board name or alias (corstone-300/cs300, corstone-320/cs320) "
-        "or a board.toml path (default: corstone-300)",
+        help="built-in board name or alias (corstone-300/cs300, corstone-320/cs320), "
+        "a board folder or its board.toml, relative to the current folder "
+        "(default: corstone-300)",
     )
     parser.add_argument(
         "--mode",

@@ -1,8 +1,9 @@
 /*
- * Armv8-M system registers the kit's glue touches, written from the Armv8-M
- * Architecture Reference Manual (DDI0553) so that no CMSIS header is needed.
- * Only what the glue uses is here; addresses are architectural (PPB), so the
- * same definitions serve the Cortex-M55 (Corstone-300) and Cortex-M85 (Corstone-320).
+ * Cortex-M system registers the kit's glue touches, written from the Armv8-M (DDI0553)
+ * and Armv7-M (DDI0403) Architecture Reference Manuals so that no CMSIS header is
+ * needed. Only what the glue uses is here; the addresses are architectural (PPB) and
+ * the same on both, so these serve every core the kit builds for (Cortex-M4, M7, M33,
+ * M55, M85). What only one architecture has is marked.
  */
 #ifndef KIT_ARMV8M_H
 #define KIT_ARMV8M_H
@@ -11,7 +12,7 @@
 
 #define KIT_REG32(addr) (*(volatile uint32_t *)(uintptr_t)(addr))
 
-/* System Control Block (B11.2) */
+/* System Control Block (v8-M B11.2, v7-M B3.2) */
 #define SCB_ICSR KIT_REG32(0xE000ED04u)
 #define SCB_ICSR_PENDSTSET (1u << 26) /* SysTick exception pending */
 #define SCB_VTOR KIT_REG32(0xE000ED08u)
@@ -39,7 +40,6 @@
 #define CACHE_DCCMVAC KIT_REG32(0xE000EF68u)
 #define CACHE_DCCIMVAC KIT_REG32(0xE000EF70u)
 #define CACHE_DCCISW KIT_REG32(0xE000EF74u)
-#define KIT_DCACHE_LINE 32u /* Cortex-M55/M85 L1 data cache line */
 
 /* NVIC (B11.3) */
 #define NVIC_ISER(n) KIT_REG32(0xE000E100u + 4u * (n))
@@ -61,6 +61,8 @@
 #define DWT_CYCCNT KIT_REG32(0xE0001004u)
 #define DWT_CTRL_CYCCNTENA (1u << 0)
 #define DWT_CTRL_NOCYCCNT (1u << 25)
+#define DWT_LAR KIT_REG32(0xE0001FB0u) /* Armv7-M CoreSight lock (Cortex-M7) */
+#define DWT_LAR_UNLOCK 0xC5ACCE55u
 
 static inline void kit_dsb(void) { __asm volatile("dsb 0xF" ::: "memory"); }
 static inline void kit_isb(void) { __asm volatile("isb 0xF" ::: "memory"); }

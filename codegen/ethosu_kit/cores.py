@@ -1,0 +1,122 @@
+"""The Cortex-M cores the kit builds for, and the compiler flags each configuration needs.
+
+The one place where a core's facts live: which FPUs it can have, whether it has MVE,
+the Security Extension, L1 caches, how many external interrupts its NVIC takes, and how
+GCC, clang and Arm Compiler 6 spell it. A board names `core`, `fpu` and `mve`; its
+`[cpu.flags]` only overrides what `cpu_flags()` derives here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+TOOLCHAINS = ("gcc", "clang", "armclang")
+FPU_KINDS = ("none", "sp", "dp")  # no FPU, single precision, double precision
+MVE_KINDS = ("", "int", "fp")  # Armv8.1-M M-profile Vector Extension
+
+
+@dataclass(frozen=True)
+class Core:
+    name: str  # "cortex-m7", as -mcpu spells it
+    arch: str  # "armv7e-m", as -march spells it
+    fpus: tuple[str, ...]  # FPUs it can be built with besides "none"; [0] is "fpu = true"
+    mve: bool  # Armv8.1-M MVE is an option
+    trustzone: bool  # the Armv8-M Security Extension is an option
+    caches: bool  # L1 instruction/data caches are an option
+    dcache_line: int  # bytes, when it has a data cache
+    max_irqs: int  # external interrupts the NVIC can have
+    # -mfpu for each FPU, for cores whose -mcpu does not imply one ("" = implied)
+    mfpu: tuple[tuple[str, str], ...] = ()
+    # GCC 12.2 (Debian) has no -mcpu for it: -march with these extensions and this -mtune
+    gcc_march_tune: str = ""
+    dsp_optional: bool = False  # the DSP extension may be left out (Cortex-M33)
+
+    @property
+    def armv8m(self) -> bool:
+        """Armv8-M mainline: MSPLIM/PSPLIM, SAU, SecureFault."""
+        return self.arch.startswith("armv8")
+
+
+CORES: dict[str, Core] = {
+    c.name: c
+    for c in (
+        Core("cortex-m4", "armv7e-m", ("sp",), mve=False, trustzone=False, caches=False,
+             dcache_line=32, max_irqs=240, mfpu=(("sp", "fpv4-sp-d16"),)),
+        Core("cortex-m7", "armv7e-m", ("dp", "sp"), mve=False, trustzone=False, caches=True,
+             dcache_line=32, max_irqs=240, mfpu=(("sp", "fpv5-sp-d16"), ("dp", "fpv5-d16"))),
+        Core("cortex-m33", "armv8-m.main", ("sp",), mve=False, trustzone=True, caches=False,
+             dcache_line=32, max_irqs=480, mfpu=(("sp", "fpv5-sp-d16"),), dsp_optional=True),
+        Core("cortex-m55", "armv8.1-m.main", ("dp",), mve=True, trustzone=True, caches=True,
+             dcache_line=32, max_irqs=480),
+        Core("cortex-m85", "armv8.1-m.main", ("dp",), mve=True, trustzone=True, caches=True,
+             dcache_line=32, max_irqs=480, gcc_march_tune="cortex-m55"),
+    )
+}  # fmt: skip
+
+TARGETS = {
+    "gcc": (),
+    "clang": ("--target=arm-none-eabi",),
+    "armclang": ("--target=arm-arm-none-eabi",),
+}
+
+
+def _mcpu_extensions(core: Core, fpu: str, mve: str, dsp: bool) -> str:
+    """The +ext suffix of -mcpu that takes away what this configuration lacks."""
+    ext = "" if dsp else "+nodsp"
+    if core.mve:
+        ext += {"fp": "", "int": "+nomve.fp", "": "+nomve"}[mve]
+    if fpu == "none":
+        ext += "+nofp"
+    elif fpu == "sp" and "dp" in core.fpus:
+        ext += "+nofp.dp"
+    return ext
+
+
+def _gcc_march(core: Core, fpu: str, mve: str) -> str:
+    """-march for a core GCC does not know by name (the M85 on GCC 12.2)."""
+    ext = {"fp": "+mve.fp", "int": "+mve", "": "+dsp"}[mve]
+    if fpu != "none":
+        ext += "+fp.dp" if fpu == "dp" else "+fp"
+    return f"-march={core.arch}{ext}"
+
+
+def cpu_flags(
+    core_name: str, fpu: str, mve: str, toolchain: str, dsp: bool = True
+) -> tuple[str, ...]:
+    """Compile (and, except armlink, link) flags for this core configuration.
+
+    The caller has validated the configuration (`check_config`).
+    """
+    core = CORES[core_name]
+    flags: list[str] = list(TARGETS[toolchain])
+    if toolchain == "gcc" and core.gcc_march_tune:
+        flags += [_gcc_march(core, fpu, mve), f"-mtune={core.gcc_march_tune}"]
+    else:
+        flags.append(f"-mcpu={core.name}{_mcpu_extensions(core, fpu, mve, dsp)}")
+    mfpu = dict(core.mfpu).get(fpu)
+    if mfpu:
+        flags.append(f"-mfpu={mfpu}")
+    flags.append("-mfloat-abi=soft" if fpu == "none" else "-mfloat-abi=hard")
+    flags.append("-mthumb")
+    return tuple(flags)
+
+
+def check_config(
+    core_name: str, fpu: str, mve: str, *, trustzone: bool, caches: bool, dsp: bool = True
+) -> tuple[str, str] | None:
+    """What is impossible about this configuration, as (key, problem), or None."""
+    core = CORES[core_name]
+    if not dsp and not core.dsp_optional:
+        return "dsp", f"a {core.name} always has the DSP extension"
+    if fpu != "none" and fpu not in core.fpus:
+        can = " or ".join(f'"{f}"' for f in (*core.fpus, "none"))
+        return "fpu", f"a {core.name} FPU is {can}, not {fpu!r}"
+    if mve and not core.mve:
+        return "mve", f'a {core.name} has no MVE (Armv8.1-M only); use mve = ""'
+    if mve == "fp" and fpu == "none":
+        return "mve", 'MVE floating point needs the FPU; use mve = "int" or an fpu'
+    if trustzone and not core.trustzone:
+        return "trustzone", f"a {core.name} has no Security Extension (Armv8-M only)"
+    if caches and not core.caches:
+        return "dcache", f"a {core.name} has no L1 caches"
+    return None

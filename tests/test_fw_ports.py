@@ -1,0 +1,227 @@
+"""Porting to boards the kit does not ship: the example board folders (docs/examples/boards)
+of two QEMU machines with other cores, the HAL hooks a board provides, and bring-up
+built and run for each Cortex-M configuration the kit derives flags for.
+
+Real .pte, real generator, real cross compiler, real QEMU 7.2 runs.
+"""
+
+from __future__ import annotations
+
+import re
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from ethosu_kit.build import build_project
+from ethosu_kit.elf_check import check_elf
+from ethosu_kit.errors import KitError
+from fw_helpers import REPO, built, elf_symbols, generate, need_cross_gcc, qemu_run
+
+pytestmark = pytest.mark.firmware
+
+EXAMPLES = REPO / "docs" / "examples" / "boards"
+AN500 = EXAMPLES / "mps2-an500"  # Cortex-M7, FPU dp, caches; console: board.c
+AN521 = EXAMPLES / "mps2-an521"  # Cortex-M33, TrustZone, no FPU/DSP; console: semihosting
+CS300 = REPO / "boards" / "corstone-300"
+
+
+@pytest.fixture(scope="session")
+def fw_root(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    return tmp_path_factory.mktemp("ports")
+
+
+def _bringup_passes(elf: Path, board: str) -> str:
+    run = qemu_run(elf)
+    assert run.exit_code == 0, run.output
+    assert f"bringup: board {board}," in run.output, run.output
+    assert "0 failed" in run.output and "BRINGUP PASS" in run.output, run.output
+    cycles = re.search(r"bringup: \d+ buffers checked, 0 failed, (\d+) cycles", run.output)
+    assert cycles, run.output
+    # SysTick read before its first reload once made this 2^32 - a few million (QEMU may
+    # reload late on a loaded host: 0 is possible, garbage is not)
+    assert int(cycles.group(1)) < 1 << 28, run.output
+    return run.output
+
+
+@pytest.mark.parametrize(
+    ("folder", "unexpected"),
+    [
+        # the board's own console (board.c): the kit's UART driver is not linked
+        (AN500, {"kit_uart_cmsdk_putc", "kit_semihost_writec"}),
+        # semihosting console: no UART driver at all
+        (AN521, {"kit_uart_cmsdk_putc", "kit_uart_pl011_putc"}),
+    ],
+    ids=["mps2-an500-m7-own-console", "mps2-an521-m33-semihosting"],
+)
+def test_example_board_gen_build_check_run(
+    pte_u55_shared: Path, fw_root: Path, folder: Path, unexpected: set[str]
+) -> None:
+    b = built(pte_u55_shared, str(folder), "Shared_Sram", fw_root)
+    result = check_elf(b.elf, b.plan)
+    assert result.ok, [v.message for v in result.violations]
+    symbols = elf_symbols(b.elf)
+    assert "kit_hal_console_putc" in symbols
+    assert not symbols & unexpected, symbols & unexpected
+    _bringup_passes(b.elf, folder.name)
+    # the command a user types: its exit code is the firmware's
+    run = subprocess.run(
+        [sys.executable, "-m", "ethosu_kit", "run", str(b.elf)],
+        capture_output=True, text=True, timeout=60, check=False,
+    )  # fmt: skip
+    assert run.returncode == 0, run.stdout + run.stderr
+    assert "BRINGUP PASS" in run.stdout
+
+
+def test_vector_table_at_the_boot_address(pte_u55_shared: Path, fw_root: Path) -> None:
+    """[boot]: the table is where the core looks at reset, sized from [cpu].irqs."""
+    from elftools.elf.elffile import ELFFile
+
+    for folder, address, irqs in ((AN500, 0x0, 48), (AN521, 0x10000000, 96)):
+        b = built(pte_u55_shared, str(folder), "Shared_Sram", fw_root)
+        with b.elf.open("rb") as f:
+            vectors = ELFFile(f).get_section_by_name(".vectors")
+            assert vectors is not None
+            assert vectors["sh_addr"] == address and vectors["sh_size"] == (16 + irqs) * 4
+
+
+def _copy_board(src: Path, dst: Path, *edits: tuple[str, str]) -> Path:
+    """A copy of a board folder with regex edits to its board.toml."""
+    if dst.exists():
+        shutil.rmtree(dst)
+    shutil.copytree(src, dst)
+    toml = dst / "board.toml"
+    text = toml.read_text()
+    for pattern, replacement in edits:
+        text, n = re.subn(pattern, replacement, text, count=1, flags=re.M)
+        assert n == 1, f"{pattern!r} not in {src}/board.toml"
+    toml.write_text(text)
+    return dst
+
+
+def test_needed_hook_missing_fails_at_configure(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """console = "custom" without the board naming the hook: CMake stops, naming it."""
+    need_cross_gcc()
+    board = _copy_board(AN500, tmp_path / "board", (r'^hooks = \["console"\]', "hooks = []"))
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    with pytest.raises(KitError) as info:
+        build_project(project)
+    message = " ".join(info.value.message.split())  # CMake wraps its messages
+    assert "configure failed" in message
+    assert "needs the HAL hook 'console'" in message, message
+    assert '[console] kind = "custom"' in message, message
+    assert "kit_hal_console_init, kit_hal_console_putc" in message, message
+
+
+def test_uart_console_chosen_by_data_on_another_machine(
+    pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """The same AN521 folder with its CMSDK UART0 as console: the kit's driver prints."""
+    need_cross_gcc()
+    board = _copy_board(
+        AN521,
+        tmp_path / "an521-uart",
+        (r'^kind = "semihosting"', 'kind = "cmsdk-apb"\nbase = 0x50200000\nclock_hz = 20_000_000'),
+    )
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    elf = build_project(project)
+    assert "kit_uart_cmsdk_putc" in elf_symbols(elf)
+    assert "kit_semihost_writec" not in elf_symbols(elf)
+    _bringup_passes(elf, "mps2-an521")
+
+
+# Cortex-M configurations: (id, board folder to start from, [cpu] lines, QEMU machine/cpu
+# that runs it or None, also build with clang). The flags are derived (ethosu_kit.cores).
+AN386_REGIONS = """
+[[region]]
+name = "SSRAM1"
+kind = "bram"
+base = 0x00000000
+size = "4 MiB"
+
+[[region]]
+name = "SRAM"
+kind = "sram"
+base = 0x20000000
+size = "4 MiB"
+
+[[region]]
+name = "PSRAM"
+kind = "dram"
+base = 0x21000000
+size = "16 MiB"
+"""
+
+
+def _cpu(core: str, **keys: object) -> str:
+    """[cpu] lines: core and the keys given (TOML values)."""
+    lines = [f'core = "{core}"'] + [
+        f"{k} = {str(v).lower() if isinstance(v, bool) else repr(v).replace(chr(39), chr(34))}"
+        for k, v in keys.items()
+    ]
+    return "\n".join(lines)
+
+
+AN386 = ("mps2-an386", "cortex-m4")  # QEMU's MPS2 with a Cortex-M4 (FPU)
+M7 = ("mps2-an500", "cortex-m7")
+M55 = ("mps3-an547", "cortex-m55")
+CPU_CONFIGS = [
+    ("m4-fpu", AN500, _cpu("cortex-m4", fpu="sp", irqs=32), AN386, True),
+    ("m4-nofpu", AN500, _cpu("cortex-m4", fpu="none", irqs=32), AN386, False),
+    # single-precision FPU, no caches: runs on the AN500's (double-precision) M7
+    ("m7-sp-nocache", AN500, _cpu("cortex-m7", fpu="sp", irqs=48), M7, True),
+    # QEMU's MPS2 machines boot no M33 with FPU and DSP: built, not run
+    ("m33-fpu", AN521, _cpu("cortex-m33", fpu="sp", trustzone=True, irqs=96), None, True),
+    ("m55-mveint", CS300, _cpu("cortex-m55", fpu="dp", mve="int", dcache=True, irqs=96), M55, True),
+    ("m55-nofpu-nomve", CS300, _cpu("cortex-m55", fpu="none", irqs=96), M55, False),
+    # GCC 12.2 has no -mcpu=cortex-m85: -march=armv8.1-m.main+dsp+fp.dp
+    ("m85-nomve", CS300, _cpu("cortex-m85", fpu="dp", icache=True, irqs=96), None, True),
+]  # fmt: skip
+
+
+def _cpu_board(tmp: Path, cid: str, src: Path, cpu: str, qemu: tuple[str, str] | None) -> Path:
+    edits = [(r"^\[cpu\][^\n]*\n(?:(?!\[)[^\n]*\n)*", f'[cpu]\n{cpu}\ntimer = "systick"\n\n')]
+    if qemu is None:
+        edits.append((r"^\[qemu\][^\n]*\n(?:(?!\[)[^\n]*\n)*", ""))
+    else:
+        edits.append(
+            (
+                r"^\[qemu\][^\n]*\n(?:(?!\[)[^\n]*\n)*",
+                f'[qemu]\nmachine = "{qemu[0]}"\ncpu = "{qemu[1]}"\n\n',
+            )
+        )
+    if src == AN500:
+        edits.append((r"^irq = 47", "irq = 31"))
+        if qemu and qemu[0] == "mps2-an386":
+            edits.append((r"^\[\[region\]\](?s:.*)", AN386_REGIONS.lstrip()))
+    board = _copy_board(src, tmp / cid, *edits)
+    text = (board / "board.toml").read_text()
+    (board / "board.toml").write_text(re.sub(r'(?m)^name = ".*"', f'name = "{cid}"', text, count=1))
+    return board
+
+
+@pytest.mark.parametrize(
+    ("cid", "src", "cpu", "qemu", "clang"), CPU_CONFIGS, ids=[c[0] for c in CPU_CONFIGS]
+)
+def test_bringup_per_cortex_m_configuration(  # noqa: PLR0917 - pytest parameters
+    pte_u55_shared: Path,
+    tmp_path: Path,
+    cid: str,
+    src: Path,
+    cpu: str,
+    qemu: tuple[str, str] | None,
+    clang: bool,
+) -> None:
+    """SDK, drivers and bring-up build warning-free (-Werror) for the core, and run where
+    QEMU has it."""
+    need_cross_gcc()
+    board = _cpu_board(tmp_path, cid, src, cpu, qemu)
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    elf = build_project(project)
+    assert check_elf(elf, project / "memory_plan.json").ok
+    if clang and (shutil.which("clang-19") or shutil.which("clang")):
+        build_project(project, toolchain="clang")
+    if qemu is not None:
+        _bringup_passes(elf, cid)
