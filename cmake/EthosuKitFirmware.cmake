@@ -141,6 +141,16 @@ function(ethosu_kit_npu_library target gen npu out_lib out_dir)
     set(lib ethosu_virtual)
     set(dir "${root}/drivers/ethosu_virtual")
   elseif(npu STREQUAL "driver")
+    # a board drafted by new-board may not know where its NPU is yet: the driver at a
+    # guessed address faults, with a guessed IRQ it waits forever
+    set(unknown ${ETHOSU_KIT_BOARD_TODO})
+    list(FILTER unknown INCLUDE REGEX "^npu\\.")
+    if(unknown)
+      list(JOIN unknown ", " unknown)
+      message(FATAL_ERROR "ethosu-porting-kit: ${ETHOSU_KIT_BOARD_FILE}: ${unknown} still TODO, "
+                          "and NPU driver needs them: write them in the board file and generate "
+                          "again (or use NPU virtual)")
+    endif()
     include("${root}/cmake/executorch.cmake")
     ethosu_kit_require_ethosu_driver(GENERATED_INCLUDE_DIR "${gen}")
     set(lib ethosu_kit_ethosu_driver)

@@ -30,6 +30,7 @@ COMMANDS: dict[str, str] = {
     "simulate": "simulate",
     "compare": "compare",
     "lower-example": "lower_example",
+    "new-board": "new_board",
     "import-pack": "import_pack",
 }
 
