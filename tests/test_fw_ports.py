@@ -276,3 +276,19 @@ def test_npu_selftest_on_ports(
     run = qemu_run(project / "build" / "gcc" / "selftest.elf", timeout=60)
     assert run.exit_code == 0, run.output
     assert "SELFTEST PASS (1 of 1 delegates passed)" in run.output, run.output
+
+
+@pytest.mark.slow
+def test_executor_runner_on_the_m33_example(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """The executor_runner (the user's ExecuTorch, soft-float: this M33 has no FPU) with the
+    virtual NPU on the AN521 example board, run in its QEMU machine. Skips without
+    EXECUTORCH_ROOT (docs/executorch.md)."""
+    from runner_build import build_with_cli, require_externals
+    from runner_build import generate as generate_runner
+
+    require_externals("EXECUTORCH_ROOT")
+    project = generate_runner(pte_u55_shared, tmp_path / "fw", board=str(AN521))
+    elf = build_with_cli(project, "virtual")
+    run = qemu_run(elf, timeout=120)
+    assert run.exit_code == 0, run.output
+    assert "kit: exit 0" in run.output, run.output
