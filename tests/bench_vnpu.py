@@ -82,3 +82,30 @@ def test_bench_qemu_runner_on_virtual_npu(tmp_path: Path) -> None:
         f"in execute | host delegate {host_ms:.1f} ms | workspace "
         f"{required_workspace([blocks])} B in DDR | outputs == host simulation"
     )
+
+
+@pytest.mark.parametrize(
+    "name", ["u85_mobilenet", "u85_residual_cnn", "u85_conv_deep", "u85_permute", "u85_softmax"]
+)
+def test_bench_u85_virtual_npu_vs_tosa_reference(name: str) -> None:
+    """The same figures for the virtual Ethos-U85 (U85-256, Shared_Sram) on the U85 corpus."""
+    from vnpu_u85_models import BY_NAME as U85_MODELS
+    from vnpu_u85_models import CONFIGS, compiled, tosa_graph
+
+    accel, mode = CONFIGS[0]
+    model = U85_MODELS[name]
+    tosa = tosa_graph(model)
+    blocks = compiled(model, accel, mode)
+    ops = sum(1 for line in disassemble(blocks.command_stream, 2) if " NPU_OP_" in line)
+    inputs = random_inputs(blocks, np.random.default_rng(0))
+    repeats = 3 if name == "u85_mobilenet" else REPEATS
+    with VirtualNpu(blocks.cop.config, blocks.cop.id) as npu:
+        assert mismatches(run_delegate(blocks, inputs, npu), tosa_run(tosa, inputs)) == 0
+        vnpu_ms = _best_ms(lambda: run_delegate(blocks, inputs, npu), repeats)
+    tosa_ms = _best_ms(lambda: tosa_run(tosa, inputs), max(3, repeats // 3))
+    print(
+        f"\n[bench_vnpu] {name} ({accel} {mode}): {ops} NPU ops, weights "
+        f"{len(blocks.weight_data)} B, scratch {blocks.scratch_size} B | virtual NPU "
+        f"{vnpu_ms:.2f} ms/inference | tosa_reference_model {tosa_ms:.2f} ms/inference | "
+        f"ratio {tosa_ms / vnpu_ms:.2f}x"
+    )

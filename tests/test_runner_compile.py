@@ -108,3 +108,26 @@ def test_runner_compile_catches_a_broken_plan_header(pte_cpu_only: Path, tmp_pat
     config.write_text(text.replace("KIT_PLANNED_BUFFERS(X)", "KIT_PLANNED_BUFFERZ(X)"))
     with pytest.raises(AssertionError, match=r"kit_pools\.cpp"):
         compile_runner(generated, tmp_path)
+
+
+def test_a_pool_the_plan_lacks_fails_the_link(pte_cpu_only: Path, tmp_path: Path) -> None:
+    """The runner takes its pools by symbol (generated X-macros), not by name at run time:
+    firmware whose kit_buffers.c lacks a pool the runner uses does not link, naming it
+    (it used to link and exit 7 at run time)."""
+    generated = generated_dir(pte_cpu_only, tmp_path / "fw", "--allow-cpu-only")
+    compile_runner(generated, tmp_path)
+    buffers = generated / "kit_buffers.c"
+    text = buffers.read_text()
+    assert "uint8_t kit_method_pool[" in text
+    buffers.write_text(text.replace("uint8_t kit_method_pool[", "uint8_t kit_method_poox["))
+    gcc = [CXX.replace("g++", "gcc"), *FLAGS[:3], "-Wall", "-Werror"]
+    subprocess.run(
+        [*gcc, f"-I{generated}", "-c", str(buffers), "-o", str(tmp_path / "b.o")], check=True
+    )
+    link = subprocess.run(
+        [CXX, *FLAGS[:3], "-nostdlib", "-Wl,-e,0", str(tmp_path / "kit_pools.o"),
+         str(tmp_path / "b.o"), "-o", str(tmp_path / "fw.elf")],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert link.returncode != 0
+    assert "undefined reference to `kit_method_pool'" in link.stderr, link.stderr

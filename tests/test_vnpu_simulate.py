@@ -46,11 +46,19 @@ def test_wrong_input_shape_is_a_user_error(
     assert "input 0: needs shape" in capsys.readouterr().err
 
 
-def test_u85_is_refused_by_name(
-    pte_u85_dedicated: Path, capsys: pytest.CaptureFixture[str]
+def test_u85_simulates_in_every_memory_mode(
+    pte_u85_dedicated: Path, pte_u85_shared: Path, tmp_path: Path
 ) -> None:
-    assert main(["simulate", str(pte_u85_dedicated)]) == 2
-    assert "Ethos-U85" in capsys.readouterr().err
+    """The same model compiled for the U85 in Dedicated_Sram (region 2 = the fast scratch,
+    sized by the plan) and in Shared_Sram: the virtual U85 gives the same outputs."""
+    outs = []
+    for name, pte in (("dedicated", pte_u85_dedicated), ("shared", pte_u85_shared)):
+        out = tmp_path / f"{name}.npz"
+        assert main(["simulate", str(pte), "--seed", "3", "-o", str(out)]) == 0
+        with np.load(out) as saved:
+            outs.append(saved["delegate0_output0"])
+    assert outs[0].tolist() == outs[1].tolist()
+    assert len(set(outs[0].reshape(-1).tolist())) > 2
 
 
 def test_cpu_only_model_has_nothing_to_simulate(

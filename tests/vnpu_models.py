@@ -1,6 +1,7 @@
 """One-operation models for the virtual NPU tests, lowered with the TOSA graph kept.
 
-Each `OpModel` is lowered once for ethos-u55-128 / Shared_Sram with
+Each `OpModel` is lowered once for its target (ethos-u55-128 / Shared_Sram unless it
+says otherwise) with
 `dump_dir` set, so the folder holds the .pte and the TOSA graph Vela compiled
 (`out.tosa`). Lowered folders are cached on disk (`$ETHOSU_KIT_TEST_CACHE/vnpu`,
 else `~/.cache/ethosu-kit/test-models/vnpu`), keyed by the builder's source, the lowering helper's
@@ -33,6 +34,8 @@ class OpModel:
     build: Callable[[], Any]  # -> torch.nn.Module
     shapes: tuple[tuple[int, ...], ...]
     activation_bits: int = 8
+    accelerator: str = TARGET_ACCEL  # what the test lowers it for (vela --accelerator-config)
+    memory_mode: str = TARGET_MODE
 
 
 def _conv(cin: int, cout: int, k: int | tuple[int, int], **kw: Any) -> Callable[[], Any]:
@@ -354,8 +357,8 @@ def cache_key(model: OpModel) -> str:
         model.name,
         repr(model.shapes),
         str(model.activation_bits),
-        TARGET_ACCEL,
-        TARGET_MODE,
+        model.accelerator,
+        model.memory_mode,
         importlib.metadata.version("torch"),
         importlib.metadata.version("executorch"),
     ):
@@ -386,7 +389,7 @@ def quantized_graph(model: OpModel) -> Any:
     return lowering_quantized_graph(
         module,
         calib[0],
-        Target(accelerator=TARGET_ACCEL, memory_mode=TARGET_MODE),
+        Target(accelerator=model.accelerator, memory_mode=model.memory_mode),
         calibration=calib,
         activation_bits=model.activation_bits,
     )
@@ -408,7 +411,7 @@ def lowered(model: OpModel) -> Path:
             lower_to_pte(
                 module,
                 calib[0],
-                Target(accelerator=TARGET_ACCEL, memory_mode=TARGET_MODE),
+                Target(accelerator=model.accelerator, memory_mode=model.memory_mode),
                 tmp / "model.pte",
                 calibration=calib,
                 activation_bits=model.activation_bits,

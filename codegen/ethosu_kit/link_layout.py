@@ -186,23 +186,31 @@ class LinkLayout:
     def uninitialised(self) -> tuple[KitSection, ...]:
         return tuple(s for s in self.sections if not s.loaded)
 
-    def stored_in(self, region: str) -> tuple[KitSection, ...]:
-        """The sections with contents whose bytes are stored in `region`."""
-        return tuple(s for s in self.sections if s.loaded and (s.load_region or s.region) == region)
+    def _own_load_region(self, s: KitSection) -> bool:
+        """Stored outside the code region, where a load region of its own can start: at
+        its run address when it runs in place (which must then be a literal), else
+        anywhere in the storing region."""
+        if not s.loaded or (s.load_region or s.region) == self.code_region:
+            return False
+        return s.copied or s.sct_base.startswith("0x")
+
+    def stored_in_code_load_region(self) -> tuple[KitSection, ...]:
+        """Sections with contents the code's load region carries (scatter-loaded at reset)."""
+        return tuple(s for s in self.sections if s.loaded and not self._own_load_region(s))
 
     def load_regions(self) -> tuple[LoadRegion, ...]:
-        """Scatter load regions for the kit sections with contents stored outside the code
-        region (those stay in the code's load region), one per storing region."""
+        """Scatter load regions for the other sections with contents, one per storing
+        region: those run in place first, the load region starting at the first one."""
         out: dict[str, list[KitSection]] = {}
-        for s in self.sections:
-            where = s.load_region or s.region
-            if s.loaded and where != self.code_region:
-                out.setdefault(where, []).append(s)
-        regions = {name: self.region(name) for name in out}
-        return tuple(
-            LoadRegion(f"LR_KIT_{_cident(n)}", regions[n].base, regions[n].size, tuple(secs))
-            for n, secs in out.items()
-        )
+        for s in sorted(self.sections, key=lambda s: s.copied):
+            if self._own_load_region(s):
+                out.setdefault(s.load_region or s.region, []).append(s)
+        regions = []
+        for name, secs in out.items():
+            r = self.region(name)
+            base = r.base if secs[0].copied else int(secs[0].sct_base, 16)
+            regions.append(LoadRegion(f"LR_KIT_{_cident(name)}", base, r.end - base, tuple(secs)))
+        return tuple(regions)
 
 
 def _exec_name(b: Buffer) -> str:
@@ -227,16 +235,22 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
     last[data.region] = "KIT_DATA_ZI"
     if boot_region not in last:
         last[boot_region] = "KIT_VECTORS"
+    # Where the next kit section of a region starts, while only kit sections (whose sizes
+    # the plan knows) precede it there: the scatter file then gets a literal address,
+    # which a load region needs as its base.
+    known: dict[str, int] = {}
     sections: list[KitSection] = []
     for b in ordered:
         exec_name = _exec_name(b)
         align = max(b.align, 8)
         prev = last.get(b.region)
-        base = (
-            f"AlignExpr(ImageLimit({prev}), {align})"
-            if prev
-            else f"0x{board.region(b.region).base:08X}"
-        )
+        at = board.region(b.region).base if prev is None else known.get(b.region)
+        if at is not None:
+            at = -(-at // align) * align
+            known[b.region] = at + b.size
+            base = f"0x{at:08X}"
+        else:
+            base = f"AlignExpr(ImageLimit({prev}), {align})"
         last[b.region] = exec_name
         load = b.load_region if b.load_region and b.load_region != b.region else None
         sections.append(
@@ -292,12 +306,11 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
 
 
 def _boot(board: Board, code_region: str, boot_address: int | None) -> tuple[str, int]:
-    """Where the vector table goes: the board's [boot] data when it has it, else the
-    start of the code region."""
+    """Where the vector table goes: the board's [boot] (VTOR at reset), else the start
+    of the code region (a schema-1 board)."""
     address = boot_address
-    if address is None:
-        boot = getattr(board, "boot", None)
-        address = getattr(boot, "vector_address", None) if boot is not None else None
+    if address is None and board.boot is not None:
+        address = board.boot.vector_address
     if address is None:
         return code_region, board.region(code_region).base
     region = board.region_at(address)

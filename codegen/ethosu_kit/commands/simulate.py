@@ -1,8 +1,8 @@
 """`ethosu-kit simulate model.pte [--inputs ...] [-o out.npz]`: the NPU part, on the host.
 
-Each Ethos-U delegate's Vela command stream runs on the virtual Ethos-U55 (the C
-library of drivers/ethosu_virtual) on the given integer inputs, or on full-range
-random ones, and its outputs are printed or saved. The inputs and outputs are the
+Each Ethos-U delegate's Vela command stream runs on the virtual Ethos-U55/U65/U85 (the C
+library of drivers/ethosu_virtual; docs/virtual-npu.md) on the given integer inputs, or
+on full-range random ones, and its outputs are printed or saved. The inputs and outputs are the
 delegate's own (quantized, as the NPU sees them), not the method's float tensors.
 """
 

@@ -34,6 +34,12 @@ class Mutation(enum.IntFlag):
     NO_BIAS = 1 << 1
     CLAMP_32BIT = 1 << 2
     SHIFT_18 = 1 << 3
+    U85_NO_SERPENTINE = 1 << 4
+    U85_MINMAX_UNSCALED = 1 << 5
+    U85_AVG_FLOOR = 1 << 6
+    U85_TRANSPOSE_SWAP = 1 << 7
+    U85_FWD_NO_INTERLEAVE = 1 << 8
+    U85_SPARSE_AS_DENSE = 1 << 9
 
 
 @cache
@@ -77,7 +83,22 @@ def _lib() -> ctypes.CDLL:
             ctypes.c_int,
             [ctypes.c_void_p, ctypes.c_size_t, szp, ctypes.c_char_p, ctypes.c_size_t],
         ),
+        "ethosu_virtual_disasm_product": (
+            ctypes.c_int,
+            [
+                ctypes.c_uint32,
+                ctypes.c_void_p,
+                ctypes.c_size_t,
+                szp,
+                ctypes.c_char_p,
+                ctypes.c_size_t,
+            ],
+        ),
         "ethosu_virtual_mlw_decode": (
+            ctypes.c_long,
+            [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t],
+        ),
+        "ethosu_virtual_fwd_decode": (
             ctypes.c_long,
             [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p, ctypes.c_size_t],
         ),
@@ -169,8 +190,11 @@ class VirtualNpu:
             raise VnpuError(f"virtual NPU: {reason or f'ethosu_invoke_v3 returned {rc}'}")
 
 
-def disassemble(command_stream: bytes) -> list[str]:
-    """One line per command: '<offset> <code> <NAME> field=value ...' (the library's decoder)."""
+def disassemble(command_stream: bytes, product: int = 0) -> list[str]:
+    """One line per command: '<offset> <code> <NAME> field=value ...' (the library's decoder).
+
+    `product` is CONFIG.product of the NPU the stream is for (0 U55, 1 U65, 2 U85).
+    """
     lib = _lib()
     words = np.frombuffer(command_stream, dtype="<u4").copy()
     index = ctypes.c_size_t(0)
@@ -178,8 +202,8 @@ def disassemble(command_stream: bytes) -> list[str]:
     lines = []
     while index.value < len(words):
         before = index.value
-        rc = lib.ethosu_virtual_disasm(
-            words.ctypes.data, len(words), ctypes.byref(index), buf, len(buf)
+        rc = lib.ethosu_virtual_disasm_product(
+            product, words.ctypes.data, len(words), ctypes.byref(index), buf, len(buf)
         )
         lines.append(buf.value.decode())
         if rc != 0 or index.value == before:
@@ -201,4 +225,15 @@ def mlw_decode(stream: bytes, max_values: int | None = None) -> npt.NDArray[np.i
         raise VnpuError(f"MLW weight stream decodes to more than {limit} values")
     if n < 0:
         raise VnpuError(f"malformed MLW weight stream ({len(stream)} bytes)")
+    return out[:n]
+
+
+def fwd_decode(stream: bytes) -> npt.NDArray[np.int16]:
+    """Every code of an Ethos-U85 FWD weight stream, decoded by the library (padding included)."""
+    src = np.frombuffer(stream, dtype=np.uint8).copy()
+    limit = max(1, len(stream) * 4)
+    out = np.zeros(limit, dtype=np.int16)
+    n = _lib().ethosu_virtual_fwd_decode(src.ctypes.data, len(src), out.ctypes.data, limit)
+    if n < 0:
+        raise VnpuError(f"malformed FWD weight stream ({len(stream)} bytes)")
     return out[:n]

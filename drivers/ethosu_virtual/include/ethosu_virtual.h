@@ -52,6 +52,13 @@ enum ethosu_virtual_mutation
     ETHOSU_VIRTUAL_MUT_NO_BIAS = 1u << 1,       /* convolutions drop the bias */
     ETHOSU_VIRTUAL_MUT_CLAMP_32BIT = 1u << 2,   /* 32-bit OFMs get clamped to ACTIVATION_MIN/MAX */
     ETHOSU_VIRTUAL_MUT_SHIFT_18 = 1u << 3,      /* fixed shift 18 instead of 19 for 8-bit ADD/SUB */
+    /* Ethos-U85 rules */
+    ETHOSU_VIRTUAL_MUT_U85_NO_SERPENTINE = 1u << 4, /* weight order walks every kernel row left to right */
+    ETHOSU_VIRTUAL_MUT_U85_MINMAX_UNSCALED = 1u << 5, /* MIN/MAX ignore the IFM/IFM2 scales */
+    ETHOSU_VIRTUAL_MUT_U85_AVG_FLOOR = 1u << 6,       /* AVERAGE pool divides rounding down */
+    ETHOSU_VIRTUAL_MUT_U85_TRANSPOSE_SWAP = 1u << 7,  /* activation_transpose WCH taken as CHW */
+    ETHOSU_VIRTUAL_MUT_U85_FWD_NO_INTERLEAVE = 1u << 8, /* an FWD stream read as if one decoder had it all */
+    ETHOSU_VIRTUAL_MUT_U85_SPARSE_AS_DENSE = 1u << 9,   /* 2:4 sparse weights walked in the dense order */
 };
 void ethosu_virtual_set_mutation(uint32_t mask);
 
@@ -70,6 +77,13 @@ int ethosu_virtual_disasm_product(uint32_t product, const uint32_t *words, size_
  * Returns the number of values, -1 if the stream is malformed, -2 if out is too small.
  */
 long ethosu_virtual_mlw_decode(const uint8_t *in, size_t len, int16_t *out, size_t max_out);
+
+/*
+ * Decode an Ethos-U85 fast-weight-decoder (FWD) stream into at most max_out values
+ * (every code up to the stream's 256-bit padding). Returns the number of values,
+ * -1 if the stream has no header, -2 if out is too small.
+ */
+long ethosu_virtual_fwd_decode(const uint8_t *in, size_t len, int16_t *out, size_t max_out);
 
 #ifdef __cplusplus
 }

@@ -7,6 +7,7 @@
 
 #include "ethosu_virtual.h"
 
+#include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 
@@ -83,6 +84,29 @@ enum
  * of the command-stream reference section 8.1.
  */
 int64_t vnpu_rescale(int64_t v, uint32_t m, unsigned s, int mode);
+
+/* vnpu_rescale by one (m, s, mode), prepared once for many values (an OFM channel, an
+ * operation): its rounding constants are computed once, by vnpu_rescale's own rules. */
+struct vnpu_rescaler
+{
+    uint32_t m;
+    unsigned s;
+    int mode;
+    int fast;             /* s <= 61: values with |v| < 2^30 take the constants below */
+    int64_t c_pos, c_neg; /* rounding constant for a product >= 0, < 0 */
+};
+
+void vnpu_rescaler_init(struct vnpu_rescaler *r, uint32_t m, unsigned s, int mode);
+
+static inline int64_t vnpu_rescale_by(const struct vnpu_rescaler *r, int64_t v)
+{
+    if (r->fast && v > -((int64_t)1 << 30) && v < ((int64_t)1 << 30))
+    {
+        int64_t p = (int64_t)(int32_t)v * (int64_t)r->m;
+        return (p + (p < 0 ? r->c_neg : r->c_pos)) >> r->s;
+    }
+    return vnpu_rescale(v, r->m, r->s, r->mode);
+}
 
 /* A feature map as one operation addresses it: tiles, strides, precision, extent. */
 struct fm
@@ -176,6 +200,164 @@ static inline int64_t fm_read(const struct fm *f, int y, int x, int c)
 static inline void fm_write(const struct fm *f, int y, int x, int c, int64_t v)
 {
     store_elem(f->mem + fm_offset(f, y, x, c), f->elem, v);
+}
+
+/* The register file: Vela only emits changes, so one lives for the whole stream. */
+struct regs
+{
+    uint16_t p0[256]; /* cmd0 registers 0x100..0x1ff: the 16-bit param */
+    uint32_t w1[256]; /* cmd1 registers 0x000..0x0ff: the payload */
+    uint16_t p1[256]; /* ... and their param (U65/U85: addr_hi; *_SCALE: shift, rounding) */
+};
+
+#define R0(op) (r->p0[(op) & 0xffu])
+#define W1(op) (r->w1[(op) & 0xffu])
+#define P1(op) (r->p1[(op) & 0xffu])
+
+/* Registers with the same code and meaning on the U55/U65 and the U85 (cmd0 0x1xx, cmd1 0x0xx). */
+enum
+{
+    IFM_PAD_TOP = 0x100,
+    IFM_PAD_LEFT = 0x101,
+    IFM_PAD_RIGHT = 0x102,
+    IFM_PAD_BOTTOM = 0x103,
+    IFM_DEPTH_M1 = 0x104,
+    IFM_PRECISION = 0x105,
+    IFM_UPSCALE = 0x107,
+    IFM_ZERO_POINT = 0x109,
+    IFM_WIDTH0_M1 = 0x10a,
+    IFM_HEIGHT0_M1 = 0x10b,
+    IFM_HEIGHT1_M1 = 0x10c,
+    IFM_REGION = 0x10f,
+    OFM_WIDTH_M1 = 0x111,
+    OFM_HEIGHT_M1 = 0x112,
+    OFM_DEPTH_M1 = 0x113,
+    OFM_PRECISION = 0x114,
+    OFM_BLK_DEPTH_M1 = 0x117,
+    OFM_ZERO_POINT = 0x118,
+    OFM_WIDTH0_M1 = 0x11a,
+    OFM_HEIGHT0_M1 = 0x11b,
+    OFM_HEIGHT1_M1 = 0x11c,
+    OFM_REGION = 0x11f,
+    KERNEL_WIDTH_M1 = 0x120,
+    KERNEL_HEIGHT_M1 = 0x121,
+    KERNEL_STRIDE = 0x122,
+    ACTIVATION = 0x125,
+    ACTIVATION_MIN = 0x126,
+    ACTIVATION_MAX = 0x127,
+    WEIGHT_REGION = 0x128,
+    SCALE_REGION = 0x129,
+    DMA0_SRC_REGION = 0x130,
+    DMA0_DST_REGION = 0x131,
+    IFM2_BROADCAST = 0x180,
+    IFM2_PRECISION = 0x185,
+    IFM2_ZERO_POINT = 0x189,
+    IFM2_WIDTH0_M1 = 0x18a,
+    IFM2_HEIGHT0_M1 = 0x18b,
+    IFM2_HEIGHT1_M1 = 0x18c,
+    IFM2_REGION = 0x18f,
+    IFM_BASE0 = 0x000,
+    IFM_STRIDE_X = 0x004,
+    IFM_STRIDE_Y = 0x005,
+    IFM_STRIDE_C = 0x006,
+    OFM_BASE0 = 0x010,
+    OFM_STRIDE_X = 0x014,
+    OFM_STRIDE_Y = 0x015,
+    OFM_STRIDE_C = 0x016,
+    WEIGHT_BASE = 0x020,
+    WEIGHT_LENGTH = 0x021,
+    SCALE_BASE = 0x022,
+    SCALE_LENGTH = 0x023,
+    OFM_SCALE = 0x024,
+    DMA0_SRC = 0x030,
+    DMA0_DST = 0x031,
+    DMA0_LEN = 0x032,
+    IFM2_BASE0 = 0x080,
+    IFM2_STRIDE_X = 0x084,
+    IFM2_STRIDE_Y = 0x085,
+    IFM2_STRIDE_C = 0x086,
+};
+
+/* Kernel geometry of a POOL/CONV/DEPTHWISE (same registers on the U55, U65 and U85). */
+struct kernel
+{
+    int kh, kw; /* dilated size (register value + 1) */
+    int sy, sx; /* strides */
+    int dy, dx; /* dilation */
+    int pad_top, pad_left, pad_bottom, pad_right;
+    int upscale; /* 0 none, 1 nearest, 2 zeros */
+    int ih, iw;  /* logical (upscaled) IFM extent the kernel sweeps */
+};
+
+/*
+ * The shared checks below return 0, or non-zero with the reason in why[len]; the caller
+ * stops the stream with it (naming the command).
+ */
+/* The kernel from the cmd0 registers p0[0x00..0xff] (0x100..0x1ff) for an OFM of oh x ow. */
+int vnpu_kernel_setup(struct kernel *k, const uint16_t *p0, int oh, int ow, char *why, size_t len);
+/* Every address the box [0,h)x[0,w)x[0,c) of `f` touches lies in its memory. */
+int vnpu_fm_check(const struct fm *f, const char *what, char *why, size_t len);
+/* Base address and size of region `region` (the driver's base_addr[region]). */
+int vnpu_region(const struct vnpu_env *env, unsigned region, uint8_t **mem, size_t *size, const char *what,
+                char *why, size_t len);
+/* "<prefix><command name> at command word N: <message>" into env->error. */
+void vnpu_error(struct vnpu_env *env, const struct vnpu_isa *isa, uint32_t code, size_t word, const char *prefix,
+                const char *fmt, va_list ap);
+
+/* Logical IFM value at (y, x) of the upscaled map, minus the zero point; *valid = 0 for padding. */
+static inline int64_t ifm_tap(const struct fm *ifm, const struct kernel *k, int y, int x, int c, int *valid)
+{
+    if (y < 0 || x < 0 || y >= k->ih || x >= k->iw)
+    {
+        *valid = 0;
+        return 0;
+    }
+    *valid = 1;
+    if (k->upscale == 1)
+    {
+        y >>= 1;
+        x >>= 1;
+    }
+    else if (k->upscale == 2)
+    {
+        if ((y | x) & 1)
+        {
+            return 0;
+        }
+        y >>= 1;
+        x >>= 1;
+    }
+    return fm_read(ifm, y, x, c) - ifm->zp;
+}
+
+/*
+ * The accumulator of one pool output (oy, ox, c): mode 0 MAX, 5 MIN, 2 REDUCE_SUM (over
+ * the IFM's channels), otherwise the sum of the valid taps. *count = the valid taps.
+ */
+int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, int oy, int ox, int c, int *count);
+
+/* A 256-entry 8-bit LUT (signed tables indexed from -128). */
+static inline int64_t vnpu_lut8(const uint8_t *table, int is_unsigned, int64_t v)
+{
+    if (is_unsigned)
+    {
+        v = v < 0 ? 0 : (v > 255 ? 255 : v);
+        return table[v];
+    }
+    v = v < -128 ? -128 : (v > 127 ? 127 : v);
+    return (int8_t)table[v + 128];
+}
+
+/* The int16 LUT: 512 (base, slope) pairs, interpolated over 7 fraction bits, rounded. */
+static inline int64_t vnpu_lut16(const uint8_t *table, int64_t v)
+{
+    v = v < -32768 ? -32768 : (v > 32767 ? 32767 : v);
+    uint32_t u = (uint32_t)(v + 32768);
+    const uint8_t *e = table + (u >> 7) * 4u;
+    int32_t base = (int16_t)(uint16_t)(e[0] | (e[1] << 8));
+    int32_t slope = (int16_t)(uint16_t)(e[2] | (e[3] << 8));
+    int32_t y = base * 128 + slope * (int32_t)(u & 127u);
+    return (y + 64) >> 7;
 }
 
 extern uint32_t vnpu_mutation_mask; /* ethosu_virtual_mutation bits, 0 = the real NPU */

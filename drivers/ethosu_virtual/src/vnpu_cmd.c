@@ -365,7 +365,13 @@ int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nw
         snprintf(tmp, sizeof(tmp), "%.*s=", (int)name_len, name);
         append(buf, len, &used, tmp);
         char ename[64];
-        if (enum_id != NULL && enum_name(isa, enum_id, enum_len, value, ename, sizeof(ename)) == 0)
+        if (enum_id != NULL && enum_len == 6 && strncmp(enum_id, "signed", 6) == 0)
+        {
+            long sv = (width < 32u && (value >> (width - 1u)) != 0) ? (long)value - (1L << width) : (long)value;
+            snprintf(tmp, sizeof(tmp), "%ld", sv);
+            append(buf, len, &used, tmp);
+        }
+        else if (enum_id != NULL && enum_name(isa, enum_id, enum_len, value, ename, sizeof(ename)) == 0)
         {
             append(buf, len, &used, ename);
         }

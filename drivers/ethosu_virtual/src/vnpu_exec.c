@@ -19,83 +19,16 @@
 
 /* ---- register file ---------------------------------------------------------------------- */
 
-struct regs
-{
-    uint16_t p0[256]; /* cmd0 registers 0x100..0x1ff: the 16-bit param */
-    uint32_t w1[256]; /* cmd1 registers 0x000..0x0ff: the payload */
-    uint16_t p1[256]; /* ... and their param */
-};
 
-#define R0(op) (r->p0[(op) & 0xffu])
-#define W1(op) (r->w1[(op) & 0xffu])
-#define P1(op) (r->p1[(op) & 0xffu])
 
+/* this architecture's own registers (the shared ones are in vnpu.h) */
 enum
 {
-    IFM_PAD_TOP = 0x100,
-    IFM_PAD_LEFT = 0x101,
-    IFM_PAD_RIGHT = 0x102,
-    IFM_PAD_BOTTOM = 0x103,
-    IFM_DEPTH_M1 = 0x104,
-    IFM_PRECISION = 0x105,
-    IFM_UPSCALE = 0x107,
-    IFM_ZERO_POINT = 0x109,
-    IFM_WIDTH0_M1 = 0x10a,
-    IFM_HEIGHT0_M1 = 0x10b,
-    IFM_HEIGHT1_M1 = 0x10c,
-    IFM_REGION = 0x10f,
-    OFM_WIDTH_M1 = 0x111,
-    OFM_HEIGHT_M1 = 0x112,
-    OFM_DEPTH_M1 = 0x113,
-    OFM_PRECISION = 0x114,
-    OFM_BLK_DEPTH_M1 = 0x117,
-    OFM_ZERO_POINT = 0x118,
-    OFM_WIDTH0_M1 = 0x11a,
-    OFM_HEIGHT0_M1 = 0x11b,
-    OFM_HEIGHT1_M1 = 0x11c,
-    OFM_REGION = 0x11f,
-    KERNEL_WIDTH_M1 = 0x120,
-    KERNEL_HEIGHT_M1 = 0x121,
-    KERNEL_STRIDE = 0x122,
     PARALLEL_MODE = 0x123,
-    ACTIVATION = 0x125,
-    ACTIVATION_MIN = 0x126,
-    ACTIVATION_MAX = 0x127,
-    WEIGHT_REGION = 0x128,
-    SCALE_REGION = 0x129,
-    DMA0_SRC_REGION = 0x130,
-    DMA0_DST_REGION = 0x131,
-    IFM2_BROADCAST = 0x180,
     IFM2_SCALAR = 0x181,
-    IFM2_PRECISION = 0x185,
-    IFM2_ZERO_POINT = 0x189,
-    IFM2_WIDTH0_M1 = 0x18a,
-    IFM2_HEIGHT0_M1 = 0x18b,
-    IFM2_HEIGHT1_M1 = 0x18c,
-    IFM2_REGION = 0x18f,
     /* cmd1 */
-    IFM_BASE0 = 0x000,
-    IFM_STRIDE_X = 0x004,
-    IFM_STRIDE_Y = 0x005,
-    IFM_STRIDE_C = 0x006,
-    OFM_BASE0 = 0x010,
-    OFM_STRIDE_X = 0x014,
-    OFM_STRIDE_Y = 0x015,
-    OFM_STRIDE_C = 0x016,
-    WEIGHT_BASE = 0x020,
-    WEIGHT_LENGTH = 0x021,
-    SCALE_BASE = 0x022,
-    SCALE_LENGTH = 0x023,
-    OFM_SCALE = 0x024,
     OPA_SCALE = 0x025,
     OPB_SCALE = 0x026,
-    DMA0_SRC = 0x030,
-    DMA0_DST = 0x031,
-    DMA0_LEN = 0x032,
-    IFM2_BASE0 = 0x080,
-    IFM2_STRIDE_X = 0x084,
-    IFM2_STRIDE_Y = 0x085,
-    IFM2_STRIDE_C = 0x086,
 };
 
 enum
@@ -125,14 +58,10 @@ static int fail(struct run *run, const char *fmt, ...) __attribute__((format(pri
 
 static int fail(struct run *run, const char *fmt, ...)
 {
-    char msg[128];
     va_list ap;
     va_start(ap, fmt);
-    vsnprintf(msg, sizeof(msg), fmt, ap);
+    vnpu_error(run->env, &vnpu_isa_u55, run->code, run->word, "", fmt, ap);
     va_end(ap);
-    const struct vnpu_cmd_desc *cmd = vnpu_find_cmd(run->code);
-    snprintf(run->env->error, ETHOSU_VIRTUAL_ERROR_LEN, "%.40s at command word %lu: %s",
-             cmd != NULL ? cmd->name : "command", (unsigned long)run->word, msg);
     return -1;
 }
 
@@ -140,60 +69,25 @@ static int fail(struct run *run, const char *fmt, ...)
 
 /* ---- feature maps ------------------------------------------------------------------------ */
 
+/* Bytes from a pixel's first channel to channel c (fm_offset is pixel + this); in pointer-sized
+ * arithmetic: fm_check proved the box inside its region, and it runs once per output value. */
+static inline ptrdiff_t fm_chan(const struct fm *f, int c)
+{
+    return f->brick ? (ptrdiff_t)(c >> 4) * (ptrdiff_t)f->sc + (ptrdiff_t)((c & 15) * f->elem)
+                    : (ptrdiff_t)(c * f->elem);
+}
+
 /* Prove every address the box [0,h)x[0,w)x[0,c) touches lies in the region. */
 static int fm_check(struct run *run, const struct fm *f, const char *what)
 {
-    if (f->h <= 0 || f->w <= 0 || f->c <= 0)
-    {
-        return 0;
-    }
-    /* per tile: rows and columns it covers */
-    int rows[4][2] = {{0, f->h0}, {0, f->h1}, {f->h0, f->h}, {f->h1, f->h}};
-    int cols[4][2] = {{0, f->w0}, {f->w0, f->w}, {0, f->w0}, {f->w0, f->w}};
-    for (int t = 0; t < 4; t++)
-    {
-        int y0 = rows[t][0];
-        int y1 = rows[t][1] < f->h ? rows[t][1] : f->h;
-        int x0 = cols[t][0];
-        int x1 = cols[t][1] < f->w ? cols[t][1] : f->w;
-        if (y1 <= y0 || x1 <= x0)
-        {
-            continue;
-        }
-        int cs[4] = {0, f->c - 1, f->c > 16 ? 15 : f->c - 1, f->c > 16 ? 16 : 0};
-        int64_t lo = INT64_MAX;
-        int64_t hi = INT64_MIN;
-        for (int yi = 0; yi < 2; yi++)
-        {
-            for (int xi = 0; xi < 2; xi++)
-            {
-                for (int ci = 0; ci < 4; ci++)
-                {
-                    int64_t o = fm_offset(f, yi ? y1 - 1 : y0, xi ? x1 - 1 : x0, cs[ci]);
-                    lo = o < lo ? o : lo;
-                    hi = o > hi ? o : hi;
-                }
-            }
-        }
-        if (lo < 0 || hi + f->elem > (int64_t)f->size)
-        {
-            return fail(run, "%s tile %d spans bytes [%lld, %lld) outside its region of %lu bytes", what, t,
-                        (long long)lo, (long long)(hi + f->elem), (unsigned long)f->size);
-        }
-    }
-    return 0;
+    char why[112];
+    return vnpu_fm_check(f, what, why, sizeof(why)) != 0 ? fail(run, "%s", why) : 0;
 }
 
 static int region_of(struct run *run, unsigned region, uint8_t **mem, size_t *size, const char *what)
 {
-    struct vnpu_env *env = run->env;
-    if (region >= (unsigned)env->num_regions || env->region[region] == NULL)
-    {
-        return fail(run, "%s uses region %u but only %d base addresses were given", what, region, env->num_regions);
-    }
-    *mem = env->region[region];
-    *size = env->region_size[region];
-    return 0;
+    char why[112];
+    return vnpu_region(run->env, region, mem, size, what, why, sizeof(why)) != 0 ? fail(run, "%s", why) : 0;
 }
 
 /* Precision field positions differ between IFM (bits 3:2) and OFM (bits 2:1). */
@@ -284,6 +178,9 @@ struct out_stage
     int clamp;
     int64_t amin, amax;
     int64_t tmin, tmax;
+    /* no LUT and overlapping clamps: the two clamps are one, to [lo, hi] */
+    int simple;
+    int64_t lo, hi;
 };
 
 static int setup_out(struct run *run, struct out_stage *o, const struct fm *ofm)
@@ -342,34 +239,26 @@ static int setup_out(struct run *run, struct out_stage *o, const struct fm *ofm)
         o->tmax = ((int64_t)1 << (ofm->elem * 8)) - 1;
     }
     o->clamp = ofm->elem < 4 || (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_CLAMP_32BIT);
+    o->lo = o->clamp && o->amin > o->tmin ? o->amin : o->tmin;
+    o->hi = o->clamp && o->amax < o->tmax ? o->amax : o->tmax;
+    o->simple = o->lut == 0 && o->lo <= o->hi;
     return 0;
 }
 
 static inline int64_t out_value(const struct out_stage *o, int64_t v)
 {
     v += o->zp;
+    if (o->simple)
+    {
+        return v < o->lo ? o->lo : (v > o->hi ? o->hi : v);
+    }
     if (o->lut == 8)
     {
-        if (o->lut_unsigned)
-        {
-            v = v < 0 ? 0 : (v > 255 ? 255 : v);
-            v = o->table[v];
-        }
-        else
-        {
-            v = v < -128 ? -128 : (v > 127 ? 127 : v);
-            v = (int8_t)o->table[v + 128];
-        }
+        v = vnpu_lut8(o->table, o->lut_unsigned, v);
     }
     else if (o->lut == 16)
     {
-        v = v < -32768 ? -32768 : (v > 32767 ? 32767 : v);
-        uint32_t u = (uint32_t)(v + 32768);
-        const uint8_t *e = o->table + (u >> 7) * 4u;
-        int32_t base = (int16_t)(uint16_t)(e[0] | (e[1] << 8));
-        int32_t slope = (int16_t)(uint16_t)(e[2] | (e[3] << 8));
-        int32_t y = base * 128 + slope * (int32_t)(u & 127u);
-        v = (y + 64) >> 7;
+        v = vnpu_lut16(o->table, v);
     }
     if (o->clamp)
     {
@@ -380,69 +269,13 @@ static inline int64_t out_value(const struct out_stage *o, int64_t v)
 
 /* ---- kernel geometry ---------------------------------------------------------------------- */
 
-struct kernel
-{
-    int kh, kw;         /* dilated size (register value + 1) */
-    int sy, sx;         /* strides */
-    int dy, dx;         /* dilation */
-    int pad_top, pad_left, pad_bottom, pad_right;
-    int upscale;        /* 0 none, 1 nearest, 2 zeros */
-    int ih, iw;         /* logical (upscaled) IFM extent the kernel sweeps */
-};
 
 static int setup_kernel(struct run *run, struct kernel *k, int oh, int ow)
 {
-    struct regs *r = &run->regs;
-    uint32_t ks = R0(KERNEL_STRIDE);
-    k->kh = R0(KERNEL_HEIGHT_M1) + 1;
-    k->kw = R0(KERNEL_WIDTH_M1) + 1;
-    k->sx = (int)((ks & 1u) | (((ks >> 6) & 1u) << 1)) + 1;
-    k->sy = (int)(((ks >> 1) & 1u) | (((ks >> 9) & 1u) << 1)) + 1;
-    k->dx = ((ks >> 3) & 1u) ? 2 : 1;
-    k->dy = ((ks >> 4) & 1u) ? 2 : 1;
-    k->pad_top = R0(IFM_PAD_TOP) & 0x7f;
-    k->pad_left = R0(IFM_PAD_LEFT) & 0x7f;
-    k->pad_bottom = R0(IFM_PAD_BOTTOM) & 0xff;
-    k->pad_right = R0(IFM_PAD_RIGHT) & 0xff;
-    k->upscale = (int)(R0(IFM_UPSCALE) & 3u);
-    if (k->upscale == 3)
-    {
-        return fail(run, "IFM upscale mode 3 is not defined");
-    }
-    k->ih = (oh - 1) * k->sy + k->kh - k->pad_top - k->pad_bottom;
-    k->iw = (ow - 1) * k->sx + k->kw - k->pad_left - k->pad_right;
-    if (k->ih <= 0 || k->iw <= 0)
-    {
-        return fail(run, "the kernel, stride and padding leave an empty IFM (%d x %d)", k->ih, k->iw);
-    }
-    return 0;
+    char why[112];
+    return vnpu_kernel_setup(k, run->regs.p0, oh, ow, why, sizeof(why)) != 0 ? fail(run, "%s", why) : 0;
 }
 
-/* Logical IFM value at (y, x) of the upscaled map, minus the zero point; *valid = 0 for padding. */
-static inline int64_t ifm_tap(const struct fm *ifm, const struct kernel *k, int y, int x, int c, int *valid)
-{
-    if (y < 0 || x < 0 || y >= k->ih || x >= k->iw)
-    {
-        *valid = 0;
-        return 0;
-    }
-    *valid = 1;
-    if (k->upscale == 1)
-    {
-        y >>= 1;
-        x >>= 1;
-    }
-    else if (k->upscale == 2)
-    {
-        if ((y | x) & 1)
-        {
-            return 0;
-        }
-        y >>= 1;
-        x >>= 1;
-    }
-    return fm_read(ifm, y, x, c) - ifm->zp;
-}
 
 static void stored_extent(const struct kernel *k, int *h, int *w)
 {
@@ -528,8 +361,6 @@ static int op_pool(struct run *run, uint32_t mode)
     unsigned shift = P1(OFM_SCALE) & 0x3fu;
     int round = op.round;
     int padded = k.pad_top | k.pad_left | k.pad_bottom | k.pad_right;
-    int ukh = op.ukh;
-    int ukw = op.ukw;
 
     /* 1x1 identity copy: the NCHW<->NHWC transposes that dominate ExecuTorch streams */
     int identity_scale = (scale == 1 && shift == 0) || (scale == 0x80000001u && shift == 31 && round == ROUND_DBL);
@@ -587,49 +418,14 @@ static int op_pool(struct run *run, uint32_t mode)
         {
             for (int c = 0; c < ofm.c; c++)
             {
-                int64_t acc = 0;
-                int count = 0;
-                if (mode == 2)
+                int count;
+                int64_t acc = vnpu_pool_acc(&ifm, &k, (int)mode, oy, ox, c, &count);
+                if (mode == 1 && padded && count > 0)
                 {
-                    int valid;
-                    for (int ic = 0; ic < ifm.c; ic++)
-                    {
-                        acc += ifm_tap(&ifm, &k, oy * k.sy - k.pad_top, ox * k.sx - k.pad_left, ic, &valid);
-                    }
-                }
-                else
-                {
-                    int first = 1;
-                    for (int ky = 0; ky < ukh; ky++)
-                    {
-                        for (int kx = 0; kx < ukw; kx++)
-                        {
-                            int valid;
-                            int64_t v = ifm_tap(&ifm, &k, oy * k.sy - k.pad_top + ky * k.dy,
-                                                ox * k.sx - k.pad_left + kx * k.dx, c, &valid);
-                            if (!valid)
-                            {
-                                continue;
-                            }
-                            count++;
-                            if (mode == 0)
-                            {
-                                acc = (first || v > acc) ? v : acc;
-                                first = 0;
-                            }
-                            else
-                            {
-                                acc += v;
-                            }
-                        }
-                    }
-                    if (mode == 1 && padded && count > 0)
-                    {
-                        /* the hardware divides by the valid taps, rounding half away from zero */
-                        int64_t m = acc < 0 ? -acc : acc;
-                        int64_t q = (m + count / 2) / count;
-                        acc = acc < 0 ? -q : q;
-                    }
+                    /* the hardware divides by the valid taps, rounding half away from zero */
+                    int64_t m = acc < 0 ? -acc : acc;
+                    int64_t q = (m + count / 2) / count;
+                    acc = acc < 0 ? -q : q;
                 }
                 fm_write(&ofm, oy, ox, c, out_value(&o, vnpu_rescale(acc, scale, shift, round)));
             }
@@ -719,45 +515,30 @@ static int op_elementwise(struct run *run, uint32_t mode)
     int wide = ifm.elem == 4 || ofm.elem == 4;
     uint32_t oscale = wide ? 1u : W1(OFM_SCALE);
     unsigned oshift = P1(OFM_SCALE) & 0x3fu;
+    struct vnpu_rescaler out_scale;
+    vnpu_rescaler_init(&out_scale, oscale, oshift, oround);
 
-    /* NHWC maps: a pixel's channels are consecutive elements, addressed once per pixel */
-    int flat = !ifm.brick && !ofm.brick && (unary || scalar || !ifm2.brick);
+    /* each pixel addressed once; its channels by fm_chan (NHWC or NHCWB16) */
     int ka = ifm.elem * 2 + ifm.is_signed;
     int kb = unary || scalar ? 0 : ifm2.elem * 2 + ifm2.is_signed;
     for (int y = 0; y < ofm.h; y++)
     {
         for (int x = 0; x < ofm.w; x++)
         {
-            const uint8_t *pa = NULL;
+            const uint8_t *pa = ifm.mem + fm_offset(&ifm, y, x, 0);
             const uint8_t *pb = NULL;
-            uint8_t *po = NULL;
-            if (flat)
+            uint8_t *po = ofm.mem + fm_offset(&ofm, y, x, 0);
+            if (!unary && !scalar)
             {
-                pa = ifm.mem + fm_offset(&ifm, y, x, 0);
-                po = ofm.mem + fm_offset(&ofm, y, x, 0);
-                if (!unary && !scalar)
-                {
-                    pb = ifm2.mem + fm_offset(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, 0);
-                }
+                pb = ifm2.mem + fm_offset(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, 0);
             }
             for (int c = 0; c < ofm.c; c++)
             {
-                int64_t a = (flat ? load_elem(pa + (size_t)c * (size_t)ifm.elem, ka) : fm_read(&ifm, y, x, c)) - ifm.zp;
+                int64_t a = load_elem(pa + fm_chan(&ifm, c), ka) - ifm.zp;
                 int64_t b = 0;
                 if (!unary)
                 {
-                    if (scalar)
-                    {
-                        b = scalar_value;
-                    }
-                    else if (flat)
-                    {
-                        b = load_elem(pb + ((bc & 4u) ? 0 : (size_t)c * (size_t)ifm2.elem), kb) - ifm2.zp;
-                    }
-                    else
-                    {
-                        b = fm_read(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, (bc & 4u) ? 0 : c) - ifm2.zp;
-                    }
+                    b = scalar ? scalar_value : load_elem(pb + fm_chan(&ifm2, (bc & 4u) ? 0 : c), kb) - ifm2.zp;
                     if (reversed)
                     {
                         int64_t t = a;
@@ -800,15 +581,7 @@ static int op_elementwise(struct run *run, uint32_t mode)
                     res = a < 0 ? -a : a;
                     break;
                 }
-                int64_t out = out_value(&o, vnpu_rescale(res, oscale, oshift, oround));
-                if (flat)
-                {
-                    store_elem(po + (size_t)c * (size_t)ofm.elem, ofm.elem, out);
-                }
-                else
-                {
-                    fm_write(&ofm, y, x, c, out);
-                }
+                store_elem(po + fm_chan(&ofm, c), ofm.elem, out_value(&o, vnpu_rescale_by(&out_scale, res)));
             }
         }
     }
@@ -1011,21 +784,28 @@ static void wcache_add(const struct weight_order *g, const uint8_t *stream, size
 static int32_t dot16(const int16_t *a, const int16_t *b, size_t n)
 {
     int32_t sum = 0;
-    size_t i = 0;
 #if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
-    /* Cortex-M with DSP: SMLAD, two products per instruction (also ~1.6x faster under QEMU) */
-    for (; i + 2u <= n; i += 2u)
+    /* Cortex-M with DSP: SMLAD, two products per instruction, four per iteration (1.75
+     * instructions a product instead of 4; under QEMU too) */
+    int32_t sum2 = 0;
+    for (; n >= 4u; n -= 4u, a += 4, b += 4)
     {
-        int16x2_t pa;
-        int16x2_t pb;
-        memcpy(&pa, a + i, sizeof(pa));
-        memcpy(&pb, b + i, sizeof(pb));
-        sum = __smlad(pa, pb, sum);
+        int16x2_t a0;
+        int16x2_t a1;
+        int16x2_t b0;
+        int16x2_t b1;
+        memcpy(&a0, a, sizeof(a0));
+        memcpy(&a1, a + 2, sizeof(a1));
+        memcpy(&b0, b, sizeof(b0));
+        memcpy(&b1, b + 2, sizeof(b1));
+        sum = __smlad(a0, b0, sum);
+        sum2 = __smlad(a1, b1, sum2);
     }
+    sum += sum2;
 #endif
-    for (; i < n; i++)
+    for (; n > 0u; n--)
     {
-        sum += (int32_t)a[i] * (int32_t)b[i];
+        sum += (int32_t)*a++ * (int32_t)*b++;
     }
     return sum;
 }
@@ -1044,8 +824,7 @@ static int short_of_workspace(struct run *run, size_t fixed, const char *what, s
 struct chan_rec
 {
     int64_t bias;
-    uint32_t scale;
-    uint32_t shift;
+    struct vnpu_rescaler rescale;
 };
 
 /* ---- CONV / DEPTHWISE ------------------------------------------------------------------- */
@@ -1167,9 +946,9 @@ static int op_conv(struct run *run, int depthwise)
                         ((uint64_t)rec[3] << 24) | ((uint64_t)rec[4] << 32);
         chans[oc].bias =
             (braw & ((uint64_t)1 << 39)) ? (int64_t)(braw | ~(((uint64_t)1 << 40) - 1u)) : (int64_t)braw;
-        chans[oc].scale =
+        uint32_t scale =
             (uint32_t)rec[5] | ((uint32_t)rec[6] << 8) | ((uint32_t)rec[7] << 16) | ((uint32_t)rec[8] << 24);
-        chans[oc].shift = rec[9] & 0x3fu;
+        vnpu_rescaler_init(&chans[oc].rescale, scale, rec[9] & 0x3fu, round);
     }
     int no_bias = (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NO_BIAS) != 0;
     /* 8-bit IFM minus a zero point in [-256, 256] and 9-bit weights: 16-bit operands */
@@ -1239,7 +1018,7 @@ static int op_conv(struct run *run, int depthwise)
                     }
                 }
             }
-            uint8_t *po = ofm.brick ? NULL : ofm.mem + fm_offset(&ofm, oy, ox, 0);
+            uint8_t *po = ofm.mem + fm_offset(&ofm, oy, ox, 0);
             for (int oc = 0; oc < depth_out; oc++)
             {
                 const struct chan_rec *ch = &chans[oc];
@@ -1284,15 +1063,7 @@ static int op_conv(struct run *run, int depthwise)
                         acc += sum;
                     }
                 }
-                int64_t out = out_value(&o, vnpu_rescale(acc, ch->scale, ch->shift, round));
-                if (po != NULL)
-                {
-                    store_elem(po + (size_t)oc * (size_t)ofm.elem, ofm.elem, out);
-                }
-                else
-                {
-                    fm_write(&ofm, oy, ox, oc, out);
-                }
+                store_elem(po + fm_chan(&ofm, oc), ofm.elem, out_value(&o, vnpu_rescale_by(&ch->rescale, acc)));
             }
         }
     }

@@ -1,20 +1,207 @@
 /*
- * ethosu-porting-kit virtual NPU: integer arithmetic shared by the U55/U65 and U85 models.
+ * ethosu-porting-kit virtual NPU: what the U55/U65 and U85 models share: the rescale,
+ * kernel geometry, feature-map and region checks, error text.
  */
 #include "vnpu.h"
+
+#include <stdio.h>
+
+int vnpu_kernel_setup(struct kernel *k, const uint16_t *p0, int oh, int ow, char *why, size_t len)
+{
+    uint32_t ks = p0[0x22]; /* KERNEL_STRIDE */
+    k->kh = p0[0x21] + 1;   /* KERNEL_HEIGHT_M1 */
+    k->kw = p0[0x20] + 1;   /* KERNEL_WIDTH_M1 */
+    k->sx = (int)((ks & 1u) | (((ks >> 6) & 1u) << 1)) + 1;
+    k->sy = (int)(((ks >> 1) & 1u) | (((ks >> 9) & 1u) << 1)) + 1;
+    k->dx = ((ks >> 3) & 1u) ? 2 : 1;
+    k->dy = ((ks >> 4) & 1u) ? 2 : 1;
+    k->pad_top = p0[0x00] & 0x7f;
+    k->pad_left = p0[0x01] & 0x7f;
+    k->pad_right = p0[0x02] & 0xff;
+    k->pad_bottom = p0[0x03] & 0xff;
+    k->upscale = (int)(p0[0x07] & 3u); /* IFM_UPSCALE */
+    if (k->upscale == 3)
+    {
+        snprintf(why, len, "IFM upscale mode 3 is not defined");
+        return -1;
+    }
+    k->ih = (oh - 1) * k->sy + k->kh - k->pad_top - k->pad_bottom;
+    k->iw = (ow - 1) * k->sx + k->kw - k->pad_left - k->pad_right;
+    if (k->ih <= 0 || k->iw <= 0)
+    {
+        snprintf(why, len, "the kernel, stride and padding leave an empty IFM (%d x %d)", k->ih, k->iw);
+        return -1;
+    }
+    return 0;
+}
+
+int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, int oy, int ox, int c, int *count)
+{
+    int64_t acc = 0;
+    int valid;
+    *count = 0;
+    if (mode == 2)
+    {
+        for (int ic = 0; ic < ifm->c; ic++)
+        {
+            acc += ifm_tap(ifm, k, oy * k->sy - k->pad_top, ox * k->sx - k->pad_left, ic, &valid);
+        }
+        return acc;
+    }
+    int ukh = (k->kh - 1) / k->dy + 1;
+    int ukw = (k->kw - 1) / k->dx + 1;
+    for (int ky = 0; ky < ukh; ky++)
+    {
+        for (int kx = 0; kx < ukw; kx++)
+        {
+            int64_t v = ifm_tap(ifm, k, oy * k->sy - k->pad_top + ky * k->dy, ox * k->sx - k->pad_left + kx * k->dx,
+                                c, &valid);
+            if (!valid)
+            {
+                continue;
+            }
+            if (mode == 0)
+            {
+                acc = (*count == 0 || v > acc) ? v : acc;
+            }
+            else if (mode == 5)
+            {
+                acc = (*count == 0 || v < acc) ? v : acc;
+            }
+            else
+            {
+                acc += v;
+            }
+            (*count)++;
+        }
+    }
+    return acc;
+}
+
+int vnpu_fm_check(const struct fm *f, const char *what, char *why, size_t len)
+{
+    if (f->h <= 0 || f->w <= 0 || f->c <= 0)
+    {
+        return 0;
+    }
+    /* per tile: rows and columns it covers */
+    int rows[4][2] = {{0, f->h0}, {0, f->h1}, {f->h0, f->h}, {f->h1, f->h}};
+    int cols[4][2] = {{0, f->w0}, {f->w0, f->w}, {0, f->w0}, {f->w0, f->w}};
+    for (int t = 0; t < 4; t++)
+    {
+        int y0 = rows[t][0];
+        int y1 = rows[t][1] < f->h ? rows[t][1] : f->h;
+        int x0 = cols[t][0];
+        int x1 = cols[t][1] < f->w ? cols[t][1] : f->w;
+        if (y1 <= y0 || x1 <= x0)
+        {
+            continue;
+        }
+        int cs[4] = {0, f->c - 1, f->c > 16 ? 15 : f->c - 1, f->c > 16 ? 16 : 0};
+        int64_t lo = INT64_MAX;
+        int64_t hi = INT64_MIN;
+        for (int i = 0; i < 16; i++)
+        {
+            int64_t o = fm_offset(f, (i & 1) ? y1 - 1 : y0, (i & 2) ? x1 - 1 : x0, cs[i >> 2]);
+            lo = o < lo ? o : lo;
+            hi = o > hi ? o : hi;
+        }
+        if (lo < 0 || hi + f->elem > (int64_t)f->size)
+        {
+            snprintf(why, len, "%s tile %d spans bytes [%lld, %lld) outside its region of %lu bytes", what, t,
+                     (long long)lo, (long long)(hi + f->elem), (unsigned long)f->size);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+int vnpu_region(const struct vnpu_env *env, unsigned region, uint8_t **mem, size_t *size, const char *what,
+                char *why, size_t len)
+{
+    if (region >= (unsigned)env->num_regions || env->region[region] == NULL)
+    {
+        snprintf(why, len, "%s uses region %u but only %d base addresses were given", what, region,
+                 env->num_regions);
+        return -1;
+    }
+    *mem = env->region[region];
+    *size = env->region_size[region];
+    return 0;
+}
+
+void vnpu_error(struct vnpu_env *env, const struct vnpu_isa *isa, uint32_t code, size_t word, const char *prefix,
+                const char *fmt, va_list ap)
+{
+    char msg[128];
+    vsnprintf(msg, sizeof(msg), fmt, ap);
+    const struct vnpu_cmd_desc *cmd = vnpu_isa_find(isa, code);
+    int n = snprintf(env->error, ETHOSU_VIRTUAL_ERROR_LEN, "%.10s%.40s at command word %lu: ", prefix,
+                     cmd != NULL ? cmd->name : "command", (unsigned long)word);
+    size_t used = n < 0 ? 0 : ((size_t)n < ETHOSU_VIRTUAL_ERROR_LEN ? (size_t)n : ETHOSU_VIRTUAL_ERROR_LEN - 1);
+    for (size_t i = 0; msg[i] != '\0' && used + 1 < ETHOSU_VIRTUAL_ERROR_LEN; i++)
+    {
+        env->error[used++] = msg[i];
+    }
+    env->error[used] = '\0';
+}
 
 /*
  * rescale(v, m, s, mode): the product v*m exactly (up to 96 bits), plus the mode's
  * rounding constant, arithmetically shifted right by s.
  */
+/* The mode after the mutations (a mutant NPU's NATURAL rounding floors). */
+static int effective_mode(int mode)
+{
+    if ((vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NATURAL_FLOOR) && mode == ROUND_NATURAL)
+    {
+        return ROUND_FLOOR;
+    }
+    return mode;
+}
+
+/* The rounding constant c of (p + c) >> s for a product of that sign, when p and c fit 63 bits. */
+static int64_t round_const(unsigned s, int mode, int p_negative)
+{
+    if (s == 0)
+    {
+        return 0;
+    }
+    if (mode == ROUND_NATURAL)
+    {
+        return (int64_t)1 << (s - 1);
+    }
+    if (mode == ROUND_DBL)
+    {
+        int64_t c = (int64_t)1 << (s - 1);
+        if (s > 31)
+        {
+            c += p_negative ? -((int64_t)1 << 30) : ((int64_t)1 << 30);
+        }
+        return c;
+    }
+    if (mode == ROUND_TRUNCATE && p_negative)
+    {
+        return ((int64_t)1 << s) - 1;
+    }
+    return 0;
+}
+
+void vnpu_rescaler_init(struct vnpu_rescaler *r, uint32_t m, unsigned s, int mode)
+{
+    r->m = m;
+    r->s = s;
+    r->mode = mode;
+    r->fast = s <= 61;
+    r->c_pos = r->fast ? round_const(s, effective_mode(mode), 0) : 0;
+    r->c_neg = r->fast ? round_const(s, effective_mode(mode), 1) : 0;
+}
+
 int64_t vnpu_rescale(int64_t v, uint32_t m, unsigned s, int mode)
 {
     uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     int negative = v < 0 && m != 0;
-    if ((vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NATURAL_FLOOR) && mode == ROUND_NATURAL)
-    {
-        mode = ROUND_FLOOR;
-    }
+    mode = effective_mode(mode);
     /* |v| < 2^30 and m < 2^32: the product and the rounding constant fit in 63 bits */
     if ((mag >> 30) == 0 && s <= 61)
     {
@@ -23,28 +210,7 @@ int64_t vnpu_rescale(int64_t v, uint32_t m, unsigned s, int mode)
         {
             p = -p;
         }
-        if (s == 0)
-        {
-            return p;
-        }
-        int64_t c = 0;
-        if (mode == ROUND_NATURAL)
-        {
-            c = (int64_t)1 << (s - 1);
-        }
-        else if (mode == ROUND_DBL)
-        {
-            c = (int64_t)1 << (s - 1);
-            if (s > 31)
-            {
-                c += p >= 0 ? ((int64_t)1 << 30) : -((int64_t)1 << 30);
-            }
-        }
-        else if (mode == ROUND_TRUNCATE)
-        {
-            c = p < 0 ? ((int64_t)1 << s) - 1 : 0;
-        }
-        return (p + c) >> s;
+        return (p + round_const(s, mode, p < 0)) >> s;
     }
     /* 128-bit two's complement: hi:lo */
     uint64_t a_lo = mag & 0xffffffffu;

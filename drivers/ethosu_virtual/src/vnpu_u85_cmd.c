@@ -3,7 +3,9 @@
  *
  * Written from the kit's command-stream reference (section 12 and appendix A).
  * Field spec: "name=Shi.lo[.enum]" separated by ';', S = p (param), w (payload)
- * or a (a 40-bit address: addr_hi in param bits 7:0, addr_lo in the payload).
+ * or a (a 40-bit address: addr_hi in param bits 7:0, addr_lo in the payload); the
+ * pseudo-enum "signed" prints a two's complement field. Names are regor's (it calls
+ * cmd1 0x096/0x097 NPU_SET_RESIZE_X/Y_STEP where the driver header says RESIZE_X/Y).
  * The same disassembler as the U55's (vnpu_cmd.c) prints it; the decoder tests
  * compare it field by field with Vela's --verbose-register-command-stream.
  */
@@ -69,8 +71,8 @@ static const struct vnpu_cmd_desc commands[] = {
     {0x0129, "NPU_SET_SCALE_REGION", "region=p2.0"},
     {0x012a, "NPU_SET_RESIZE_X_SCALE_N_M1", "resize_x_scale_n_m1=p10.0"},
     {0x012b, "NPU_SET_RESIZE_Y_SCALE_N_M1", "resize_y_scale_n_m1=p10.0"},
-    {0x012c, "NPU_SET_RESIZE_X_OFFSET", "resize_x_offset=p11.0"},
-    {0x012d, "NPU_SET_RESIZE_Y_OFFSET", "resize_y_offset=p11.0"},
+    {0x012c, "NPU_SET_RESIZE_X_OFFSET", "resize_x_offset=p11.0.signed"},
+    {0x012d, "NPU_SET_RESIZE_Y_OFFSET", "resize_y_offset=p11.0.signed"},
     {0x012e, "NPU_SET_WEIGHT_FORMAT", "weight_format=p0.0.weight_format;weight_sparsity=p4.4.weight_sparsity"},
     {0x012f, "NPU_SET_BLOCKDEP", "blockdep=p2.0"},
     {0x0130, "NPU_SET_DMA0_SRC_REGION",
@@ -133,8 +135,8 @@ static const struct vnpu_cmd_desc commands[] = {
     {0x4093, "NPU_SET_WEIGHT2_LENGTH", "length=w31.0"},
     {0x4094, "NPU_SET_WEIGHT3_BASE", ADDR},
     {0x4095, "NPU_SET_WEIGHT3_LENGTH", "length=w31.0"},
-    {0x4096, "NPU_SET_RESIZE_X", "one_step_int=p3.0;blk_step_int=p14.4;one_step_mod=w10.0;blk_step_mod=w26.16"},
-    {0x4097, "NPU_SET_RESIZE_Y", "one_step_int=p3.0;blk_step_int=p14.4;one_step_mod=w10.0;blk_step_mod=w26.16"},
+    {0x4096, "NPU_SET_RESIZE_X_STEP", "one_step_int=p3.0;blk_step_int=p14.4;one_step_mod=w10.0;blk_step_mod=w26.16"},
+    {0x4097, "NPU_SET_RESIZE_Y_STEP", "one_step_int=p3.0;blk_step_int=p14.4;one_step_mod=w10.0;blk_step_mod=w26.16"},
     {0x4100, "NPU_OP_BRANCH", "branch_cond=p0.0.branch_cond;branch_target=w31.0"},
 };
 

@@ -11,11 +11,11 @@ void *_sbrk(ptrdiff_t incr);
 void *_sbrk(ptrdiff_t incr)
 {
     static uint8_t *brk = __kit_heap_base;
-    if (incr > __kit_heap_limit - brk || incr < __kit_heap_base - brk) {
+    uint8_t *const old = brk;
+    if (incr < 0 || incr > __kit_heap_limit - old) { /* this team never gives memory back */
         errno = ENOMEM;
         return (void *)-1;
     }
-    uint8_t *old = brk;
-    brk += incr;
+    brk = old + incr;
     return old;
 }
