@@ -123,6 +123,12 @@ def run(args: argparse.Namespace) -> int:
 
     model = model_from_bytes(pte_bytes, str(args.pte))
     board = load_board(args.board)
+    if model.compile_spec is not None:
+        from ethosu_kit.board_checks import npu_base_problem
+
+        problem = npu_base_problem(board)
+        if problem:
+            raise problem
     mode = None  # the planner takes the pte's own mode and refuses a mismatch
     if args.mode:
         try:
