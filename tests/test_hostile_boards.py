@@ -104,6 +104,7 @@ REFUSED: dict[str, tuple[Callable[[str], str], tuple[str, ...]]] = {
     "npu base beyond 32 bits": (_sub("base = 0x58102000", "base = 0x158102000"), ("npu.base",)),
     "npu base in DTCM": (_sub("base = 0x58102000", "base = 0x30000100"), ("npu.base", "DTCM")),
     "npu base in DDR": (_sub("base = 0x58102000", "base = 0x70000000"), ("npu.base", "DDR")),
+    "npu base 0": (_sub("base = 0x58102000", "base = 0"), ("npu.base",)),
     "npu base unaligned": (_sub("base = 0x58102000", "base = 0x58102001"), ("npu.base",)),
     "npu base_ns in SRAM": (
         _sub("base_ns = 0x48102000", "base_ns = 0x31000000"),
@@ -145,20 +146,6 @@ def test_hostile_board_is_refused(case: str, pte_u55_shared: Path, tmp_path: Pat
         run_kit("gen", "--pte", pte_u55_shared, "--board", board, "-o", out), *words, absent=[out]
     )
     assert not (tmp_path / MARK).exists()
-
-
-def test_npu_base_0_is_a_placeholder_gen_refuses(pte_u55_shared: Path, tmp_path: Path) -> None:
-    """A drafted board (import-pack) says 0 for an NPU base it does not know: it loads and
-    shows, and gen refuses to build NPU firmware from it."""
-    board = _write(tmp_path, _sub("base = 0x58102000", "base = 0"))
-    assert run_kit("boards", board).returncode == 0
-    out = tmp_path / "fw"
-    line = assert_refused(
-        run_kit("gen", "--pte", pte_u55_shared, "--board", board, "-o", out),
-        "npu.base",
-        absent=[out],
-    )
-    assert "placeholder" in line
 
 
 def test_port_source_through_a_link_out_of_the_folder(pte_u55_shared: Path, tmp_path: Path) -> None:

@@ -219,3 +219,66 @@ def test_run_with_a_broken_plan_beside_the_image_is_one_error_line(
     assert len(errors) == 1, proc.stderr
     assert str(tmp_path / "memory_plan.json") in errors[0], errors[0]
     assert "'buffers[0].size'" in errors[0] and "Traceback" not in proc.stderr
+
+
+def test_vectors_go_where_the_board_boots(pte_u55_shared: Path) -> None:
+    """[boot] vector_address: the vector table at that address, in its region, asserted
+    in both linkers, even when the code goes elsewhere."""
+    from dataclasses import replace
+
+    from ethosu_kit.board import Boot
+
+    model = read_pte(pte_u55_shared)
+    board = next(b for b in builtin_boards() if b.name == "corstone-300")
+    qspi = board.region("QSPI")
+    moved = replace(board, boot=Boot("QSPI", qspi.base + 0x400))
+    plan = plan_memory(model, moved, None)
+    layout = link_layout(plan)
+    assert (layout.boot_region, layout.boot_address) == ("QSPI", qspi.base + 0x400)
+    assert layout.code_region != "QSPI"
+    files = render_project(model, plan, pte_u55_shared.read_bytes())
+    ld = files["generated/linker.ld"].decode()
+    sct = files["generated/scatter.sct"].decode()
+    assert re.search(r"\.vectors 0x38000400 :\s*{\s*KEEP\(\*\(\.vectors\)\)\s*}\s*> QSPI", ld)
+    assert "ADDR(.vectors) == 0x38000400" in ld
+    assert re.search(r"LR_KIT_VECTORS 0x38000400 .*\n{\n  KIT_VECTORS 0x38000400", sct)
+    assert "ImageBase(KIT_VECTORS) == 0x38000400" in sct
+
+
+@pytest.mark.firmware
+def test_regions_header_and_scatter_fragment_preprocess(
+    pte_u55_sram_only: Path, tmp_path: Path
+) -> None:
+    """kit_regions.h feeds a preprocessed linker script (CMSIS-Toolbox style) and
+    kit_sections.sct expands to the layout's execution regions."""
+    need_cross_gcc()
+    model = read_pte(pte_u55_sram_only)
+    board = next(b for b in builtin_boards() if b.name == "corstone-300")
+    plan = plan_memory(model, board, None)
+    layout = link_layout(plan)
+    files = render_project(model, plan, pte_u55_sram_only.read_bytes())
+    for name in ("kit_regions.h", "kit_sections.sct"):
+        (tmp_path / name).write_bytes(files[f"generated/{name}"])
+    (tmp_path / "team.ld.S").write_text(
+        '#include "kit_regions.h"\n'
+        "MEMORY { TEAM_SRAM (rw) : ORIGIN = KIT_REGION_SRAM_BASE, "
+        "LENGTH = KIT_REGION_SRAM_SIZE }\n"
+    )
+    (tmp_path / "team.sct.S").write_text(
+        '#include "kit_sections.sct"\n'
+        "LR_TEAM 0x10000000 { TEAM_CODE +0 { *(+RO) } KIT_EXEC_SRAM KIT_EXEC_DTCM }\n"
+        "KIT_LOAD_REGIONS\n"
+    )
+    cpp = ["arm-none-eabi-cpp", "-P", f"-I{tmp_path}"]
+    ld = subprocess.run(
+        [*cpp, str(tmp_path / "team.ld.S")], capture_output=True, text=True, check=True
+    ).stdout
+    sram = board.region("SRAM")
+    assert f"ORIGIN = 0x{sram.base:08X}, LENGTH = 0x{sram.size:08X}" in ld
+    sct = subprocess.run(
+        [*cpp, str(tmp_path / "team.sct.S")], capture_output=True, text=True, check=True
+    ).stdout
+    for s in layout.sections:
+        assert re.search(rf"{s.exec_region} [^{{]*{{ \* \({re.escape(s.name)}\) }}", sct), s.name
+    network = next(s for s in layout.sections if s.buffer == "network")
+    assert f"LR_{network.exec_region} " in sct

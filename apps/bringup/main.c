@@ -20,7 +20,6 @@
 #include "kit_model.h"
 #include "kit_sections.h"
 
-#define NPU_ALIGN 16u /* every address the NPU is given */
 #define CPU_ALIGN 8u  /* AAPCS stack and double-word data */
 #define STACK_MARGIN 512u /* bytes kept below the live stack pointer */
 
@@ -108,7 +107,7 @@ static void check_buffer(const char *name, uint8_t *addr, size_t size, const cha
     const uintptr_t a = (uintptr_t)addr;
     const region_t *actual = region_at(a, size);
     const int placed = actual != NULL && strcmp(actual->name, region) == 0;
-    const int aligned = (a % (npu ? NPU_ALIGN : CPU_ALIGN)) == 0u;
+    const int aligned = (a % (npu ? KIT_NPU_ALIGN : CPU_ALIGN)) == 0u;
     const int npu_ok = !npu || !in_tcm(a, size);
     const char *memory = "skipped";
     int memory_ok = 1;

@@ -261,6 +261,9 @@ class Board:
     schema: int = 2
     # free-form facts only the board's C reads (the [glue] table of board.toml)
     glue: dict[str, Any] = field(default_factory=dict)
+    # keys a drafted board still leaves "TODO" (board_loader.TODO_KEYS): facts the kit
+    # cannot guess; what needs one refuses with an error naming it (board_loader.require)
+    todo: tuple[str, ...] = ()
 
     @property
     def dir(self) -> str:

@@ -70,11 +70,9 @@ def text_problem(text: str) -> str | None:
     return None
 
 
-def _address(board: Board, key: str, address: int | None, placeholder: bool = False) -> None:
-    if address is None or key in getattr(board, "todo", {}):
+def _address(board: Board, key: str, address: int | None) -> None:
+    if address is None or key in board.todo:
         return  # absent, or a drafted board's "TODO" (refused where it is needed)
-    if address == 0 and placeholder:
-        return  # a drafted board's "not known yet": gen refuses it (npu_base_problem)
     if not 0 < address < ADDRESS_LIMIT - 4:
         raise _fail(board, key, f"0x{address:x} is not a 32-bit peripheral address")
     if address % 4:
@@ -111,22 +109,10 @@ def _port_path(board: Board, key: str, rel: str, folder: Path) -> None:
         raise _fail(board, key, f"{rel!r} leads out of the board's folder (to {target})")
 
 
-def npu_base_problem(board: Board) -> BoardError | None:
-    """A board whose NPU base is still the drafted 0 cannot run a program on its NPU."""
-    if board.npu.base != 0:
-        return None
-    return _fail(
-        board,
-        "npu.base",
-        "0 is a placeholder, not the NPU's register base",
-        hint="give the NPU's base address from the SoC's memory map",
-    )
-
-
 def check_board(board: Board) -> None:
     """Refuse implausible addresses, unsafe flags and text, and port paths that escape."""
     npu = board.npu
-    _address(board, "npu.base", npu.base, placeholder=True)
+    _address(board, "npu.base", npu.base)
     _address(board, "npu.base_ns", npu.base_ns)
     console = _console(board)
     if console is not None and getattr(console, "mmio", console.kind != "none"):

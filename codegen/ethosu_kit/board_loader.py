@@ -531,6 +531,49 @@ def _regions(raw: Any, file: str) -> tuple[MemoryRegion, ...]:
     return tuple(regions)
 
 
+# A board drafted by `ethosu-kit new-board` may leave these facts as the string "TODO":
+# a guess would build firmware that hangs or faults. The board loads (so `boards` can
+# report it and the bring-up builds); what needs a fact calls `require`, which refuses
+# with an error naming the key. Every other key is read as usual ("TODO" is an error).
+TODO = "TODO"
+TODO_KEYS: dict[str, str] = {
+    "npu.base": "the NPU's register base address",
+    "npu.irq": "the NPU's interrupt number",
+    "boot.vector_region": "the region the core fetches its vector table from at reset",
+}
+# what a placeholder reads as while the fact is unknown; None drops the key's table
+_TODO_STAND_IN: dict[str, int | None] = {"npu.base": 0, "npu.irq": 0, "boot.vector_region": None}
+
+
+def _take_todos(data: dict[str, Any]) -> tuple[str, ...]:
+    """Find the TODO_KEYS left "TODO" and put stand-ins in `data` so the rest validates."""
+    found = []
+    for key in TODO_KEYS:
+        table, _, leaf = key.partition(".")
+        section = data.get(table)
+        if isinstance(section, dict) and section.get(leaf) == TODO:
+            found.append(key)
+            stand_in = _TODO_STAND_IN[key]
+            if stand_in is None:
+                del data[table]
+            else:
+                section[leaf] = stand_in
+    return tuple(found)
+
+
+def require(board: Board, keys: tuple[str, ...] | list[str], needed_for: str) -> None:
+    """Refuse when one of `keys` is still TODO in the board file, naming it."""
+    missing = [k for k in keys if k in board.todo]
+    if missing:
+        what = "; ".join(f"{k} ({TODO_KEYS.get(k, 'unknown')})" for k in missing)
+        raise BoardError(
+            f"{board.source}: {what}: still TODO, and {needed_for} needs "
+            + ("it" if len(missing) == 1 else "them"),
+            hint='write the value in place of "TODO" (`ethosu-kit boards '
+            f"{Path(board.source).parent}` lists what is left)",
+        )
+
+
 def parse_board(text: str, source: str, folder: Path | None = None) -> Board:
     """Validate board.toml text; `source` names the file in messages, `folder` holds its
     port sources (default: the folder of `source`)."""
@@ -543,6 +586,7 @@ def parse_board(text: str, source: str, folder: Path | None = None) -> Board:
             f"{source}: values nested deeper than the TOML reader follows",
             hint="a board file needs at most a few levels of [tables] and [lists]",
         ) from None
+    todo = _take_todos(data) if isinstance(data, dict) else ()
     t = _Table(data, "", source)
     t.only("schema", "name", "aliases", "description", "cpu", "npu", "console", "boot", "qemu",
            "port", "region", "glue", "uart", "qemu_machine", "glue_dir")  # fmt: skip
@@ -591,6 +635,7 @@ def parse_board(text: str, source: str, folder: Path | None = None) -> Board:
         qemu=qemu,
         schema=schema,
         glue=dict(t.table("glue", required=False).data),
+        todo=todo,
     )
     check_board(board)  # plausible addresses, safe flags and text, port paths inside
     return board

@@ -75,6 +75,25 @@ def elf_path(project: Path, toolchain: str, app: str) -> Path:
     return project / "build" / toolchain / f"{app}.elf"
 
 
+def _require_npu_facts(project: Path) -> None:
+    """The Ethos-U driver at an address or IRQ the board file leaves TODO would fault or
+    wait forever: refuse before CMake, naming the keys (the plan holds the board)."""
+    from ethosu_kit.elf_check import load_plan
+
+    plan_path = project / "memory_plan.json"
+    if not plan_path.is_file():
+        return  # configure will say what is wrong with the project
+    board = load_plan(plan_path).board
+    todo = [k for k in board.todo if k.startswith("npu.")]
+    if todo:
+        raise KitError(
+            f"{board.source}: {', '.join(todo)} still TODO, and --npu driver needs them "
+            "(the Ethos-U driver would fault or wait for an IRQ that never comes)",
+            hint="write them in the board file and run gen again; until then build with "
+            "--npu virtual or --app bringup",
+        )
+
+
 def build_project(
     project: Path, app: str = "bringup", toolchain: str = "gcc", npu: str = "driver"
 ) -> Path:
@@ -87,6 +106,8 @@ def build_project(
             f"{project}: no CMakePresets.json, so not a generated project",
             hint="generate one first: gen-firmware --pte model.pte -o DIR",
         )
+    if npu == "driver" and app != "bringup":  # bring-up never touches the NPU
+        _require_npu_facts(project)
     if shutil.which("cmake") is None:
         raise KitError("cmake is not installed", hint="apt-get install cmake ninja-build")
     compiler = COMPILERS[toolchain]

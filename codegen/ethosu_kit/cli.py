@@ -29,6 +29,7 @@ COMMANDS: dict[str, str] = {
     "run": "run",
     "simulate": "simulate",
     "lower-example": "lower_example",
+    "new-board": "new_board",
     "import-pack": "import_pack",
 }
 

@@ -1,38 +1,31 @@
-"""Start a board.toml from a CMSIS-Pack device description (.pdsc).
+"""A device's CPU and memory map from a CMSIS-Pack description (.pdsc).
 
-A pack knows the device's processor and memory map (`<memory>` elements, `<algorithm>`
-flash ranges), inherited family -> subFamily -> device. It knows nothing of the
-Ethos-U (kind, base, IRQ) or the console UART: those come from the command line,
-else the written file holds placeholders marked `TODO` that the loader still accepts,
-so `ethosu-kit boards board.toml` shows the result at once.
+cmsis-pack-manager (the `pack` extra) parses the file offline and resolves what a
+device inherits from its family and subFamily; this module only turns its index
+into typed data (`PackDevice`) and drafts board regions from it (`draft_regions`).
 
-Plain `xml.etree` reads the file: cmsis-pack-manager's parser works on its pack
-index cache, which needs downloads; a single local .pdsc needs none.
+What the library's index does not carry: the processor's MVE (Dmve) and clock
+(Dclock). They come back as None ("unknown") and the scaffold marks them TODO.
+A pack never knows the Ethos-U (kind, base, IRQ), the console UART or which
+memories the NPU reaches: those come from a device SVD (`ethosu_kit.svd`), the
+command line, or stay TODO.
 """
 
 from __future__ import annotations
 
 import re
-import xml.etree.ElementTree as ET
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from ethosu_kit.board import RegionKind
-from ethosu_kit.errors import BoardError
-from ethosu_kit.npu_facts import DEFAULT_MACS, DEFAULT_REGISTERS, U55, runs_mode
+from ethosu_kit.errors import BoardError, KitError
 
-# Armv8.1-M cores GCC 12 does not know by -mcpu get the ISA spelled out.
-ARCH = {
-    "cortex-m0": "armv6-m", "cortex-m0+": "armv6-m", "cortex-m1": "armv6-m",
-    "cortex-m3": "armv7-m", "cortex-m4": "armv7e-m", "cortex-m7": "armv7e-m",
-    "cortex-m23": "armv8-m.base", "cortex-m33": "armv8-m.main", "cortex-m35p": "armv8-m.main",
-    "cortex-m52": "armv8.1-m.main", "cortex-m55": "armv8.1-m.main",
-    "cortex-m85": "armv8.1-m.main",
-}  # fmt: skip
-GCC_UNKNOWN = {
-    "cortex-m85": "-march=armv8.1-m.main+mve.fp+fp.dp",
-    "cortex-m52": "-march=armv8.1-m.main+mve.fp+fp.dp",
-}
+# cmsis-pack-manager's access flags -> the CMSIS access letters the pack spells
+_ACCESS_LETTERS = (("read", "r"), ("write", "w"), ("execute", "x"), ("peripheral", "p"),
+                   ("secure", "s"), ("non_secure", "n"), ("non_secure_callable", "c"))  # fmt: skip
+_CORE_RE = re.compile(r"^Cortex(M)(\d+)(Plus|P)?$")
 
 
 @dataclass(frozen=True)
@@ -53,112 +46,134 @@ class PackDevice:
     pack: str  # "Vendor.Name" of the pack
     core: str  # "cortex-m55"
     fpu: bool
-    mve: str  # "", "int", "fp"
+    fpu_dp: bool
+    mve: str | None  # "", "int", "fp"; None: the pack library does not say
     clock_hz: int | None
     memories: tuple[PackMemory, ...]
+    processor: str | None = None  # Pname, on a multi-core device
+    svd: str | None = None  # the <debug svd=...> path, relative to the pack's folder
     skipped: tuple[str, ...] = field(default=())  # memories dropped, and why
 
 
-def _int(text: str | None, what: str, source: str) -> int:
+def _core(name: str) -> str:
+    """cmsis-pack-manager's "CortexM55" / "CortexM0Plus" -> "cortex-m55" / "cortex-m0+"."""
+    m = _CORE_RE.match(name)
+    if not m:
+        return name.lower()
+    suffix = {"Plus": "+", "P": "p"}.get(m.group(3) or "", "")
+    return f"cortex-m{m.group(2)}{suffix}"
+
+
+def _xml_problem(data: bytes) -> str | None:
+    """Why the file is not a pack description, for the message when the library found
+    nothing in it (it skips a malformed file silently). Reads nothing the board uses."""
+    import xml.etree.ElementTree as ET
+
     try:
-        return int((text or "").strip(), 0)
-    except ValueError:
-        raise BoardError(f"{source}: {what}: {text!r} is not a number") from None
-
-
-def _memory(el: ET.Element, source: str) -> PackMemory:
-    name = el.get("name") or el.get("id") or "MEM"
-    ident = el.get("id", "")
-    access = el.get("access") or ("rx" if ident.startswith("IROM") else "rwx")
-    return PackMemory(
-        name=name,
-        start=_int(el.get("start"), f"memory {name!r} start", source),
-        size=_int(el.get("size"), f"memory {name!r} size", source),
-        access=access,
-        default=el.get("default") in ("1", "true"),
-        startup=el.get("startup") in ("1", "true"),
-    )
-
-
-def read_pdsc(path: Path) -> tuple[str, dict[str, ET.Element]]:
-    """(pack name, {device name: element}) of a .pdsc."""
-    source = str(path)
-    try:
-        root = ET.parse(path).getroot()
-    except FileNotFoundError:
-        raise BoardError(f"{source}: no such file") from None
-    except (ET.ParseError, OSError) as exc:
-        raise BoardError(f"{source}: not a readable .pdsc: {exc}") from None
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        return f"not well-formed XML ({exc})"
     if root.tag != "package":
-        raise BoardError(f"{source}: not a CMSIS-Pack description (root <{root.tag}>)")
-    pack = f"{root.findtext('vendor', '?')}.{root.findtext('name', '?')}"
-    devices = {d.get("Dname", ""): d for d in root.iter("device")}
-    return pack, devices
+        return f"not a CMSIS-Pack description (root element <{root.tag}>, expected <package>)"
+    if root.find("devices") is None:
+        return "the <package> has no <devices> element"
+    return None
 
 
-def load_device(path: Path, device: str) -> PackDevice:
-    """The named device with everything its family and subFamily give it."""
-    source = str(path)
-    pack, devices = read_pdsc(path)
-    if device not in devices:
-        raise BoardError(
-            f"{source}: no device {device!r} in pack {pack}",
-            hint=f"devices in this pack: {', '.join(sorted(devices)) or 'none'}",
+def read_pack(path: Path) -> dict[str, dict[str, Any]]:
+    """cmsis-pack-manager's index of one local .pdsc: {device name: device}."""
+    from ethosu_kit.files import MAX_DEVICE_FILE, read_bytes
+
+    data = read_bytes(path, MAX_DEVICE_FILE, BoardError)  # a FIFO or /dev/zero never gets in
+    try:
+        import cmsis_pack_manager
+    except ImportError:
+        raise KitError(
+            "reading a .pdsc needs cmsis-pack-manager, which is not installed",
+            hint="pip install 'ethosu-porting-kit[pack]' (or: pip install cmsis-pack-manager)",
+        ) from None
+    with tempfile.TemporaryDirectory(prefix="ethosu-kit-pack-") as tmp:
+        json_path, data_path = Path(tmp) / "json", Path(tmp) / "data"
+        json_path.mkdir()
+        data_path.mkdir()
+        copy = Path(tmp) / "device.pdsc"  # the library reads what we checked, by a plain name
+        copy.write_bytes(data)
+        cache = cmsis_pack_manager.Cache(True, True, json_path=str(json_path),
+                                         data_path=str(data_path))  # fmt: skip
+        try:
+            cache.add_pack_from_path(str(copy))
+            index: dict[str, dict[str, Any]] = cache.index
+        except Exception as exc:  # the library raises a bare Exception with Rust's trace
+            last = str(exc).strip().strip("'\"").split("\\n")[-1].strip()
+            raise BoardError(f"{path}: cmsis-pack-manager cannot read it: {last}") from None
+    if not index:
+        problem = _xml_problem(data) or "no <device> in it that cmsis-pack-manager can read"
+        raise BoardError(f"{path}: {problem}")
+    return index
+
+
+def _memories(raw: dict[str, Any], processor: str | None) -> list[PackMemory]:
+    found: list[PackMemory] = []
+    for name, mem in raw.get("memories", {}).items():
+        if mem.get("p_name") not in (None, processor):
+            continue  # another core's private memory
+        access = mem.get("access", {})
+        found.append(
+            PackMemory(
+                name=name,
+                start=int(mem["start"]),
+                size=int(mem["size"]),
+                access="".join(letter for key, letter in _ACCESS_LETTERS if access.get(key)),
+                default=bool(mem.get("default")),
+                startup=bool(mem.get("startup")),
+            )
         )
-    # the chain family -> subFamily -> device, outermost first (ElementTree has no parent)
-    root = ET.parse(path).getroot()
-    chain: list[ET.Element] = []
-    for family in root.iter("family"):
-        for el in family.iter("device"):
-            if el.get("Dname") == device:
-                chain = [family]
-                for sub in family.iter("subFamily"):
-                    if el in list(sub.iter("device")):
-                        chain.append(sub)
-                chain.append(el)
-    vendor = ""
-    processor: dict[str, str] = {}
-    memories: dict[tuple[str, int], PackMemory] = {}
-    algorithms: list[tuple[int, int]] = []
-    for level in chain:
-        vendor = level.get("Dvendor", vendor)
-        for p in level.findall("processor"):
-            processor.update(p.attrib)
-        for m in level.findall("memory"):
-            mem = _memory(m, source)
-            memories[(mem.name, mem.start)] = mem  # a deeper level redefines
-        for a in level.findall("algorithm"):
-            algorithms.append(
-                (_int(a.get("start"), "algorithm start", source),
-                 _int(a.get("size"), "algorithm size", source))
-            )  # fmt: skip
-    found = list(memories.values())
-    for start, size in algorithms:
+    for algo in raw.get("algorithms", []):
+        start, size = int(algo["start"]), int(algo["size"])
         if not any(m.start <= start < m.start + m.size for m in found):
             found.append(PackMemory("FLASH", start, size, "rx", False, False, True))
-    core = processor.get("Dcore", "").lower()
-    mve = {"FP_MVE": "fp", "MVE": "int"}.get(processor.get("Dmve", ""), "")
+    return found
+
+
+def load_device(path: Path, device: str, processor: str | None = None) -> PackDevice:
+    """The named device with everything its family and subFamily give it."""
+    index = read_pack(path)
+    if device not in index:
+        raise BoardError(
+            f"{path}: no <device> {device!r} in the pack",
+            hint=f"devices in this pack: {', '.join(sorted(index)) or 'none'}",
+        )
+    raw = index[device]
+    processors = raw.get("processors") or []
+    if not processors:
+        raise BoardError(f"{path}: device {device}: no <processor> element")
+    if processor is None and len(processors) > 1:
+        names = ", ".join(str(p.get("name")) for p in processors)
+        raise BoardError(
+            f"{path}: device {device} has {len(processors)} processors ({names})",
+            hint="name the one the firmware runs on with --processor",
+        )
+    chosen = next((p for p in processors if processor in (None, p.get("name"))), None)
+    if chosen is None:
+        names = ", ".join(str(p.get("name")) for p in processors)
+        raise BoardError(
+            f"{path}: device {device}: no processor {processor!r}", hint=f"processors: {names}"
+        )
+    from_pack = raw.get("from_pack", {})
+    fpu = str(chosen.get("fpu", "None"))
     return PackDevice(
         name=device,
-        vendor=vendor.split(":")[0],
-        pack=pack,
-        core=core,
-        fpu=processor.get("Dfpu", "NO_FPU") not in ("NO_FPU", "0"),
-        mve=mve,
-        clock_hz=_int(processor["Dclock"], "Dclock", source) if "Dclock" in processor else None,
-        memories=tuple(found),
+        vendor=str(raw.get("vendor") or from_pack.get("vendor", "")).split(":")[0],
+        pack=f"{from_pack.get('vendor', '?')}.{from_pack.get('pack', '?')}",
+        core=_core(str(chosen.get("core", ""))),
+        fpu=fpu != "None",
+        fpu_dp=fpu == "DoublePrecision",
+        mve=None,
+        clock_hz=None,
+        memories=tuple(_memories(raw, chosen.get("name"))),
+        processor=chosen.get("name"),
+        svd=chosen.get("svd"),
     )
-
-
-@dataclass(frozen=True)
-class ImportOptions:
-    name: str | None = None  # board name; default from the device name
-    npu_kind: str | None = None  # "ethos-u55"
-    macs: tuple[int, ...] = ()
-    npu_base: int | None = None
-    npu_irq: int | None = None
-    uart_base: int | None = None
-    security: str = "auto"  # "s", "ns", "all", or "auto": secure aliases when the pack has both
 
 
 @dataclass(frozen=True)
@@ -190,17 +205,23 @@ def _kind(mem: PackMemory) -> RegionKind:
     return RegionKind.SRAM
 
 
+def resolve_security(memories: tuple[PackMemory, ...], security: str) -> str:
+    """The aliases to import: "auto" is "s" when the pack lists secure and non-secure
+    aliases, else "all"."""
+    if security != "auto":
+        return security
+    has_s = any("s" in m.access for m in memories)
+    has_n = any("n" in m.access for m in memories)
+    return "s" if has_s and has_n else "all"
+
+
 def draft_regions(device: PackDevice, security: str) -> tuple[list[RegionDraft], list[str]]:
     """Regions for the board file, and what was left out (as comment lines)."""
-    memories = list(device.memories)
-    if security == "auto":
-        has_s = any("s" in m.access for m in memories)
-        has_n = any("n" in m.access for m in memories)
-        security = "s" if has_s and has_n else "all"
+    security = resolve_security(device.memories, security)
     skipped: list[str] = []
     drafts: list[RegionDraft] = []
     used_names: set[str] = set()
-    for mem in sorted(memories, key=lambda m: m.start):
+    for mem in sorted(device.memories, key=lambda m: m.start):
         label = f"{mem.name} 0x{mem.start:08x} size 0x{mem.size:x} access {mem.access}"
         if security == "s" and "n" in mem.access:
             skipped.append(f"{label}: non-secure alias (importing secure addresses)")
@@ -210,6 +231,9 @@ def draft_regions(device: PackDevice, security: str) -> tuple[list[RegionDraft],
             continue
         if mem.size <= 0:
             skipped.append(f"{label}: zero size")
+            continue
+        if mem.start + mem.size > 1 << 32:
+            skipped.append(f"{label}: runs past the 4 GiB address space")
             continue
         clash = next((d for d in drafts if mem.start < d.base + d.size), None)
         if clash is not None:
@@ -243,60 +267,3 @@ def draft_regions(device: PackDevice, security: str) -> tuple[list[RegionDraft],
             )
         )
     return drafts, skipped
-
-
-def render_board_toml(device: PackDevice, options: ImportOptions, pdsc: Path) -> str:
-    """The board.toml text for `device` (validated by the caller with parse_board)."""
-    import jinja2
-
-    from ethosu_kit import __version__
-    from ethosu_kit.paths import templates_dir
-
-    if not device.core.startswith("cortex-m"):
-        raise BoardError(
-            f"{pdsc}: device {device.name}: processor {device.core or '(none)'} is not a Cortex-M"
-        )
-    regions, skipped = draft_regions(device, options.security)
-    if not regions:
-        raise BoardError(f"{pdsc}: device {device.name} has no <memory> the board can use")
-    name = options.name or re.sub(r"[^a-z0-9]+", "-", device.name.lower()).strip("-")
-    kind = options.npu_kind or U55
-    macs = options.macs or (DEFAULT_MACS[kind],)
-    modes = [m for m in DEFAULT_REGISTERS if runs_mode(kind, m)]
-    core = device.core
-    gcc_cpu = GCC_UNKNOWN.get(core, f"-mcpu={core}")
-    float_abi = "-mfloat-abi=hard" if device.fpu else "-mfloat-abi=soft"
-    env = jinja2.Environment(
-        loader=jinja2.FileSystemLoader(templates_dir()),
-        trim_blocks=True,
-        lstrip_blocks=True,
-        keep_trailing_newline=True,
-        undefined=jinja2.StrictUndefined,
-        autoescape=False,
-    )
-    return env.get_template("board.toml.j2").render(
-        version=__version__,
-        pdsc=pdsc.name,
-        device=device,
-        name=name,
-        arch=ARCH.get(core, "armv8.1-m.main"),
-        flags={
-            "gcc": [
-                gcc_cpu,
-                *(["-mtune=cortex-m55"] if core in GCC_UNKNOWN else []),
-                float_abi,
-                "-mthumb",
-            ],
-            "clang": ["--target=arm-none-eabi", f"-mcpu={core}", float_abi, "-mthumb"],
-            "armclang": ["--target=arm-arm-none-eabi", f"-mcpu={core}", float_abi, "-mthumb"],
-        },
-        npu_kind=kind,
-        npu_kind_todo=options.npu_kind is None,
-        macs=list(macs),
-        npu_base=options.npu_base,
-        npu_irq=options.npu_irq,
-        uart_base=options.uart_base,
-        registers=[(m.value, *DEFAULT_REGISTERS[m]) for m in modes],
-        regions=regions,
-        skipped=skipped,
-    )

@@ -63,6 +63,8 @@ class Limit:
 # A .pte is placed in a 32-bit address space; the largest board memory is a few GiB.
 MAX_PTE = Limit("ETHOSU_KIT_MAX_PTE_BYTES", 2 << 30, "a .pte")
 MAX_BOARD = Limit("ETHOSU_KIT_MAX_BOARD_BYTES", 1 << 20, "a board file")
+# A vendor's .pdsc or device SVD: the largest SVDs (every register of a big SoC) are ~30 MiB.
+MAX_DEVICE_FILE = Limit("ETHOSU_KIT_MAX_DEVICE_FILE_BYTES", 64 << 20, "a .pdsc or SVD file")
 # NPU inputs are feature maps of at most a few MiB; an .npz is read member by member.
 MAX_INPUT = Limit("ETHOSU_KIT_MAX_INPUT_BYTES", 256 << 20, "an input file")
 MAX_PLAN = Limit("ETHOSU_KIT_MAX_PLAN_BYTES", 16 << 20, "a memory plan")

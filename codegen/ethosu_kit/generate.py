@@ -29,7 +29,7 @@ from ethosu_kit.exit_codes import EXIT_CODES
 from ethosu_kit.link_layout import FRAGMENT_MARKER, KIT_INFO, VECTORS, LinkLayout, link_layout
 from ethosu_kit.memory_plan import Buffer, MemoryPlan, Role
 from ethosu_kit.model_info import MemoryMode, ModelInfo
-from ethosu_kit.npu_facts import DEFAULT_REGISTERS, Accelerator
+from ethosu_kit.npu_facts import DEFAULT_REGISTERS, NPU_ALIGN, Accelerator
 from ethosu_kit.selftest import SelftestVectors
 
 GENERATOR = "ethosu-kit"
@@ -336,6 +336,7 @@ def _context(
         "marker": FRAGMENT_MARKER,
         "debug_sections": DEBUG_SECTIONS,
         "exit_codes": EXIT_CODES,
+        "npu_align": NPU_ALIGN,
         "model": model,
         "board": board,
         "gen": gen,

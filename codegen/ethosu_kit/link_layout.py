@@ -306,12 +306,11 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
 
 
 def _boot(board: Board, code_region: str, boot_address: int | None) -> tuple[str, int]:
-    """Where the vector table goes: the board's [boot] data when it has it, else the
-    start of the code region."""
+    """Where the vector table goes: the board's [boot] (VTOR at reset), else the start
+    of the code region (a schema-1 board)."""
     address = boot_address
-    if address is None:
-        boot = getattr(board, "boot", None)
-        address = getattr(boot, "vector_address", None) if boot is not None else None
+    if address is None and board.boot is not None:
+        address = board.boot.vector_address
     if address is None:
         return code_region, board.region(code_region).base
     region = board.region_at(address)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -15,8 +16,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "board",
         nargs="?",
-        help="show one board (name, alias, board folder or board.toml path); "
-        "a board folder is validated and any error printed",
+        help="show one board (name, alias, folder or board.toml): its memory map, the "
+        "facts still TODO, its HAL hooks and what it is ready to build; a board file is "
+        "validated and any error printed",
     )
 
 
@@ -68,7 +70,9 @@ def describe(board: Board) -> str:
         f"{'TrustZone, ' if cpu.trustzone else ''}"
         f"caches {'/'.join(c for c, on in (('I', cpu.icache), ('D', cpu.dcache)) if on) or 'none'}"
         f", {cpu.irqs} IRQs, timer {cpu.timer}, {cpu.clock_hz / 1e6:g} MHz",
-        f"  NPU:  {_npus(board)} at 0x{npu.base:08x}, IRQ {npu.irq}, "
+        f"  NPU:  {_npus(board)} at "
+        f"{'TODO' if 'npu.base' in board.todo else f'0x{npu.base:08x}'}, "
+        f"IRQ {'TODO' if 'npu.irq' in board.todo else npu.irq}, "
         f"{'secure' if npu.secure else 'non-secure'}, "
         f"{'privileged' if npu.privileged else 'unprivileged'}",
         f"  console: {board.console.kind}"
@@ -118,11 +122,145 @@ def describe(board: Board) -> str:
     return "\n".join(printable(line) for line in lines) + "\n" + _render(table, modes)
 
 
+# What each blocking TODO stops (the keys board_loader lets be "TODO").
+BLOCKS = {
+    "npu.base": "builds with --npu driver",
+    "npu.irq": "builds with --npu driver",
+    "boot.vector_region": "every build",
+}
+_HEADER_RE = re.compile(r"^\s*\[\[?\s*([A-Za-z0-9_.\"-]+)\s*\]\]?")
+_NAME_LINE_RE = re.compile(r'^\s*name\s*=\s*"([A-Za-z0-9_]+)"')
+_KEY_RE = re.compile(r"^\s*([A-Za-z0-9_-]+)\s*=.*#\s*TODO:\s*(.*)$")
+
+
+def checked_defaults(text: str) -> list[tuple[str, int, str]]:
+    """The `# TODO:` comments of a board.toml: (key, line, note), safe defaults to check.
+
+    A `# TODO:` at the end of a `key = value` line marks that key; one on a line of its
+    own marks the table that follows."""
+    found: list[tuple[str, int, str]] = []
+    table = ""
+    regions = 0
+    pending: list[tuple[int, str]] = []
+    for lineno, line in enumerate(text.splitlines(), 1):
+        stripped = line.strip()
+        header = _HEADER_RE.match(line)
+        if header:
+            table = header.group(1)
+            if stripped.startswith("[["):
+                table = f"{table}[{regions}]"
+                regions += 1
+            found += [(table, n, note) for n, note in pending]
+            pending = []
+            continue
+        if stripped.startswith("# TODO:"):
+            pending.append((lineno, stripped.removeprefix("# TODO:").strip()))
+            continue
+        name = _NAME_LINE_RE.match(line)
+        if name and table.startswith("region["):
+            table = f"{table.split(' ')[0]} {name.group(1)!r}"
+        m = _KEY_RE.match(line)
+        if m and not stripped.startswith("#"):
+            key = f"{table}.{m.group(1)}" if table else m.group(1)
+            found.append((key, lineno, m.group(2).strip()))
+    return found
+
+
+def _source_todos(board: Board) -> list[str]:
+    """TODO lines in the board's own C (stubs new-board wrote)."""
+    from pathlib import Path
+
+    out = []
+    for rel in board.port.sources:
+        try:
+            lines = Path(board.port.path(rel)).read_text(encoding="utf-8").splitlines()
+        except (OSError, UnicodeDecodeError):
+            continue
+        for n, line in enumerate(lines, 1):
+            if "TODO:" in line:
+                note = line[line.index("TODO:") + 5 :].removesuffix("*/").strip()
+                out.append(f"{rel}:{n}: {note}")
+    return out
+
+
+def hooks_table(board: Board) -> list[tuple[str, str, str]]:
+    """(hook, who provides it, what with): the board's own C, the kit's default, or missing."""
+    from pathlib import Path
+
+    from ethosu_kit.board import HOOKS, hal_default
+
+    rows = []
+    for hook in HOOKS:
+        if hook.name in board.port.hooks:
+            rows.append((hook.name, "board", ", ".join(board.port.sources)))
+            continue
+        default = hal_default(board, hook.name)
+        if default.required_because:
+            rows.append((hook.name, "MISSING", f"{default.required_because} needs the board's own"))
+        else:
+            rows.append((hook.name, "kit", ", ".join(Path(s).name for s in default.sources)))
+    return rows
+
+
+def readiness(board: Board) -> list[tuple[str, bool, str]]:
+    """(what, ready, why not) for the builds a porter runs in order."""
+    blocking = list(board.todo)
+    missing = [h for h, who, _ in hooks_table(board) if who == "MISSING"]
+    every = [k for k in blocking if BLOCKS.get(k) == "every build"]
+    base_problem = ", ".join([*(f"{k} is TODO" for k in every),
+                              *(f"hook {h} missing" for h in missing)])  # fmt: skip
+    npu_todo = [k for k in blocking if BLOCKS.get(k) == "builds with --npu driver"]
+    driver_problem = ", ".join(
+        x for x in (base_problem, ", ".join(f"{k} is TODO" for k in npu_todo)) if x
+    )
+    return [
+        ("build --app bringup", not base_problem, base_problem),
+        ("build --app selftest --npu virtual", not base_problem, base_problem),
+        ("build --npu driver (selftest, executor_runner)", not driver_problem, driver_problem),
+        ("ethosu-kit run (QEMU)", board.qemu is not None, "no [qemu] machine" * (not board.qemu)),
+    ]
+
+
+def todo_summary(board: Board, text: str) -> str:
+    """The TODO part of `boards DIR`: blocking facts, defaults to check, TODOs in the C."""
+    lines = []
+    if board.todo:
+        lines.append(f"TODO, blocking ({len(board.todo)}): the kit refuses what needs them")
+        lines += [f"  {k:<24} blocks {BLOCKS.get(k, 'builds that use it')}" for k in board.todo]
+    else:
+        lines.append("TODO, blocking: none")
+    checks = checked_defaults(text)
+    if checks:
+        lines.append(f"TODO, defaults to check ({len(checks)}): safe as written; delete the "
+                     "'# TODO:' once checked")  # fmt: skip
+        lines += [f"  {key:<24} line {n}: {note}" for key, n, note in checks]
+    source = _source_todos(board)
+    if source:
+        lines.append(f"TODO in the board's C ({len(source)}):")
+        lines += [f"  {s}" for s in source]
+    return "\n".join(lines)
+
+
+def report(board: Board) -> str:
+    """`boards DIR`: the board, what is still TODO, its HAL hooks and what it can build."""
+    from pathlib import Path
+
+    from ethosu_kit.files import MAX_BOARD, read_text
+
+    text = read_text(Path(board.source), MAX_BOARD) if Path(board.source).is_file() else ""
+    out = [describe(board).rstrip("\n"), "", todo_summary(board, text), "", "HAL hooks:"]
+    out += [f"  {hook:<11} {who:<8} {what}" for hook, who, what in hooks_table(board)]
+    out.append("ready:")
+    for what, ok, why in readiness(board):
+        out.append(f"  {what:<48} {'yes' if ok else 'no: ' + why}")
+    return "\n".join(out) + "\n"
+
+
 def run(args: argparse.Namespace) -> int:
     from ethosu_kit.board_loader import builtin_boards, load_board
 
     if args.board:
-        print(describe(load_board(args.board)), end="")
+        print(report(load_board(args.board)), end="")
     else:
         print(_list(builtin_boards()), end="")
     return 0

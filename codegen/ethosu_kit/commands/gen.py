@@ -117,18 +117,13 @@ def run(args: argparse.Namespace) -> int:
     from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes
 
     pte_bytes = read_pte_bytes(args.pte)  # once: the plan and the copy are of the same bytes
-    from ethosu_kit.board_loader import load_board
+    from ethosu_kit.board_loader import load_board, require
     from ethosu_kit.memory_plan import PlanOptions
     from ethosu_kit.model_info import MemoryMode
 
     model = model_from_bytes(pte_bytes, str(args.pte))
     board = load_board(args.board)
-    if model.compile_spec is not None:
-        from ethosu_kit.board_checks import npu_base_problem
-
-        problem = npu_base_problem(board)
-        if problem:
-            raise problem
+    require(board, ("boot.vector_region",), "every image (the vector table's place)")
     mode = None  # the planner takes the pte's own mode and refuses a mismatch
     if args.mode:
         try:

@@ -1,0 +1,274 @@
+"""`ethosu-kit new-board` and `boards DIR`: a board folder from a pack + SVD, from an existing
+board, and the TODOs, hooks and readiness `boards` reports. (Building what it drafts with the
+real cross compiler and running it in QEMU: tests/test_fw_new_board.py.)"""
+
+from __future__ import annotations
+
+import shutil
+from dataclasses import asdict
+from pathlib import Path
+
+import pytest
+
+from ethosu_kit.board_loader import load_board
+from ethosu_kit.cli import main
+from ethosu_kit.errors import BoardError
+from ethosu_kit.svd import find_console, find_npu, load_svd, npu_kind, uart_kind
+
+DATA = Path(__file__).parent / "data"
+PDSC = DATA / "test_soc.pdsc"
+SVD = DATA / "test_soc.svd"
+PACK = ["--pack", str(PDSC), "--device", "TestSoC-E7"]
+
+
+def _new(tmp_path: Path, *args: str, name: str = "testsoc", folder: str = "board") -> Path:
+    out = tmp_path / folder
+    assert main(["new-board", name, "-o", str(out), *args]) == 0
+    return out
+
+
+def _error(capsys: pytest.CaptureFixture[str], *argv: str) -> str:
+    """Run a command that must fail; return its one error line (and the hint, if any)."""
+    assert main(list(argv)) != 0
+    err = capsys.readouterr().err.splitlines()
+    assert err and err[0].startswith("error: "), err
+    assert len(err) <= 2 and all(line.startswith("hint: ") for line in err[1:]), err
+    return "\n".join(err)
+
+
+def test_svd_peripherals() -> None:
+    svd = load_svd(SVD)
+    assert svd.cpu is not None
+    assert (svd.cpu.dcache, svd.cpu.icache, svd.cpu.irqs) == (True, True, 96)
+    npu = find_npu(svd)  # ETHOSU_S + ETHOSU_NS are one NPU; the timing adapter is not one
+    assert npu is not None
+    assert (npu.base, npu.base_ns, npu.irq) == (0x58102000, 0x48102000, 56)
+    assert npu_kind(npu) == "ethos-u55"
+    ns = find_npu(svd, secure=False)
+    assert ns is not None and (ns.base, ns.base_ns) == (0x48102000, None)
+    uart0 = find_console(svd, "UART0")
+    assert uart0 is not None and (uart0.base, uart0.base_ns) == (0x59303000, 0x49303000)
+    assert uart_kind(uart0) == "cmsdk-apb"
+    serial2 = find_console(svd, "serial2")
+    assert serial2 is not None and uart_kind(serial2) == "pl011"
+    lpuart = find_console(svd, "LPUART3")
+    assert lpuart is not None and uart_kind(lpuart) is None  # no driver: a custom console
+    with pytest.raises(BoardError, match=r"4 peripherals could be the console UART: LPUART3, "
+                       r"SERIAL2, UART0, UART1") as info:  # fmt: skip
+        find_console(svd)
+    assert info.value.hint and "--console-peripheral" in info.value.hint
+    with pytest.raises(BoardError, match=r"no <peripheral> named 'UART7'"):
+        find_console(svd, "UART7")
+
+
+def test_new_board_from_pack_and_svd(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = _new(tmp_path, *PACK, "--console-peripheral", "UART0", "--npu", "ethos-u55-128")
+    printed = capsys.readouterr().out
+    assert "note: SVD: " in printed and "(named by the pack)" in printed
+    assert "TODO, blocking: none" in printed
+    board = load_board(out)
+    assert board.todo == ()
+    assert (board.cpu.core, board.cpu.fpu, board.cpu.mve) == ("cortex-m55", "dp", "")
+    assert (board.cpu.dcache, board.cpu.icache, board.cpu.irqs) == (True, True, 96)  # the SVD
+    assert board.cpu.trustzone
+    assert (board.npu.base, board.npu.base_ns, board.npu.irq) == (0x58102000, 0x48102000, 56)
+    assert board.npu.kinds == ("ethos-u55",) and board.npu.macs == {"ethos-u55": (128,)}
+    assert (board.console.kind, board.console.base) == ("cmsdk-apb", 0x59303000)
+    assert board.boot is not None and board.boot.vector_region == "ITCM_S"  # startup="1"
+    assert [r.name for r in board.regions] == [
+        "ITCM_S", "BOOT_ROM_S", "DTCM_S", "SRAM0_S", "FLASH", "HYPERRAM_S"]  # fmt: skip
+    text = (out / "board.toml").read_text()
+    assert 'mve = ""  # TODO: the pack library does not report Dmve' in text
+    assert sorted(p.name for p in out.iterdir()) == ["board.toml"]  # every hook has a default
+
+
+def test_unknown_npu_is_a_blocking_todo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    pdsc = tmp_path / "pack" / "test_soc.pdsc"  # the pack without its SVD beside it
+    pdsc.parent.mkdir()
+    shutil.copy(PDSC, pdsc)
+    out = _new(tmp_path, "--pack", str(pdsc), "--device", "TestSoC-E7")
+    printed = capsys.readouterr().out
+    assert "names the SVD test_soc.svd; not found next to the .pdsc" in printed
+    board = load_board(out)
+    assert board.todo == ("npu.base", "npu.irq")
+    assert board.console.kind == "none"
+    assert main(["boards", str(out)]) == 0
+    report = capsys.readouterr().out
+    assert "TODO, blocking (2)" in report
+    assert "npu.base                 blocks builds with --npu driver" in report
+    assert "console.kind" in report and "nothing is printed" in report
+    ready = report[report.index("ready:") :]
+    assert "build --app bringup                              yes" in ready
+    assert "no: npu.base is TODO, npu.irq is TODO" in ready
+    # a blocking TODO survives a copy, and a TODO boot region blocks every build
+    text = (out / "board.toml").read_text()
+    (out / "board.toml").write_text(
+        text.replace('vector_region = "ITCM_S"', 'vector_region = "TODO"')
+    )
+    copy = load_board(_new(tmp_path, "--from", str(out), folder="copy"))
+    assert copy.todo == ("npu.base", "npu.irq", "boot.vector_region")
+    assert main(["boards", str(tmp_path / "copy")]) == 0
+    assert "build --app bringup                              no: boot.vector_region is TODO" in (
+        capsys.readouterr().out
+    )
+
+
+def test_from_builtin_board_round_trips(tmp_path: Path) -> None:
+    for builtin in ("cs300", "cs320"):
+        original = load_board(builtin)
+        copy = load_board(_new(tmp_path, "--from", builtin, name="copy", folder=builtin))
+        a, b = asdict(original), asdict(copy)
+        for key in ("name", "aliases", "description", "source", "port"):
+            a.pop(key), b.pop(key)
+        assert a == b, builtin
+        assert (copy.port.sources, copy.port.hooks) == (original.port.sources, original.port.hooks)
+
+
+def test_from_folder_copies_its_own_code(tmp_path: Path) -> None:
+    src = _new(tmp_path, "--from", "cs300", "--console", "custom", name="mine", folder="mine")
+    (src / "inc").mkdir()
+    (src / "inc" / "pins.h").write_text("#define PINS 1\n")
+    (src / "board.c").write_text('#include "pins.h"\nint kit_board_init(void) { return 0; }\n')
+    toml = (src / "board.toml").read_text()
+    toml = toml.replace('sources = ["console.c"]', 'sources = ["console.c", "board.c"]')
+    toml = toml.replace('include_dirs = ["."]', 'include_dirs = [".", "inc"]')
+    toml = toml.replace('hooks = ["console"]', 'hooks = ["console", "board_init"]')
+    (src / "board.toml").write_text(toml)
+    copy = _new(tmp_path, "--from", str(src), name="copy", folder="copy")
+    board = load_board(copy)
+    assert board.port.hooks == ("console", "board_init")
+    assert (copy / "board.c").read_text() == (src / "board.c").read_text()
+    assert (copy / "inc" / "pins.h").is_file() and (copy / "console.c").is_file()
+
+
+def test_from_board_with_options_and_custom_console(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _new(tmp_path, "--from", "cs300", "--npu", "ethos-u65-256", "--npu-base", "0x40004000",
+               "--npu-irq", "12", "--console", "custom")  # fmt: skip
+    board = load_board(out)
+    assert board.npu.kinds == ("ethos-u65",) and board.npu.macs == {"ethos-u65": (256,)}
+    assert (board.npu.base, board.npu.base_ns, board.npu.irq) == (0x40004000, None, 12)
+    assert board.console.kind == "custom"
+    assert board.port.hooks == ("console",) and board.port.sources == ("console.c",)
+    stub = (out / "console.c").read_text()
+    assert "int kit_hal_console_init(void)" in stub and "void kit_hal_console_putc(char c)" in stub
+    capsys.readouterr()
+    assert main(["boards", str(out)]) == 0
+    report = capsys.readouterr().out
+    assert "console     board    console.c" in report
+    assert "TODO in the board's C (2):" in report and "console.c:" in report
+
+
+def test_existing_folder_is_not_overwritten(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    out = _new(tmp_path, "--from", "cs300")
+    (out / "notes.txt").write_text("mine")
+    (out / "board.toml").write_text("# my edits\n")
+    err = _error(capsys, "new-board", "x", "-o", str(out), "--from", "cs300")
+    assert f"error: {out}: exists and is not empty" in err and "--force" in err
+    assert (out / "board.toml").read_text() == "# my edits\n"
+    assert main(["new-board", "x", "-o", str(out), "--from", "cs300", "--force"]) == 0
+    assert (out / "notes.txt").read_text() == "mine"  # --force replaces only its own files
+    assert load_board(out).name == "x"
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["Bad_Name", "--from", "cs300"], "board name 'Bad_Name': use lower case"),
+        (["x"], "new-board needs a CPU and memory map to start from"),
+        (["x", "--from", "cs300", *PACK], "--from and --pack both given"),
+        (["x", "--pack", str(PDSC)], "--pack needs --device NAME"),
+        (["x", "--pack", str(PDSC), "--device", "Nope"], "no <device> 'Nope' in the pack"),
+        (["x", "--from", "cs300", "--npu", "ethos-u55-512"], "ethos-u55 has no 512-MAC"),
+        (["x", "--from", "cs300", "--npu", "ethos-u99"], "not an Ethos-U"),
+        (["x", "--from", "cs300", "--console", "pl011"], "--console pl011 needs --console-base"),
+        (["x", "--from", "cs300", "--console", "uart"], "--console 'uart': not a console kind"),
+        (["x", "--from", "cs300", "--console-peripheral", "UART0"], "give --svd"),
+        (["x", *PACK], "4 peripherals could be the console UART"),
+        (["x", *PACK, "--console-peripheral", "UART9"], "no <peripheral> named 'UART9'"),
+        (["x", "--from", "cs300", "--npu-irq", "500"], "the drafted board is not valid"),
+        (["x", "--from", "nope"], "unknown board 'nope'"),
+    ],
+)
+def test_bad_arguments(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], args: list[str], message: str
+) -> None:
+    out = tmp_path / "board"
+    err = _error(capsys, "new-board", args[0], "-o", str(out), *args[1:])
+    assert message in err
+    assert not out.exists()  # nothing half-written
+
+
+def test_bad_pack_and_svd_files(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    broken = tmp_path / "broken.pdsc"
+    broken.write_text(PDSC.read_text()[:-40])
+    err = _error(capsys, "new-board", "x", "-o", str(tmp_path / "a"), "--pack", str(broken),
+                 "--device", "TestSoC-E7")  # fmt: skip
+    assert f"error: {broken}: not well-formed XML" in err and "line" in err
+    svd_as_pack = _error(capsys, "new-board", "x", "-o", str(tmp_path / "b"), "--pack", str(SVD),
+                         "--device", "TestSoC-E7")  # fmt: skip
+    assert "not a CMSIS-Pack description (root element <device>" in svd_as_pack
+    bad_svd = tmp_path / "bad.svd"
+    bad_svd.write_text(SVD.read_text().replace("</peripherals>", ""))
+    err = _error(capsys, "new-board", "x", "-o", str(tmp_path / "c"), *PACK, "--svd", str(bad_svd))
+    assert f"error: {bad_svd}: not well-formed XML" in err
+    pack_as_svd = _error(capsys, "new-board", "x", "-o", str(tmp_path / "d"), *PACK, "--svd",
+                         str(PDSC))  # fmt: skip
+    assert "not a CMSIS-SVD file (root element <package>" in pack_as_svd
+    two_npus = tmp_path / "two.svd"
+    two_npus.write_text(SVD.read_text().replace("<name>ETHOSU_TA0</name>", "<name>NPU1</name>"))
+    err = _error(capsys, "new-board", "x", "-o", str(tmp_path / "e"), *PACK, "--svd",
+                 str(two_npus), "--console-peripheral", "UART0")  # fmt: skip
+    assert "2 peripherals could be the NPU: ETHOSU, NPU1" in err and "--npu-peripheral" in err
+    missing = _error(capsys, "new-board", "x", "-o", str(tmp_path / "f"), "--pack",
+                     str(tmp_path / "none.pdsc"), "--device", "D")  # fmt: skip
+    assert "none.pdsc: no such file" in missing
+    assert not any((tmp_path / x).exists() for x in "abcdef")
+
+
+def test_hostile_pack_strings_stay_data(tmp_path: Path) -> None:
+    """A device name with quotes and a newline lands escaped in strings and comments."""
+    evil = 'TestSoC-E7"\n[npu]\nbase = 0'
+    pdsc = tmp_path / "evil.pdsc"
+    escaped = 'Dname="TestSoC-E7&quot;&#10;[npu]&#10;base = 0"'
+    pdsc.write_text(PDSC.read_text().replace('Dname="TestSoC-E7"', escaped))
+    out = _new(tmp_path, "--pack", str(pdsc), "--device", evil, "--npu-base", "0x40000000",
+               "--npu-irq", "3", "--console", "semihosting")  # fmt: skip
+    board = load_board(out)
+    assert evil in board.description and board.npu.base == 0x40000000
+
+
+_PACK_HEAD = """<?xml version="1.0" encoding="UTF-8"?>
+<package schemaVersion="1.7.7"><vendor>V</vendor><name>N_DFP</name><description>d</description>
+<url>https://example.invalid/</url><releases><release version="1.0.0">r</release></releases>
+<devices><family Dfamily="F" Dvendor="V:0">"""
+_PACK_TAIL = "</family></devices></package>"
+
+
+def test_multi_core_device_and_unsupported_core(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    pdsc = tmp_path / "dual.pdsc"
+    pdsc.write_text(
+        _PACK_HEAD
+        + """<device Dname="DUAL">
+      <processor Pname="HP" Dcore="Cortex-M55" Dfpu="DP_FPU"/>
+      <processor Pname="HE" Dcore="Cortex-M55" Dfpu="DP_FPU"/>
+      <memory name="ITCM_HP" access="rwx" start="0x00000000" size="0x40000" Pname="HP" startup="1"/>
+      <memory name="ITCM_HE" access="rwx" start="0x00000000" size="0x10000" Pname="HE" startup="1"/>
+      <memory name="SRAM0" access="rwx" start="0x02000000" size="0x400000"/>
+    </device>
+    <device Dname="OLD"><processor Dcore="Cortex-M0+" Dfpu="NO_FPU"/>
+      <memory name="RAM" access="rwx" start="0x20000000" size="0x1000"/></device>"""
+        + _PACK_TAIL
+    )
+    args = ["--pack", str(pdsc), "--npu-base", "0x40000000", "--npu-irq", "1", "--console", "none"]
+    err = _error(capsys, "new-board", "x", "-o", str(tmp_path / "a"), *args, "--device", "DUAL")
+    assert "device DUAL has 2 processors (HP, HE)" in err and "--processor" in err
+    board = load_board(_new(tmp_path, *args, "--device", "DUAL", "--processor", "HE"))
+    assert [(r.name, r.size) for r in board.regions] == [("ITCM_HE", 0x10000), ("SRAM0", 0x400000)]
+    err = _error(capsys, "new-board", "x", "-o", str(tmp_path / "b"), *args, "--device", "OLD")
+    assert "processor cortex-m0+ is not a core the kit builds for" in err
