@@ -77,6 +77,7 @@ from ethosu_kit.board import (
     Qemu,
     RegionKind,
 )
+from ethosu_kit.board_checks import check_board
 from ethosu_kit.cores import CORES, FPU_KINDS, MVE_KINDS, TOOLCHAINS, check_config, cpu_flags
 from ethosu_kit.errors import BoardError
 from ethosu_kit.model_info import MemoryMode
@@ -620,7 +621,7 @@ def parse_board(text: str, source: str, folder: Path | None = None) -> Board:
         port = _schema1_port(folder / glue if glue else folder)
     aliases = tuple(t.str_list("aliases", []))
     description = t.str_("description", "")
-    return Board(
+    board = Board(
         name,
         aliases,
         description,
@@ -636,6 +637,8 @@ def parse_board(text: str, source: str, folder: Path | None = None) -> Board:
         glue=dict(t.table("glue", required=False).data),
         todo=todo,
     )
+    check_board(board)  # plausible addresses, safe flags and text, port paths inside
+    return board
 
 
 def load_board_file(path: Path) -> Board:
