@@ -259,7 +259,8 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
     d = Draft(
         name=name,
         origin=[f"from pack {device.pack} ({where})"],
-        description=f"{device.vendor} {device.name} (from {device.pack})",
+        # a board's description is one printable line: the pack's strings may not be
+        description=comment(f"{device.vendor} {device.name} (from {device.pack})"),
         core=core.name,
         fpu=fpu,
         dcache_line=core.dcache_line,
@@ -291,7 +292,7 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
         d.regions.append(
             RegionFacts(
                 r.name, r.kind.value, r.base, r.size, r.on_chip, r.volatile, True, r.npu,
-                r.executable, r.writable, True, r.note,
+                r.executable, r.writable, True, comment(r.note),
                 todo="guessed from the memory's name and access: can the NPU's AXI masters "
                 "reach it?" if guessed else "",
             )
