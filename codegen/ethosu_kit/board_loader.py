@@ -85,6 +85,7 @@ from ethosu_kit.board import (
     RegionKind,
     RegionPlace,
 )
+from ethosu_kit.board_checks import check_board
 from ethosu_kit.cores import CORES, FPU_KINDS, MVE_KINDS, TOOLCHAINS, check_config, cpu_flags
 from ethosu_kit.errors import BoardError
 from ethosu_kit.model_info import MemoryMode
@@ -707,7 +708,7 @@ def parse_board(
         port = _schema1_port(folder / glue if glue else folder)
     aliases = tuple(t.str_list("aliases", []))
     description = t.str_("description", "")
-    return Board(
+    board = Board(
         name,
         aliases,
         description,
@@ -725,6 +726,8 @@ def parse_board(
         glue=dict(t.table("glue", required=False).data),
         todo=todo,
     )
+    check_board(board)  # plausible addresses, safe flags and text, port paths inside
+    return board
 
 
 def load_board_file(path: Path, *, qemu_layout: bool = False) -> Board:

@@ -13,9 +13,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
-#include <arm_acle.h>
-#endif
 
 /* ---- register file ---------------------------------------------------------------------- */
 
@@ -779,36 +776,6 @@ static void wcache_add(const struct weight_order *g, const uint8_t *stream, size
 #define wcache_find(g, stream, len, ws_size) ((const int16_t *)NULL)
 #define wcache_add(g, stream, len, weights, nweights, need) ((void)0)
 #endif
-
-/* Sum of a[i] * b[i] for 16-bit operands whose sum fits 32 bits (a widening dot product). */
-static int32_t dot16(const int16_t *a, const int16_t *b, size_t n)
-{
-    int32_t sum = 0;
-#if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
-    /* Cortex-M with DSP: SMLAD, two products per instruction, four per iteration (1.75
-     * instructions a product instead of 4; under QEMU too) */
-    int32_t sum2 = 0;
-    for (; n >= 4u; n -= 4u, a += 4, b += 4)
-    {
-        int16x2_t a0;
-        int16x2_t a1;
-        int16x2_t b0;
-        int16x2_t b1;
-        memcpy(&a0, a, sizeof(a0));
-        memcpy(&a1, a + 2, sizeof(a1));
-        memcpy(&b0, b, sizeof(b0));
-        memcpy(&b1, b + 2, sizeof(b1));
-        sum = __smlad(a0, b0, sum);
-        sum2 = __smlad(a1, b1, sum2);
-    }
-    sum += sum2;
-#endif
-    for (; n > 0u; n--)
-    {
-        sum += (int32_t)*a++ * (int32_t)*b++;
-    }
-    return sum;
-}
 
 /* The error of a workspace too small for the decoded weights (`fixed`) and `what` after them. */
 static int short_of_workspace(struct run *run, size_t fixed, const char *what, size_t extra, size_t ws_size)
