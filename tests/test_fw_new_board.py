@@ -5,6 +5,8 @@ real cross compiler, passes check-elf and runs in QEMU; its custom-console stub 
 
 from __future__ import annotations
 
+import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -83,6 +85,16 @@ def test_blocking_todos_stop_what_needs_them(
     project = _gen(pte_u55_shared, board, tmp_path / "fw")  # the bring-up does not need them
     with pytest.raises(KitError, match=r"npu\.base, npu\.irq still TODO, and --npu driver"):
         build_project(project, app="selftest", npu="driver")
+    if shutil.which("cmake") and shutil.which("arm-none-eabi-gcc"):
+        # a CMake user's build (no ethosu-kit build in between) stops at configure, too
+        configure = subprocess.run(
+            ["cmake", "--preset", "gcc", "-DETHOSU_KIT_APP=selftest", "-DETHOSU_KIT_NPU=driver"],
+            cwd=project, capture_output=True, text=True, check=False,
+        )  # fmt: skip
+        assert configure.returncode != 0
+        assert "npu.base, npu.irq still TODO, and NPU driver needs them" in " ".join(
+            configure.stderr.split()
+        )
     text = (board / "board.toml").read_text()
     (board / "board.toml").write_text(
         text.replace('vector_region = "ITCM_S"', 'vector_region = "TODO"')

@@ -28,6 +28,7 @@ COMMANDS: dict[str, str] = {
     "build": "build",
     "run": "run",
     "simulate": "simulate",
+    "compare": "compare",
     "lower-example": "lower_example",
     "new-board": "new_board",
     "import-pack": "import_pack",

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +66,7 @@ class Draft:
     core: str = ""
     fpu: str = "none"
     mve: str = ""
+    dsp: bool = True
     dcache: bool = False
     icache: bool = False
     dcache_line: int = 32
@@ -74,6 +75,7 @@ class Draft:
     timer: str = "systick"
     clock_hz: int = 25_000_000
     flags: dict[str, list[str]] = field(default_factory=dict)
+    cpu_extra: dict[str, Any] = field(default_factory=dict)  # [cpu] keys this module does not know
     # [npu]
     npu_kinds: list[str] = field(default_factory=list)
     npu_macs: dict[str, list[int]] = field(default_factory=dict)
@@ -142,20 +144,19 @@ def _port_files(board: Board) -> dict[str, bytes]:
     return files
 
 
-_CPU_KEYS = ("core", "fpu", "mve", "dcache", "icache", "dcache_line", "trustzone", "irqs",
-             "timer", "clock_hz")  # fmt: skip
-
-
 def draft_from_board(board: Board, name: str) -> Draft:
     """Every fact of `board`, for a new board that starts as its copy."""
+    from ethosu_kit.board import Cpu
     from ethosu_kit.cores import TOOLCHAINS, cpu_flags
 
     cpu, npu, console = board.cpu, board.npu, board.console
     flags = {
         tc: list(cpu.flags[tc])
         for tc in TOOLCHAINS
-        if tc in cpu.flags and cpu.flags[tc] != cpu_flags(cpu.core, cpu.fpu, cpu.mve, tc)
+        if tc in cpu.flags and cpu.flags[tc] != cpu_flags(cpu.core, cpu.fpu, cpu.mve, tc, cpu.dsp)
     }
+    cpu_keys = [f.name for f in fields(Cpu) if f.name not in ("arch", "flags")]
+    draft_keys = {f.name for f in fields(Draft)}
     registers: dict[str, dict[str, tuple[int, tuple[int, ...]]]] = {}
     for (kind, mode), regs in npu.registers.items():
         registers.setdefault(kind, {})[mode] = (regs.qconfig, tuple(regs.regioncfg))
@@ -170,7 +171,10 @@ def draft_from_board(board: Board, name: str) -> Draft:
         name=name,
         origin=[f"from board {board.name} ({board.source})"],
         description=f"{board.description} (drafted from {board.name})".strip(),
-        **{key: getattr(cpu, key) for key in _CPU_KEYS},  # the [cpu] keys are Cpu's fields
+        # [cpu] is Cpu's fields (arch and flags derive from them): every one is copied,
+        # those this module has no Draft field for through cpu_extra
+        **{k: getattr(cpu, k) for k in cpu_keys if k in draft_keys},
+        cpu_extra={k: getattr(cpu, k) for k in cpu_keys if k not in draft_keys},
         flags=flags,
         npu_kinds=list(npu.kinds),
         npu_macs={k: list(v) for k, v in npu.macs.items()},
@@ -271,6 +275,10 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
     if core.trustzone and security == "all":
         d.todo["cpu.trustzone"] = "the pack lists no secure/non-secure aliases: true if the " \
             "core has the Security Extension"  # fmt: skip
+    if core.dsp_optional:
+        d.dsp = False
+        d.todo["cpu.dsp"] = "the pack library does not report Ddsp: true if the core has the " \
+            "DSP extension (faster kernels); false is safe"  # fmt: skip
     d.todo["cpu.clock_hz"] = "the pack library does not report Dclock (used for times only)"
     d.npu_secure = security != "ns"
     for r in regions:
@@ -324,6 +332,9 @@ def apply_svd(d: Draft, svd: SvdDevice, choices: Choices) -> None:
                 if value is not None:
                     setattr(d, key, value)
                     d.todo.pop(f"cpu.{key}", None)
+        if core.dsp_optional and svd.cpu.dsp is not None:
+            d.dsp = svd.cpu.dsp
+            d.todo.pop("cpu.dsp", None)
         if svd.cpu.irqs:
             d.irqs = min(svd.cpu.irqs, core.max_irqs)
         if core.trustzone and svd.cpu.sau_regions:

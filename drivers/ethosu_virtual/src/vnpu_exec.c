@@ -13,9 +13,6 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <string.h>
-#if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
-#include <arm_acle.h>
-#endif
 
 /* ---- register file ---------------------------------------------------------------------- */
 
@@ -515,6 +512,8 @@ static int op_elementwise(struct run *run, uint32_t mode)
     int wide = ifm.elem == 4 || ofm.elem == 4;
     uint32_t oscale = wide ? 1u : W1(OFM_SCALE);
     unsigned oshift = P1(OFM_SCALE) & 0x3fu;
+    struct vnpu_rescaler out_scale;
+    vnpu_rescaler_init(&out_scale, oscale, oshift, oround);
 
     /* each pixel addressed once; its channels by fm_chan (NHWC or NHCWB16) */
     int ka = ifm.elem * 2 + ifm.is_signed;
@@ -579,7 +578,7 @@ static int op_elementwise(struct run *run, uint32_t mode)
                     res = a < 0 ? -a : a;
                     break;
                 }
-                store_elem(po + fm_chan(&ofm, c), ofm.elem, out_value(&o, vnpu_rescale(res, oscale, oshift, oround)));
+                store_elem(po + fm_chan(&ofm, c), ofm.elem, out_value(&o, vnpu_rescale_by(&out_scale, res)));
             }
         }
     }
@@ -778,36 +777,6 @@ static void wcache_add(const struct weight_order *g, const uint8_t *stream, size
 #define wcache_add(g, stream, len, weights, nweights, need) ((void)0)
 #endif
 
-/* Sum of a[i] * b[i] for 16-bit operands whose sum fits 32 bits (a widening dot product). */
-static int32_t dot16(const int16_t *a, const int16_t *b, size_t n)
-{
-    int32_t sum = 0;
-#if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
-    /* Cortex-M with DSP: SMLAD, two products per instruction, four per iteration (1.75
-     * instructions a product instead of 4; under QEMU too) */
-    int32_t sum2 = 0;
-    for (; n >= 4u; n -= 4u, a += 4, b += 4)
-    {
-        int16x2_t a0;
-        int16x2_t a1;
-        int16x2_t b0;
-        int16x2_t b1;
-        memcpy(&a0, a, sizeof(a0));
-        memcpy(&a1, a + 2, sizeof(a1));
-        memcpy(&b0, b, sizeof(b0));
-        memcpy(&b1, b + 2, sizeof(b1));
-        sum = __smlad(a0, b0, sum);
-        sum2 = __smlad(a1, b1, sum2);
-    }
-    sum += sum2;
-#endif
-    for (; n > 0u; n--)
-    {
-        sum += (int32_t)*a++ * (int32_t)*b++;
-    }
-    return sum;
-}
-
 /* The error of a workspace too small for the decoded weights (`fixed`) and `what` after them. */
 static int short_of_workspace(struct run *run, size_t fixed, const char *what, size_t extra, size_t ws_size)
 {
@@ -822,8 +791,7 @@ static int short_of_workspace(struct run *run, size_t fixed, const char *what, s
 struct chan_rec
 {
     int64_t bias;
-    uint32_t scale;
-    uint32_t shift;
+    struct vnpu_rescaler rescale;
 };
 
 /* ---- CONV / DEPTHWISE ------------------------------------------------------------------- */
@@ -945,9 +913,9 @@ static int op_conv(struct run *run, int depthwise)
                         ((uint64_t)rec[3] << 24) | ((uint64_t)rec[4] << 32);
         chans[oc].bias =
             (braw & ((uint64_t)1 << 39)) ? (int64_t)(braw | ~(((uint64_t)1 << 40) - 1u)) : (int64_t)braw;
-        chans[oc].scale =
+        uint32_t scale =
             (uint32_t)rec[5] | ((uint32_t)rec[6] << 8) | ((uint32_t)rec[7] << 16) | ((uint32_t)rec[8] << 24);
-        chans[oc].shift = rec[9] & 0x3fu;
+        vnpu_rescaler_init(&chans[oc].rescale, scale, rec[9] & 0x3fu, round);
     }
     int no_bias = (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NO_BIAS) != 0;
     /* 8-bit IFM minus a zero point in [-256, 256] and 9-bit weights: 16-bit operands */
@@ -1062,7 +1030,7 @@ static int op_conv(struct run *run, int depthwise)
                         acc += sum;
                     }
                 }
-                store_elem(po + fm_chan(&ofm, oc), ofm.elem, out_value(&o, vnpu_rescale(acc, ch->scale, ch->shift, round)));
+                store_elem(po + fm_chan(&ofm, oc), ofm.elem, out_value(&o, vnpu_rescale_by(&ch->rescale, acc)));
             }
         }
     }

@@ -150,14 +150,58 @@ void vnpu_error(struct vnpu_env *env, const struct vnpu_isa *isa, uint32_t code,
  * rescale(v, m, s, mode): the product v*m exactly (up to 96 bits), plus the mode's
  * rounding constant, arithmetically shifted right by s.
  */
+/* The mode after the mutations (a mutant NPU's NATURAL rounding floors). */
+static int effective_mode(int mode)
+{
+    if ((vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NATURAL_FLOOR) && mode == ROUND_NATURAL)
+    {
+        return ROUND_FLOOR;
+    }
+    return mode;
+}
+
+/* The rounding constant c of (p + c) >> s for a product of that sign, when p and c fit 63 bits. */
+static int64_t round_const(unsigned s, int mode, int p_negative)
+{
+    if (s == 0)
+    {
+        return 0;
+    }
+    if (mode == ROUND_NATURAL)
+    {
+        return (int64_t)1 << (s - 1);
+    }
+    if (mode == ROUND_DBL)
+    {
+        int64_t c = (int64_t)1 << (s - 1);
+        if (s > 31)
+        {
+            c += p_negative ? -((int64_t)1 << 30) : ((int64_t)1 << 30);
+        }
+        return c;
+    }
+    if (mode == ROUND_TRUNCATE && p_negative)
+    {
+        return ((int64_t)1 << s) - 1;
+    }
+    return 0;
+}
+
+void vnpu_rescaler_init(struct vnpu_rescaler *r, uint32_t m, unsigned s, int mode)
+{
+    r->m = m;
+    r->s = s;
+    r->mode = mode;
+    r->fast = s <= 61;
+    r->c_pos = r->fast ? round_const(s, effective_mode(mode), 0) : 0;
+    r->c_neg = r->fast ? round_const(s, effective_mode(mode), 1) : 0;
+}
+
 int64_t vnpu_rescale(int64_t v, uint32_t m, unsigned s, int mode)
 {
     uint64_t mag = v < 0 ? (uint64_t)0 - (uint64_t)v : (uint64_t)v;
     int negative = v < 0 && m != 0;
-    if ((vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NATURAL_FLOOR) && mode == ROUND_NATURAL)
-    {
-        mode = ROUND_FLOOR;
-    }
+    mode = effective_mode(mode);
     /* |v| < 2^30 and m < 2^32: the product and the rounding constant fit in 63 bits */
     if ((mag >> 30) == 0 && s <= 61)
     {
@@ -166,28 +210,7 @@ int64_t vnpu_rescale(int64_t v, uint32_t m, unsigned s, int mode)
         {
             p = -p;
         }
-        if (s == 0)
-        {
-            return p;
-        }
-        int64_t c = 0;
-        if (mode == ROUND_NATURAL)
-        {
-            c = (int64_t)1 << (s - 1);
-        }
-        else if (mode == ROUND_DBL)
-        {
-            c = (int64_t)1 << (s - 1);
-            if (s > 31)
-            {
-                c += p >= 0 ? ((int64_t)1 << 30) : -((int64_t)1 << 30);
-            }
-        }
-        else if (mode == ROUND_TRUNCATE)
-        {
-            c = p < 0 ? ((int64_t)1 << s) - 1 : 0;
-        }
-        return (p + c) >> s;
+        return (p + round_const(s, mode, p < 0)) >> s;
     }
     /* 128-bit two's complement: hi:lo */
     uint64_t a_lo = mag & 0xffffffffu;
