@@ -82,6 +82,16 @@ def test_new_board_from_pack_and_svd(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert sorted(p.name for p in out.iterdir()) == ["board.toml"]  # every hook has a default
 
 
+def test_svd_uart_without_a_kit_driver_gets_a_stub(tmp_path: Path) -> None:
+    out = _new(tmp_path, *PACK, "--console-peripheral", "LPUART3")
+    board = load_board(out)
+    assert board.console.kind == "custom" and board.port.hooks == ("console",)
+    stub = (out / "console.c").read_text()
+    assert "#define BOARD_CONSOLE_BASE 0x5930b000u" in stub and "LPUART3" in stub
+    pl011 = load_board(_new(tmp_path, *PACK, "--console-peripheral", "SERIAL2", folder="p"))
+    assert (pl011.console.kind, pl011.console.base) == ("pl011", 0x5930A000)
+
+
 def test_unknown_npu_is_a_blocking_todo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pdsc = tmp_path / "pack" / "test_soc.pdsc"  # the pack without its SVD beside it
     pdsc.parent.mkdir()
@@ -249,6 +259,13 @@ def test_hostile_pack_strings_stay_data(tmp_path: Path) -> None:
                "--npu-irq", "3", "--console", "semihosting")  # fmt: skip
     board = load_board(out)
     assert evil in board.description and board.npu.base == 0x40000000
+    # an SVD peripheral name lands in the C stub's comment: it cannot end the comment
+    svd = tmp_path / "evil.svd"
+    svd.write_text(SVD.read_text().replace("<name>LPUART3</name>", "<name>U3*/ int x; /*</name>"))
+    stub = _new(tmp_path, *PACK, "--svd", str(svd), "--console-peripheral", "U3*/ int x; /*",
+                folder="stub")  # fmt: skip
+    text = (stub / "console.c").read_text()
+    assert "int x;" in text and "*/ int x" not in text
 
 
 _PACK_HEAD = """<?xml version="1.0" encoding="UTF-8"?>

@@ -118,6 +118,11 @@ def comment(text: str) -> str:
     return _CONTROL_RE.sub(" ", text).strip()
 
 
+def c_comment(text: str) -> str:
+    """Text safe inside a C block comment: one line, and no */ to end it early."""
+    return comment(text).replace("*/", "* /").replace("/*", "/ *")
+
+
 # -- from an existing board --------------------------------------------------------------
 
 
@@ -491,6 +496,7 @@ def _environment() -> Any:
     )
     env.filters["toml"] = toml_value
     env.filters["comment"] = comment
+    env.filters["c_comment"] = c_comment
     env.filters["toml_key"] = toml_key
     env.filters["hex"] = lambda n: f"0x{n:08x}"
     return env

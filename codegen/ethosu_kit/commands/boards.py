@@ -87,6 +87,7 @@ def describe(board: Board) -> str:
         + (
             f"{board.qemu.machine} -cpu {board.qemu.cpu}"
             + (f" (stand-in: {board.qemu.stand_in})" if board.qemu.stand_in else "")
+            + (" [images: gen --qemu-stand-in]" if board.qemu.layout else "")
             if board.qemu
             else "no machine (build and check only)"
         ),
