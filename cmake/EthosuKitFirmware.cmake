@@ -297,6 +297,7 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
     "${kit}/sdk/src/log.c"
     "${kit}/sdk/src/alloc.c"
     "${kit}/sdk/src/usage.c"
+    "${kit}/sdk/src/semihosting_files.c"
     "${kit}/sdk/src/timing.c"
     "${kit}/sdk/src/irq.c"
     "${kit}/sdk/src/kit_info.c"
@@ -306,8 +307,22 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
     "${gdir}/kit_network.S")
   target_include_directories(${lib} PUBLIC
     "${kit}/sdk/include" ${hal_includes} ${ETHOSU_KIT_PORT_INCLUDE_DIRS} "${gdir}")
+  target_compile_definitions(${lib} PRIVATE "KIT_QEMU_MACHINE=\"${ETHOSU_KIT_QEMU_MACHINE}\"")
+  # Semihosting file I/O with the host (ethosu-kit run --inputs/-o): a BKPT that faults
+  # on hardware without a debugger, so images for such boards turn it off.
+  if(NOT DEFINED ETHOSU_KIT_HOST_IO OR ETHOSU_KIT_HOST_IO)
+    target_compile_definitions(${lib} PRIVATE KIT_HOST_IO=1)
+  else()
+    target_compile_definitions(${lib} PRIVATE KIT_HOST_IO=0)
+  endif()
   # .incbin finds model.pte through the include path; rebuild when it changes.
   set_source_files_properties("${gdir}/kit_network.S" PROPERTIES OBJECT_DEPENDS "${gdir}/model.pte")
+  # Method inputs compiled in (gen --inputs): placed by the plan, in every app's image.
+  if(EXISTS "${gdir}/kit_input_data.S")
+    target_sources(${lib} PRIVATE "${gdir}/kit_input_data.S")
+    file(GLOB input_bins "${gdir}/kit_input_data_*.bin")
+    set_source_files_properties("${gdir}/kit_input_data.S" PROPERTIES OBJECT_DEPENDS "${input_bins}")
+  endif()
   # The NPU self-test's vectors, when the plan places them (gen --app selftest): in every
   # app's image, since the plan (and the linker script's checks) count them.
   if(EXISTS "${gdir}/kit_selftest_vectors.S")

@@ -124,3 +124,67 @@ def test_bench_runner_ram(
     else:
         print("ELF: not linked (EXECUTORCH_ROOT/ETHOSU_DRIVER_ROOT/CMSIS_ROOT unset): plan figures")
     assert pools >= need, "the plan must cover the model's need"
+
+
+def _elf_ram(elf: Path, plan: dict[str, Any]) -> tuple[int, int]:
+    """(whole-ELF RAM, of it the virtual NPU's working memory): every writable or
+    zero-init allocated section in RAM, free-space markers and read-only data excluded."""
+    from elftools.elf.elffile import ELFFile
+
+    ram_regions = [r for r in plan["regions"] if r.get("volatile", True)]
+    total = vnpu = 0
+    with elf.open("rb") as f:
+        for sec in ELFFile(f).iter_sections():
+            flags = sec["sh_flags"]
+            if not flags & 0x2 or sec["sh_size"] == 0 or flags & 0x4:
+                continue
+            if sec.name.endswith(".unused_space"):
+                continue
+            if sec["sh_type"] != "SHT_NOBITS" and not flags & 0x1:
+                continue
+            addr = sec["sh_addr"]
+            if any(r["base"] <= addr < r["base"] + r["size"] for r in ram_regions):
+                total += sec["sh_size"]
+                if "vnpu_workspace" in sec.name:
+                    vnpu += sec["sh_size"]
+    return total, vnpu
+
+
+@pytest.mark.parametrize("fixture", ["pte_u55_shared", "pte_u65_dedicated"])
+def test_bench_runner_ram_with_measured_stack_and_heap(
+    request: pytest.FixtureRequest, tmp_path: Path, fixture: str
+) -> None:
+    """Whole-ELF RAM against the model's need + the measured stack and heap (goal
+    <= 1.10x), before (16 KiB stack, 32 KiB heap) and after `--stack auto --heap auto`.
+    Needs the checkouts (the executor_runner) and QEMU (the measurement)."""
+    from ethosu_kit import usage
+    from ethosu_kit.build import build_project
+
+    if not all(os.environ.get(n) for n in EXTERNALS):
+        pytest.skip("the executor_runner needs EXECUTORCH_ROOT, ETHOSU_DRIVER_ROOT, CMSIS_ROOT")
+    pte: Path = request.getfixturevalue(fixture)
+    project = generate(pte, tmp_path / "fw", "--npu", "virtual")
+    m = usage.measure_project(project, "executor_runner", "virtual")  # builds and runs
+    plan = json.loads((project / "memory_plan.json").read_text())
+    info = json.loads((project / "model_info.json").read_text())
+    need = intrinsic_need(info, plan)
+    before, vnpu_before = _elf_ram(project / "build/gcc/executor_runner.elf", plan)
+    generate(pte, project, "--npu", "virtual", "--stack", "auto", "--heap", "auto")
+    plan = json.loads((project / "memory_plan.json").read_text())
+    elf = build_project(project, "executor_runner", "gcc", "virtual")
+    after, vnpu_after = _elf_ram(elf, plan)
+    base = need + m.stack_used + m.heap_used
+    print(f"\n== bench_runner RAM {fixture} {plan['board']} {plan['mode']}")
+    print(f"  model need (planned + scratch + fast scratch + IO)  {need:>9d} B")
+    print(f"  measured stack high-water {m.stack_used} B, heap {m.heap_used} B")
+    print(f"  need + measured stack and heap                      {base:>9d} B")
+    for label, ram, vnpu in (
+        ("default stack 16 KiB, heap 32 KiB", before, vnpu_before),
+        ("--stack auto --heap auto", after, vnpu_after),
+    ):
+        real = ram - vnpu
+        print(
+            f"  whole-ELF RAM, {label:34s} {real:>9d} B = {real / base:.2f}x (goal <= 1.10) "
+            f"[+ {vnpu} B virtual-NPU working memory, which a real NPU does not need]"
+        )
+    assert after < before

@@ -48,6 +48,28 @@ def small_cnn() -> Built:
     return module, inputs, _calibration(EXAMPLE_INPUT_SHAPE)
 
 
+BIG_INPUT_SHAPE = (1, 3, 256, 256)  # float32: 768 KiB, more than Corstone-300's 512 KiB ITCM
+
+
+def big_input() -> Built:
+    """A strided conv and a pool over a 768 KiB float input: compiled-in inputs of this
+    size overflowed the ITCM when they were plain .rodata."""
+    import torch
+    from torch import nn
+
+    class BigInput(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, stride=4, padding=1)
+            self.pool = nn.AdaptiveAvgPool2d(1)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.pool(torch.relu(self.conv(x)))
+
+    x = torch.rand(BIG_INPUT_SHAPE) * 2 - 1
+    return BigInput().eval(), (x,), _calibration(BIG_INPUT_SHAPE, 2)
+
+
 def cnn_argmax() -> Built:
     """The small CNN followed by argmax, which the Ethos-U partitioner leaves on the CPU."""
     import torch
@@ -188,5 +210,6 @@ MODELS: dict[str, TestModel] = {
         TestModel("cpu_only", float_mlp, Target(U55, memory_mode="Shared_Sram"), False, False),
         TestModel("too_big", wide_conv, Target(U55, memory_mode="Shared_Sram")),
         TestModel("half_mb", linear_stack, Target(U55, memory_mode="Shared_Sram")),
+        TestModel("big_input", big_input, Target(U55, memory_mode="Shared_Sram")),
     )
 }

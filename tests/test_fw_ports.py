@@ -115,6 +115,24 @@ def test_needed_hook_missing_fails_at_configure(pte_u55_shared: Path, tmp_path: 
     assert "kit_hal_console_init, kit_hal_console_putc" in message, message
 
 
+def test_hook_implemented_but_not_named_is_a_link_error(
+    pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """No weak symbols: a board's console that [port].hooks does not name collides with the
+    kit's default at link time instead of one of them being picked silently."""
+    need_cross_gcc()
+    board = _copy_board(
+        AN500,
+        tmp_path / "board",
+        (r'^kind = "custom".*', 'kind = "cmsdk-apb"\nbase = 0x40004000'),
+        (r'^hooks = \["console"\]', "hooks = []"),
+    )
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    with pytest.raises(KitError) as info:
+        build_project(project)
+    assert "multiple definition of `kit_hal_console_init'" in info.value.message
+
+
 def test_uart_console_chosen_by_data_on_another_machine(
     pte_u55_shared: Path, tmp_path: Path
 ) -> None:
@@ -225,3 +243,52 @@ def test_bringup_per_cortex_m_configuration(  # noqa: PLR0917 - pytest parameter
         build_project(project, toolchain="clang")
     if qemu is not None:
         _bringup_passes(elf, cid)
+
+
+SELFTEST_PORTS = [
+    ("mps2-an500", AN500, None),
+    ("mps2-an521", AN521, None),
+    # the virtual NPU's C without FPU or DSP (no SMLAD), and on an M55 without MVE/FPU
+    ("m4-nofpu", AN500, CPU_CONFIGS[1]),
+    ("m55-nofpu-nomve", CS300, CPU_CONFIGS[5]),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "src", "config"), SELFTEST_PORTS, ids=[p[0] for p in SELFTEST_PORTS]
+)
+def test_npu_selftest_on_ports(
+    pte_u55_shared: Path,
+    tmp_path: Path,
+    name: str,
+    src: Path,
+    config: tuple[str, Path, str, tuple[str, str] | None, bool] | None,
+) -> None:
+    """The NPU self-test (apps/selftest) with the virtual NPU standing in for the made-up
+    Ethos-U55: the delegate's command stream run by the firmware on this core, every output
+    byte equal to the host's."""
+    from ethosu_kit.cli import main as kit_main
+
+    need_cross_gcc()
+    board = src if config is None else _cpu_board(tmp_path, *config[:3], config[3])
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw", app="selftest")
+    assert kit_main(["build", str(project), "--app", "selftest", "--npu", "virtual"]) == 0
+    run = qemu_run(project / "build" / "gcc" / "selftest.elf", timeout=60)
+    assert run.exit_code == 0, run.output
+    assert "SELFTEST PASS (1 of 1 delegates passed)" in run.output, run.output
+
+
+@pytest.mark.slow
+def test_executor_runner_on_the_m33_example(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """The executor_runner (the user's ExecuTorch, soft-float: this M33 has no FPU) with the
+    virtual NPU on the AN521 example board, run in its QEMU machine. Skips without
+    EXECUTORCH_ROOT (docs/executorch.md)."""
+    from runner_build import build_with_cli, require_externals
+    from runner_build import generate as generate_runner
+
+    require_externals("EXECUTORCH_ROOT")
+    project = generate_runner(pte_u55_shared, tmp_path / "fw", board=str(AN521))
+    elf = build_with_cli(project, "virtual")
+    run = qemu_run(elf, timeout=120)
+    assert run.exit_code == 0, run.output
+    assert "kit: exit 0" in run.output, run.output

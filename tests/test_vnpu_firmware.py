@@ -92,6 +92,119 @@ def test_workspace_is_a_planned_buffer_sized_for_the_model(
     )
 
 
+def _kit(*args: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(["ethosu-kit", *args], capture_output=True, text=True, check=False)
+
+
+@pytest.fixture(scope="module")
+def io_run(
+    pte_u55_shared: Path, firmware: tuple[Path, Path], tmp_path_factory: pytest.TempPathFactory
+) -> tuple[Path, Path, Path]:
+    """(input .npy, run -o result, simulate -o result): one input through the runner in
+    QEMU (semihosting file IO) and the same input, quantized, through simulate."""
+    import numpy as np
+
+    from ethosu_kit.pte.reader import io_quantization
+
+    folder = tmp_path_factory.mktemp("runner_io")
+    x = np.random.default_rng(7).uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)
+    np.save(folder / "x.npy", x)
+    ran = _kit(
+        "run", str(firmware[1]), "--inputs", str(folder / "x.npy"), "-o", str(folder / "run.npz")
+    )
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr
+    assert "kit: input 0: 3072 bytes from kit_input_0.bin" in ran.stdout, ran.stdout
+    (qin,), _ = io_quantization(pte_u55_shared)
+    assert qin is not None
+    q = np.clip(np.round(x / qin.scale) + qin.zero_point, -128, 127).astype(np.int8)
+    np.save(folder / "xq.npy", q)
+    sim = _kit(
+        "simulate",
+        str(pte_u55_shared),
+        "--inputs",
+        str(folder / "xq.npy"),
+        "-o",
+        str(folder / "sim.npz"),
+    )
+    assert sim.returncode == 0, sim.stderr
+    return folder / "x.npy", folder / "run.npz", folder / "sim.npz"
+
+
+def test_runner_io_equals_simulate(pte_u55_shared: Path, io_run: tuple[Path, Path, Path]) -> None:
+    """`run --inputs x.npy -o out.npz` equals `simulate` on the delegate, bit for bit:
+    compare quantizes the runner's float input/output with the program's own scales."""
+    _, run_npz, sim_npz = io_run
+    same = _kit("compare", str(run_npz), str(sim_npz), "--pte", str(pte_u55_shared))
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "run.npz[output0] vs sim.npz[delegate0_output0]: max 0 LSB" in same.stdout, same.stdout
+    assert "COMPARE PASS (2 of 2)" in same.stdout
+
+
+def test_runner_io_matches_the_quantized_pytorch_model(
+    pte_u55_shared: Path, io_run: tuple[Path, Path, Path], tmp_path: Path
+) -> None:
+    """Within 1 LSB of the quantized PyTorch graph the delegate was compiled from."""
+    import numpy as np
+    import torch
+
+    from ethosu_kit.lowering import quantized_graph
+    from models import MODELS
+
+    model = MODELS["u55_shared"]
+    module, inputs, calibration = model.build()
+    graph = quantized_graph(module, inputs, model.target, calibration=calibration)
+    x_path, run_npz, _ = io_run
+    with torch.no_grad():
+        ref = graph(torch.from_numpy(np.load(x_path)))
+    np.savez(tmp_path / "ref.npz", output0=ref.numpy())
+    close = _kit(
+        "compare",
+        str(run_npz),
+        str(tmp_path / "ref.npz"),
+        "--pte",
+        str(pte_u55_shared),
+        "--lsb",
+        "1",
+    )
+    assert close.returncode == 0, close.stdout + close.stderr
+    exact = _kit("compare", str(run_npz), str(tmp_path / "ref.npz"), "--pte", str(pte_u55_shared))
+    print(close.stdout + exact.stdout)
+
+
+def test_runner_reports_measured_stack_heap_and_pools(run: RunResult) -> None:
+    import re
+
+    usage = dict(
+        (m.group(1), (int(m.group(2)), int(m.group(3))))
+        for m in re.finditer(r"^usage: (\w+) used (\d+) of (\d+) bytes", run.uart, re.M)
+    )
+    assert {"stack", "heap", "method_pool", "temp_pool"} <= set(usage), run.uart
+    used, size = usage["stack"]
+    assert 0 < used < size, usage
+
+
+def test_compiled_in_inputs(
+    pte_u55_shared: Path, firmware: tuple[Path, Path], io_run: tuple[Path, Path, Path]
+) -> None:
+    """gen --inputs x.npy compiles the input in (planned, outside the TCMs); the runner
+    takes it and computes what the host-IO run did."""
+    import numpy as np
+
+    project, _ = firmware
+    x_path, run_npz, _ = io_run
+    generate(pte_u55_shared, project, "--inputs", str(x_path), "--npu", "virtual")
+    plan = json.loads((project / "memory_plan.json").read_text())
+    (buf,) = [b for b in plan["buffers"] if b["name"] == "input_data_0"]
+    assert buf["region"] not in ("ITCM", "DTCM") and buf["size"] == 3072, buf
+    elf = build_with_cli(project, "virtual")
+    out = run_qemu(elf)
+    assert out.exit_code == 0, out.uart
+    assert "kit: input 0: 3072 bytes from kit_input_data.h" in out.uart, out.uart
+    want = np.load(run_npz)["output0"].reshape(-1)
+    (got,) = out.outputs()
+    assert np.allclose(np.array(got.values), want, atol=1e-6), (got.values, want)
+
+
 def test_too_small_workspace_names_needed_and_available_bytes(
     pte_u55_shared: Path, firmware: tuple[Path, Path]
 ) -> None:

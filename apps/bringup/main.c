@@ -126,8 +126,8 @@ static void check_buffer(const char *name, uint8_t *addr, size_t size, const cha
             memory_ok = 0;
             memory = "sp-outside-stack";
         }
-    } else if (strcmp(name, "selftest_vectors") == 0) {
-        memory = "read-only"; /* the NPU self-test's vectors: const data, maybe in flash */
+    } else if (strcmp(name, "selftest_vectors") == 0 || strncmp(name, "input_data_", 11) == 0) {
+        memory = "read-only"; /* self-test vectors, compiled-in inputs: const, maybe in flash */
     } else if (strcmp(name, "heap") == 0 && kit_heap_used() != 0u) {
         memory = "in-use";
     } else if (size > 0u) {

@@ -29,6 +29,8 @@
 
 #include "kit/app.h"
 #include "kit/log.h"
+#include "kit/semihosting_files.h"
+#include "kit/usage.h"
 #include "kit/platform.h"
 #include "kit/timing.h"
 #include "kit_memory_config.h"
@@ -187,6 +189,102 @@ size_t element_size(ScalarType type)
     }
 }
 
+/* What the host asked for on the semihosting command line (docs/running.md). */
+bool g_host_inputs = false;  /* --kit-inputs: read kit_input_<i>.bin */
+bool g_host_outputs = false; /* --kit-outputs: write kit_output_<o>.bin */
+
+void read_host_command_line()
+{
+    static char cmdline[256];
+    if (kit_semihost_cmdline(cmdline, sizeof cmdline) != 0) {
+        return; /* no host: compiled-in inputs or ones, no files */
+    }
+    g_host_inputs = kit_semihost_has_arg(cmdline, "--kit-inputs") != 0;
+    g_host_outputs = kit_semihost_has_arg(cmdline, "--kit-outputs") != 0;
+}
+
+void host_file_name(char *buf, size_t size, const char *kind, size_t index)
+{
+    /* kit_printf-free formatting: "kit_<kind>_<index>.bin" */
+    char digits[20];
+    size_t n = 0;
+    do {
+        digits[n++] = static_cast<char>('0' + index % 10);
+        index /= 10;
+    } while (index != 0 && n < sizeof digits);
+    size_t at = 0;
+    for (const char *p = "kit_"; *p != '\0' && at + 1 < size; ++p) {
+        buf[at++] = *p;
+    }
+    for (const char *p = kind; *p != '\0' && at + 1 < size; ++p) {
+        buf[at++] = *p;
+    }
+    if (at + 1 < size) {
+        buf[at++] = '_';
+    }
+    while (n != 0 && at + 1 < size) {
+        buf[at++] = digits[--n];
+    }
+    for (const char *p = ".bin"; *p != '\0' && at + 1 < size; ++p) {
+        buf[at++] = *p;
+    }
+    buf[at] = '\0';
+}
+
+/* kit_<kind>_<index>.bin opened in `mode`, or -1 (and a line naming it). */
+int open_host_file(const char *kind, size_t index, const char *mode, char (&name)[32])
+{
+    host_file_name(name, sizeof name, kind, index);
+    const int fd = kit_semihost_open(name, mode);
+    if (fd < 0) {
+        kit_printf("kit: %s %lu: %s cannot be opened (\"%s\")\n", kind, ul(index), name, mode);
+    }
+    return fd;
+}
+
+/* Input `i` from the host's kit_input_<i>.bin, exactly `nbytes` long, into `dst`. */
+Error read_host_input(size_t i, uint8_t *dst, size_t nbytes)
+{
+    char name[32];
+    const int fd = open_host_file("input", i, "rb", name);
+    if (fd < 0) {
+        return Error::InvalidArgument;
+    }
+    const long size = kit_semihost_flen(fd);
+    if (size < 0 || static_cast<size_t>(size) != nbytes) {
+        kit_printf("kit: input %lu: %s has %ld bytes, the program's input has %lu\n", ul(i),
+                   name, size, ul(nbytes));
+        kit_semihost_close(fd);
+        return Error::InvalidArgument;
+    }
+    const int rc = kit_semihost_read(fd, dst, nbytes);
+    kit_semihost_close(fd);
+    if (rc != 0) {
+        kit_printf("kit: input %lu: reading %s failed\n", ul(i), name);
+        return Error::InvalidArgument;
+    }
+    kit_printf("kit: input %lu: %lu bytes from %s\n", ul(i), ul(nbytes), name);
+    return Error::Ok;
+}
+
+/* Output `o` to the host's kit_output_<o>.bin. */
+Error write_host_output(size_t o, const uint8_t *data, size_t nbytes)
+{
+    char name[32];
+    const int fd = open_host_file("output", o, "wb", name);
+    if (fd < 0) {
+        return Error::InvalidState;
+    }
+    const int rc = nbytes != 0 ? kit_semihost_write(fd, data, nbytes) : 0;
+    kit_semihost_close(fd);
+    if (rc != 0) {
+        kit_printf("kit: output %lu: writing %s failed\n", ul(o), name);
+        return Error::InvalidState;
+    }
+    kit_printf("kit: output %lu: wrote %s %lu bytes\n", ul(o), name, ul(nbytes));
+    return Error::Ok;
+}
+
 /* The documented default input: every element 1 in the tensor's dtype. */
 void fill_ones(ScalarType type, uint8_t *data, size_t nbytes)
 {
@@ -312,10 +410,20 @@ Error set_inputs(Method &method, const MethodMeta &meta, PeakAllocator &method_a
         if (err != Error::Ok) {
             return err;
         }
+        if (g_host_inputs) {
+            src = nullptr; /* the host's file wins over compiled-in data */
+        }
         const PlanBuffer *staging = kit_runner::input_buffer(i);
         if (src == nullptr && staging == nullptr && info->is_memory_planned()) {
             uint8_t *planned = planned_input(method, meta, i);
             if (planned != nullptr) {
+                if (g_host_inputs) {
+                    err = read_host_input(i, planned, nbytes);
+                    if (err != Error::Ok) {
+                        return err;
+                    }
+                    continue;
+                }
                 fill_ones(info->scalar_type(), planned, nbytes);
                 kit_printf("kit: input %lu: %lu bytes of ones, in place (no kit_input_data.h)\n",
                            ul(i), ul(nbytes));
@@ -339,11 +447,18 @@ Error set_inputs(Method &method, const MethodMeta &meta, PeakAllocator &method_a
             data = const_cast<uint8_t *>(src);
         } else if (src != nullptr) {
             std::memcpy(data, src, nbytes);
+        } else if (g_host_inputs) {
+            err = read_host_input(i, data, nbytes);
+            if (err != Error::Ok) {
+                return err;
+            }
         } else {
             fill_ones(info->scalar_type(), data, nbytes);
         }
-        kit_printf("kit: input %lu: %lu bytes %s\n", ul(i), ul(nbytes),
-                   src != nullptr ? "from kit_input_data.h" : "of ones (no kit_input_data.h)");
+        if (!g_host_inputs) {
+            kit_printf("kit: input %lu: %lu bytes %s\n", ul(i), ul(nbytes),
+                       src != nullptr ? "from kit_input_data.h" : "of ones (no kit_input_data.h)");
+        }
         TensorImpl impl(info->scalar_type(), static_cast<ssize_t>(info->sizes().size()),
                         const_cast<TensorImpl::SizesType *>(info->sizes().data()), data,
                         const_cast<TensorImpl::DimOrderType *>(info->dim_order().data()));
@@ -391,6 +506,12 @@ Error print_outputs(const Method &method)
             print_value(t.scalar_type(), data + k * esize);
         }
         kit_putc('\n');
+        if (g_host_outputs) {
+            const Error err = write_host_output(i, data, t.nbytes());
+            if (err != Error::Ok) {
+                return err;
+            }
+        }
     }
     return Error::Ok;
 }
@@ -404,10 +525,12 @@ void print_pool(const char *name, const char *region, size_t used, size_t size, 
 
 int ethosu_kit_app_main(void)
 {
+    kit_stack_paint();
     kit_sections_init();
     if (kit_platform_init() != 0) {
         kit_printf("kit: platform init failed\n");
     }
+    read_host_command_line();
     executorch::runtime::runtime_init();
     kit_printf("kit: executor_runner on %s, model %s, %lu-byte program, mode %s\n",
                kit_board_name(), KIT_ACCELERATOR, ul(kit_network_size), KIT_MEMORY_MODE);
@@ -520,5 +643,9 @@ int ethosu_kit_app_main(void)
         const PlanBuffer *b = kit_runner::planned_buffer(id + 1);
         print_pool(b->name, b->region, planned_spans[id].size(), b->size, "used");
     }
+    /* The measured lines `gen --stack auto --heap auto` reads (ethosu_kit.usage). */
+    kit_usage_report_stack_heap();
+    kit_usage_report("method_pool", method_allocator.used_size(), method_buf->size);
+    kit_usage_report("temp_pool", temp_allocator.peak(), temp_allocator.size());
     finish(KIT_EXIT_OK);
 }

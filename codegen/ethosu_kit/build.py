@@ -67,8 +67,11 @@ def plan_virtual_npu(project: Path) -> None:
         from ethosu_kit.selftest import project_vectors
 
         selftest = project_vectors(project, pte)
+    from ethosu_kit.input_data import project_input_data
+
     pte_bytes = read_pte_bytes(pte)  # a regular file, bounded: the project folder is the user's
-    write_project(render_project(model, new_plan, pte_bytes, selftest), project)
+    files = render_project(model, new_plan, pte_bytes, selftest, project_input_data(project, plan))
+    write_project(files, project)
 
 
 def elf_path(project: Path, toolchain: str, app: str) -> Path:

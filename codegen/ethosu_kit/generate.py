@@ -14,7 +14,7 @@ executor_runner uses by default, the generated file says so next to the value.
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path, PurePosixPath
@@ -323,7 +323,7 @@ def _context(
 ) -> dict[str, Any]:
     views = _views(plan)
     # the network and the self-test vectors are const data assembled in, not buffers
-    defined = [v for v in views if v.buf.role not in (Role.NETWORK, Role.VECTORS)]
+    defined = [v for v in views if v.buf.role not in (Role.NETWORK, Role.VECTORS, Role.INPUT_DATA)]
     board = plan.board
     npu_kind, npu_macs, regs = _npu_target(plan)
     method = model.methods[0] if model.methods else None
@@ -342,6 +342,7 @@ def _context(
         "gen": gen,
         "buffers": views,
         "defined_buffers": defined,
+        "const_buffers": [v for v in views if v.buf.role in (Role.VECTORS, Role.INPUT_DATA)],
         "ram_buffers": [v for v in defined if v.buf.role != Role.STACK],
         "network": next((v for v in views if v.buf.role == Role.NETWORK), None),
         "by_role": {role.value: [v for v in views if v.buf.role == role] for role in Role},
@@ -431,15 +432,54 @@ def _selftest_files(
     return files
 
 
+def input_data_file(index: int) -> str:
+    return f"kit_input_data_{index}.bin"
+
+
+def _input_data_files(
+    env: jinja2.Environment,
+    context: dict[str, Any],
+    plan: MemoryPlan,
+    input_data: Mapping[int, bytes] | None,
+    gen: GenInfo,
+) -> dict[str, bytes]:
+    """generated/kit_input_data.{h,S} and one .bin per compiled-in input (gen --inputs)."""
+    placed = {int(b.name.rsplit("_", 1)[1]): b for b in plan.by_role(Role.INPUT_DATA)}
+    if not placed:
+        return {}
+    data = input_data or {}
+    views = {v.buf.name: v for v in _views(plan)}
+    rows = []
+    files: dict[str, bytes] = {}
+    for i, b in sorted(placed.items()):
+        blob = data.get(i)
+        if blob is None or len(blob) != b.size:
+            raise KitError(
+                f"{plan.model_path}: the plan compiles in input {i} ({b.size} B), "
+                f"but {'no' if blob is None else f'{len(blob)} B of'} data was given"
+            )
+        rows.append({"index": i, "view": views[b.name], "file": input_data_file(i)})
+        files[f"generated/{input_data_file(i)}"] = blob
+    ctx = {**context, "input_views": rows}
+    for out, name in (
+        ("generated/kit_input_data.h", "kit_input_data.h.j2"),
+        ("generated/kit_input_data.S", "kit_input_data.S.j2"),
+    ):
+        files[out] = _ensure_header(env.get_template(name).render(ctx), "c", gen).encode()
+    return files
+
+
 def render_project(
     model: ModelInfo,
     plan: MemoryPlan,
     pte_bytes: bytes,
     selftest: SelftestVectors | None = None,
+    input_data: Mapping[int, bytes] | None = None,
 ) -> dict[str, bytes]:
     """Every file of the generated project, relative path -> contents. Writes nothing.
 
     `selftest`: the NPU self-test's vectors, needed when the plan places them (app selftest).
+    `input_data`: raw bytes per compiled-in input index, needed when the plan places them.
     """
     gen = gen_info(plan, pte_bytes)
     if plan.model_sha256 and plan.model_sha256 != gen.pte_sha256:
@@ -461,6 +501,7 @@ def render_project(
         files[out] = _ensure_header(text, style, gen).encode()
     files[f"generated/{PTE_NAME}"] = bytes(pte_bytes)
     files.update(_selftest_files(env, context, plan, selftest, gen))
+    files.update(_input_data_files(env, context, plan, input_data, gen))
     files.update(_data_files(model, plan, gen))
     return dict(sorted(files.items()))
 

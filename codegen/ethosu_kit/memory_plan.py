@@ -38,6 +38,7 @@ class Role(StrEnum):
     OUTPUT = "output"
     STACK = "stack"
     VECTORS = "vectors"  # the NPU self-test's inputs and expected outputs (read-only)
+    INPUT_DATA = "input_data"  # a method input compiled into the image (gen --inputs)
     HEAP = "heap"
     VNPU_WORKSPACE = "vnpu_workspace"  # the virtual NPU's working memory (decoded weights)
     CODE = "code"  # .text/.rodata: sized by the linker, placed by the plan
@@ -79,6 +80,8 @@ class PlanOptions:
     # where stack/heap came from when not the option's number ("--stack auto: measured …")
     stack_why: str = ""
     heap_why: str = ""
+    # bytes of each method input compiled into the image (gen --inputs), by input index
+    input_data: tuple[int, ...] = ()
     app: str = "executor_runner"
     # plan a program with no Ethos-U delegate (everything on the CPU) instead of refusing it
     allow_cpu_only: bool = False

@@ -381,6 +381,7 @@ class _Planner:
         self._network(npu_sram, has_npu)
         if self.options.app == "selftest" and has_npu:
             self._selftest_vectors()
+        self._input_data(method)
 
         # 2. The firmware's own: stack in the fastest RAM, then code/data reserves.
         stack_regions = cpu_ram
@@ -664,17 +665,24 @@ class _Planner:
             )
         )
 
-    def _selftest_vectors(self) -> None:
-        """The self-test's inputs and expected outputs: read-only data the CPU copies and
-        compares, so flash first (like the network), never a TCM (not NPU data, and the
-        ITCM holds code)."""
-        from ethosu_kit.selftest import vectors_size
-
-        size = vectors_size(self.model)
+    def _const_data_regions(self) -> list[MemoryRegion]:
+        """Read-only data the CPU reads (self-test vectors, compiled-in inputs): flash
+        first (like the network), then external RAM; never a TCM (the ITCM holds code,
+        and a large input overflowed it when it was plain .rodata)."""
 
         def ok(r: MemoryRegion) -> bool:
             return r.cpu and r.loadable and r.kind not in (RegionKind.ITCM, RegionKind.DTCM)
 
+        def rank(r: MemoryRegion) -> int:
+            return (0 if not r.volatile else 1) + (0 if _is_external(r) else 2)
+
+        return _select(self.board, ok, rank)
+
+    def _selftest_vectors(self) -> None:
+        """The self-test's inputs and expected outputs, which the CPU copies and compares."""
+        from ethosu_kit.selftest import vectors_size
+
+        size = vectors_size(self.model)
         self.place(
             _Want(
                 "selftest_vectors",
@@ -683,16 +691,35 @@ class _Planner:
                 NPU_ALIGN,
                 False,
                 True,
-                _select(
-                    self.board,
-                    ok,
-                    lambda r: (0 if not r.volatile else 1) + (0 if _is_external(r) else 2),
-                ),
+                self._const_data_regions(),
                 f"NPU self-test vectors: every Ethos-U delegate's inputs and expected outputs, "
                 f"16-aligned = {size} B; read-only, flash first",
                 "the self-test vectors do not fit: use a board with more flash or DRAM",
             )
         )
+
+    def _input_data(self, method: MethodInfo) -> None:
+        """Method inputs compiled into the image (gen --inputs), read-only."""
+        for i, size in enumerate(self.options.input_data):
+            if size <= 0:
+                continue
+            t = method.inputs[i] if i < len(method.inputs) else None
+            what = f"{t.dtype}{list(t.shape)}" if t else "?"
+            self.place(
+                _Want(
+                    f"input_data_{i}",
+                    Role.INPUT_DATA,
+                    size,
+                    NPU_ALIGN,
+                    False,
+                    True,
+                    self._const_data_regions(),
+                    f"input {i} of {method.name} compiled in (gen --inputs): {what} = {size} B; "
+                    "read-only, flash first",
+                    "the compiled-in inputs do not fit: pass them at run time "
+                    "(ethosu-kit run --inputs) instead",
+                )
+            )
 
 
 _CPU_HINT = (

@@ -50,6 +50,7 @@ class SvdCpu:
     name: str | None  # "CM55"
     fpu: bool | None
     fpu_dp: bool | None
+    dsp: bool | None
     icache: bool | None
     dcache: bool | None
     irqs: int | None  # deviceNumInterrupts
@@ -135,6 +136,7 @@ def load_svd(path: Path) -> SvdDevice:
             name=getattr(c.name, "value", None) if c.name is not None else None,
             fpu=c.fpu_present,
             fpu_dp=c.fpu_dp,
+            dsp=c.dsp_present,
             icache=c.icache_present,
             dcache=c.dcache_present,
             irqs=c.device_num_interrupts,

@@ -180,7 +180,14 @@ __attribute__((used)) void kit_fault_report(const uint32_t *frame) { kit_fault(f
 
 __attribute__((naked)) void HardFault_Handler(void)
 {
-    __asm volatile("tst lr, #4\n"
+    __asm volatile(
+#if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
+        /* After a stack overflow (MSPLIM) the report's first push would fault again and
+         * lock the core up: lift the limit, the image ends here anyway. */
+        "movs r1, #0\n"
+        "msr msplim, r1\n"
+#endif
+                   "tst lr, #4\n"
                    "ite eq\n"
                    "mrseq r0, msp\n"
                    "mrsne r0, psp\n"

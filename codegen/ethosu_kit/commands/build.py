@@ -43,6 +43,7 @@ def _for_selftest(project: Path, vectors: Path | None) -> None:
     from ethosu_kit.commands.gen import plan_and_render
     from ethosu_kit.errors import KitError
     from ethosu_kit.generate import PTE_NAME
+    from ethosu_kit.input_data import project_input_data
     from ethosu_kit.memory_plan import MemoryPlan
     from ethosu_kit.output import write_project
     from ethosu_kit.pte import read_pte
@@ -69,6 +70,7 @@ def _for_selftest(project: Path, vectors: Path | None) -> None:
     _, files = plan_and_render(
         pte, read_pte_bytes(pte), model, plan.board, mode=plan.mode,
         options=replace(plan.options, app="selftest"), vectors=vectors,
+        input_data=project_input_data(project, plan),
     )  # fmt: skip
     write_project(files, project)
 

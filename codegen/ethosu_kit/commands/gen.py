@@ -8,7 +8,7 @@ write leaves nothing on disk.
 from __future__ import annotations
 
 import argparse
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,6 +49,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="built-in board name or alias (corstone-300/cs300, corstone-320/cs320), "
         "a board folder or its board.toml, relative to the current folder "
         "(default: corstone-300)",
+    )
+    parser.add_argument(
+        "--qemu-stand-in",
+        action="store_true",
+        help="lay the image out for the board's QEMU stand-in machine ([qemu.layout] of its "
+        "board.toml, e.g. cs320 on mps3-an547) so `ethosu-kit run` can run it there",
     )
     parser.add_argument(
         "--mode",
@@ -93,6 +99,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--seed", type=int, default=0, help="selftest: seed of the random inputs (0)"
     )
     parser.add_argument(
+        "--inputs",
+        nargs="+",
+        metavar="FILE",
+        help="compile the method's inputs into the image: one .npy per input or one .npz, "
+        "exactly the program's dtypes and shapes (placed by the plan, never in a TCM)",
+    )
+    parser.add_argument(
         "--npu",
         default="driver",
         choices=["driver", "virtual", "none"],
@@ -123,6 +136,10 @@ def run(args: argparse.Namespace) -> int:
 
     model = model_from_bytes(pte_bytes, str(args.pte))
     board = load_board(args.board)
+    if args.qemu_stand_in:
+        from ethosu_kit.board_loader import stand_in_board
+
+        board = stand_in_board(board)
     require(board, ("boot.vector_region",), "every image (the vector table's place)")
     mode = None  # the planner takes the pte's own mode and refuses a mismatch
     if args.mode:
@@ -133,8 +150,14 @@ def run(args: argparse.Namespace) -> int:
                 f"--mode {args.mode!r} is not a memory mode",
                 hint="use Sram_Only, Shared_Sram or Dedicated_Sram",
             ) from None
+    input_data = None
+    if args.inputs:
+        from ethosu_kit.input_data import load_input_data
+
+        input_data = load_input_data(args.inputs, model)
     defaults = PlanOptions()
     options = PlanOptions(
+        input_data=tuple(len(input_data[i]) for i in sorted(input_data)) if input_data else (),
         fast_scratch=args.fast_scratch,
         stack=args.stack if isinstance(args.stack, int) else defaults.stack,
         heap=args.heap if isinstance(args.heap, int) else defaults.heap,
@@ -151,7 +174,7 @@ def run(args: argparse.Namespace) -> int:
     def render(options: PlanOptions) -> tuple[MemoryPlan, dict[str, bytes]]:
         return plan_and_render(
             args.pte, pte_bytes, model, board, mode=mode, options=options,
-            vectors=args.vectors, seed=args.seed,
+            vectors=args.vectors, seed=args.seed, input_data=input_data,
         )  # fmt: skip
 
     plan, files = render(options)
@@ -200,6 +223,7 @@ def plan_and_render(
     options: PlanOptions,
     vectors: Path | None = None,
     seed: int = 0,
+    input_data: Mapping[int, bytes] | None = None,
 ) -> tuple[MemoryPlan, dict[str, bytes]]:
     """The plan and every file of the project (the self-test's vectors made for app selftest)."""
     from ethosu_kit.generate import render_project
@@ -211,7 +235,7 @@ def plan_and_render(
         from ethosu_kit.selftest import make_vectors
 
         selftest = make_vectors(pte, model, vectors, seed)
-    return plan, render_project(model, plan, pte_bytes, selftest)
+    return plan, render_project(model, plan, pte_bytes, selftest, input_data)
 
 
 def vnpu_workspace_need(pte: Path, model: ModelInfo) -> int | None:

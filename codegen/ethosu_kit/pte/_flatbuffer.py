@@ -106,6 +106,10 @@ class FbTable:
         at = self._field(field_id, 8)
         return int(self._t.Get(N.Int64Flags, at)) if at else default
 
+    def f64(self, field_id: int, default: float = 0.0) -> float:
+        at = self._field(field_id, 8)
+        return float(self._t.Get(N.Float64Flags, at)) if at else default
+
     # -- references ---------------------------------------------------------------------
 
     def table(self, field_id: int, what: str) -> FbTable | None:

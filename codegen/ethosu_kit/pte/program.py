@@ -39,6 +39,8 @@ KERNEL_TYPES = (
     "IntList", "DoubleList", "BoolList", "TensorList", "OptionalTensorList",
 )  # fmt: skip
 TENSOR_TAG = KERNEL_TYPES.index("Tensor")
+INT_TAG = KERNEL_TYPES.index("Int")
+DOUBLE_TAG = KERNEL_TYPES.index("Double")
 
 # Instruction.instr_args (InstructionArguments union) tags
 KERNEL_CALL, DELEGATE_CALL = 1, 2
@@ -61,6 +63,7 @@ class RawTensor:
 class RawValue:
     tag: int  # KernelTypes index
     tensor: RawTensor | None
+    number: float | None = None  # an Int's or a Double's value (quantization arguments)
 
     @property
     def kind(self) -> str:
@@ -123,6 +126,8 @@ def _value(v: FbTable) -> RawValue:
         if val is None:
             raise Malformed(f"{v.what} is a Tensor without its table")
         return RawValue(tag, _tensor(val))
+    if tag in (INT_TAG, DOUBLE_TAG) and val is not None:
+        return RawValue(tag, None, float(val.i64(0)) if tag == INT_TAG else val.f64(0))
     return RawValue(tag, None)
 
 

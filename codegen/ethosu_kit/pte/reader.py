@@ -5,7 +5,7 @@ from __future__ import annotations
 import hashlib
 import re
 import struct
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ethosu_kit.errors import PteError
@@ -58,6 +58,10 @@ SCALAR_TYPES: dict[int, tuple[str, int]] = {
 }
 
 
+# ExecuTorch's kTensorDimensionLimit: the runtime refuses more dimensions
+MAX_RANK = 16
+
+
 def _value(plan: RawPlan, index: int, what: str) -> RawValue:
     if not 0 <= index < len(plan.values):
         raise Malformed(f"{what} refers to value {index}, the method has {len(plan.values)}")
@@ -73,10 +77,17 @@ def _tensor_info(plan: RawPlan, index: int, what: str) -> TensorInfo:
         raise Malformed(f"{what} has unknown scalar type {t.scalar_type}")
     if any(d < 0 for d in t.sizes):
         raise Malformed(f"{what} has a negative dimension {t.sizes}")
+    if len(t.sizes) > MAX_RANK:
+        raise Malformed(f"{what} has {len(t.sizes)} dimensions, ExecuTorch allows {MAX_RANK}")
     dtype, elem = SCALAR_TYPES[t.scalar_type]
     nbytes = elem
     for d in t.sizes:
         nbytes *= d
+    if nbytes >= 1 << 32:
+        raise Malformed(
+            f"{what} of shape {list(t.sizes)} {dtype} is {nbytes} bytes: more than a 32-bit "
+            "address space holds"
+        )
     return TensorInfo(dtype=dtype, shape=t.sizes, nbytes=nbytes, planned=t.planned)
 
 
@@ -322,3 +333,47 @@ def vela_streams_from_bytes(data: bytes, name: str) -> list[VelaBlocks]:
         return vela_streams(data, name)
     except (IndexError, ValueError, struct.error, OverflowError, RecursionError) as exc:
         raise _guarded(name, exc) from exc
+
+
+@dataclass(frozen=True)
+class Quantization:
+    """How a float tensor of the method maps to the integers the NPU sees."""
+
+    scale: float
+    zero_point: int
+
+
+def io_quantization(
+    path: Path | str,
+) -> tuple[list[Quantization | None], list[Quantization | None]]:
+    """(inputs, outputs) quantization of the first method: an input's from the
+    quantize_per_tensor that takes it, an output's from the dequantize_per_tensor that
+    makes it; None for a tensor without one (already integer, or quantized otherwise)."""
+    data, name = _read(path)
+    try:
+        plan = open_pte(data).program.plans[0]
+    except (Malformed, IndexError) as exc:
+        raise PteError(f"{name}: {exc}") from None
+
+    def number(index: int) -> float | None:
+        return plan.values[index].number if 0 <= index < len(plan.values) else None
+
+    def quant(args: tuple[int, ...]) -> Quantization | None:
+        scale, zp = (number(args[1]), number(args[2])) if len(args) > 2 else (None, None)
+        return Quantization(scale, int(zp)) if scale is not None and zp is not None else None
+
+    inputs: list[Quantization | None] = [None] * len(plan.inputs)
+    outputs: list[Quantization | None] = [None] * len(plan.outputs)
+    for ins in plan.instructions:
+        if ins.tag != KERNEL_CALL or not 0 <= ins.index < len(plan.operators) or not ins.args:
+            continue
+        op = plan.operators[ins.index][0]
+        if op == "quantized_decomposed::quantize_per_tensor":
+            for i, v in enumerate(plan.inputs):
+                if ins.args[0] == v:
+                    inputs[i] = quant(ins.args)
+        elif op == "quantized_decomposed::dequantize_per_tensor":
+            for o, v in enumerate(plan.outputs):
+                if ins.args[-1] == v:
+                    outputs[o] = quant(ins.args)
+    return inputs, outputs

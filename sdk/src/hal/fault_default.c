@@ -1,8 +1,10 @@
 /* HAL fault default: one line with the registers on the console, then exit 16. */
+#include "kit/armv8m.h"
 #include "kit/hal.h"
 #include "kit/log.h"
 #include "kit/platform.h"
 #include "kit/semihosting.h"
+#include "kit/usage.h"
 
 void kit_hal_fault_report(const kit_fault_t *fault)
 {
@@ -10,7 +12,12 @@ void kit_hal_fault_report(const kit_fault_t *fault)
         for (;;) { /* the fault is the semihosting call itself: no host, nothing to tell */
         }
     }
-    if (fault->frame == NULL) {
+    if (fault->cfsr & SCB_CFSR_STKOF) {
+        /* Stacking itself hit the stack limit (MSPLIM): the frame is not there. */
+        kit_printf("\nE: stack overflow: the stack of %u bytes is too small (CFSR.STKOF; "
+                   "gen-firmware --stack auto sizes it from a measurement)\n",
+                   (unsigned)kit_stack_size());
+    } else if (fault->frame == NULL) {
         kit_printf("\nE: unhandled %s %u\n", fault->exception >= 16u ? "interrupt" : "exception",
                    (unsigned)(fault->exception >= 16u ? fault->exception - 16u : fault->exception));
     } else {

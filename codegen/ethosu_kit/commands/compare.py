@@ -1,0 +1,51 @@
+"""`ethosu-kit compare A.npz B.npz [--pte model.pte] [--lsb N]`: within N LSB?"""
+
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+HELP = "compare two result files (run -o, simulate -o, a reference) within N LSB"
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("a", type=Path, help="first .npz (or .npy)")
+    parser.add_argument("b", type=Path, help="second .npz (or .npy)")
+    parser.add_argument(
+        "--pte",
+        type=Path,
+        help="the model: each input's and output's scale and zero point (needed for float "
+        "values, and to compare run's floats with simulate's integers)",
+    )
+    parser.add_argument(
+        "--lsb",
+        type=float,
+        default=0.0,
+        metavar="N",
+        help="allowed difference in LSB of each tensor's scale (default 0: bit-exact)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    from ethosu_kit.compare import compare, load
+    from ethosu_kit.errors import KitError
+
+    if not args.lsb >= 0:
+        raise KitError(f"--lsb {args.lsb}: must be a number >= 0")
+    quant = None
+    if args.pte is not None:
+        from ethosu_kit.pte.reader import io_quantization
+
+        quant = io_quantization(args.pte)
+    names = (args.a.name, args.b.name)
+    results = compare(load(args.a), load(args.b), quant, args.lsb, names)
+    bad = 0
+    for r in results:
+        ok = r.ok(args.lsb)
+        bad += not ok
+        print(
+            f"{names[0]}[{r.pair.a}] vs {names[1]}[{r.pair.b}]: max {r.max_lsb:.3g} {r.unit}, "
+            f"{r.beyond} of {r.count} beyond {args.lsb:g}: {'OK' if ok else 'DIFFERENT'}"
+        )
+    print(f"COMPARE {'PASS' if bad == 0 else 'FAIL'} ({len(results) - bad} of {len(results)})")
+    return 0 if bad == 0 else 1

@@ -1,0 +1,153 @@
+"""Compare two result files within N LSB of each tensor's quantization scale.
+
+One command for "runner vs simulate vs reference": `ethosu-kit run … -o runner.npz`
+(method tensors `input<i>` / `output<o>`, float when the program dequantizes on the
+CPU), `ethosu-kit simulate … -o sim.npz` (the delegate's own integers,
+`delegate<K>_input<i>` / `delegate<K>_output<o>`) and a reference from the quantized
+PyTorch model (any keys you choose). Pairs are the keys both files have; with none in
+common, `output<o>` pairs with `delegate<K>_output<o>` (and inputs likewise) when one
+delegate K is in the file. With the .pte, each method input/output's scale and zero
+point come from the program's own quantize/dequantize operators, so an integer side
+is dequantized and differences are counted in LSB (multiples of the scale); without
+it, integer arrays compare in integer steps and float arrays need --pte.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import numpy.typing as npt
+
+from ethosu_kit.errors import KitError
+from ethosu_kit.pte.reader import Quantization
+
+Array = npt.NDArray[Any]
+_METHOD = re.compile(r"^(input|output)_?(\d+)$")
+_DELEGATE = re.compile(r"^delegate(\d+)_(input|output)(\d+)$")
+
+
+@dataclass(frozen=True)
+class Pair:
+    a: str
+    b: str
+    kind: str  # "input" / "output" / "" (unknown: no quantization)
+    index: int
+
+
+@dataclass(frozen=True)
+class PairResult:
+    pair: Pair
+    unit: str  # "LSB (scale 0.0023)" or "integer steps"
+    max_lsb: float
+    beyond: int
+    count: int
+
+    def ok(self, lsb: float) -> bool:
+        return self.beyond == 0 and self.max_lsb <= lsb
+
+
+def load(path: Path) -> dict[str, Array]:
+    from ethosu_kit.inputs import load_arrays
+
+    out = {}
+    for named in load_arrays([path]):
+        key = named.source
+        if key.startswith(f"{path}[") and key.endswith("]"):
+            key = key[len(str(path)) + 1 : -1]
+        else:
+            key = path.stem
+        out[key] = named.array
+    return out
+
+
+def _role(key: str) -> tuple[str, int, int | None]:
+    """("input"|"output"|"", index, delegate or None) of a key."""
+    m = _METHOD.match(key)
+    if m:
+        return m.group(1), int(m.group(2)), None
+    d = _DELEGATE.match(key)
+    if d:
+        return d.group(2), int(d.group(3)), int(d.group(1))
+    return "", -1, None
+
+
+def pairs(a: dict[str, Array], b: dict[str, Array]) -> list[Pair]:
+    common = [k for k in a if k in b]
+    if common:
+        return [Pair(k, k, *_role(k)[:2]) for k in common]
+    out = []
+    for x, y, swap in ((a, b, False), (b, a, True)):
+        delegates = {_role(k)[2] for k in y} - {None}
+        if len(delegates) != 1:
+            continue
+        (k,) = delegates
+        for key in x:
+            kind, index, delegate = _role(key)
+            other = f"delegate{k}_{kind}{index}"
+            if kind and delegate is None and other in y:
+                out.append(Pair(other, key, kind, index) if swap else Pair(key, other, kind, index))
+        if out:
+            return out
+    return out
+
+
+def compare(
+    a: dict[str, Array],
+    b: dict[str, Array],
+    quant: tuple[list[Quantization | None], list[Quantization | None]] | None,
+    lsb: float,
+    names: tuple[str, str] = ("a", "b"),
+) -> list[PairResult]:
+    found = pairs(a, b)
+    if not found:
+        raise KitError(
+            f"{names[0]} and {names[1]} have no arrays to compare: keys {sorted(a)} and "
+            f"{sorted(b)}",
+            hint="name them alike, or use the keys run -o (output<o>) and simulate -o "
+            "(delegate<K>_output<o>) write",
+        )
+    results = []
+    for p in found:
+        x, y = a[p.a], b[p.b]
+        if x.size != y.size:
+            raise KitError(
+                f"{names[0]}[{p.a}] has shape {list(x.shape)}, {names[1]}[{p.b}] "
+                f"{list(y.shape)}: not the same tensor"
+            )
+        q = None
+        if quant is not None and p.kind and p.index >= 0:
+            table = quant[0] if p.kind == "input" else quant[1]
+            q = table[p.index] if p.index < len(table) else None
+        floats = x.dtype.kind == "f" or y.dtype.kind == "f"
+        if floats and q is None and lsb > 0:
+            raise KitError(
+                f"{names[0]}[{p.a}] / {names[1]}[{p.b}]: float values need the tensor's "
+                "quantization scale to count LSB",
+                hint="pass --pte model.pte (the program's quantize/dequantize operators "
+                "give each input's and output's scale)",
+            )
+
+        if q is not None and (x.dtype.kind == "f") != (y.dtype.kind == "f"):
+            # float vs integer: quantize the float side as the program does (round, clip)
+            ints = y if x.dtype.kind == "f" else x
+            f = (x if x.dtype.kind == "f" else y).reshape(-1).astype(np.float64)
+            info = np.iinfo(ints.dtype)
+            qf = np.clip(np.round(f / q.scale) + q.zero_point, info.min, info.max)
+            diff = np.abs(qf - ints.reshape(-1).astype(np.float64))
+            unit = f"LSB (scale {q.scale:.6g}, the float side quantized)"
+        elif q is not None and floats:
+            diff = np.abs(x.reshape(-1).astype(np.float64) - y.reshape(-1)) / q.scale
+            unit = f"LSB (scale {q.scale:.6g})"
+        else:
+            diff = np.abs(x.reshape(-1).astype(np.float64) - y.reshape(-1).astype(np.float64))
+            unit = "(float, no scale: exact only)" if floats else "integer steps"
+        # float32 rounding of a dequantized value must not count as a step
+        beyond = int(np.count_nonzero(diff > lsb + 1e-3))
+        results.append(
+            PairResult(p, unit, float(diff.max()) if diff.size else 0.0, beyond, int(diff.size))
+        )
+    return results

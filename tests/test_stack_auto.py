@@ -1,0 +1,70 @@
+"""`gen --stack auto --heap auto`: sized from the app's own QEMU run, and a stack that is
+too small fails by name (not a hang, not silent corruption).
+
+The self-test app (no ExecuTorch needed) on the example model: the first `gen` measures
+(builds with the virtual NPU, runs in QEMU, records measured_usage.json), plans the
+stack as high-water + 25 % + 512 B and says so; the image built from that plan runs and
+passes; an image with a stack well under the measured mark stops with the stack
+overflow named and exit code 16.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+from ethosu_kit.build import build_project
+from ethosu_kit.cli import main
+from ethosu_kit.qemu import run_elf
+from ethosu_kit.usage import MEASURE_FILE, sized_stack
+from fw_helpers import need_cross_gcc, need_qemu
+
+pytestmark = [pytest.mark.firmware, pytest.mark.qemu]
+
+
+def _gen(pte: Path, out: Path, *extra: str) -> dict[str, dict[str, object]]:
+    args = ["gen", "--pte", str(pte), "--app", "selftest", "-o", str(out), "-q", *extra]
+    assert main(args) == 0
+    plan = json.loads((out / "memory_plan.json").read_text())
+    return {str(b["name"]): b for b in plan["buffers"]}
+
+
+def test_sized_from_a_measurement_and_too_small_is_named(
+    pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    need_cross_gcc()
+    need_qemu()
+    project = tmp_path / "fw"
+    buffers = _gen(pte_u55_shared, project, "--stack", "auto", "--heap", "auto")
+    measured = json.loads((project / MEASURE_FILE).read_text())
+    assert measured["app"] == "selftest" and measured["stack_size"] == 16 * 1024
+    stack, heap = buffers["stack"], buffers["heap"]
+    assert stack["size"] == sized_stack(measured["stack_used"]) < 16 * 1024
+    assert "--stack auto:" in str(stack["why"]) and MEASURE_FILE in str(stack["why"])
+    assert "--heap auto:" in str(heap["why"])
+    assert "--stack auto:" in (project / "memory_report.txt").read_text()
+
+    run = run_elf(build_project(project, app="selftest", npu="virtual"), timeout=60)
+    assert run.exit_code == 0, run.output
+    used = re.search(r"^usage: stack used (\d+) of (\d+) bytes", run.output, re.M)
+    assert used and int(used.group(2)) == stack["size"], run.output
+    assert int(used.group(1)) <= measured["stack_used"], "same image, same paths"
+
+    # a second gen reuses the record (no new measurement) and gives the same sizes
+    (project / MEASURE_FILE).write_text(
+        (project / MEASURE_FILE)
+        .read_text()
+        .replace(f'"stack_used": {measured["stack_used"]}', '"stack_used": 4000')
+    )
+    assert _gen(pte_u55_shared, project, "--stack", "auto")["stack"]["size"] == sized_stack(4000)
+
+    small = tmp_path / "small"
+    too_small = measured["stack_used"] // 2 // 8 * 8
+    _gen(pte_u55_shared, small, "--stack", str(too_small))
+    run = run_elf(build_project(small, app="selftest", npu="virtual"), timeout=60)
+    assert not run.timed_out
+    assert run.exit_code == 16, run.output
+    assert f"E: stack overflow: the stack of {too_small} bytes" in run.output, run.output
