@@ -150,6 +150,23 @@ def test_uart_console_chosen_by_data_on_another_machine(
     _bringup_passes(elf, "mps2-an521")
 
 
+@pytest.mark.parametrize("kind", ["none", "pl011"])
+def test_silent_consoles_never_hang(pte_u55_shared: Path, tmp_path: Path, kind: str) -> None:
+    """console "none" writes nowhere (never address 0); a PL011 where QEMU has a CMSDK UART
+    initialises without hanging. Both images still exit 0 through semihosting."""
+    need_cross_gcc()
+    console = 'kind = "none"' if kind == "none" else 'kind = "pl011"\nbase = 0x50200000'
+    board = _copy_board(AN521, tmp_path / kind, (r'^kind = "semihosting"', console))
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    elf = build_project(project)
+    symbols = elf_symbols(elf)
+    assert ("kit_uart_pl011_putc" in symbols) == (kind == "pl011")
+    assert "kit_semihost_writec" not in symbols and "kit_uart_cmsdk_putc" not in symbols
+    run = qemu_run(elf)
+    assert run.exit_code == 0, run.output
+    assert "BRINGUP PASS" not in run.output, run.output
+
+
 # Cortex-M configurations: (id, board folder to start from, [cpu] lines, QEMU machine/cpu
 # that runs it or None, also build with clang). The flags are derived (ethosu_kit.cores).
 AN386_REGIONS = """
