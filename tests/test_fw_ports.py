@@ -167,6 +167,44 @@ def test_silent_consoles_never_hang(pte_u55_shared: Path, tmp_path: Path, kind: 
     assert "BRINGUP PASS" not in run.output, run.output
 
 
+FAULT_APP = """\
+#include "kit/app.h"
+#include "kit/log.h"
+#include "kit/platform.h"
+
+int ethosu_kit_app_main(void)
+{
+    if (kit_platform_init() != 0) {
+        return 17;
+    }
+    kit_printf("faulting now\\n");
+    __asm volatile("udf #0"); /* permanently undefined: a UsageFault on every core */
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("folder", [AN500, AN521], ids=["m7-own-console", "m33-semihosting"])
+def test_fault_reaches_the_console_and_exit_code(
+    pte_u55_shared: Path, tmp_path: Path, folder: Path
+) -> None:
+    """The HAL's fault default: the registers on the board's console, then exit 16."""
+    from ethosu_kit.cli import main as kit_main
+
+    need_cross_gcc()
+    app = tmp_path / "fault_app"
+    app.mkdir()
+    (app / "main.c").write_text(FAULT_APP)
+    project = generate(pte_u55_shared, str(folder), "Shared_Sram", tmp_path / "fw")
+    assert kit_main(["build", str(project), "--app", str(app), "--npu", "none"]) == 0
+    run = qemu_run(project / "build" / "gcc" / "fault_app.elf")
+    assert run.exit_code == 16, run.output
+    assert "faulting now" in run.output, run.output
+    assert re.search(r"E: fault: exception 6 pc=0x[0-9a-f]{8} .*CFSR=0x00010000", run.output), (
+        run.output
+    )
+
+
 # Cortex-M configurations: (id, board folder to start from, [cpu] lines, QEMU machine/cpu
 # that runs it or None, also build with clang). The flags are derived (ethosu_kit.cores).
 AN386_REGIONS = """
