@@ -258,7 +258,7 @@ def test_hostile_pack_strings_stay_data(tmp_path: Path) -> None:
     out = _new(tmp_path, "--pack", str(pdsc), "--device", evil, "--npu-base", "0x40000000",
                "--npu-irq", "3", "--console", "semihosting")  # fmt: skip
     board = load_board(out)
-    assert evil in board.description and board.npu.base == 0x40000000
+    assert 'TestSoC-E7" [npu] base = 0' in board.description and board.npu.base == 0x40000000
     # an SVD peripheral name lands in the C stub's comment: it cannot end the comment
     svd = tmp_path / "evil.svd"
     svd.write_text(SVD.read_text().replace("<name>LPUART3</name>", "<name>U3*/ int x; /*</name>"))

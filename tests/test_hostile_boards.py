@@ -115,6 +115,15 @@ REFUSED: dict[str, tuple[Callable[[str], str], tuple[str, ...]]] = {
         ("console.base", "SRAM"),
     ),
     "console base 2^40": (_sub("base = 0x59303000", "base = 0x10000000000"), ("console.base",)),
+    "cpu clock 2^40": (
+        _sub("clock_hz = 25_000_000  #", "clock_hz = 0x10000000000  #"),
+        ("cpu.clock_hz",),
+    ),
+    "console baud 2^33": (_sub("baud = 115200", "baud = 0x200000000"), ("console.baud",)),
+    "axi limit 2^32": (
+        _sub("ethos-u55 = [32, 16]", "ethos-u55 = [4294967296, 16]"),
+        ("axi_limits",),
+    ),
     "port source absolute": (
         _port('sources = ["/etc/passwd"]\nhooks = ["board_init"]'),
         ("port.sources[0]",),

@@ -88,6 +88,11 @@ def _address(board: Board, key: str, address: int | None) -> None:
         )
 
 
+def table_name(board: Board) -> str:
+    """The console's table as the file names it (schema 1 wrote [uart])."""
+    return "uart" if getattr(board, "schema", 2) < 2 else "console"
+
+
 def _console(board: Board) -> Any:
     return getattr(board, "console", None) or getattr(board, "uart", None)
 
@@ -116,7 +121,7 @@ def check_board(board: Board) -> None:
     _address(board, "npu.base_ns", npu.base_ns)
     console = _console(board)
     if console is not None and getattr(console, "mmio", console.kind != "none"):
-        table = "console" if hasattr(board, "console") else "uart"
+        table = table_name(board)
         _address(board, f"{table}.base", console.base)
         _address(board, f"{table}.base_ns", console.base_ns)
         for key in ("base", "base_ns"):
@@ -125,6 +130,15 @@ def check_board(board: Board) -> None:
                 npu.base_ns,
             ):
                 raise _fail(board, f"{table}.{key}", "the same address as the NPU's registers")
+    # numbers written into C as `unsigned` constants: a 32-bit target's range
+    numbers = [("cpu.clock_hz", board.cpu.clock_hz)]
+    if console is not None:
+        numbers += [(f"{table_name(board)}.clock_hz", console.clock_hz),
+                    (f"{table_name(board)}.baud", console.baud)]  # fmt: skip
+    numbers += [(f"npu.axi_limits.{kind}", max(pair)) for kind, pair in npu.axi_limits.items()]
+    for key, value in numbers:
+        if value >= ADDRESS_LIMIT:
+            raise _fail(board, key, f"{value} does not fit the 32 bits the firmware holds it in")
     for tc, flags in board.cpu.flags.items():
         for i, flag in enumerate(flags):
             problem = flag_problem(flag)

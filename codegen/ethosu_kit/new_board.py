@@ -111,6 +111,9 @@ class Draft:
     skipped: list[str] = field(default_factory=list)  # pack memories left out, and why
     glue: dict[str, Any] = field(default_factory=dict)
     todo: dict[str, str] = field(default_factory=dict)  # key -> why (checked defaults)
+    # tables of a copied board this module does not draft itself ([fvp], [qemu.layout], any
+    # later one), as the board file has them: dotted table name -> its keys
+    passthrough: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def comment(text: str) -> str:
@@ -147,6 +150,27 @@ def _port_files(board: Board) -> dict[str, bytes]:
             if path.is_file() and path.suffix in (".h", ".hpp", ".inc"):
                 add(path.relative_to(root).as_posix(), path)
     return files
+
+
+# What board.toml.j2 writes itself; any other table of a copied board passes through.
+_DRAFTED = {"schema", "name", "aliases", "description", "cpu", "npu", "console", "boot",
+            "qemu", "port", "region", "glue", "uart", "qemu_machine", "glue_dir"}  # fmt: skip
+_DRAFTED_QEMU = {"machine", "cpu", "stand_in"}
+
+
+def _passthrough(board: Board) -> dict[str, dict[str, Any]]:
+    """The tables of `board`'s file new-board does not model: copied as they are."""
+    import tomllib
+
+    from ethosu_kit.files import MAX_BOARD, read_text
+
+    data = tomllib.loads(read_text(Path(board.source), MAX_BOARD, BoardError))
+    tables = {k: v for k, v in data.items() if k not in _DRAFTED and isinstance(v, dict)}
+    qemu = data.get("qemu")
+    if isinstance(qemu, dict):
+        tables |= {f"qemu.{k}": v for k, v in qemu.items()
+                   if k not in _DRAFTED_QEMU and isinstance(v, dict)}  # fmt: skip
+    return tables
 
 
 def draft_from_board(board: Board, name: str) -> Draft:
@@ -230,6 +254,7 @@ def draft_from_board(board: Board, name: str) -> Draft:
             for r in board.regions
         ],
         glue=dict(board.glue),
+        passthrough=_passthrough(board),
     )
 
 
@@ -259,7 +284,8 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
     d = Draft(
         name=name,
         origin=[f"from pack {device.pack} ({where})"],
-        description=f"{device.vendor} {device.name} (from {device.pack})",
+        # a board's description is one printable line: the pack's strings may not be
+        description=comment(f"{device.vendor} {device.name} (from {device.pack})"),
         core=core.name,
         fpu=fpu,
         dcache_line=core.dcache_line,
@@ -291,7 +317,7 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
         d.regions.append(
             RegionFacts(
                 r.name, r.kind.value, r.base, r.size, r.on_chip, r.volatile, True, r.npu,
-                r.executable, r.writable, True, r.note,
+                r.executable, r.writable, True, comment(r.note),
                 todo="guessed from the memory's name and access: can the NPU's AXI masters "
                 "reach it?" if guessed else "",
             )
@@ -402,6 +428,13 @@ def apply_choices(d: Draft, choices: Choices) -> None:
         d.npu_macs = {kind: macs} if macs else {}
         d.npu_registers = {k: v for k, v in d.npu_registers.items() if k == kind}
         d.npu_axi = {k: v for k, v in d.npu_axi.items() if k == kind}
+        fvp = d.passthrough.get("fvp")
+        if fvp is not None:  # a copied board's FVP models: only the one for this kind stays
+            models = {k: v for k, v in dict(fvp.get("models", {})).items() if k == kind}
+            if models:
+                d.passthrough["fvp"] = {**fvp, "models": models}
+            else:
+                del d.passthrough["fvp"]
     if choices.npu_base is not None:
         d.npu_base, d.npu_base_ns = choices.npu_base, None
     if choices.npu_irq is not None:

@@ -234,7 +234,8 @@ def todo_summary(board: Board, text: str) -> str:
     if checks:
         lines.append(f"TODO, defaults to check ({len(checks)}): safe as written; delete the "
                      "'# TODO:' once checked")  # fmt: skip
-        lines += [f"  {key:<24} line {n}: {note}" for key, n, note in checks]
+        width = max(24, *(len(key) for key, _, _ in checks))
+        lines += [f"  {key:<{width}} line {n}: {note}" for key, n, note in checks]
     source = _source_todos(board)
     if source:
         lines.append(f"TODO in the board's C ({len(source)}):")
