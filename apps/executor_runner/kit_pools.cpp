@@ -14,7 +14,7 @@ KIT_INPUT_BUFFERS(KIT_RUNNER_DECLARE)
 KIT_OUTPUT_BUFFERS(KIT_RUNNER_DECLARE)
 #undef KIT_RUNNER_DECLARE
 
-#ifdef KIT_FAST_SCRATCH_SIZE
+#if defined(KIT_FAST_SCRATCH_SIZE) && KIT_FAST_SCRATCH_SIZE > 0
 /*
  * Dedicated_Sram: the plan's fast scratch is Vela's region 2. The Ethos-U delegate takes
  * it from these two (weak, null in ExecuTorch); without them it would hand the NPU no
