@@ -205,6 +205,53 @@ def test_fault_reaches_the_console_and_exit_code(
     )
 
 
+OWN_TIMER = """
+static uint64_t fake_cycles;
+
+void kit_hal_timer_init(void) { fake_cycles = 1000000u; }
+
+uint64_t kit_hal_cycles(void) { return fake_cycles += 1000u; } /* 1000 per read */
+"""
+FAILING_BOARD_INIT = """
+int kit_board_init(void) { return -5; } /* e.g. a PLL that never locks */
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra_c", "toml_edits", "hooks", "exit_code", "expect"),
+    [
+        # timer = "custom": the board's counter is the one kit_cycles() reads
+        (OWN_TIMER, [(r'^timer = "systick".*', 'timer = "custom"')], '"console", "timer"', 0,
+         "0 failed, 1000 cycles"),
+        # board_init runs first, fails; reported once the console is up; exit INIT (17)
+        (FAILING_BOARD_INIT, [], '"console", "board_init"', 17,
+         "E: board init failed (mps2-an500): -5"),
+    ],
+    ids=["timer-custom", "board-init-fails"],
+)  # fmt: skip
+def test_board_hooks_replace_the_defaults(  # noqa: PLR0917 - pytest parameters
+    pte_u55_shared: Path,
+    tmp_path: Path,
+    extra_c: str,
+    toml_edits: list[tuple[str, str]],
+    hooks: str,
+    exit_code: int,
+    expect: str,
+) -> None:
+    need_cross_gcc()
+    board = _copy_board(
+        AN500, tmp_path / "board", (r'^hooks = \["console"\]', f"hooks = [{hooks}]"), *toml_edits
+    )
+    with (board / "board.c").open("a") as f:
+        f.write(extra_c)
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    elf = build_project(project)
+    assert "kit_systick_cycles" not in elf_symbols(elf) or "timer" not in hooks
+    run = qemu_run(elf)
+    assert run.exit_code == exit_code, run.output
+    assert expect in run.output, run.output
+
+
 # Cortex-M configurations: (id, board folder to start from, [cpu] lines, QEMU machine/cpu
 # that runs it or None, also build with clang). The flags are derived (ethosu_kit.cores).
 AN386_REGIONS = """
