@@ -13,11 +13,13 @@
 extern "C" {
 #endif
 
-/* CONFIG / ID of an Ethos-U55-128 with 24 KiB SHRAM, architecture 1.0.6 (what Vela compiles for). */
+/* CONFIG / ID of an Ethos-U55-128 with 24 KiB SHRAM, architecture 1.0.6 (what Vela compiles for).
+ * An Ethos-U85 is whatever CONFIG/ID its streams carry, e.g. U85-256 0x20000118 / 0x20007000. */
 #define ETHOSU_VIRTUAL_U55_128_CONFIG 0x00001807u
 #define ETHOSU_VIRTUAL_U55_ID 0x10066001u
 
-/* Working memory for decoded weights: a static default of this many bytes, or the caller's. */
+/* Working memory for decoded weights (and the U85's chained feature maps): a static default
+ * of this many bytes, or the caller's. */
 #ifndef ETHOSU_VIRTUAL_WORKSPACE_SIZE
 #define ETHOSU_VIRTUAL_WORKSPACE_SIZE (1024u * 1024u)
 #endif
