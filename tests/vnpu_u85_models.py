@@ -185,6 +185,18 @@ def _where(cmp: str) -> Callable[[], Any]:
     return build
 
 
+def _where_not(x: Any, y: Any) -> Any:
+    import torch
+
+    return torch.where(torch.logical_not(x > y), x, y * 0.5)
+
+
+def _where_xor(x: Any, y: Any) -> Any:
+    import torch
+
+    return torch.where(torch.logical_xor(x > 0.1, y > 0.2), x, y * 0.5)
+
+
 def _residual_cnn() -> Any:
     import torch
     from torch import nn
@@ -338,6 +350,8 @@ OP_MODELS: tuple[OpModel, ...] = (
     _new("where_gt", _where("gt"), (IMG, IMG)),
     _new("where_ge", _where("ge"), (IMG, IMG)),
     _new("where_eq", _where("eq"), (IMG, IMG)),
+    _new("where_not", _binary_fn(_where_not), (IMG, IMG)),
+    _new("where_xor", _binary_fn(_where_xor), (IMG, IMG)),
     _new("slice_stride", _unary(lambda x: x[:, :, ::2, :] + 0.0), (IMG,)),
     _new("pad", _unary(_pad), (IMG,)),
     _new("repeat", _unary(lambda x: x.repeat(1, 1, 2, 1)), (IMG,)),

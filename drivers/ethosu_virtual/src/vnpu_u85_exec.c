@@ -56,8 +56,6 @@ enum
 };
 
 #define LUTRAM_SIZE 2048u
-/* XOR and NOT are written but unverified (off unless set). */
-#define ETHOSU_VIRTUAL_U85_UNVERIFIED_OPS (1u << 31)
 #define CHAIN_BUFFERS 8
 
 /* An OFM kept inside the NPU for the next operation (activation_storage CHAINED). */
@@ -731,26 +729,18 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
         AND_NOT = 42
     };
     /*
-     * Compares and AND/OR/AND_NOT are what Vela makes of torch.where (a mask selecting
-     * bitwise): verified. XOR and NOT have no corpus stream: they stop the stream like
-     * every other unverified construct.
+     * Compares and the bitwise operations are what Vela makes of torch.where, logical_not
+     * and logical_xor (masks selecting bitwise): verified. The shifts, CLZ, DIV and LRELU
+     * have no corpus stream: they stop the stream like every other unverified construct.
      */
-    int known = mode <= MAX || mode == ABS || (mode >= CMP_EQ && mode <= CMP_GT) || mode == AND || mode == OR ||
+    int known = mode <= MAX || mode == ABS || (mode >= CMP_EQ && mode <= CMP_GT) || (mode >= AND && mode <= NOT) ||
                 mode == AND_NOT;
-    if (!known && !(vnpu_mutation_mask & ETHOSU_VIRTUAL_U85_UNVERIFIED_OPS))
+    if (!known)
     {
         static const char *const names[12] = {"MUL", "ADD", "SUB", "MIN", "MAX", "LRELU",
                                               "ABS", "CLZ", "SHR", "SHL", "LSR", "DIV"};
-        const char *name = mode < 12 ? names[mode] : "undefined";
-        if (mode >= CMP_EQ && mode <= CMP_GT)
-        {
-            name = "a compare";
-        }
-        else if (mode == XOR || mode == NOT)
-        {
-            name = mode == XOR ? "XOR" : "NOT";
-        }
-        return fail(run, "elementwise_mode %lu (%s) is not modelled", (unsigned long)mode, name);
+        return fail(run, "elementwise_mode %lu (%s) is not modelled", (unsigned long)mode,
+                    mode < 12 ? names[mode] : "undefined");
     }
     int unary = mode == ABS || mode == NOT;
     if (check_acc(run) != 0 || setup_ofm(run, &ofm) != 0 || setup_out(run, &o, &ofm.fm) != 0 ||
