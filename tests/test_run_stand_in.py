@@ -75,6 +75,48 @@ def test_the_fvp_refuses_a_stand_in_image(stand_in: Path, tmp_path: Path) -> Non
     assert_refused(result, "laid out for corstone-320's QEMU stand-in", code=2)
 
 
+def test_cs320_u85_selftest_with_the_virtual_npu_passes(
+    pte_u85_dedicated: Path, tmp_path: Path
+) -> None:
+    """The NPU self-test of a cs320 + U85 Dedicated_Sram model on the stand-in: every
+    delegate's own stream through the virtual Ethos-U85 in firmware, bit-exact."""
+    need_cross_gcc()
+    project = _gen(
+        pte_u85_dedicated, tmp_path / "st", "--qemu-stand-in", "--npu", "virtual", app="selftest"
+    )
+    built = subprocess.run(
+        ["ethosu-kit", "build", str(project), "--app", "selftest", "--npu", "virtual"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert built.returncode == 0, built.stdout[-3000:] + built.stderr[-3000:]
+    need_qemu()
+    result = run_kit("run", built.stdout.strip().splitlines()[-1], "--timeout", "120")
+    assert result.returncode == 0, result
+    assert "SELFTEST PASS" in result.stdout
+    assert "mode Dedicated_Sram" in result.stdout and "ethos-u85" in result.stdout
+
+
+@pytest.mark.slow
+def test_cs320_u85_runner_equals_simulate(pte_u85_dedicated: Path, tmp_path: Path) -> None:
+    """With the checkouts: the executor_runner of a cs320 + U85 Dedicated_Sram model on the
+    stand-in prints exactly what `ethosu-kit simulate` computes for the same inputs."""
+    from runner_build import RunResult, build_with_cli, require_externals
+    from vnpu_support import runner_equals_simulation
+
+    require_externals("EXECUTORCH_ROOT", "ETHOSU_DRIVER_ROOT", "CMSIS_ROOT")
+    project = _gen(
+        pte_u85_dedicated, tmp_path / "fw", "--qemu-stand-in", "--npu", "virtual",
+        app="executor_runner",
+    )  # fmt: skip
+    elf = build_with_cli(project, "virtual")
+    need_qemu()
+    result = run_kit("run", elf, "--timeout", "300")
+    assert result.returncode == 0, result
+    runner_equals_simulation(
+        pte_u85_dedicated, project, RunResult(result.returncode, result.stdout), tmp_path
+    )
+
+
 def test_a_board_without_a_layout_has_no_stand_in(pte_u55_shared: Path, tmp_path: Path) -> None:
     result = run_kit(
         "gen", "--board", "cs300", "--pte", pte_u55_shared, "--qemu-stand-in", "-o", tmp_path / "x"
