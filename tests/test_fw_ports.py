@@ -150,6 +150,108 @@ def test_uart_console_chosen_by_data_on_another_machine(
     _bringup_passes(elf, "mps2-an521")
 
 
+@pytest.mark.parametrize("kind", ["none", "pl011"])
+def test_silent_consoles_never_hang(pte_u55_shared: Path, tmp_path: Path, kind: str) -> None:
+    """console "none" writes nowhere (never address 0); a PL011 where QEMU has a CMSDK UART
+    initialises without hanging. Both images still exit 0 through semihosting."""
+    need_cross_gcc()
+    console = 'kind = "none"' if kind == "none" else 'kind = "pl011"\nbase = 0x50200000'
+    board = _copy_board(AN521, tmp_path / kind, (r'^kind = "semihosting"', console))
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    elf = build_project(project)
+    symbols = elf_symbols(elf)
+    assert ("kit_uart_pl011_putc" in symbols) == (kind == "pl011")
+    assert "kit_semihost_writec" not in symbols and "kit_uart_cmsdk_putc" not in symbols
+    run = qemu_run(elf)
+    assert run.exit_code == 0, run.output
+    assert "BRINGUP PASS" not in run.output, run.output
+
+
+FAULT_APP = """\
+#include "kit/app.h"
+#include "kit/log.h"
+#include "kit/platform.h"
+
+int ethosu_kit_app_main(void)
+{
+    if (kit_platform_init() != 0) {
+        return 17;
+    }
+    kit_printf("faulting now\\n");
+    __asm volatile("udf #0"); /* permanently undefined: a UsageFault on every core */
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("folder", [AN500, AN521], ids=["m7-own-console", "m33-semihosting"])
+def test_fault_reaches_the_console_and_exit_code(
+    pte_u55_shared: Path, tmp_path: Path, folder: Path
+) -> None:
+    """The HAL's fault default: the registers on the board's console, then exit 16."""
+    from ethosu_kit.cli import main as kit_main
+
+    need_cross_gcc()
+    app = tmp_path / "fault_app"
+    app.mkdir()
+    (app / "main.c").write_text(FAULT_APP)
+    project = generate(pte_u55_shared, str(folder), "Shared_Sram", tmp_path / "fw")
+    assert kit_main(["build", str(project), "--app", str(app), "--npu", "none"]) == 0
+    run = qemu_run(project / "build" / "gcc" / "fault_app.elf")
+    assert run.exit_code == 16, run.output
+    assert "faulting now" in run.output, run.output
+    assert re.search(r"E: fault: exception 6 pc=0x[0-9a-f]{8} .*CFSR=0x00010000", run.output), (
+        run.output
+    )
+
+
+OWN_TIMER = """
+static uint64_t fake_cycles;
+
+void kit_hal_timer_init(void) { fake_cycles = 1000000u; }
+
+uint64_t kit_hal_cycles(void) { return fake_cycles += 1000u; } /* 1000 per read */
+"""
+FAILING_BOARD_INIT = """
+int kit_board_init(void) { return -5; } /* e.g. a PLL that never locks */
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra_c", "toml_edits", "hooks", "exit_code", "expect"),
+    [
+        # timer = "custom": the board's counter is the one kit_cycles() reads
+        (OWN_TIMER, [(r'^timer = "systick".*', 'timer = "custom"')], '"console", "timer"', 0,
+         "0 failed, 1000 cycles"),
+        # board_init runs first, fails; reported once the console is up; exit INIT (17)
+        (FAILING_BOARD_INIT, [], '"console", "board_init"', 17,
+         "E: board init failed (mps2-an500): -5"),
+    ],
+    ids=["timer-custom", "board-init-fails"],
+)  # fmt: skip
+def test_board_hooks_replace_the_defaults(  # noqa: PLR0917 - pytest parameters
+    pte_u55_shared: Path,
+    tmp_path: Path,
+    extra_c: str,
+    toml_edits: list[tuple[str, str]],
+    hooks: str,
+    exit_code: int,
+    expect: str,
+) -> None:
+    need_cross_gcc()
+    board = _copy_board(
+        AN500, tmp_path / "board", (r'^hooks = \["console"\]', f"hooks = [{hooks}]"), *toml_edits
+    )
+    with (board / "board.c").open("a") as f:
+        f.write(extra_c)
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    elf = build_project(project)
+    assert "kit_systick_cycles" not in elf_symbols(elf) or "timer" not in hooks
+    run = qemu_run(elf)
+    assert run.exit_code == exit_code, run.output
+    assert expect in run.output, run.output
+
+
 # Cortex-M configurations: (id, board folder to start from, [cpu] lines, QEMU machine/cpu
 # that runs it or None, also build with clang). The flags are derived (ethosu_kit.cores).
 AN386_REGIONS = """

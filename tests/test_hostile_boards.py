@@ -124,6 +124,10 @@ REFUSED: dict[str, tuple[Callable[[str], str], tuple[str, ...]]] = {
         _sub("ethos-u55 = [32, 16]", "ethos-u55 = [4294967296, 16]"),
         ("axi_limits",),
     ),
+    "region named like a linker keyword": (
+        _sub('name = "DDR"', 'name = "ORIGIN"'),
+        ("region[", "keyword"),
+    ),
     "port source absolute": (
         _port('sources = ["/etc/passwd"]\nhooks = ["board_init"]'),
         ("port.sources[0]",),

@@ -45,6 +45,21 @@ _FLAG_SHAPES = (
 _FLAG_REFUSED = re.compile(r"-f(no-)?(plugin|profile|debug-prefix|file-prefix|macro-prefix)")
 
 
+# Region names are written as GNU ld MEMORY regions and scatter-file region names: a
+# name that is a keyword of either language (or one of the Arm C library's region
+# names) would change what the script means.
+RESERVED_REGION_NAMES = frozenset({
+    "ORIGIN", "LENGTH", "MEMORY", "SECTIONS", "ENTRY", "ALIGN", "NOLOAD", "AT", "KEEP",
+    "PROVIDE", "PROVIDE_HIDDEN", "ASSERT", "INCLUDE", "INPUT", "GROUP", "OUTPUT", "ADDR",
+    "SIZEOF", "LOADADDR", "DEFINED", "ABSOLUTE", "BLOCK", "FILL", "INSERT", "AFTER",
+    "BEFORE", "COPY", "INFO", "OVERLAY", "DSECT", "REGION_ALIAS", "TARGET", "SEARCH_DIR",
+    "STARTUP", "HIDDEN", "BYTE", "SHORT", "LONG", "QUAD", "SQUAD", "o", "l",
+    "org", "len", "ARM_LIB_STACK", "ARM_LIB_HEAP", "ARM_LIB_STACKHEAP", "UNINIT",
+    "ZEROPAD", "EMPTY", "FIXED", "PI", "RELOC", "ALIGNALL", "NOCOMPRESS",
+    "ImageBase", "ImageLimit", "ImageLength", "AlignExpr", "ScatterAssert",
+})  # fmt: skip
+
+
 def _fail(board: Board, key: str, problem: str, hint: str | None = None) -> BoardError:
     return BoardError(f"{board.source}: {key}: {problem}", hint)
 
@@ -154,6 +169,14 @@ def check_board(board: Board) -> None:
         problem = text_problem(text)
         if problem:
             raise _fail(board, key, problem)
+    for i, r in enumerate(board.regions):
+        if r.name in RESERVED_REGION_NAMES or r.name.upper() in RESERVED_REGION_NAMES:
+            raise _fail(
+                board,
+                f"region[{i}].name",
+                f"{r.name!r} is a keyword of the linker script or scatter file languages",
+                hint="name the region after the memory (SRAM, FLASH, DDR, ...)",
+            )
     for i, alias in enumerate(board.aliases):
         if not _NAME_RE.fullmatch(alias):
             raise _fail(board, f"aliases[{i}]", f"{alias[:40]!r}: lower case, digits, '-'")
