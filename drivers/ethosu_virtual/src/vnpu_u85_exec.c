@@ -56,7 +56,7 @@ enum
 };
 
 #define LUTRAM_SIZE 2048u
-/* The compare and bitwise elementwise operations are written but unverified (off unless set). */
+/* XOR and NOT are written but unverified (off unless set). */
 #define ETHOSU_VIRTUAL_U85_UNVERIFIED_OPS (1u << 31)
 #define CHAIN_BUFFERS 8
 
@@ -731,12 +731,12 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
         AND_NOT = 42
     };
     /*
-     * The compare and bitwise operations are written below from the reference, but no
-     * ExecuTorch model in the corpus makes Vela emit them, so nothing has checked their
-     * result encoding (1 or -1 for true?) or zero-point handling: until a test does, they
-     * stop the stream like every other unverified construct.
+     * Compares and AND/OR/AND_NOT are what Vela makes of torch.where (a mask selecting
+     * bitwise): verified. XOR and NOT have no corpus stream: they stop the stream like
+     * every other unverified construct.
      */
-    int known = mode <= MAX || mode == ABS;
+    int known = mode <= MAX || mode == ABS || (mode >= CMP_EQ && mode <= CMP_GT) || mode == AND || mode == OR ||
+                mode == AND_NOT;
     if (!known && !(vnpu_mutation_mask & ETHOSU_VIRTUAL_U85_UNVERIFIED_OPS))
     {
         static const char *const names[12] = {"MUL", "ADD", "SUB", "MIN", "MAX", "LRELU",
@@ -746,9 +746,9 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
         {
             name = "a compare";
         }
-        else if (mode >= AND)
+        else if (mode == XOR || mode == NOT)
         {
-            name = "a bitwise operation";
+            name = mode == XOR ? "XOR" : "NOT";
         }
         return fail(run, "elementwise_mode %lu (%s) is not modelled", (unsigned long)mode, name);
     }
@@ -826,16 +826,16 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
                     res = a < 0 ? -a : a;
                     break;
                 case CMP_EQ:
-                    res = a == b;
+                    res = -(int64_t)(a == b); /* true is all ones: the mask AND/AND_NOT/OR select with */
                     break;
                 case CMP_NE:
-                    res = a != b;
+                    res = -(int64_t)(a != b); /* true is all ones: the mask AND/AND_NOT/OR select with */
                     break;
                 case CMP_GE:
-                    res = a >= b;
+                    res = -(int64_t)(a >= b); /* true is all ones: the mask AND/AND_NOT/OR select with */
                     break;
                 case CMP_GT:
-                    res = a > b;
+                    res = -(int64_t)(a > b); /* true is all ones: the mask AND/AND_NOT/OR select with */
                     break;
                 case AND:
                     res = a & b;
@@ -852,6 +852,10 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
                 default: /* AND_NOT */
                     res = a & ~b;
                     break;
+                }
+                if (mode >= CMP_EQ && mode <= CMP_GT && (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_CMP_TRUE_ONE))
+                {
+                    res = -res;
                 }
                 ofm_put(&ofm, y, x, c, out_value(&o, vnpu_rescale(res, oscale, oshift, oround)));
             }
