@@ -25,7 +25,8 @@ def test_boards_shows_memory_map(capsys: pytest.CaptureFixture[str]) -> None:
     assert "0x50004000, IRQ 16" in out
     for line in ("0x12000000", "0x31000000", "4 MiB", "Dedicated_Sram", "3 3 0 0 0 0 0 0"):
         assert line in out, line
-    assert "no machine" in out  # no QEMU for Corstone-320
+    # no QEMU machine models a Corstone-320: mps3-an547 stands in, for images laid onto it
+    assert "mps3-an547 -cpu cortex-m55 (stand-in: " in out and "gen --qemu-stand-in" in out
 
 
 def test_boards_validates_custom_file(capsys: pytest.CaptureFixture[str]) -> None:

@@ -64,7 +64,9 @@ def test_corstone_320_facts() -> None:
     assert regions["SRAM"] == (0x31000000, 4 * MIB)
     assert regions["DDR"] == (0x70000000, 256 * MIB)
     assert (b.npu.base, b.npu.irq, b.npu.kinds) == (0x50004000, 16, ("ethos-u85",))
-    assert b.qemu is None
+    # no QEMU machine models it: mps3-an547 stands in, with the map laid onto it
+    assert b.qemu is not None and b.qemu.machine == "mps3-an547" and b.qemu.stand_in
+    assert b.qemu.cpu == "cortex-m55" and b.qemu.layout is not None
     assert b.boot is not None and b.boot.vector_region == "BROM"
     # Debian's GCC 12.2 has no cortex-m85: the board spells out the M85's ISA for it.
     assert "-march=armv8.1-m.main+mve.fp+fp.dp" in b.cpu.flags["gcc"]

@@ -82,6 +82,16 @@ def test_new_board_from_pack_and_svd(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert sorted(p.name for p in out.iterdir()) == ["board.toml"]  # every hook has a default
 
 
+def test_svd_uart_without_a_kit_driver_gets_a_stub(tmp_path: Path) -> None:
+    out = _new(tmp_path, *PACK, "--console-peripheral", "LPUART3")
+    board = load_board(out)
+    assert board.console.kind == "custom" and board.port.hooks == ("console",)
+    stub = (out / "console.c").read_text()
+    assert "#define BOARD_CONSOLE_BASE 0x5930b000u" in stub and "LPUART3" in stub
+    pl011 = load_board(_new(tmp_path, *PACK, "--console-peripheral", "SERIAL2", folder="p"))
+    assert (pl011.console.kind, pl011.console.base) == ("pl011", 0x5930A000)
+
+
 def test_unknown_npu_is_a_blocking_todo(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     pdsc = tmp_path / "pack" / "test_soc.pdsc"  # the pack without its SVD beside it
     pdsc.parent.mkdir()
@@ -113,15 +123,25 @@ def test_unknown_npu_is_a_blocking_todo(tmp_path: Path, capsys: pytest.CaptureFi
     )
 
 
-def test_from_builtin_board_round_trips(tmp_path: Path) -> None:
-    for builtin in ("cs300", "cs320"):
+EXAMPLES = Path(__file__).resolve().parents[1] / "docs" / "examples" / "boards"
+
+
+def test_from_board_round_trips(tmp_path: Path) -> None:
+    """Built-in boards and the example folders (with their own C) copy to equal boards."""
+    sources = ["cs300", "cs320", *(str(p) for p in sorted(EXAMPLES.iterdir()) if p.is_dir())]
+    assert len(sources) >= 4
+    for i, builtin in enumerate(sources):
         original = load_board(builtin)
-        copy = load_board(_new(tmp_path, "--from", builtin, name="copy", folder=builtin))
+        copy = load_board(_new(tmp_path, "--from", builtin, name="copy", folder=f"b{i}"))
         a, b = asdict(original), asdict(copy)
         for key in ("name", "aliases", "description", "source", "port"):
             a.pop(key), b.pop(key)
         assert a == b, builtin
         assert (copy.port.sources, copy.port.hooks) == (original.port.sources, original.port.hooks)
+        for rel in original.port.sources:
+            assert (
+                Path(copy.port.path(rel)).read_bytes() == Path(original.port.path(rel)).read_bytes()
+            )
 
 
 def test_from_folder_copies_its_own_code(tmp_path: Path) -> None:
@@ -238,7 +258,14 @@ def test_hostile_pack_strings_stay_data(tmp_path: Path) -> None:
     out = _new(tmp_path, "--pack", str(pdsc), "--device", evil, "--npu-base", "0x40000000",
                "--npu-irq", "3", "--console", "semihosting")  # fmt: skip
     board = load_board(out)
-    assert evil in board.description and board.npu.base == 0x40000000
+    assert 'TestSoC-E7" [npu] base = 0' in board.description and board.npu.base == 0x40000000
+    # an SVD peripheral name lands in the C stub's comment: it cannot end the comment
+    svd = tmp_path / "evil.svd"
+    svd.write_text(SVD.read_text().replace("<name>LPUART3</name>", "<name>U3*/ int x; /*</name>"))
+    stub = _new(tmp_path, *PACK, "--svd", str(svd), "--console-peripheral", "U3*/ int x; /*",
+                folder="stub")  # fmt: skip
+    text = (stub / "console.c").read_text()
+    assert "int x;" in text and "*/ int x" not in text
 
 
 _PACK_HEAD = """<?xml version="1.0" encoding="UTF-8"?>
@@ -261,6 +288,9 @@ def test_multi_core_device_and_unsupported_core(
       <memory name="ITCM_HE" access="rwx" start="0x00000000" size="0x10000" Pname="HE" startup="1"/>
       <memory name="SRAM0" access="rwx" start="0x02000000" size="0x400000"/>
     </device>
+    <device Dname="M33"><processor Dcore="Cortex-M33" Dfpu="SP_FPU"/>
+      <memory name="CODE" access="rx" start="0x10000000" size="0x80000" startup="1"/>
+      <memory name="SRAM" access="rwx" start="0x20000000" size="0x80000"/></device>
     <device Dname="OLD"><processor Dcore="Cortex-M0+" Dfpu="NO_FPU"/>
       <memory name="RAM" access="rwx" start="0x20000000" size="0x1000"/></device>"""
         + _PACK_TAIL
@@ -270,5 +300,12 @@ def test_multi_core_device_and_unsupported_core(
     assert "device DUAL has 2 processors (HP, HE)" in err and "--processor" in err
     board = load_board(_new(tmp_path, *args, "--device", "DUAL", "--processor", "HE"))
     assert [(r.name, r.size) for r in board.regions] == [("ITCM_HE", 0x10000), ("SRAM0", 0x400000)]
+    m33 = load_board(_new(tmp_path, *args, "--device", "M33", folder="m33"))
+    assert (m33.cpu.core, m33.cpu.fpu, m33.cpu.dsp) == ("cortex-m33", "sp", False)  # safe default
+    assert "+nodsp" in m33.cpu.flags["gcc"][0]
+    assert (
+        "dsp = false  # TODO: the pack library does not report Ddsp"
+        in (tmp_path / "m33" / "board.toml").read_text()
+    )
     err = _error(capsys, "new-board", "x", "-o", str(tmp_path / "b"), *args, "--device", "OLD")
     assert "processor cortex-m0+ is not a core the kit builds for" in err

@@ -105,3 +105,69 @@ def test_blocking_todos_stop_what_needs_them(
     err = capsys.readouterr().err
     assert "boot.vector_region (the region the core fetches its vector table from" in err
     assert "still TODO" in err and not (tmp_path / "fw2").exists()
+
+
+_M7_PDSC = """<?xml version="1.0" encoding="UTF-8"?>
+<package schemaVersion="1.7.7"><vendor>KitTest</vendor><name>M7SoC_DFP</name>
+<description>made-up Cortex-M7 + Ethos-U55 SoC on QEMU's mps2-an500 memory map</description>
+<url>https://example.invalid/</url><releases><release version="1.0.0">r</release></releases>
+<devices><family Dfamily="M7SoC" Dvendor="KitTest:0">
+  <processor Dcore="Cortex-M7" Dfpu="DP_FPU" Dendian="Little-endian"/>
+  <device Dname="M7SoC-1">
+    <memory name="SSRAM1" access="rwx" start="0x00000000" size="0x00400000" startup="1"/>
+    <memory name="SRAM" access="rwx" start="0x20000000" size="0x00400000"/>
+    <memory name="PSRAM" access="rwx" start="0x60000000" size="0x01000000"/>
+    <debug svd="m7soc.svd"/>
+  </device>
+</family></devices></package>
+"""
+_M7_SVD = """<?xml version="1.0" encoding="utf-8"?>
+<device schemaVersion="1.3"><vendor>KitTest</vendor><name>M7SoC_1</name><version>1</version>
+<description>d</description>
+<cpu><name>CM7</name><revision>r1p0</revision><endian>little</endian><mpuPresent>true</mpuPresent>
+<fpuPresent>true</fpuPresent><fpuDP>true</fpuDP><icachePresent>true</icachePresent>
+<dcachePresent>true</dcachePresent><nvicPrioBits>3</nvicPrioBits>
+<vendorSystickConfig>false</vendorSystickConfig><deviceNumInterrupts>48</deviceNumInterrupts></cpu>
+<addressUnitBits>8</addressUnitBits><width>32</width>
+<peripherals>
+<peripheral><name>NPU0</name><description>Arm Ethos-U55 microNPU</description>
+  <baseAddress>0x40030000</baseAddress><interrupt><name>NPU0</name><value>47</value></interrupt>
+  <registers><register><name>ID</name><addressOffset>0</addressOffset></register></registers>
+</peripheral>
+<peripheral><name>UART0</name><baseAddress>0x40004000</baseAddress>
+  <registers><register><name>DATA</name><addressOffset>0</addressOffset></register>
+  <register><name>STATE</name><addressOffset>4</addressOffset></register>
+  <register><name>CTRL</name><addressOffset>8</addressOffset></register>
+  <register><name>BAUDDIV</name><addressOffset>16</addressOffset></register></registers>
+</peripheral>
+</peripherals></device>
+"""
+
+
+@pytest.mark.firmware
+@pytest.mark.qemu
+def test_cortex_m7_pack_board_runs_on_mps2_an500(tmp_path: Path, pte_u55_shared: Path) -> None:
+    """The pack path is not Corstone-shaped: an Armv7-M device (no TrustZone, no MVE, caches
+    from its SVD) drafted from a pack, built and run on another QEMU machine."""
+    need_cross_gcc()
+    (tmp_path / "pack").mkdir()
+    (tmp_path / "pack" / "m7soc.pdsc").write_text(_M7_PDSC)
+    (tmp_path / "pack" / "m7soc.svd").write_text(_M7_SVD)
+    board = _board(tmp_path, "m7soc", "--pack", str(tmp_path / "pack" / "m7soc.pdsc"),
+                   "--device", "M7SoC-1", "--qemu-machine", "mps2-an500")  # fmt: skip
+    from ethosu_kit.board_loader import load_board
+
+    b = load_board(board)
+    assert (b.cpu.core, b.cpu.fpu, b.cpu.dcache, b.cpu.irqs, b.cpu.trustzone) == (
+        "cortex-m7", "dp", True, 48, False)  # fmt: skip
+    assert (b.npu.base, b.npu.irq, b.console.kind, b.console.base) == (
+        0x40030000, 47, "cmsdk-apb", 0x40004000)  # fmt: skip
+    assert b.todo == ()
+    project = _gen(pte_u55_shared, board, tmp_path / "fw")
+    need_qemu()
+    bringup = build_project(project, app="bringup")
+    run = run_elf(bringup, timeout=30)
+    assert run.exit_code == 0 and "BRINGUP PASS" in run.output, run.output
+    assert main(["build", str(project), "--app", "selftest", "--npu", "virtual"]) == 0
+    run = run_elf(project / "build" / "gcc" / "selftest.elf", timeout=60)
+    assert run.exit_code == 0 and "SELFTEST PASS" in run.output, run.output

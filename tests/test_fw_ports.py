@@ -115,6 +115,24 @@ def test_needed_hook_missing_fails_at_configure(pte_u55_shared: Path, tmp_path: 
     assert "kit_hal_console_init, kit_hal_console_putc" in message, message
 
 
+def test_hook_implemented_but_not_named_is_a_link_error(
+    pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """No weak symbols: a board's console that [port].hooks does not name collides with the
+    kit's default at link time instead of one of them being picked silently."""
+    need_cross_gcc()
+    board = _copy_board(
+        AN500,
+        tmp_path / "board",
+        (r'^kind = "custom".*', 'kind = "cmsdk-apb"\nbase = 0x40004000'),
+        (r'^hooks = \["console"\]', "hooks = []"),
+    )
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    with pytest.raises(KitError) as info:
+        build_project(project)
+    assert "multiple definition of `kit_hal_console_init'" in info.value.message
+
+
 def test_uart_console_chosen_by_data_on_another_machine(
     pte_u55_shared: Path, tmp_path: Path
 ) -> None:
@@ -130,6 +148,108 @@ def test_uart_console_chosen_by_data_on_another_machine(
     assert "kit_uart_cmsdk_putc" in elf_symbols(elf)
     assert "kit_semihost_writec" not in elf_symbols(elf)
     _bringup_passes(elf, "mps2-an521")
+
+
+@pytest.mark.parametrize("kind", ["none", "pl011"])
+def test_silent_consoles_never_hang(pte_u55_shared: Path, tmp_path: Path, kind: str) -> None:
+    """console "none" writes nowhere (never address 0); a PL011 where QEMU has a CMSDK UART
+    initialises without hanging. Both images still exit 0 through semihosting."""
+    need_cross_gcc()
+    console = 'kind = "none"' if kind == "none" else 'kind = "pl011"\nbase = 0x50200000'
+    board = _copy_board(AN521, tmp_path / kind, (r'^kind = "semihosting"', console))
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    elf = build_project(project)
+    symbols = elf_symbols(elf)
+    assert ("kit_uart_pl011_putc" in symbols) == (kind == "pl011")
+    assert "kit_semihost_writec" not in symbols and "kit_uart_cmsdk_putc" not in symbols
+    run = qemu_run(elf)
+    assert run.exit_code == 0, run.output
+    assert "BRINGUP PASS" not in run.output, run.output
+
+
+FAULT_APP = """\
+#include "kit/app.h"
+#include "kit/log.h"
+#include "kit/platform.h"
+
+int ethosu_kit_app_main(void)
+{
+    if (kit_platform_init() != 0) {
+        return 17;
+    }
+    kit_printf("faulting now\\n");
+    __asm volatile("udf #0"); /* permanently undefined: a UsageFault on every core */
+    return 0;
+}
+"""
+
+
+@pytest.mark.parametrize("folder", [AN500, AN521], ids=["m7-own-console", "m33-semihosting"])
+def test_fault_reaches_the_console_and_exit_code(
+    pte_u55_shared: Path, tmp_path: Path, folder: Path
+) -> None:
+    """The HAL's fault default: the registers on the board's console, then exit 16."""
+    from ethosu_kit.cli import main as kit_main
+
+    need_cross_gcc()
+    app = tmp_path / "fault_app"
+    app.mkdir()
+    (app / "main.c").write_text(FAULT_APP)
+    project = generate(pte_u55_shared, str(folder), "Shared_Sram", tmp_path / "fw")
+    assert kit_main(["build", str(project), "--app", str(app), "--npu", "none"]) == 0
+    run = qemu_run(project / "build" / "gcc" / "fault_app.elf")
+    assert run.exit_code == 16, run.output
+    assert "faulting now" in run.output, run.output
+    assert re.search(r"E: fault: exception 6 pc=0x[0-9a-f]{8} .*CFSR=0x00010000", run.output), (
+        run.output
+    )
+
+
+OWN_TIMER = """
+static uint64_t fake_cycles;
+
+void kit_hal_timer_init(void) { fake_cycles = 1000000u; }
+
+uint64_t kit_hal_cycles(void) { return fake_cycles += 1000u; } /* 1000 per read */
+"""
+FAILING_BOARD_INIT = """
+int kit_board_init(void) { return -5; } /* e.g. a PLL that never locks */
+"""
+
+
+@pytest.mark.parametrize(
+    ("extra_c", "toml_edits", "hooks", "exit_code", "expect"),
+    [
+        # timer = "custom": the board's counter is the one kit_cycles() reads
+        (OWN_TIMER, [(r'^timer = "systick".*', 'timer = "custom"')], '"console", "timer"', 0,
+         "0 failed, 1000 cycles"),
+        # board_init runs first, fails; reported once the console is up; exit INIT (17)
+        (FAILING_BOARD_INIT, [], '"console", "board_init"', 17,
+         "E: board init failed (mps2-an500): -5"),
+    ],
+    ids=["timer-custom", "board-init-fails"],
+)  # fmt: skip
+def test_board_hooks_replace_the_defaults(  # noqa: PLR0917 - pytest parameters
+    pte_u55_shared: Path,
+    tmp_path: Path,
+    extra_c: str,
+    toml_edits: list[tuple[str, str]],
+    hooks: str,
+    exit_code: int,
+    expect: str,
+) -> None:
+    need_cross_gcc()
+    board = _copy_board(
+        AN500, tmp_path / "board", (r'^hooks = \["console"\]', f"hooks = [{hooks}]"), *toml_edits
+    )
+    with (board / "board.c").open("a") as f:
+        f.write(extra_c)
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    elf = build_project(project)
+    assert "kit_systick_cycles" not in elf_symbols(elf) or "timer" not in hooks
+    run = qemu_run(elf)
+    assert run.exit_code == exit_code, run.output
+    assert expect in run.output, run.output
 
 
 # Cortex-M configurations: (id, board folder to start from, [cpu] lines, QEMU machine/cpu
@@ -225,3 +345,52 @@ def test_bringup_per_cortex_m_configuration(  # noqa: PLR0917 - pytest parameter
         build_project(project, toolchain="clang")
     if qemu is not None:
         _bringup_passes(elf, cid)
+
+
+SELFTEST_PORTS = [
+    ("mps2-an500", AN500, None),
+    ("mps2-an521", AN521, None),
+    # the virtual NPU's C without FPU or DSP (no SMLAD), and on an M55 without MVE/FPU
+    ("m4-nofpu", AN500, CPU_CONFIGS[1]),
+    ("m55-nofpu-nomve", CS300, CPU_CONFIGS[5]),
+]
+
+
+@pytest.mark.parametrize(
+    ("name", "src", "config"), SELFTEST_PORTS, ids=[p[0] for p in SELFTEST_PORTS]
+)
+def test_npu_selftest_on_ports(
+    pte_u55_shared: Path,
+    tmp_path: Path,
+    name: str,
+    src: Path,
+    config: tuple[str, Path, str, tuple[str, str] | None, bool] | None,
+) -> None:
+    """The NPU self-test (apps/selftest) with the virtual NPU standing in for the made-up
+    Ethos-U55: the delegate's command stream run by the firmware on this core, every output
+    byte equal to the host's."""
+    from ethosu_kit.cli import main as kit_main
+
+    need_cross_gcc()
+    board = src if config is None else _cpu_board(tmp_path, *config[:3], config[3])
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw", app="selftest")
+    assert kit_main(["build", str(project), "--app", "selftest", "--npu", "virtual"]) == 0
+    run = qemu_run(project / "build" / "gcc" / "selftest.elf", timeout=60)
+    assert run.exit_code == 0, run.output
+    assert "SELFTEST PASS (1 of 1 delegates passed)" in run.output, run.output
+
+
+@pytest.mark.slow
+def test_executor_runner_on_the_m33_example(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """The executor_runner (the user's ExecuTorch, soft-float: this M33 has no FPU) with the
+    virtual NPU on the AN521 example board, run in its QEMU machine. Skips without
+    EXECUTORCH_ROOT (docs/executorch.md)."""
+    from runner_build import build_with_cli, require_externals
+    from runner_build import generate as generate_runner
+
+    require_externals("EXECUTORCH_ROOT")
+    project = generate_runner(pte_u55_shared, tmp_path / "fw", board=str(AN521))
+    elf = build_with_cli(project, "virtual")
+    run = qemu_run(elf, timeout=120)
+    assert run.exit_code == 0, run.output
+    assert "kit: exit 0" in run.output, run.output

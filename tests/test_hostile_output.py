@@ -130,3 +130,19 @@ def test_signal_during_generation_leaves_no_temporary_folder(
         assert _tree(out) == before, "the old project changed"
     else:
         assert not out.exists()
+
+
+def test_other_writers_refuse_in_one_line(tmp_path: Path) -> None:
+    """Commands that write one file (import-pack here): -o under a regular file or onto a
+    folder is one error line, not an internal error; nothing is left beside it."""
+    pdsc = Path(__file__).parent / "data" / "test_soc.pdsc"
+    afile = tmp_path / "afile"
+    afile.write_text("mine\n")
+    folder = tmp_path / "folder"
+    folder.mkdir()
+    base = ["import-pack", pdsc, "--device", "TestSoC-E7", "--npu", "ethos-u55",
+            "--npu-base", "0x40000000", "--npu-irq", "5"]  # fmt: skip
+    assert_refused(run_kit(*base, "-o", afile / "board.toml"), str(afile))
+    assert_refused(run_kit(*base, "-o", folder, "--force"), str(folder))
+    assert afile.read_text() == "mine\n" and list(folder.iterdir()) == []
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "folder"]

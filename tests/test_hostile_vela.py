@@ -123,4 +123,4 @@ def test_io_at_the_very_end_of_the_scratch_is_legal(pte_u55_shared: Path, tmp_pa
     fw = run_kit("gen", "--pte", pte, "-o", tmp_path / "fw", "-q")
     assert fw.returncode == 0, fw
     sim = run_kit("simulate", pte)
-    assert sim.returncode == 0 and "output 0: int8 [10]" in sim.stdout, sim
+    assert sim.returncode == 0 and "output 0: int8 [" in sim.stdout, sim

@@ -226,5 +226,5 @@ def test_an_image_outside_the_machines_memory_is_refused(tmp_path: Path) -> None
     """Code linked where the board (and QEMU's machine) has no memory: refused, not run."""
     elf = kit_loop_image(tmp_path, text=0x12000000)
     result = run_kit("run", elf, "--timeout", "5")
-    assert_refused(result, "at 0x12000000 lie outside the memory QEMU's mps3-an547", code=2)
+    assert_refused(result, "at 0x12000000 are outside the memory QEMU's mps3-an547", code=2)
     assert not qemu_pids(elf)

@@ -14,6 +14,7 @@ missing.
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 import sys
@@ -139,3 +140,30 @@ def test_team_script_missing_a_piece_fails_the_link_naming_it(
     made = _build(build, ok=False)
     assert made.returncode != 0
     assert named in made.stdout + made.stderr, made.stdout[-3000:]
+
+
+@pytest.mark.slow
+@pytest.mark.qemu
+def test_team_tree_runs_the_executor_runner(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """APP executor_runner (ExecuTorch, the Ethos-U delegate, the virtual NPU) in the
+    team's tree: its start-up runs the C++ constructors, its script keeps .init_array."""
+    from runner_build import require_externals
+
+    env = require_externals("EXECUTORCH_ROOT")
+    need_cross_gcc()
+    build = tmp_path / "build"
+    _configure(
+        build, pte_u55_shared, "-DTEAM_APP=executor_runner", "-DTEAM_NPU=virtual",
+        f"-DEXECUTORCH_ROOT={env['EXECUTORCH_ROOT']}",
+    )  # fmt: skip
+    subprocess.run(["cmake", "--build", str(build), "--parallel", "2"], check=True, timeout=3600,
+                   capture_output=True)  # fmt: skip
+    elf = build / "team_fw.elf"
+    assert check_elf(elf, build / "memory_plan.json").ok
+    need_qemu()
+    cli = subprocess.run(
+        ["ethosu-kit", "run", str(elf), "--timeout", "120"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert cli.returncode == 0, cli.stdout[-3000:] + cli.stderr[-3000:]
+    assert re.search(r"^kit: output 0: ", cli.stdout, re.M), cli.stdout

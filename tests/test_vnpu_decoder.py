@@ -8,7 +8,6 @@ code, name and every field regor prints, with the same value.
 
 from __future__ import annotations
 
-import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -18,28 +17,14 @@ import pytest
 from ethosu_kit.pte import read_pte
 from ethosu_kit.vnpu.npu import disassemble
 from vnpu_models import BY_NAME, lowered
-from vnpu_support import op_model
+from vnpu_support import Command, op_model, parse_disassembly, parse_listing
 
 pytestmark = pytest.mark.lowering
 
-LINE = re.compile(
-    r"^0x(?P<off>[0-9a-f]+):\s+(?:(?P<payload>[0-9a-f]{8})\s+)?(?P<param>[0-9a-f]{4})\s+"
-    r"(?P<code>[0-9a-f]{4})\s+-\s+(?P<name>\S+)\s+\d+(?:,\s*(?P<fields>.*))?$"
-)
-# fields the library decodes that regor's listing does not print
 UNPRINTED = {"custom_dma_cs"}
 
 
-def _value(text: str) -> int | str:
-    try:
-        return int(text, 0)
-    except ValueError:
-        return text
-
-
-def vela_listing(
-    tosa: Path, flags: tuple[str, ...], out: Path
-) -> list[tuple[int, str, str, dict[str, int | str]]]:
+def vela_listing(tosa: Path, flags: tuple[str, ...], out: Path) -> list[Command]:
     vela = shutil.which("vela")
     if vela is None:
         pytest.skip("vela (ethos-u-vela) is not on PATH")
@@ -51,27 +36,11 @@ def vela_listing(
         timeout=300,
     )
     assert proc.returncode == 0, proc.stderr[-2000:]
-    commands = []
-    for line in proc.stdout.splitlines():
-        m = LINE.match(line.strip())
-        if not m:
-            continue
-        fields: dict[str, int | str] = {}
-        for part in (m["fields"] or "").split(","):
-            if "=" in part:
-                key, val = part.split("=", 1)
-                fields[key.strip()] = _value(val.strip())
-        commands.append((int(m["off"], 16), m["code"], m["name"], fields))
-    return commands
+    return parse_listing(proc.stdout)
 
 
-def ours(stream: bytes) -> list[tuple[int, str, str, dict[str, int | str]]]:
-    commands = []
-    for line in disassemble(stream):
-        off, code, name, *rest = line.split(" ")
-        fields = {k: _value(v) for k, v in (f.split("=", 1) for f in rest)}
-        commands.append((int(off, 16), code, name, fields))
-    return commands
+def ours(stream: bytes) -> list[Command]:
+    return parse_disassembly(disassemble(stream))
 
 
 @pytest.mark.parametrize("name", ["conv3x3_pad", "add_bcast", "softmax", "sigmoid_a16w8", "block"])

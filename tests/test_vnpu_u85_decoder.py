@@ -12,7 +12,6 @@ decoder; FWD: the fast-weight decoder) and compared with Vela's own MLW decoder
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from typing import Any
 
@@ -21,50 +20,20 @@ import pytest
 
 from ethosu_kit.pte import VelaBlocks
 from ethosu_kit.vnpu.npu import disassemble, fwd_decode, mlw_decode
+from vnpu_support import Command, parse_disassembly, parse_listing
 from vnpu_u85_models import BY_NAME, CONFIGS, OP_MODELS, WHOLE_MODELS, compiled, vela_listing
 
 pytestmark = pytest.mark.lowering
 
 U85_PRODUCT = 2
-LINE = re.compile(
-    r"^0x(?P<off>[0-9a-f]+):\s+(?:(?P<payload>[0-9a-f]{8})\s+)?(?P<param>[0-9a-f]{4})\s+"
-    r"(?P<code>[0-9a-f]{4})\s+-\s+(?P<name>\S+)\s+\d+(?:,\s*(?P<fields>.*))?$"
-)
-Command = tuple[int, str, str, dict[str, int | str]]
-
-
-def _value(text: str) -> int | str:
-    try:
-        return int(text, 0)
-    except ValueError:
-        return text
 
 
 def theirs(listing: str) -> list[Command]:
-    commands = []
-    for line in listing.splitlines():
-        m = LINE.match(line.strip())
-        if not m:
-            continue
-        fields: dict[str, int | str] = {}
-        for part in (m["fields"] or "").split(","):
-            if "=" in part:
-                key, val = part.split("=", 1)
-                fields[key.strip()] = _value(val.strip())
-        if m["name"] == "NPU_SET_OP_SCALAR":
-            # regor prints the scalar one less than its payload; the payload is authoritative
-            fields["scalar"] = int(m["payload"], 16)
-        commands.append((int(m["off"], 16), m["code"], m["name"], fields))
-    return commands
+    return parse_listing(listing)
 
 
 def ours(stream: bytes) -> list[Command]:
-    commands = []
-    for line in disassemble(stream, U85_PRODUCT):
-        off, code, name, *rest = line.split(" ")
-        fields = {k: _value(v) for k, v in (f.split("=", 1) for f in rest)}
-        commands.append((int(off, 16), code, name, fields))
-    return commands
+    return parse_disassembly(disassemble(stream, U85_PRODUCT))
 
 
 def _blocks(name: str, config: tuple[str, str]) -> VelaBlocks:

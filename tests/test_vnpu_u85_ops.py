@@ -3,8 +3,8 @@
 Every model of vnpu_u85_models is lowered once (torch + ExecuTorch, ethos-u85-256),
 its TOSA graph compiled by Vela for several MAC configurations and memory modes, and
 each command stream run on the virtual NPU against the reference model on the same
-full-range random integer inputs: 20 inputs on the two main configurations (U85-256
-Shared_Sram, U85-512 Dedicated_Sram), 3 on the others. A construct the virtual NPU
+full-range random integer inputs: 20 inputs on each of U85-256 and U85-2048 Shared_Sram,
+U85-512 and U85-128 Dedicated_Sram, 3 on U85-1024 Sram_Only. A construct the virtual NPU
 does not model must stop the stream with an error that names it: never an answer.
 The mutation tests prove the comparison notices each U85 rule being wrong.
 """
@@ -111,7 +111,7 @@ def test_u85_bit_exact_with_tosa_reference(name: str) -> None:
         assert EXPECTED[name] in listing, f"{name}: stream has no {EXPECTED[name]}"
     distinct: set[int] = set()
     for i, (accel, mode) in enumerate(CONFIGS):
-        distinct |= _check(name, accel, mode, RUNS if i < 2 else SMOKE_RUNS)
+        distinct |= _check(name, accel, mode, RUNS if i < 4 else SMOKE_RUNS)
     # a constant output would compare equal for the wrong reasons
     assert len(distinct) > 2, f"{name}: outputs take only {sorted(distinct)}"
 

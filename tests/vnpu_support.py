@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -97,3 +98,48 @@ def runner_equals_simulation(pte: Path, project: Path, run: RunResult, tmp: Path
     assert np.allclose(printed, expected, atol=1.5e-6, rtol=0), run.uart
     assert len(set(as_ints.tolist())) > 2, "a constant output would agree for the wrong reasons"
     return [int(x) for x in as_ints]
+
+
+# One command of Vela's --verbose-register-command-stream, or of the library's disassembly:
+# (byte offset, code, name, {field: value})
+Command = tuple[int, str, str, dict[str, int | str]]
+LISTING_LINE = re.compile(
+    r"^0x(?P<off>[0-9a-f]+):\s+(?:(?P<payload>[0-9a-f]{8})\s+)?(?P<param>[0-9a-f]{4})\s+"
+    r"(?P<code>[0-9a-f]{4})\s+-\s+(?P<name>\S+)\s+\d+(?:,\s*(?P<fields>.*))?$"
+)
+
+
+def listing_value(text: str) -> int | str:
+    try:
+        return int(text, 0)
+    except ValueError:
+        return text
+
+
+def parse_listing(listing: str) -> list[Command]:
+    """The commands of a Vela register listing."""
+    commands = []
+    for line in listing.splitlines():
+        m = LISTING_LINE.match(line.strip())
+        if not m:
+            continue
+        fields: dict[str, int | str] = {}
+        for part in (m["fields"] or "").split(","):
+            if "=" in part:
+                key, val = part.split("=", 1)
+                fields[key.strip()] = listing_value(val.strip())
+        if m["name"] == "NPU_SET_OP_SCALAR":
+            # regor prints the scalar one less than its payload; the payload is authoritative
+            fields["scalar"] = int(m["payload"], 16)
+        commands.append((int(m["off"], 16), m["code"], m["name"], fields))
+    return commands
+
+
+def parse_disassembly(lines: list[str]) -> list[Command]:
+    """The commands of the library's disassembly (ethosu_kit.vnpu.npu.disassemble)."""
+    commands = []
+    for line in lines:
+        off, code, name, *rest = line.split(" ")
+        fields = {k: listing_value(v) for k, v in (f.split("=", 1) for f in rest)}
+        commands.append((int(off, 16), code, name, fields))
+    return commands

@@ -42,6 +42,7 @@ CONFIGS: tuple[tuple[str, str], ...] = (
     ("ethos-u85-512", "Dedicated_Sram"),
     ("ethos-u85-128", "Dedicated_Sram"),
     ("ethos-u85-2048", "Shared_Sram"),
+    ("ethos-u85-1024", "Sram_Only"),
 )
 # off-board region 2 (Dedicated_Sram's fast scratch): what the planner gives an unbounded mode
 FAST_SCRATCH = 4 * 1024 * 1024

@@ -145,12 +145,46 @@ class Boot:
 
 
 @dataclass(frozen=True)
+class RegionPlace:
+    """Where a stand-in machine has one of the board's regions: `name` at `base`, `size`."""
+
+    name: str
+    base: int
+    size: int
+
+
+@dataclass(frozen=True)
+class QemuLayout:
+    """The board's memory map laid onto a stand-in machine ([qemu.layout]): the regions it
+    has elsewhere (or smaller) and where that machine boots. `gen --qemu-stand-in` plans
+    and links an image with it; `ethosu-kit run` checks an image against it."""
+
+    regions: tuple[RegionPlace, ...] = ()
+    vector_region: str | None = None  # [boot] vector_region on the stand-in
+
+
+@dataclass(frozen=True)
+class Fvp:
+    """The Arm Fixed Virtual Platform that runs this board's images ([fvp]): the executable
+    per NPU kind and the instance names its parameters start with (`<npu>.num_macs`,
+    `<board>.<uart>.out_file`, `<cpu>.semihosting-enable`, …)."""
+
+    models: dict[str, str]  # NPU kind -> FVP executable, e.g. "FVP_Corstone_SSE-300_Ethos-U55"
+    board: str  # "mps3_board"
+    cpu: str  # "cpu0"
+    npu: str = ""  # "ethosu"; "" when the model has no NPU to configure
+    uart: str = "uart0"  # the console UART of the board's [console]
+    params: tuple[str, ...] = ()  # further "instance.parameter=value"
+
+
+@dataclass(frozen=True)
 class Qemu:
     """The QEMU machine that runs this board's images (`ethosu-kit run`)."""
 
     machine: str  # "mps2-an500"
     cpu: str  # "-cpu"
     stand_in: str = ""  # non-empty: QEMU models a different machine; said on every run
+    layout: QemuLayout | None = None  # the stand-in's memory map, where it differs
 
 
 @dataclass(frozen=True)
@@ -258,6 +292,9 @@ class Board:
     port: Port
     boot: Boot | None = None  # None: the vector table starts the code region (schema 1)
     qemu: Qemu | None = None  # None: no QEMU machine runs this board's images
+    # True: this is the board laid onto its QEMU stand-in ([qemu.layout] applied)
+    qemu_layout: bool = False
+    fvp: Fvp | None = None  # None: no FVP is named for this board
     schema: int = 2
     # free-form facts only the board's C reads (the [glue] table of board.toml)
     glue: dict[str, Any] = field(default_factory=dict)

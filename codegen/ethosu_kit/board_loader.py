@@ -37,6 +37,11 @@ as `[port]` with `board.c` providing `board_init` when that file exists.
             vector table starts the code region)
 
     [qemu]  machine; cpu (default: [cpu].core); stand_in = ""   (optional)
+    [qemu.layout]  vector_region; [qemu.layout.region.<NAME>] base, size   (optional, with
+            stand_in: the board's map laid onto the stand-in machine; gen --qemu-stand-in)
+
+    [fvp]   models = { <npu kind> = "FVP_…" }; board, cpu (instance names); npu = "";
+            uart = "uart0"; params = ["instance.parameter=value", …]   (optional)
 
     [port]  sources = []; include_dirs = []; cmake = ""; hooks = [] (names of HOOKS)
             paths relative to the board's folder
@@ -70,13 +75,17 @@ from ethosu_kit.board import (
     Boot,
     Console,
     Cpu,
+    Fvp,
     MemoryRegion,
     ModeRegisters,
     Npu,
     Port,
     Qemu,
+    QemuLayout,
     RegionKind,
+    RegionPlace,
 )
+from ethosu_kit.board_checks import check_board
 from ethosu_kit.cores import CORES, FPU_KINDS, MVE_KINDS, TOOLCHAINS, check_config, cpu_flags
 from ethosu_kit.errors import BoardError
 from ethosu_kit.model_info import MemoryMode
@@ -399,14 +408,89 @@ def _console(t: _Table, schema: int) -> Console:
 _QEMU_RE = re.compile(r"^[a-z0-9][a-z0-9.,-]*$")
 
 
-def _qemu(t: _Table, core: str) -> Qemu:
-    t.only("machine", "cpu", "stand_in")
+def _qemu(t: _Table, core: str, regions: tuple[MemoryRegion, ...] = ()) -> Qemu:
+    t.only("machine", "cpu", "stand_in", "layout")
     machine = t.str_("machine")
     cpu = t.str_("cpu", core)
     for key, value in (("machine", machine), ("cpu", cpu)):
         if not _QEMU_RE.match(value):
             raise t.fail(key, f"{value!r} is not a QEMU {key} name")
-    return Qemu(machine=machine, cpu=cpu, stand_in=t.str_("stand_in", ""))
+    stand_in = t.str_("stand_in", "")
+    layout = None
+    if "layout" in t.data:
+        if not stand_in:
+            raise t.fail("layout", "a layout is for a stand-in machine: say what it is in stand_in")
+        layout = _qemu_layout(t.table("layout"), regions)
+    return Qemu(machine=machine, cpu=cpu, stand_in=stand_in, layout=layout)
+
+
+def _qemu_layout(t: _Table, regions: tuple[MemoryRegion, ...]) -> QemuLayout:
+    """[qemu.layout]: vector_region, and [qemu.layout.region.<NAME>] base/size per region
+    the stand-in machine has elsewhere (or smaller)."""
+    t.only("vector_region", "region")
+    names = {r.name for r in regions}
+    vector_region = t.opt_str("vector_region")
+    if vector_region is not None and vector_region not in names:
+        raise t.fail("vector_region", f"no region named {vector_region!r}")
+    places = []
+    moved = t.table("region", required=False)
+    for name in moved.data:
+        if name not in names:
+            raise moved.fail(
+                name, f"no region named {name!r} (regions: {', '.join(sorted(names))})"
+            )
+        place = moved.table(name)
+        place.only("base", "size")
+        places.append(RegionPlace(name, place.number("base"), place.number("size", positive=True)))
+    return QemuLayout(tuple(places), vector_region)
+
+
+_FVP_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
+_FVP_PARAM_RE = re.compile(r"^[A-Za-z0-9_.\[\]-]+=[A-Za-z0-9_.:/+-]*$")
+
+
+def _fvp(t: _Table, npu: Npu) -> Fvp:
+    """[fvp]: the Arm FVP per NPU kind and the model's instance names."""
+    t.only("models", "board", "cpu", "npu", "uart", "params")
+    models_t = t.table("models")
+    models = {}
+    for kind in models_t.data:
+        if kind not in npu.kinds:
+            raise models_t.fail(kind, f"not an NPU of this board ({', '.join(npu.kinds)})")
+        models[kind] = models_t.str_(kind)
+    values = {key: t.str_(key, default) for key, default in
+              (("board", None), ("cpu", None), ("npu", ""), ("uart", "uart0"))}  # fmt: skip
+    for key, value in (*models.items(), *values.items()):
+        if value and not _FVP_NAME_RE.match(value):
+            raise t.fail(key, f"{value!r} is not an FVP or instance name")
+    params = tuple(t.str_list("params", []))
+    for param in params:
+        if not _FVP_PARAM_RE.match(param):
+            raise t.fail("params", f"{param!r} is not an FVP parameter 'instance.name=value'")
+    return Fvp(models, values["board"], values["cpu"], values["npu"], values["uart"], params)
+
+
+def _lay_onto_stand_in(data: dict[str, Any], source: str) -> dict[str, Any]:
+    """The board's data with [qemu.layout] applied: its regions where the stand-in machine
+    has them and its boot region there (a copy; the data is then parsed as usual)."""
+    import copy
+
+    layout = data.get("qemu", {}).get("layout") if isinstance(data.get("qemu"), dict) else None
+    if not isinstance(layout, dict):
+        raise BoardError(
+            f"{source}: no [qemu.layout], so there is no stand-in layout of this board",
+            hint="a board QEMU runs as it is needs no --qemu-stand-in",
+        )
+    out = copy.deepcopy(data)
+    moved = layout.get("region", {})
+    for entry in out.get("region", []) if isinstance(out.get("region"), list) else []:
+        if isinstance(entry, dict) and isinstance(moved, dict) and entry.get("name") in moved:
+            place = moved[entry["name"]]
+            if isinstance(place, dict):
+                entry.update({k: v for k, v in place.items() if k in ("base", "size")})
+    if "vector_region" in layout:
+        out["boot"] = {"vector_region": layout["vector_region"]}
+    return out
 
 
 def _port(t: _Table, folder: Path) -> Port:
@@ -573,7 +657,9 @@ def require(board: Board, keys: tuple[str, ...] | list[str], needed_for: str) ->
         )
 
 
-def parse_board(text: str, source: str, folder: Path | None = None) -> Board:
+def parse_board(
+    text: str, source: str, folder: Path | None = None, *, qemu_layout: bool = False
+) -> Board:
     """Validate board.toml text; `source` names the file in messages, `folder` holds its
     port sources (default: the folder of `source`)."""
     try:
@@ -586,9 +672,11 @@ def parse_board(text: str, source: str, folder: Path | None = None) -> Board:
             hint="a board file needs at most a few levels of [tables] and [lists]",
         ) from None
     todo = _take_todos(data) if isinstance(data, dict) else ()
+    if qemu_layout and isinstance(data, dict):
+        data = _lay_onto_stand_in(data, source)
     t = _Table(data, "", source)
     t.only("schema", "name", "aliases", "description", "cpu", "npu", "console", "boot", "qemu",
-           "port", "region", "glue", "uart", "qemu_machine", "glue_dir")  # fmt: skip
+           "port", "region", "glue", "uart", "qemu_machine", "glue_dir", "fvp")  # fmt: skip
     schema = t.number("schema", 1)
     if schema not in SCHEMAS:
         raise t.fail("schema", f"version {schema} is not known; this kit reads {SCHEMAS}")
@@ -610,7 +698,7 @@ def parse_board(text: str, source: str, folder: Path | None = None) -> Board:
         machine = t.str_("qemu_machine")
         qemu = _qemu(_Table({"machine": machine}, "qemu_machine", source), cpu.core)
     elif "qemu" in data:
-        qemu = _qemu(t.table("qemu"), cpu.core)
+        qemu = _qemu(t.table("qemu"), cpu.core, regions)
     else:
         qemu = None
     if "port" in data:
@@ -620,7 +708,7 @@ def parse_board(text: str, source: str, folder: Path | None = None) -> Board:
         port = _schema1_port(folder / glue if glue else folder)
     aliases = tuple(t.str_list("aliases", []))
     description = t.str_("description", "")
-    return Board(
+    board = Board(
         name,
         aliases,
         description,
@@ -632,19 +720,31 @@ def parse_board(text: str, source: str, folder: Path | None = None) -> Board:
         port,
         boot=_boot(t.table("boot"), regions, cpu) if "boot" in data else None,
         qemu=qemu,
+        qemu_layout=qemu_layout,
+        fvp=_fvp(t.table("fvp"), npu) if "fvp" in data else None,
         schema=schema,
         glue=dict(t.table("glue", required=False).data),
         todo=todo,
     )
+    check_board(board)  # plausible addresses, safe flags and text, port paths inside
+    return board
 
 
-def load_board_file(path: Path) -> Board:
+def load_board_file(path: Path, *, qemu_layout: bool = False) -> Board:
     if path.is_dir():
         path = path / "board.toml"
     from ethosu_kit.files import MAX_BOARD, read_text
 
     text = read_text(path, MAX_BOARD, BoardError)
-    return parse_board(text, str(path), path.resolve().parent)
+    return parse_board(text, str(path), path.resolve().parent, qemu_layout=qemu_layout)
+
+
+def stand_in_board(board: Board) -> Board:
+    """`board` laid onto its QEMU stand-in ([qemu.layout]), from the same board file;
+    a BoardError when the board has no stand-in layout."""
+    if board.qemu_layout:
+        return board
+    return load_board_file(Path(board.source), qemu_layout=True)
 
 
 @cache

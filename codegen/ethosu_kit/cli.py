@@ -141,6 +141,12 @@ def _run(args: argparse.Namespace) -> int:
     except Exception as exc:  # a bug of ours, not the user's input
         if args.debug or os.environ.get("ETHOSU_KIT_DEBUG"):
             raise
+        if isinstance(exc, OSError) and exc.filename is not None:
+            # the user's file system said no (a folder on the path is a file, no
+            # permission, disk full) where a command did not expect it: one line
+            where = str(exc.filename) + (f" -> {exc.filename2}" if exc.filename2 else "")
+            print(f"error: {one_line(where)}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
         print(
             f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)",
             file=sys.stderr,

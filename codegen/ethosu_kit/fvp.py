@@ -15,17 +15,23 @@ from __future__ import annotations
 import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Any
 
+from ethosu_kit.board import Fvp
 from ethosu_kit.errors import KitError
 from ethosu_kit.kit_image import KitImage
 from ethosu_kit.process import run_child
 from ethosu_kit.qemu import RunResult, result_of
 
 
-def fvp_table(image: KitImage) -> Any:
-    """The board's [fvp] table (board.Fvp), or a KitError when the board names no FVP."""
-    fvp = getattr(image.board, "fvp", None)
+def fvp_table(image: KitImage) -> Fvp:
+    """The board's [fvp] table, or a KitError when the board names no FVP."""
+    if image.board.qemu_layout:
+        raise KitError(
+            f"{image.elf}: laid out for {image.board.name}'s QEMU stand-in (gen --qemu-stand-in), "
+            "not for the board or its FVP",
+            hint="generate the project without --qemu-stand-in for the FVP",
+        )
+    fvp = image.board.fvp
     if fvp is None:
         raise KitError(
             f"{image.elf}: board {image.board.name} ({image.board.source}) names no FVP "
@@ -54,7 +60,7 @@ def find_fvp(image: KitImage, path: Path | None, *, required: bool = True) -> Pa
         if not path.is_file():
             raise KitError(f"--fvp {path}: no such file", hint="give the FVP executable's path")
         return path
-    if getattr(image.board, "fvp", None) is None:
+    if image.board.fvp is None or image.board.qemu_layout:
         if required:
             fvp_table(image)
         return None

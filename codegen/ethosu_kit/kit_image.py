@@ -143,7 +143,12 @@ def _board_of(elf: Path, name: str, plan: MemoryPlan | None, plan_path: Path | N
     if plan is not None and plan.board.name == name:
         # the board file when it is still there (the user may have fixed it since),
         # else the typed board the plan recorded
-        return load_board(Path(source)) if Path(source).is_file() else plan.board
+        board = load_board(Path(source)) if Path(source).is_file() else plan.board
+        if plan.board.qemu_layout and not board.qemu_layout:
+            from ethosu_kit.board_loader import stand_in_board
+
+            board = stand_in_board(board)  # generated with --qemu-stand-in
+        return board
     for board in builtin_boards():
         if name == board.name:
             return board
@@ -170,13 +175,14 @@ def identify(elf: Path) -> KitImage:
 
 
 def check_fits(image: KitImage, regions: Sequence[MemoryRegion], where: str, hint: str) -> None:
-    """Every loadable segment of the image inside one of `regions` (the memory `where`,
-    e.g. "QEMU's mps3-an547", has): else a KitError naming the first one outside."""
+    """Every loadable segment of the image inside one of `regions` (`where` names that
+    memory: "QEMU's mps3-an547 has for corstone-320"): else a KitError naming the first
+    one outside."""
     for address, size, _ in image.segments:
         if not any(r.contains(address, size) for r in regions):
             near = ", ".join(f"{r.name} 0x{r.base:08x}+{r.size:#x}" for r in regions)
             raise KitError(
-                f"{image.elf}: {size} bytes at 0x{address:08x} lie outside the memory {where} "
-                f"has ({near})",
+                f"{image.elf}: {size} bytes at 0x{address:08x} are outside the memory {where} "
+                f"({near})",
                 hint=hint,
             )

@@ -22,7 +22,7 @@ from __future__ import annotations
 import re
 import shutil
 import tempfile
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field, fields, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -66,6 +66,7 @@ class Draft:
     core: str = ""
     fpu: str = "none"
     mve: str = ""
+    dsp: bool = True
     dcache: bool = False
     icache: bool = False
     dcache_line: int = 32
@@ -74,6 +75,7 @@ class Draft:
     timer: str = "systick"
     clock_hz: int = 25_000_000
     flags: dict[str, list[str]] = field(default_factory=dict)
+    cpu_extra: dict[str, Any] = field(default_factory=dict)  # [cpu] keys this module does not know
     # [npu]
     npu_kinds: list[str] = field(default_factory=list)
     npu_macs: dict[str, list[int]] = field(default_factory=dict)
@@ -109,11 +111,19 @@ class Draft:
     skipped: list[str] = field(default_factory=list)  # pack memories left out, and why
     glue: dict[str, Any] = field(default_factory=dict)
     todo: dict[str, str] = field(default_factory=dict)  # key -> why (checked defaults)
+    # tables of a copied board this module does not draft itself ([fvp], [qemu.layout], any
+    # later one), as the board file has them: dotted table name -> its keys
+    passthrough: dict[str, dict[str, Any]] = field(default_factory=dict)
 
 
 def comment(text: str) -> str:
     """Text safe inside a one-line # comment (a newline would end it and start TOML)."""
     return _CONTROL_RE.sub(" ", text).strip()
+
+
+def c_comment(text: str) -> str:
+    """Text safe inside a C block comment: one line, and no */ to end it early."""
+    return comment(text).replace("*/", "* /").replace("/*", "/ *")
 
 
 # -- from an existing board --------------------------------------------------------------
@@ -142,20 +152,40 @@ def _port_files(board: Board) -> dict[str, bytes]:
     return files
 
 
-_CPU_KEYS = ("core", "fpu", "mve", "dcache", "icache", "dcache_line", "trustzone", "irqs",
-             "timer", "clock_hz")  # fmt: skip
+# What board.toml.j2 writes itself; any other table of a copied board passes through.
+_DRAFTED = {"schema", "name", "aliases", "description", "cpu", "npu", "console", "boot",
+            "qemu", "port", "region", "glue", "uart", "qemu_machine", "glue_dir"}  # fmt: skip
+_DRAFTED_QEMU = {"machine", "cpu", "stand_in"}
+
+
+def _passthrough(board: Board) -> dict[str, dict[str, Any]]:
+    """The tables of `board`'s file new-board does not model: copied as they are."""
+    import tomllib
+
+    from ethosu_kit.files import MAX_BOARD, read_text
+
+    data = tomllib.loads(read_text(Path(board.source), MAX_BOARD, BoardError))
+    tables = {k: v for k, v in data.items() if k not in _DRAFTED and isinstance(v, dict)}
+    qemu = data.get("qemu")
+    if isinstance(qemu, dict):
+        tables |= {f"qemu.{k}": v for k, v in qemu.items()
+                   if k not in _DRAFTED_QEMU and isinstance(v, dict)}  # fmt: skip
+    return tables
 
 
 def draft_from_board(board: Board, name: str) -> Draft:
     """Every fact of `board`, for a new board that starts as its copy."""
+    from ethosu_kit.board import Cpu
     from ethosu_kit.cores import TOOLCHAINS, cpu_flags
 
     cpu, npu, console = board.cpu, board.npu, board.console
     flags = {
         tc: list(cpu.flags[tc])
         for tc in TOOLCHAINS
-        if tc in cpu.flags and cpu.flags[tc] != cpu_flags(cpu.core, cpu.fpu, cpu.mve, tc)
+        if tc in cpu.flags and cpu.flags[tc] != cpu_flags(cpu.core, cpu.fpu, cpu.mve, tc, cpu.dsp)
     }
+    cpu_keys = [f.name for f in fields(Cpu) if f.name not in ("arch", "flags")]
+    draft_keys = {f.name for f in fields(Draft)}
     registers: dict[str, dict[str, tuple[int, tuple[int, ...]]]] = {}
     for (kind, mode), regs in npu.registers.items():
         registers.setdefault(kind, {})[mode] = (regs.qconfig, tuple(regs.regioncfg))
@@ -170,7 +200,10 @@ def draft_from_board(board: Board, name: str) -> Draft:
         name=name,
         origin=[f"from board {board.name} ({board.source})"],
         description=f"{board.description} (drafted from {board.name})".strip(),
-        **{key: getattr(cpu, key) for key in _CPU_KEYS},  # the [cpu] keys are Cpu's fields
+        # [cpu] is Cpu's fields (arch and flags derive from them): every one is copied,
+        # those this module has no Draft field for through cpu_extra
+        **{k: getattr(cpu, k) for k in cpu_keys if k in draft_keys},
+        cpu_extra={k: getattr(cpu, k) for k in cpu_keys if k not in draft_keys},
         flags=flags,
         npu_kinds=list(npu.kinds),
         npu_macs={k: list(v) for k, v in npu.macs.items()},
@@ -221,6 +254,7 @@ def draft_from_board(board: Board, name: str) -> Draft:
             for r in board.regions
         ],
         glue=dict(board.glue),
+        passthrough=_passthrough(board),
     )
 
 
@@ -250,7 +284,8 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
     d = Draft(
         name=name,
         origin=[f"from pack {device.pack} ({where})"],
-        description=f"{device.vendor} {device.name} (from {device.pack})",
+        # a board's description is one printable line: the pack's strings may not be
+        description=comment(f"{device.vendor} {device.name} (from {device.pack})"),
         core=core.name,
         fpu=fpu,
         dcache_line=core.dcache_line,
@@ -271,6 +306,10 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
     if core.trustzone and security == "all":
         d.todo["cpu.trustzone"] = "the pack lists no secure/non-secure aliases: true if the " \
             "core has the Security Extension"  # fmt: skip
+    if core.dsp_optional:
+        d.dsp = False
+        d.todo["cpu.dsp"] = "the pack library does not report Ddsp: true if the core has the " \
+            "DSP extension (faster kernels); false is safe"  # fmt: skip
     d.todo["cpu.clock_hz"] = "the pack library does not report Dclock (used for times only)"
     d.npu_secure = security != "ns"
     for r in regions:
@@ -278,7 +317,7 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
         d.regions.append(
             RegionFacts(
                 r.name, r.kind.value, r.base, r.size, r.on_chip, r.volatile, True, r.npu,
-                r.executable, r.writable, True, r.note,
+                r.executable, r.writable, True, comment(r.note),
                 todo="guessed from the memory's name and access: can the NPU's AXI masters "
                 "reach it?" if guessed else "",
             )
@@ -324,6 +363,9 @@ def apply_svd(d: Draft, svd: SvdDevice, choices: Choices) -> None:
                 if value is not None:
                     setattr(d, key, value)
                     d.todo.pop(f"cpu.{key}", None)
+        if core.dsp_optional and svd.cpu.dsp is not None:
+            d.dsp = svd.cpu.dsp
+            d.todo.pop("cpu.dsp", None)
         if svd.cpu.irqs:
             d.irqs = min(svd.cpu.irqs, core.max_irqs)
         if core.trustzone and svd.cpu.sau_regions:
@@ -386,6 +428,13 @@ def apply_choices(d: Draft, choices: Choices) -> None:
         d.npu_macs = {kind: macs} if macs else {}
         d.npu_registers = {k: v for k, v in d.npu_registers.items() if k == kind}
         d.npu_axi = {k: v for k, v in d.npu_axi.items() if k == kind}
+        fvp = d.passthrough.get("fvp")
+        if fvp is not None:  # a copied board's FVP models: only the one for this kind stays
+            models = {k: v for k, v in dict(fvp.get("models", {})).items() if k == kind}
+            if models:
+                d.passthrough["fvp"] = {**fvp, "models": models}
+            else:
+                del d.passthrough["fvp"]
     if choices.npu_base is not None:
         d.npu_base, d.npu_base_ns = choices.npu_base, None
     if choices.npu_irq is not None:
@@ -480,6 +529,7 @@ def _environment() -> Any:
     )
     env.filters["toml"] = toml_value
     env.filters["comment"] = comment
+    env.filters["c_comment"] = c_comment
     env.filters["toml_key"] = toml_key
     env.filters["hex"] = lambda n: f"0x{n:08x}"
     return env

@@ -48,9 +48,13 @@ class RunResult:
 def qemu_target(board: Board) -> QemuTarget | None:
     """The board data's QEMU machine ([qemu] machine/cpu/stand_in), or None."""
     q = board.qemu  # schema 1's qemu_machine is read into it too
-    if q is not None and q.machine:
-        return QemuTarget(q.machine, q.cpu, q.stand_in)
-    return None
+    if q is None or not q.machine:
+        return None
+    if q.layout is not None:  # the memory the stand-in has: the board laid onto it
+        from ethosu_kit.board_loader import stand_in_board
+
+        return QemuTarget(q.machine, q.cpu, q.stand_in, stand_in_board(board).regions)
+    return QemuTarget(q.machine, q.cpu, q.stand_in)
 
 
 def target_for(image: KitImage) -> QemuTarget:
@@ -63,6 +67,19 @@ def target_for(image: KitImage) -> QemuTarget:
             "[qemu] table to the board.toml (docs/running.md)",
         )
     return target
+
+
+def check_image(image: KitImage, target: QemuTarget) -> None:
+    """Refuse an image with bytes where the machine has no memory for its board."""
+    layout = image.board.qemu is not None and image.board.qemu.layout is not None
+    check_fits(
+        image,
+        target.regions or image.board.regions,
+        f"QEMU's {target.machine} has for {image.board.name}",
+        "generate the project with `gen --qemu-stand-in` to lay it onto the stand-in machine"
+        if layout and not image.board.qemu_layout
+        else "the image was linked for another memory map: regenerate its project for this board",
+    )
 
 
 def qemu_command(
@@ -103,12 +120,7 @@ def run_image(
     echo: Callable[[bytes], None] | None = None,
 ) -> RunResult:
     target = target_for(image)
-    check_fits(
-        image,
-        target.regions or image.board.regions,
-        f"QEMU's {target.machine} gives board {image.board.name}",
-        "the image was linked for another memory map: regenerate its project for this board",
-    )
+    check_image(image, target)
     if shutil.which(QEMU) is None:
         raise KitError(
             f"{QEMU} is not installed", hint="apt-get install qemu-system-arm (QEMU >= 7.2)"

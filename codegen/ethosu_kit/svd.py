@@ -50,6 +50,7 @@ class SvdCpu:
     name: str | None  # "CM55"
     fpu: bool | None
     fpu_dp: bool | None
+    dsp: bool | None
     icache: bool | None
     dcache: bool | None
     irqs: int | None  # deviceNumInterrupts
@@ -105,6 +106,12 @@ def load_svd(path: Path) -> SvdDevice:
         raise BoardError(
             f"{path}: not a CMSIS-SVD file (root element <{root.tag}>, expected <device>)"
         )
+    # Bit fields are most of a vendor SVD and nothing here reads them: dropping them first
+    # makes cmsis-svd 3.9x faster on a 3 MB SVD (7.8 s -> 2.0 s)
+    for fields in list(root.iter("fields")):
+        parent = fields.getparent()
+        if parent is not None:
+            parent.remove(fields)
     try:
         device = SVDParser(root.getroottree()).get_device()
     except Exception as exc:  # the library raises what it meets (ValueError, KeyError...)
@@ -135,6 +142,7 @@ def load_svd(path: Path) -> SvdDevice:
             name=getattr(c.name, "value", None) if c.name is not None else None,
             fpu=c.fpu_present,
             fpu_dp=c.fpu_dp,
+            dsp=c.dsp_present,
             icache=c.icache_present,
             dcache=c.dcache_present,
             irqs=c.device_num_interrupts,

@@ -66,7 +66,6 @@ void Reset_Handler(void);
 void HardFault_Handler(void);
 void Default_Handler(void);
 void kit_irq_dispatch(void);
-void kit_system_init(void);
 
 void NMI_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void MemManage_Handler(void) __attribute__((weak, alias("HardFault_Handler")));

@@ -1,8 +1,7 @@
 /* Core set-up after the copy/zero tables, before C++ constructors: fault reporting, caches. */
 #include "kit/armv8m.h"
 #include "kit/hal.h"
-
-void kit_system_init(void);
+#include "kit/platform.h"
 
 void kit_system_init(void)
 {

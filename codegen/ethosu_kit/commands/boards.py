@@ -87,6 +87,7 @@ def describe(board: Board) -> str:
         + (
             f"{board.qemu.machine} -cpu {board.qemu.cpu}"
             + (f" (stand-in: {board.qemu.stand_in})" if board.qemu.stand_in else "")
+            + (" [images: gen --qemu-stand-in]" if board.qemu.layout else "")
             if board.qemu
             else "no machine (build and check only)"
         ),
@@ -233,7 +234,8 @@ def todo_summary(board: Board, text: str) -> str:
     if checks:
         lines.append(f"TODO, defaults to check ({len(checks)}): safe as written; delete the "
                      "'# TODO:' once checked")  # fmt: skip
-        lines += [f"  {key:<24} line {n}: {note}" for key, n, note in checks]
+        width = max(24, *(len(key) for key, _, _ in checks))
+        lines += [f"  {key:<{width}} line {n}: {note}" for key, n, note in checks]
     source = _source_todos(board)
     if source:
         lines.append(f"TODO in the board's C ({len(source)}):")

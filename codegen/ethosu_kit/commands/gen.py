@@ -51,6 +51,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "(default: corstone-300)",
     )
     parser.add_argument(
+        "--qemu-stand-in",
+        action="store_true",
+        help="lay the image out for the board's QEMU stand-in machine ([qemu.layout] of its "
+        "board.toml, e.g. cs320 on mps3-an547) so `ethosu-kit run` can run it there",
+    )
+    parser.add_argument(
         "--mode",
         help="Sram_Only, Shared_Sram or Dedicated_Sram (default: the mode the pte was "
         "compiled for)",
@@ -130,6 +136,10 @@ def run(args: argparse.Namespace) -> int:
 
     model = model_from_bytes(pte_bytes, str(args.pte))
     board = load_board(args.board)
+    if args.qemu_stand_in:
+        from ethosu_kit.board_loader import stand_in_board
+
+        board = stand_in_board(board)
     require(board, ("boot.vector_region",), "every image (the vector table's place)")
     mode = None  # the planner takes the pte's own mode and refuses a mismatch
     if args.mode:

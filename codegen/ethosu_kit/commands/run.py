@@ -104,9 +104,10 @@ def run(args: argparse.Namespace) -> int:
 
         emulator = "fvp" if find_fvp(image, None, required=False) is not None else "qemu"
     if emulator == "qemu":
-        from ethosu_kit.qemu import stand_in_line, target_for
+        from ethosu_kit.qemu import check_image, stand_in_line, target_for
 
         target = target_for(image)  # refuses a board without a machine before any IO work
+        check_image(image, target)
     io = IoRequest.from_args(args, image)
     with tempfile.TemporaryDirectory(prefix="ethosu-kit-run-") as tmp:
         workdir = Path(tmp)

@@ -58,6 +58,10 @@ SCALAR_TYPES: dict[int, tuple[str, int]] = {
 }
 
 
+# ExecuTorch's kTensorDimensionLimit: the runtime refuses more dimensions
+MAX_RANK = 16
+
+
 def _value(plan: RawPlan, index: int, what: str) -> RawValue:
     if not 0 <= index < len(plan.values):
         raise Malformed(f"{what} refers to value {index}, the method has {len(plan.values)}")
@@ -73,10 +77,17 @@ def _tensor_info(plan: RawPlan, index: int, what: str) -> TensorInfo:
         raise Malformed(f"{what} has unknown scalar type {t.scalar_type}")
     if any(d < 0 for d in t.sizes):
         raise Malformed(f"{what} has a negative dimension {t.sizes}")
+    if len(t.sizes) > MAX_RANK:
+        raise Malformed(f"{what} has {len(t.sizes)} dimensions, ExecuTorch allows {MAX_RANK}")
     dtype, elem = SCALAR_TYPES[t.scalar_type]
     nbytes = elem
     for d in t.sizes:
         nbytes *= d
+    if nbytes >= 1 << 32:
+        raise Malformed(
+            f"{what} of shape {list(t.sizes)} {dtype} is {nbytes} bytes: more than a 32-bit "
+            "address space holds"
+        )
     return TensorInfo(dtype=dtype, shape=t.sizes, nbytes=nbytes, planned=t.planned)
 
 

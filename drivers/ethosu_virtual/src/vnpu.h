@@ -301,6 +301,8 @@ struct kernel
 int vnpu_kernel_setup(struct kernel *k, const uint16_t *p0, int oh, int ow, char *why, size_t len);
 /* Every address the box [0,h)x[0,w)x[0,c) of `f` touches lies in its memory. */
 int vnpu_fm_check(const struct fm *f, const char *what, char *why, size_t len);
+/* Element size, signedness and layout from a *_PRECISION register (`bits`: its precision field). */
+int vnpu_fm_precision(struct fm *f, uint32_t prec, int bits, const char *what, char *why, size_t len);
 /* Base address and size of region `region` (the driver's base_addr[region]). */
 int vnpu_region(const struct vnpu_env *env, unsigned region, uint8_t **mem, size_t *size, const char *what,
                 char *why, size_t len);

@@ -145,21 +145,10 @@ static int setup_fm(struct run *run, struct fm *f, int ofm, int ifm2, const char
         f->sc = (int32_t)W1(IFM_STRIDE_C);
         f->zp = (int16_t)R0(IFM_ZERO_POINT);
     }
-    if (bits == 3)
+    char why[112];
+    if (vnpu_fm_precision(f, prec, bits, what, why, sizeof(why)) != 0)
     {
-        return fail(run, "%s precision B64 is not supported", what);
-    }
-    f->elem = 1 << bits;
-    f->is_signed = (int)(prec & 1u);
-    uint32_t format = (prec >> 6) & 3u;
-    if (format > 1)
-    {
-        return fail(run, "%s activation_format %lu is not defined", what, (unsigned long)format);
-    }
-    f->brick = (int)format;
-    if (!f->is_signed && f->elem == 4)
-    {
-        return fail(run, "%s unsigned 32-bit precision is not supported", what);
+        return fail(run, "%s", why);
     }
     return region_of(run, region, &f->mem, &f->size, what);
 }

@@ -116,6 +116,30 @@ int vnpu_fm_check(const struct fm *f, const char *what, char *why, size_t len)
     return 0;
 }
 
+int vnpu_fm_precision(struct fm *f, uint32_t prec, int bits, const char *what, char *why, size_t len)
+{
+    uint32_t format = (prec >> 6) & 3u;
+    f->elem = 1 << bits;
+    f->is_signed = (int)(prec & 1u);
+    f->brick = (int)format;
+    if (bits == 3)
+    {
+        snprintf(why, len, "%s precision B64 is not supported", what);
+        return -1;
+    }
+    if (format > 1)
+    {
+        snprintf(why, len, "%s activation_format %lu is not defined", what, (unsigned long)format);
+        return -1;
+    }
+    if (!f->is_signed && f->elem == 4)
+    {
+        snprintf(why, len, "%s unsigned 32-bit precision is not supported", what);
+        return -1;
+    }
+    return 0;
+}
+
 int vnpu_region(const struct vnpu_env *env, unsigned region, uint8_t **mem, size_t *size, const char *what,
                 char *why, size_t len)
 {

@@ -65,46 +65,45 @@ void vnpu_mlw_init(struct vnpu_mlw *d, const uint8_t *buf, size_t size, void *me
     d->first = 1;
 }
 
-/* Parse the unary bits of one chunk into quotients; returns the number of symbols. */
-static int split_unary(uint32_t bits, int nbits, uint32_t *carry, int truncate, uint32_t extra, int extra_bits,
-                       uint32_t *q)
+/* Zero runs: the unary bits of one chunk (a 1 adds to the quotient, a 0 ends the symbol)
+ * into quotients; returns the number of symbols. One step per symbol, not per bit. */
+static int split_zero_runs(uint32_t bits, int nbits, uint32_t *carry, uint32_t *q)
+{
+    int n = 0;
+    uint32_t cnt = *carry;
+    uint32_t zeros = ~bits & ((1u << nbits) - 1u); /* nbits <= 12 */
+    int pos = 0;
+    while (zeros != 0u)
+    {
+        int at = __builtin_ctz(zeros);
+        q[n++] = cnt + (uint32_t)(at - pos); /* the 1s before this 0 */
+        cnt = 0;
+        pos = at + 1;
+        zeros &= zeros - 1u;
+    }
+    *carry = cnt + (uint32_t)(nbits - pos);
+    return n;
+}
+
+/* Weights: a 1 in the first pass means at least 1, the second pass (`extra`, one bit per
+ * 1 of the first) adds 1 more and continues the symbol; returns the number of symbols. */
+static int split_weights(uint32_t bits, int nbits, uint32_t *carry, int truncate, uint32_t extra, uint32_t *q)
 {
     int n = 0;
     uint32_t cnt = *carry;
     for (int i = 0; i < nbits; i++)
     {
-        if (extra_bits < 0)
+        uint32_t code = 0;
+        if (bits & (1u << i))
         {
-            /* zero runs: a 1 adds to the quotient, a 0 ends the symbol */
-            if (bits & (1u << i))
-            {
-                cnt++;
-            }
-            else
-            {
-                q[n++] = cnt;
-                cnt = 0;
-            }
+            code = 1u + (extra & 1u);
+            extra >>= 1;
         }
-        else
+        cnt += code;
+        if (code < 2u || truncate)
         {
-            /* weights: a 1 in the first pass means at least 1, the second pass adds 1 more and continues */
-            uint32_t code = 0;
-            if (bits & (1u << i))
-            {
-                code = 1;
-                if (extra & 1u)
-                {
-                    code = 2;
-                }
-                extra >>= 1;
-            }
-            cnt += code;
-            if (code < 2 || truncate)
-            {
-                q[n++] = cnt;
-                cnt = 0;
-            }
+            q[n++] = cnt;
+            cnt = 0;
         }
     }
     *carry = cnt;
@@ -232,20 +231,16 @@ static int decode_slice(struct vnpu_mlw *d)
         {
             uint32_t z_unary;
             GET(z_unary_len, z_unary);
-            z_n = split_unary(z_unary, z_unary_len, &z_carry, 0, 0, -1, z_q);
+            z_n = split_zero_runs(z_unary, z_unary_len, &z_carry, z_q);
             z_pos += z_n;
         }
         if (w_enable)
         {
             int max_symbols = (uncompressed && wdiv > 5) ? 8 : 12;
-            int ones = 0;
-            for (int i = 0; i < max_symbols; i++)
-            {
-                ones += (int)((w_unary0 >> i) & 1u);
-            }
+            int ones = __builtin_popcount(w_unary0 & ((1u << max_symbols) - 1u));
             uint32_t w_unary1;
             GET(ones, w_unary1);
-            w_n = split_unary(w_unary0, max_symbols, &w_carry, (int)wtrunc, w_unary1, ones, w_q);
+            w_n = split_weights(w_unary0, max_symbols, &w_carry, (int)wtrunc, w_unary1, w_q);
             w_pos += w_n;
         }
         if (w_prev_enable)

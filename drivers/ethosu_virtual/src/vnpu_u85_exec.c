@@ -205,23 +205,12 @@ static int setup_fm(struct run85 *run, struct fm *f, int which, int *storage, co
         f->w0 = R0(IFM_WIDTH0_M1) + 1;
         f->zp = (int16_t)R0(IFM_ZERO_POINT);
     }
-    if (bits == 3)
+    char why[112];
+    if (vnpu_fm_precision(f, prec, bits, what, why, sizeof(why)) != 0)
     {
-        return fail(run, "%s precision B64 is not modelled", what);
+        return fail(run, "%s", why);
     }
-    f->elem = 1 << bits;
-    f->is_signed = (int)(prec & 1u);
-    uint32_t format = (prec >> 6) & 3u;
-    if (format > 1)
-    {
-        return fail(run, "%s activation_format %lu is not defined", what, (unsigned long)format);
-    }
-    f->brick = (int)format;
     *storage = (int)((prec >> 14) & 3u);
-    if (!f->is_signed && f->elem == 4)
-    {
-        return fail(run, "%s unsigned 32-bit precision is not modelled", what);
-    }
     if (*storage == STORAGE_CHAINED)
     {
         if (which == FM_OFM)

@@ -24,6 +24,10 @@ extern "C" {
  * that failed: -1 console, -2 board init, -3 NPU (see the log). */
 int kit_platform_init(void);
 
+/* Fault exceptions on and the caches (kit_hal_cache_init): the kit's start-up calls it after
+ * .data/.bss and before C++ constructors; a team's own start-up may call it there too. */
+void kit_system_init(void);
+
 /* The board's name ("corstone-300"), for banners. */
 const char *kit_board_name(void);
 

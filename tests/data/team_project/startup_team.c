@@ -4,6 +4,10 @@
 extern uint32_t __team_data_load[], __team_data_start[], __team_data_end[];
 extern uint32_t __team_bss_start[], __team_bss_end[];
 extern uint8_t __kit_stack_top[]; /* the team runs on the plan's stack (kit_sections.ld) */
+extern void (*const __team_init_start[])(void), (*const __team_init_end[])(void);
+
+/* C++ objects with destructors register them against it; crtbegin.o is not linked. */
+void *__dso_handle = 0;
 
 int main(void);
 void team_reset(void);
@@ -30,6 +34,9 @@ void team_reset(void)
     }
     for (uint32_t *d = __team_bss_start; d < __team_bss_end;) {
         *d++ = 0;
+    }
+    for (void (*const *f)(void) = __team_init_start; f < __team_init_end; ++f) {
+        (*f)(); /* C++ static constructors (the kernels' and the delegate's registration) */
     }
     main();
     for (;;) {

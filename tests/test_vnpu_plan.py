@@ -1,0 +1,65 @@
+"""The virtual NPU's working memory is a buffer of the plan: measured, placed, fit-checked.
+
+`gen --npu virtual` measures it on the host (the library's high-water mark on the
+model's streams) and plans it as `vnpu_workspace`; `ethosu-kit build DIR --npu virtual`
+re-plans a project generated for the driver from its own memory_plan.json (typed) and
+generated/model.pte; a workspace that does not fit is a FitError naming it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from ethosu_kit.board_loader import load_board
+from ethosu_kit.build import plan_virtual_npu
+from ethosu_kit.cli import main as kit_main
+from ethosu_kit.errors import FitError
+from ethosu_kit.memory_plan import MemoryPlan, PlanOptions, Role
+from ethosu_kit.planner import plan_memory
+from ethosu_kit.pte import read_pte
+
+
+def _workspace(project: Path) -> int | None:
+    plan = MemoryPlan.from_json(project / "memory_plan.json")
+    found = plan.by_role(Role.VNPU_WORKSPACE)
+    return found[0].size if found else None
+
+
+def test_gen_npu_virtual_plans_the_measured_workspace(pte_u55_shared: Path, tmp_path: Path) -> None:
+    from ethosu_kit.vnpu.workspace import pte_workspace
+
+    need = pte_workspace(pte_u55_shared)
+    out = tmp_path / "fw"
+    args = ["gen", "--pte", str(pte_u55_shared), "-o", str(out), "-q", "--npu", "virtual"]
+    assert kit_main(args) == 0
+    assert _workspace(out) == -(-need // 16) * 16
+    config = (out / "generated" / "kit_memory_config.h").read_text()
+    assert "X(vnpu_workspace, kit_vnpu_workspace," in config
+    assert 'set(ETHOSU_KIT_NPU "virtual"' in (out / "CMakeLists.txt").read_text()
+
+
+def test_build_npu_virtual_replans_a_driver_project(pte_u55_shared: Path, tmp_path: Path) -> None:
+    out = tmp_path / "fw"
+    assert kit_main(["gen", "--pte", str(pte_u55_shared), "-o", str(out), "-q"]) == 0
+    assert _workspace(out) is None
+    before = MemoryPlan.from_json(out / "memory_plan.json")
+    plan_virtual_npu(out)
+    after = MemoryPlan.from_json(out / "memory_plan.json")
+    assert _workspace(out)
+    assert after.options.npu == "virtual" and after.board == before.board
+    assert after.model_path == before.model_path and after.mode == before.mode
+    # the other buffers keep their sizes
+    sizes = {b.name: b.size for b in before.buffers}
+    assert all(sizes[b.name] == b.size for b in after.buffers if b.name in sizes)
+    plan_virtual_npu(out)  # already planned: nothing to do
+    assert MemoryPlan.from_json(out / "memory_plan.json") == after
+
+
+def test_a_workspace_that_does_not_fit_is_a_fit_error(pte_u55_shared: Path) -> None:
+    model = read_pte(pte_u55_shared)
+    board = load_board("cs300")
+    huge = max(r.size for r in board.regions if r.cpu and r.writable) + 1
+    with pytest.raises(FitError, match=r"vnpu_workspace"):
+        plan_memory(model, board, None, PlanOptions(npu="virtual", vnpu_workspace=huge))
