@@ -1,9 +1,9 @@
 # The kit's CMake functions (docs/ARCHITECTURE.md, "CMake"):
 #
 #   ethosu_kit_generate(OUTPUT_DIR <dir> PTE <file> BOARD <board> [MODE <m>]
-#                       [FAST_SCRATCH <n>] [APP <app>])
+#                       [FAST_SCRATCH <n>] [APP <app>] [NPU driver|virtual|none])
 #       runs `python -m ethosu_kit gen` at configure time (Python from find_package(Python3),
-#       or ETHOSU_KIT_PYTHON).
+#       or ETHOSU_KIT_PYTHON); PTE and a BOARD path are relative to the caller's folder.
 #
 #   ethosu_add_firmware(TARGET <t> APP <bringup|executor_runner|selftest|folder>
 #                       [GENERATED_DIR <dir>] | [PTE <file> BOARD <b> [MODE <m>] [FAST_SCRATCH <n>]]

@@ -37,13 +37,23 @@ def need_qemu() -> None:
         pytest.skip("qemu-system-arm is not installed (apt-get install qemu-system-arm)")
 
 
-def generate(
-    pte: Path, board: str, mode: str, out: Path, app: str = "bringup", *extra: str
-) -> Path:
+def generate(pte: Path, board: str, mode: str, out: Path, app: str = "bringup") -> Path:
     code = kit_main(
-        ["gen", "--pte", str(pte), "--board", board, "--mode", mode, "--app", app,
-         "-o", str(out), "-q", *extra]
-    )  # fmt: skip
+        [
+            "gen",
+            "--pte",
+            str(pte),
+            "--board",
+            board,
+            "--mode",
+            mode,
+            "--app",
+            app,
+            "-o",
+            str(out),
+            "-q",
+        ]
+    )
     assert code == 0, f"gen-firmware failed with {code} for {pte} {board} {mode}"
     return out
 

@@ -191,6 +191,12 @@ BAD_V2 = {
     "timer unknown": (('timer = "systick"', 'timer = "rtc"'), "cpu.timer", "unknown value"),
     "schema 1 and 2 spellings": (("[console]", '[uart]\nkind = "none"\nbase = 0\n\n[console]'),
                                  "uart", "keep [console]"),
+    "glue table value": (("uart0_baud = 115200", "uart0_baud = [1, 2]"), "glue.uart0_baud",
+                         "integer, a boolean or one line"),
+    "glue key not C": (("uart0_baud = 115200", '"uart0-baud" = 1'), "glue.uart0-baud",
+                       "not a C identifier"),
+    "glue keys collide": (("uart0_baud = 115200", "UART0_BASE = 1"), "glue.UART0_BASE",
+                          "KIT_GLUE_UART0_BASE"),
 }  # fmt: skip
 
 

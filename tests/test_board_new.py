@@ -180,6 +180,17 @@ def test_from_board_with_options_and_custom_console(
     assert "TODO in the board's C (2):" in report and "console.c:" in report
 
 
+def test_boards_names_a_missing_hook(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = _new(tmp_path, "--from", "cs300", "--console", "custom")
+    text = (out / "board.toml").read_text()
+    (out / "board.toml").write_text(text.replace('hooks = ["console"]', "hooks = []"))
+    capsys.readouterr()
+    assert main(["boards", str(out)]) == 0
+    report = capsys.readouterr().out
+    assert 'console     MISSING  [console] kind = "custom" needs the board\'s own' in report
+    assert "build --app bringup                              no: hook console missing" in report
+
+
 def test_existing_folder_is_not_overwritten(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

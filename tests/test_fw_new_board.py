@@ -160,6 +160,7 @@ def test_cortex_m7_pack_board_runs_on_mps2_an500(tmp_path: Path, pte_u55_shared:
     b = load_board(board)
     assert (b.cpu.core, b.cpu.fpu, b.cpu.dcache, b.cpu.irqs, b.cpu.trustzone) == (
         "cortex-m7", "dp", True, 48, False)  # fmt: skip
+    assert not b.npu.secure  # an Armv7-M core has no secure state to run the NPU in
     assert (b.npu.base, b.npu.irq, b.console.kind, b.console.base) == (
         0x40030000, 47, "cmsdk-apb", 0x40004000)  # fmt: skip
     assert b.todo == ()

@@ -42,16 +42,25 @@ def _sct_asserts(text: str) -> list[str]:
     return re.findall(r"^; (kit: .*)\nScatterAssert\(", text, flags=re.M)
 
 
-@pytest.mark.parametrize("fixture", MODELS)
+CPU_ONLY_MODES = ("cpu_only:Sram_Only", "cpu_only:Shared_Sram", "cpu_only:Dedicated_Sram")
+
+
+@pytest.mark.parametrize("fixture", MODELS + CPU_ONLY_MODES)
 def test_every_board_and_mode_renders_from_the_layout(
     request: pytest.FixtureRequest, fixture: str
 ) -> None:
-    pte: Path = request.getfixturevalue(fixture)
+    """Delegated models in their own mode, and a CPU-only program in each of the three."""
+    from ethosu_kit.memory_plan import PlanOptions
+    from ethosu_kit.model_info import MemoryMode
+
+    name, _, mode_name = fixture.partition(":")
+    pte: Path = request.getfixturevalue(name if not mode_name else f"pte_{name}")
     model = read_pte(pte)
+    mode = MemoryMode(mode_name) if mode_name else None
     rendered = 0
     for board in builtin_boards():
         try:
-            plan = plan_memory(model, board, None)
+            plan = plan_memory(model, board, mode, PlanOptions(allow_cpu_only=bool(mode)))
         except PlanError:
             continue  # this board's NPU cannot run the model: the planner says so elsewhere
         layout = link_layout(plan)

@@ -63,6 +63,12 @@ EXPECTED = {
     "u85_sum_c": "pooling_mode=POOLING_MODE_REDUCE_SUM",
     "u85_block": "pooling_mode=POOLING_MODE_NONE",
     "u85_conv_sparse": "weight_sparsity=WEIGHT_SPARSITY_SPARSE_2_4",
+    "u85_amin_c": "pooling_mode=POOLING_MODE_MIN",
+    "u85_where_gt": "elementwise_mode=ELEMENTWISE_MODE_CMP_GT",
+    "u85_where_ge": "elementwise_mode=ELEMENTWISE_MODE_CMP_GE",
+    "u85_where_eq": "elementwise_mode=ELEMENTWISE_MODE_CMP_EQ",
+    "u85_where_not": "elementwise_mode=ELEMENTWISE_MODE_NOT",
+    "u85_where_xor": "elementwise_mode=ELEMENTWISE_MODE_XOR",
     "u85_conv_transpose": "acc_input=ACC_INPUT_IFM2",
     "u85_upsample_nearest": "resize_mode=RESIZE_MODE_NEAREST",
     "u85_upsample_bilinear": "resize_mode=RESIZE_MODE_BILINEAR",
@@ -125,7 +131,7 @@ def test_u85_mobilenet_sized_model() -> None:
 # A construct no corpus stream has verified, written into a real stream: the run must stop
 # with an error naming it (never an answer). (model, command, new param, error text)
 UNMODELLED = [
-    ("u85_add", "NPU_OP_ELEMENTWISE", 16, "elementwise_mode 16 (a compare) is not modelled"),
+    ("u85_add", "NPU_OP_ELEMENTWISE", 7, "elementwise_mode 7 (CLZ) is not modelled"),
     ("u85_add", "NPU_OP_ELEMENTWISE", 8, "elementwise_mode 8 (SHR) is not modelled"),
     ("u85_maxpool", "NPU_OP_POOL", 6, "pooling_mode ARGMAX_X is not modelled"),
     ("u85_upsample_bilinear", "NPU_OP_RESIZE", 1, "resize_mode REPLICATE is not modelled"),
@@ -168,6 +174,7 @@ def test_u85_unmodelled_construct_stops_with_named_error(
         (Mutation.U85_TRANSPOSE_SWAP, "u85_permute", 0),
         (Mutation.U85_FWD_NO_INTERLEAVE, "u85_conv_big", 1),  # FWD shared by 2 decoders
         (Mutation.U85_SPARSE_AS_DENSE, "u85_conv_sparse", 0),
+        (Mutation.U85_CMP_TRUE_ONE, "u85_where_gt", 0),
     ],
 )
 def test_u85_wrong_rule_is_caught(mutation: Mutation, name: str, config: int) -> None:

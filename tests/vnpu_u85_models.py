@@ -106,6 +106,33 @@ def _unary(fn: Callable[[Any], Any]) -> Callable[[], Any]:
     return build
 
 
+def _binary_fn(fn: Callable[[Any, Any], Any]) -> Callable[[], Any]:
+    """A module applying `fn` to its two inputs."""
+
+    def build() -> Any:
+        import torch
+
+        class BinaryFn(torch.nn.Module):
+            def forward(self, x: Any, y: Any) -> Any:
+                return fn(x, y)
+
+        return BinaryFn()
+
+    return build
+
+
+def _pad(x: Any) -> Any:
+    import torch.nn.functional as F
+
+    return F.pad(x, (1, 2, 0, 1))
+
+
+def _chunk_cat(x: Any) -> Any:
+    import torch
+
+    return torch.cat(x.chunk(2, dim=1)[::-1], dim=1)
+
+
 def _reduce(op: str, dim: int) -> Callable[[], Any]:
     def build() -> Any:
         import torch
@@ -141,6 +168,33 @@ def _maximum_scaled() -> Any:
             return torch.maximum(x * 0.1, y * 3.0)
 
     return MaximumScaled()
+
+
+def _where(cmp: str) -> Callable[[], Any]:
+    """torch.where on a comparison: Vela makes it a compare and a bitwise select."""
+
+    def build() -> Any:
+        import torch
+
+        class Where(torch.nn.Module):
+            def forward(self, x: Any, y: Any) -> Any:
+                return torch.where(getattr(torch, cmp)(x, y), x, y * 0.5)
+
+        return Where()
+
+    return build
+
+
+def _where_not(x: Any, y: Any) -> Any:
+    import torch
+
+    return torch.where(torch.logical_not(x > y), x, y * 0.5)
+
+
+def _where_xor(x: Any, y: Any) -> Any:
+    import torch
+
+    return torch.where(torch.logical_xor(x > 0.1, y > 0.2), x, y * 0.5)
 
 
 def _residual_cnn() -> Any:
@@ -292,6 +346,18 @@ OP_MODELS: tuple[OpModel, ...] = (
     _new("matmul", _binary("matmul"), ((1, 8, 16), (1, 16, 12))),
     _new("conv_sparse", _sparse_conv, ((1, 32, 8, 8),)),
     _new("conv_big", _conv(64, 96, 3, padding=1), ((1, 64, 6, 6),)),
+    _new("amin_c", _reduce("amin", 1), (IMG,)),
+    _new("where_gt", _where("gt"), (IMG, IMG)),
+    _new("where_ge", _where("ge"), (IMG, IMG)),
+    _new("where_eq", _where("eq"), (IMG, IMG)),
+    _new("where_not", _binary_fn(_where_not), (IMG, IMG)),
+    _new("where_xor", _binary_fn(_where_xor), (IMG, IMG)),
+    _new("slice_stride", _unary(lambda x: x[:, :, ::2, :] + 0.0), (IMG,)),
+    _new("pad", _unary(_pad), (IMG,)),
+    _new("repeat", _unary(lambda x: x.repeat(1, 1, 2, 1)), (IMG,)),
+    _new("div", _binary_fn(lambda x, y: x / (y.abs() + 1.0)), (IMG, IMG)),
+    _new("rsqrt", _unary(lambda x: (x.abs() + 0.1).rsqrt()), (IMG,)),
+    _new("chunk_cat", _unary(_chunk_cat), (IMG,)),
 )
 
 WHOLE_MODELS: tuple[OpModel, ...] = (

@@ -523,6 +523,16 @@ void print_pool(const char *name, const char *region, size_t used, size_t size, 
 
 } // namespace
 
+#if defined(KIT_FAST_SCRATCH_SIZE) && KIT_FAST_SCRATCH_SIZE > 0
+/* Dedicated_Sram: the Ethos-U delegate hands region 2 (the fast scratch) to the driver
+ * from these (weak, empty in the delegate), as upstream's runner sets them: the plan's
+ * buffer. Without them the delegate passes a fast scratch of 0 bytes. */
+extern "C" {
+unsigned char *ethosu_fast_scratch = kit_fast_scratch;
+size_t ethosu_fast_scratch_size = KIT_FAST_SCRATCH_SIZE;
+}
+#endif
+
 int ethosu_kit_app_main(void)
 {
     kit_stack_paint();

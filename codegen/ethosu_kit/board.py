@@ -302,11 +302,6 @@ class Board:
     # cannot guess; what needs one refuses with an error naming it (board_loader.require)
     todo: tuple[str, ...] = ()
 
-    @property
-    def dir(self) -> str:
-        """The board's folder (the board.toml's)."""
-        return str(Path(self.source).resolve().parent)
-
     def region(self, name: str) -> MemoryRegion:
         for r in self.regions:
             if r.name == name:

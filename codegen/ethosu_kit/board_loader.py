@@ -521,6 +521,21 @@ def _port(t: _Table, folder: Path) -> Port:
     return Port(str(folder), tuple(sources), tuple(includes), cmake or None, tuple(hooks))
 
 
+def _glue(t: _Table) -> dict[str, Any]:
+    """[glue]: scalar facts for the board's own C, each a KIT_GLUE_<KEY> macro."""
+    seen: dict[str, str] = {}
+    for key, value in t.data.items():
+        if not _IDENT_RE.match(key):
+            raise t.fail(key, f"{key!r} is not a C identifier (it becomes KIT_GLUE_<KEY>)")
+        if key.upper() in seen:
+            raise t.fail(key, f"is KIT_GLUE_{key.upper()} as {seen[key.upper()]!r} is")
+        seen[key.upper()] = key
+        ok = isinstance(value, bool | int) or (isinstance(value, str) and value.isprintable())
+        if not ok:
+            raise t.fail(key, f"must be an integer, a boolean or one line of text, got {value!r}")
+    return dict(t.data)
+
+
 def _schema1_port(folder: Path) -> Port:
     """A schema 1 board's glue folder: board.c (kit_board_init) and its headers."""
     if (folder / "board.c").is_file():
@@ -723,7 +738,7 @@ def parse_board(
         qemu_layout=qemu_layout,
         fvp=_fvp(t.table("fvp"), npu) if "fvp" in data else None,
         schema=schema,
-        glue=dict(t.table("glue", required=False).data),
+        glue=_glue(t.table("glue", required=False)),
         todo=todo,
     )
     check_board(board)  # plausible addresses, safe flags and text, port paths inside

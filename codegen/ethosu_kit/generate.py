@@ -257,6 +257,20 @@ def gen_info(plan: MemoryPlan, pte_bytes: bytes) -> GenInfo:
     )
 
 
+def _glue_macros(board: Board) -> list[tuple[str, str]]:
+    """[glue]: (KIT_GLUE_<KEY>, C literal) for the board's own C (the loader checked the types)."""
+    macros = []
+    for key, value in board.glue.items():
+        if isinstance(value, bool):
+            literal = str(int(value))
+        elif isinstance(value, int):
+            literal = f"{value}u" if value >= 0 else f"({value})"
+        else:
+            literal = _c_string(str(value))
+        macros.append((f"KIT_GLUE_{_cident(key)}", literal))
+    return macros
+
+
 def _upstream_note(b: Buffer, plan: MemoryPlan) -> str:
     """CMSIS-Executorch style: say where the value differs from upstream's default."""
     here = f"here: {_kib(b.size)}"
@@ -358,6 +372,7 @@ def _context(
             "regioncfg": DEFAULT_REGISTERS[plan.mode][1],
         },
         "tcms": [r for r in board.regions if r.kind in (RegionKind.ITCM, RegionKind.DTCM)],
+        "glue_macros": _glue_macros(board),
         "hal": [HalChoice(hook, hal_default(board, hook.name)) for hook in HOOKS],
         "pte_name": PTE_NAME,
         "toolchains": (

@@ -311,7 +311,9 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
         d.todo["cpu.dsp"] = "the pack library does not report Ddsp: true if the core has the " \
             "DSP extension (faster kernels); false is safe"  # fmt: skip
     d.todo["cpu.clock_hz"] = "the pack library does not report Dclock (used for times only)"
-    d.npu_secure = security != "ns"
+    # the NPU's transactions match the aliases the board uses; a core without security
+    # states (Armv7-M) has no secure side to ask for
+    d.npu_secure = core.trustzone and security != "ns"
     for r in regions:
         guessed = r.kind.value in ("sram", "bram", "dram", "flash")
         d.regions.append(

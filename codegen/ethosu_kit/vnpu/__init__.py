@@ -1,4 +1,4 @@
-"""The virtual Ethos-U55 on the host: the C library of drivers/ethosu_virtual over ctypes.
+"""The virtual Ethos-U55/U65/U85 on the host: the C library of drivers/ethosu_virtual over ctypes.
 
 - `VirtualNpu`: one NPU instance (the driver API: invoke a COP1 stream on regions),
   plus the library's disassembler and MLW decoder for tests and tools;

@@ -40,6 +40,7 @@ class Mutation(enum.IntFlag):
     U85_TRANSPOSE_SWAP = 1 << 7
     U85_FWD_NO_INTERLEAVE = 1 << 8
     U85_SPARSE_AS_DENSE = 1 << 9
+    U85_CMP_TRUE_ONE = 1 << 10
 
 
 @cache

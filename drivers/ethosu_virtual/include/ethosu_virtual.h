@@ -13,11 +13,13 @@
 extern "C" {
 #endif
 
-/* CONFIG / ID of an Ethos-U55-128 with 24 KiB SHRAM, architecture 1.0.6 (what Vela compiles for). */
+/* CONFIG / ID of an Ethos-U55-128 with 24 KiB SHRAM, architecture 1.0.6 (what Vela compiles for).
+ * An Ethos-U85 is whatever CONFIG/ID its streams carry, e.g. U85-256 0x20000118 / 0x20007000. */
 #define ETHOSU_VIRTUAL_U55_128_CONFIG 0x00001807u
 #define ETHOSU_VIRTUAL_U55_ID 0x10066001u
 
-/* Working memory for decoded weights: a static default of this many bytes, or the caller's. */
+/* Working memory for decoded weights (and the U85's chained feature maps): a static default
+ * of this many bytes, or the caller's. */
 #ifndef ETHOSU_VIRTUAL_WORKSPACE_SIZE
 #define ETHOSU_VIRTUAL_WORKSPACE_SIZE (1024u * 1024u)
 #endif
@@ -59,6 +61,7 @@ enum ethosu_virtual_mutation
     ETHOSU_VIRTUAL_MUT_U85_TRANSPOSE_SWAP = 1u << 7,  /* activation_transpose WCH taken as CHW */
     ETHOSU_VIRTUAL_MUT_U85_FWD_NO_INTERLEAVE = 1u << 8, /* an FWD stream read as if one decoder had it all */
     ETHOSU_VIRTUAL_MUT_U85_SPARSE_AS_DENSE = 1u << 9,   /* 2:4 sparse weights walked in the dense order */
+    ETHOSU_VIRTUAL_MUT_U85_CMP_TRUE_ONE = 1u << 10,     /* a compare's true is 1 instead of all ones */
 };
 void ethosu_virtual_set_mutation(uint32_t mask);
 

@@ -56,8 +56,6 @@ enum
 };
 
 #define LUTRAM_SIZE 2048u
-/* The compare and bitwise elementwise operations are written but unverified (off unless set). */
-#define ETHOSU_VIRTUAL_U85_UNVERIFIED_OPS (1u << 31)
 #define CHAIN_BUFFERS 8
 
 /* An OFM kept inside the NPU for the next operation (activation_storage CHAINED). */
@@ -731,26 +729,18 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
         AND_NOT = 42
     };
     /*
-     * The compare and bitwise operations are written below from the reference, but no
-     * ExecuTorch model in the corpus makes Vela emit them, so nothing has checked their
-     * result encoding (1 or -1 for true?) or zero-point handling: until a test does, they
-     * stop the stream like every other unverified construct.
+     * Compares and the bitwise operations are what Vela makes of torch.where, logical_not
+     * and logical_xor (masks selecting bitwise): verified. The shifts, CLZ, DIV and LRELU
+     * have no corpus stream: they stop the stream like every other unverified construct.
      */
-    int known = mode <= MAX || mode == ABS;
-    if (!known && !(vnpu_mutation_mask & ETHOSU_VIRTUAL_U85_UNVERIFIED_OPS))
+    int known = mode <= MAX || mode == ABS || (mode >= CMP_EQ && mode <= CMP_GT) || (mode >= AND && mode <= NOT) ||
+                mode == AND_NOT;
+    if (!known)
     {
         static const char *const names[12] = {"MUL", "ADD", "SUB", "MIN", "MAX", "LRELU",
                                               "ABS", "CLZ", "SHR", "SHL", "LSR", "DIV"};
-        const char *name = mode < 12 ? names[mode] : "undefined";
-        if (mode >= CMP_EQ && mode <= CMP_GT)
-        {
-            name = "a compare";
-        }
-        else if (mode >= AND)
-        {
-            name = "a bitwise operation";
-        }
-        return fail(run, "elementwise_mode %lu (%s) is not modelled", (unsigned long)mode, name);
+        return fail(run, "elementwise_mode %lu (%s) is not modelled", (unsigned long)mode,
+                    mode < 12 ? names[mode] : "undefined");
     }
     int unary = mode == ABS || mode == NOT;
     if (check_acc(run) != 0 || setup_ofm(run, &ofm) != 0 || setup_out(run, &o, &ofm.fm) != 0 ||
@@ -826,16 +816,16 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
                     res = a < 0 ? -a : a;
                     break;
                 case CMP_EQ:
-                    res = a == b;
+                    res = -(int64_t)(a == b); /* true is all ones: the mask AND/AND_NOT/OR select with */
                     break;
                 case CMP_NE:
-                    res = a != b;
+                    res = -(int64_t)(a != b); /* true is all ones: the mask AND/AND_NOT/OR select with */
                     break;
                 case CMP_GE:
-                    res = a >= b;
+                    res = -(int64_t)(a >= b); /* true is all ones: the mask AND/AND_NOT/OR select with */
                     break;
                 case CMP_GT:
-                    res = a > b;
+                    res = -(int64_t)(a > b); /* true is all ones: the mask AND/AND_NOT/OR select with */
                     break;
                 case AND:
                     res = a & b;
@@ -852,6 +842,10 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
                 default: /* AND_NOT */
                     res = a & ~b;
                     break;
+                }
+                if (mode >= CMP_EQ && mode <= CMP_GT && (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_CMP_TRUE_ONE))
+                {
+                    res = -res;
                 }
                 ofm_put(&ofm, y, x, c, out_value(&o, vnpu_rescale(res, oscale, oshift, oround)));
             }

@@ -8,7 +8,7 @@
 #include "kit/hal.h"
 #include "kit_board_config.h"
 
-#define UART0_BASE 0x40004000u
+#define UART0_BASE KIT_GLUE_UART0_BASE /* board.toml [glue], via kit_board_config.h */
 #define UART_DATA (*(volatile uint32_t *)(UART0_BASE + 0x00u))
 #define UART_STATE (*(volatile uint32_t *)(UART0_BASE + 0x04u))
 #define UART_CTRL (*(volatile uint32_t *)(UART0_BASE + 0x08u))
@@ -18,7 +18,7 @@
 
 int kit_hal_console_init(void)
 {
-    UART_BAUDDIV = KIT_CPU_CLOCK_HZ / 115200u; /* the UART runs on the CPU clock here */
+    UART_BAUDDIV = KIT_CPU_CLOCK_HZ / KIT_GLUE_UART0_BAUD; /* the UART runs on the CPU clock */
     UART_CTRL = UART_CTRL_TX_EN;
     return 0;
 }
