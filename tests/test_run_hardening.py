@@ -119,12 +119,22 @@ def test_timeout_kills_qemu_and_exits_124(loop_elf: Path) -> None:
     assert not qemu_pids(loop_elf)
 
 
+def _as_from_a_shell() -> None:
+    """The child starts with the signals a user's shell gives it: none ignored or blocked
+    (a test runner may have left SIGINT ignored or masked, which a child inherits)."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def _start_and_wait_for_qemu(elf: Path) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "ethosu_kit", "run", str(elf), "--timeout", "120"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,
+        preexec_fn=_as_from_a_shell,  # noqa: PLW1509 - the test's own child, no threads involved
     )
     deadline = time.monotonic() + 30
     while not qemu_pids(elf):
@@ -149,7 +159,13 @@ def test_signal_to_the_kit_ends_qemu(loop_elf: Path, sig: signal.Signals) -> Non
     need_qemu()
     proc = _start_and_wait_for_qemu(loop_elf)
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=30)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # leave nothing for the next test to find
+        for pid in qemu_pids(loop_elf):
+            os.kill(pid, signal.SIGKILL)
+        raise
     assert_refused(Result(("run",), proc.returncode, out, err), "interrupted", code=128 + sig)
     assert _gone(loop_elf), "QEMU outlived ethosu-kit"
 
