@@ -231,6 +231,13 @@ macro(_ethosu_kit_app_npu fn)
 endmacro()
 
 function(_ethosu_kit_toolchain out)
+  if(NOT CMAKE_CROSSCOMPILING)
+    # Else the host compiler fails at build time on the board's -mcpu/-mthumb flags.
+    message(FATAL_ERROR "ethosu-porting-kit: ${CMAKE_C_COMPILER} is the host's compiler: "
+      "firmware needs a cross toolchain. Configure with -DCMAKE_TOOLCHAIN_FILE=<kit>/cmake/"
+      "toolchain/arm-none-eabi-gcc.cmake (or clang.cmake, armclang.cmake), or your own "
+      "toolchain file that sets CMAKE_SYSTEM_NAME (e.g. Generic)")
+  endif()
   set(toolchain "${ETHOSU_KIT_TOOLCHAIN}")
   if(NOT toolchain)
     if(CMAKE_C_COMPILER_ID STREQUAL "ARMClang")
@@ -436,6 +443,7 @@ function(ethosu_add_firmware)
     include("${kit}/apps/executor_runner/executor_runner.cmake")
     ethosu_kit_add_executor_runner(${ARG_TARGET} "${gdir}" NPU ${ARG_NPU})
   endif()
+  _ethosu_kit_plan_beside(${ARG_TARGET} "${gen}")
   _ethosu_kit_port_cmake(${ARG_TARGET})
 endfunction()
 
@@ -468,12 +476,17 @@ function(ethosu_add_model target)
     include("${ETHOSU_KIT_ROOT}/apps/executor_runner/executor_runner.cmake")
     ethosu_kit_add_executor_runner(${target} "${gdir}" NPU ${ARG_NPU})
   endif()
-  # check-elf and run find the plan beside the ELF (the target's output folder).
+  _ethosu_kit_plan_beside(${target} "${gen}")
+  _ethosu_kit_port_cmake(${target})
+endfunction()
+
+# check-elf and run find the plan beside the ELF (the target's output folder): without it
+# they cannot check the ELF, nor run an image of a board folder (not a built-in board).
+function(_ethosu_kit_plan_beside target gen)
   get_target_property(out_dir ${target} RUNTIME_OUTPUT_DIRECTORY)
   if(NOT out_dir)
     set(out_dir "${CMAKE_CURRENT_BINARY_DIR}")
   endif()
   file(COPY "${gen}/memory_plan.json" DESTINATION "${out_dir}")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${gen}/memory_plan.json")
-  _ethosu_kit_port_cmake(${target})
 endfunction()

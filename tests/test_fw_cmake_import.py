@@ -10,9 +10,10 @@ from pathlib import Path
 import pytest
 
 from ethosu_kit import paths
+from ethosu_kit.cli import main
 from ethosu_kit.elf_check import check_elf
 from ethosu_kit.qemu import run_elf
-from fw_helpers import REPO, need_cross_gcc, need_qemu, qemu_direct
+from fw_helpers import REPO, need_cross_gcc, need_qemu
 
 pytestmark = pytest.mark.firmware
 
@@ -108,8 +109,28 @@ def test_board_folder_relative_to_the_calling_cmakelists(
     _build(build)
     elf = build / "fw" / "m33_fw.elf"
     assert check_elf(elf, build / "fw" / "m33_fw_kit" / "memory_plan.json").ok
-    # `run` finds a board by the memory_plan.json beside the ELF, which a team's tree has
-    # one folder down (m33_fw_kit/): QEMU directly, with the board's [qemu] machine/cpu
-    run = qemu_direct(elf, "mps2-an521", "cortex-m33")
+    # the plan is copied beside the ELF: `check-elf` and `run` find the board folder's
+    # plan (and so the board) as for a generated project
+    assert (build / "fw" / "memory_plan.json").is_file()
+    assert main(["check-elf", str(elf)]) == 0
+    need_qemu()
+    run = run_elf(elf, timeout=30)
     assert run.exit_code == 0, run.output
     assert "bringup: board mps2-an521," in run.output and "BRINGUP PASS" in run.output
+
+
+def test_the_host_compiler_is_refused_at_configure(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """Without a cross toolchain file, configure stops naming the toolchain files, rather
+    than the build failing later on `cc: unrecognized -mthumb`."""
+    src = tmp_path / "team"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text(USER_CMAKELISTS.replace("C CXX ASM", "C ASM"))
+    configure = subprocess.run(
+        ["cmake", "-S", str(src), "-B", str(tmp_path / "build"), "-G", "Ninja",
+         f"-DCMAKE_PREFIX_PATH={paths.cmake_dir()}", f"-DETHOSU_KIT_PYTHON={sys.executable}",
+         f"-DTEAM_PTE={pte_u55_shared}"],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert configure.returncode != 0
+    assert "is the host's compiler" in configure.stderr
+    assert "toolchain/arm-none-eabi-gcc.cmake" in configure.stderr
