@@ -244,3 +244,22 @@ def test_an_image_outside_the_machines_memory_is_refused(tmp_path: Path) -> None
     result = run_kit("run", elf, "--timeout", "5")
     assert_refused(result, "at 0x12000000 are outside the memory QEMU's mps3-an547", code=2)
     assert not qemu_pids(elf)
+
+
+def test_a_machine_qemu_does_not_have_is_refused(tmp_path: Path, pte_u55_shared: Path) -> None:
+    """A board whose [qemu] machine this QEMU lacks: one error naming the key, not QEMU's
+    own start-up failure (exit 1), which `run` would report as the firmware's FAIL."""
+    need_qemu()
+    board = tmp_path / "board"
+    made = run_kit("new-board", "x", "-o", board, "--from", "cs300", "--qemu-machine", "mps2-an999")
+    assert made.returncode == 0, made
+    fw = tmp_path / "fw"
+    gen = run_kit("gen", "--pte", pte_u55_shared, "--board", board, "-o", fw, "-q")
+    assert gen.returncode == 0, gen
+    elf = kit_loop_image(fw / "build" / "gcc", board="x")  # found through fw/memory_plan.json
+    result = run_kit("run", elf, "--timeout", "5")
+    line = assert_refused(
+        result, "board.toml: qemu.machine 'mps2-an999'", "has no such machine", code=2
+    )
+    assert "mps2-an386" in result.stderr and line
+    assert not qemu_pids(elf)
