@@ -119,12 +119,22 @@ def test_timeout_kills_qemu_and_exits_124(loop_elf: Path) -> None:
     assert not qemu_pids(loop_elf)
 
 
+def _as_from_a_shell() -> None:
+    """The child starts with the signals a user's shell gives it: none ignored or blocked
+    (a test runner may have left SIGINT ignored or masked, which a child inherits)."""
+    signal.pthread_sigmask(signal.SIG_SETMASK, [])
+    for sig in (signal.SIGINT, signal.SIGTERM, signal.SIGHUP):
+        signal.signal(sig, signal.SIG_DFL)
+
+
 def _start_and_wait_for_qemu(elf: Path) -> subprocess.Popen[str]:
     proc = subprocess.Popen(
         [sys.executable, "-m", "ethosu_kit", "run", str(elf), "--timeout", "120"],
         stdout=subprocess.PIPE,
         stderr=subprocess.PIPE,
         text=True,
+        start_new_session=True,
+        preexec_fn=_as_from_a_shell,  # noqa: PLW1509 - the test's own child, no threads involved
     )
     deadline = time.monotonic() + 30
     while not qemu_pids(elf):
@@ -149,7 +159,13 @@ def test_signal_to_the_kit_ends_qemu(loop_elf: Path, sig: signal.Signals) -> Non
     need_qemu()
     proc = _start_and_wait_for_qemu(loop_elf)
     proc.send_signal(sig)
-    out, err = proc.communicate(timeout=30)
+    try:
+        out, err = proc.communicate(timeout=60)
+    except subprocess.TimeoutExpired:
+        os.killpg(proc.pid, signal.SIGKILL)  # leave nothing for the next test to find
+        for pid in qemu_pids(loop_elf):
+            os.kill(pid, signal.SIGKILL)
+        raise
     assert_refused(Result(("run",), proc.returncode, out, err), "interrupted", code=128 + sig)
     assert _gone(loop_elf), "QEMU outlived ethosu-kit"
 
@@ -227,4 +243,23 @@ def test_an_image_outside_the_machines_memory_is_refused(tmp_path: Path) -> None
     elf = kit_loop_image(tmp_path, text=0x12000000)
     result = run_kit("run", elf, "--timeout", "5")
     assert_refused(result, "at 0x12000000 are outside the memory QEMU's mps3-an547", code=2)
+    assert not qemu_pids(elf)
+
+
+def test_a_machine_qemu_does_not_have_is_refused(tmp_path: Path, pte_u55_shared: Path) -> None:
+    """A board whose [qemu] machine this QEMU lacks: one error naming the key, not QEMU's
+    own start-up failure (exit 1), which `run` would report as the firmware's FAIL."""
+    need_qemu()
+    board = tmp_path / "board"
+    made = run_kit("new-board", "x", "-o", board, "--from", "cs300", "--qemu-machine", "mps2-an999")
+    assert made.returncode == 0, made
+    fw = tmp_path / "fw"
+    gen = run_kit("gen", "--pte", pte_u55_shared, "--board", board, "-o", fw, "-q")
+    assert gen.returncode == 0, gen
+    elf = kit_loop_image(fw / "build" / "gcc", board="x")  # found through fw/memory_plan.json
+    result = run_kit("run", elf, "--timeout", "5")
+    line = assert_refused(
+        result, "board.toml: qemu.machine 'mps2-an999'", "has no such machine", code=2
+    )
+    assert "mps2-an386" in result.stderr and line
     assert not qemu_pids(elf)

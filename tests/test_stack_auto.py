@@ -68,3 +68,26 @@ def test_sized_from_a_measurement_and_too_small_is_named(
     assert not run.timed_out
     assert run.exit_code == 16, run.output
     assert f"E: stack overflow: the stack of {too_small} bytes" in run.output, run.output
+
+
+def test_bringup_is_refused_before_anything_is_built(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """bringup prints no usage lines: refused up front, not after a passing QEMU run."""
+    from hostile import assert_refused, run_kit
+
+    out = tmp_path / "fw"
+    for option in ("--stack", "--heap"):
+        result = run_kit("gen", "--pte", pte_u55_shared, "--app", "bringup", option, "auto",
+                         "-o", out)  # fmt: skip
+        assert_refused(result, "the bringup app reports no stack or heap use", absent=[out])
+
+
+def test_a_failed_measuring_run_is_one_readable_line() -> None:
+    """The UART tail goes into the one error line joined, not as escaped newlines."""
+    from ethosu_kit.errors import KitError
+    from ethosu_kit.usage import measurement_from_run
+
+    uart = "selftest: board x\ndelegate 0: PASS\nE: HardFault\nKIT FAULT stack overflow\n"
+    with pytest.raises(KitError) as err:
+        measurement_from_run(uart, 16, app="selftest", npu="virtual", model_sha256="0", board="x")
+    assert "\n" not in err.value.message
+    assert err.value.message.endswith("delegate 0: PASS | E: HardFault | KIT FAULT stack overflow")

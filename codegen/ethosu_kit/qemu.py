@@ -11,7 +11,9 @@ killed and reaped on every exit path.
 
 from __future__ import annotations
 
+import functools
 import shutil
+import subprocess
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -82,6 +84,37 @@ def check_image(image: KitImage, target: QemuTarget) -> None:
     )
 
 
+@functools.cache
+def _qemu_list(option: str) -> frozenset[str]:
+    """The names `qemu-system-arm <option> help` lists (machines or CPUs); empty when
+    QEMU cannot say (then QEMU itself reports a wrong name)."""
+    try:
+        out = subprocess.run(
+            [QEMU, option, "help"], capture_output=True, text=True, timeout=30, check=False
+        ).stdout
+    except (OSError, subprocess.SubprocessError):
+        return frozenset()
+    lines = out.splitlines()[1:]  # "Supported machines are:" / "Available CPUs:"
+    return frozenset(line.split()[0] for line in lines if line.strip())
+
+
+def check_target(board: Board, target: QemuTarget) -> None:
+    """Refuse a machine or CPU this QEMU does not have, naming the board file's key.
+
+    Without it QEMU exits 1 at start-up, which reads as the firmware's own exit code 1
+    (FAIL) although nothing ran.
+    """
+    for key, option, name in (("machine", "-machine", target.machine), ("cpu", "-cpu", target.cpu)):
+        known = _qemu_list(option)
+        if name and known and name not in known:
+            close = sorted(n for n in known if n.startswith(name.split("-")[0]))[:12]
+            raise KitError(
+                f"{board.source}: qemu.{key} {name!r}: {QEMU} has no such {key}",
+                hint=(f"it has {', '.join(close)}; " if close else "")
+                + f"`{QEMU} {option} help` lists them all",
+            )
+
+
 def qemu_command(
     elf: Path, target: QemuTarget, semihosting_args: Sequence[str] = ()
 ) -> tuple[str, ...]:
@@ -125,6 +158,7 @@ def run_image(
         raise KitError(
             f"{QEMU} is not installed", hint="apt-get install qemu-system-arm (QEMU >= 7.2)"
         )
+    check_target(image.board, target)
     cmd = qemu_command(image.elf.resolve(), target, semihosting_args)
     child = run_child(cmd, timeout, what="QEMU", cwd=cwd, echo=echo)
     return result_of(child, cmd, stand_in_line(image.board, target) if target.stand_in else "")

@@ -116,10 +116,11 @@ def measurement_from_run(
 ) -> Measurement:
     usage = parse_usage(uart)
     if exit_code != 0 or "stack" not in usage or "heap" not in usage:
-        tail = "\n".join(uart.rstrip().splitlines()[-12:])
+        # one error line: the last few UART lines joined (a newline would be escaped)
+        tail = " | ".join(line.strip() for line in uart.rstrip().splitlines()[-3:])
         raise KitError(
             f"measuring {app}: the run ended with exit code {exit_code} and "
-            f"{'no' if 'stack' not in usage else 'its'} usage lines; its last UART lines:\n{tail}",
+            f"{'no' if 'stack' not in usage else 'its'} usage lines; its last UART lines: {tail}",
             hint="the image must run to its end in QEMU to be measured; give --stack/--heap "
             "in bytes instead",
         )

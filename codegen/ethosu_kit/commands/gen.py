@@ -168,6 +168,13 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.vectors is not None and args.app != "selftest":
         raise KitError("--vectors is for --app selftest", hint="add --app selftest")
+    if "auto" in (args.stack, args.heap) and args.app == "bringup":
+        # bringup prints no usage lines: the measuring run would pass and then be refused
+        raise KitError(
+            "--stack/--heap auto: the bringup app reports no stack or heap use to measure",
+            hint="measure the app you will run (--app selftest or executor_runner), "
+            "or give --stack/--heap in bytes",
+        )
 
     from ethosu_kit.output import write_project
 
