@@ -14,19 +14,6 @@ KIT_INPUT_BUFFERS(KIT_RUNNER_DECLARE)
 KIT_OUTPUT_BUFFERS(KIT_RUNNER_DECLARE)
 #undef KIT_RUNNER_DECLARE
 
-#if defined(KIT_FAST_SCRATCH_SIZE) && KIT_FAST_SCRATCH_SIZE > 0
-/*
- * Dedicated_Sram: the plan's fast scratch is Vela's region 2. The Ethos-U delegate takes
- * it from these two (weak, null in ExecuTorch); without them it would hand the NPU no
- * region 2 at all.
- */
-extern "C" uint8_t kit_fast_scratch[];
-extern "C" {
-unsigned char *ethosu_fast_scratch = kit_fast_scratch;
-size_t ethosu_fast_scratch_size = KIT_FAST_SCRATCH_SIZE;
-}
-#endif
-
 namespace kit_runner {
 namespace {
 
