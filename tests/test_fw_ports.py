@@ -394,3 +394,37 @@ def test_executor_runner_on_the_m33_example(pte_u55_shared: Path, tmp_path: Path
     run = qemu_run(elf, timeout=120)
     assert run.exit_code == 0, run.output
     assert "kit: exit 0" in run.output, run.output
+
+
+def test_build_failures_are_one_readable_line() -> None:
+    """CMake's message (wrapped: joined), or the compiler's and linker's error lines: the
+    one `error:` line carries them without newlines, which would print as escapes."""
+    from ethosu_kit.build import gist
+
+    configure = (
+        'Preset CMake variables:\n\n  CMAKE_BUILD_TYPE="Release"\n\n'
+        "-- Configuring incomplete, errors occurred!\n"
+        "CMake Error at cmake/executorch.cmake:29 (message):\n"
+        "  ethosu-porting-kit: the Ethos-U core driver 1.x (include/ethosu_driver.h)\n"
+        '  not found (ETHOSU_DRIVER_ROOT="").\n\n  Then configure again.\n'
+        "Call Stack (most recent call first):\n  cmake/executorch.cmake:69 (_missing)\n"
+    )
+    assert gist(configure) == (
+        "CMake Error at cmake/executorch.cmake:29 (message): ethosu-porting-kit: the Ethos-U"
+        ' core driver 1.x (include/ethosu_driver.h) not found (ETHOSU_DRIVER_ROOT=""). Then'
+        " configure again."
+    )
+    link = (
+        "[27/28] Building C object main.c.obj\nFAILED: fw.elf\n: && arm-none-eabi-gcc ...\n"
+        "/usr/bin/ld: board.c.obj: in function `kit_hal_console_init':\n"
+        "board.c:(.text+0x0): multiple definition of `kit_hal_console_init'; first here\n"
+        "collect2: error: ld returned 1 exit status\nninja: build stopped: subcommand failed.\n"
+    )
+    assert gist(link) == (
+        "board.c:(.text+0x0): multiple definition of `kit_hal_console_init'; first here"
+    )
+    compile_ = (
+        "FAILED: b.c.obj\nb.c:3:5: error: 'x' undeclared\n    3 |  x;\nninja: build stopped\n"
+    )
+    assert gist(compile_) == "b.c:3:5: error: 'x' undeclared"
+    assert gist("a\nb\nc\n", lines=2) == "b | c"

@@ -3,11 +3,12 @@
 `build_project()` runs exactly what a user can type in the project folder:
 `cmake --preset <toolchain> -DETHOSU_KIT_APP=<app> -DETHOSU_KIT_NPU=<npu>` then
 `cmake --build --preset <toolchain>`. Quiet on success; on failure the KitError
-carries the tail of the compiler/linker output.
+carries the gist of the CMake, compiler or linker output on one line.
 """
 
 from __future__ import annotations
 
+import re
 import shutil
 import subprocess
 from pathlib import Path
@@ -16,20 +17,50 @@ from ethosu_kit.errors import KitError
 
 TOOLCHAINS = ("gcc", "clang", "armclang")
 COMPILERS = {"gcc": "arm-none-eabi-gcc", "clang": "clang-19", "armclang": "armclang"}
-TAIL_LINES = 40
+GIST_LINES = 6
 BUILD_JOBS = 2
 
 
-def _tail(text: str, lines: int = TAIL_LINES) -> str:
-    return "\n".join(text.rstrip().splitlines()[-lines:])
+_BUILD_ERROR = re.compile(
+    r"error|multiple definition|undefined reference|overflowed|not found", re.IGNORECASE
+)
+_BUILD_NOISE = re.compile(r"^(collect2: error: ld returned|ninja: build stopped|FAILED: )")
+
+
+def gist(output: str, lines: int = GIST_LINES) -> str:
+    """What a failed CMake configure or build says, on one line (the error line must stay
+    one line: a newline would print as an escape). CMake's own `CMake Error` messages
+    (wrapped over lines: joined) up to their call stack; else the compiler's and linker's
+    error lines; else the last lines. Parts are joined with ' | '."""
+    text = output.rstrip().splitlines()
+    messages: list[str] = []
+    current: list[str] | None = None
+    for line in text:
+        if line.startswith("CMake Error"):
+            current = [line.strip()]
+            messages.append("")
+        elif current is not None:
+            if line.startswith("Call Stack") or line.startswith("-- "):
+                current = None
+                continue
+            current.append(line.strip())
+        if current is not None:
+            messages[-1] = " ".join(" ".join(current).split())
+    parts = messages or [
+        " ".join(line.split())
+        for line in text
+        if _BUILD_ERROR.search(line) and not _BUILD_NOISE.match(line)
+    ]
+    parts = parts or [" ".join(line.split()) for line in text[-lines:]]
+    return " | ".join(parts[:lines])
 
 
 def _run(cmd: list[str], cwd: Path, what: str) -> None:
     proc = subprocess.run(cmd, cwd=cwd, capture_output=True, text=True, check=False)
     if proc.returncode != 0:
-        output = _tail(proc.stdout + proc.stderr)
+        output = gist(proc.stdout + proc.stderr)
         raise KitError(
-            f"{cwd}: {what} failed (exit {proc.returncode}): {' '.join(cmd)}\n{output}",
+            f"{cwd}: {what} failed (exit {proc.returncode}): {' '.join(cmd)}: {output}",
             hint=f"rerun by hand in {cwd} to see everything: {' '.join(cmd)}",
         )
 
