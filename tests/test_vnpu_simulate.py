@@ -66,3 +66,12 @@ def test_cpu_only_model_has_nothing_to_simulate(
 ) -> None:
     assert main(["simulate", str(pte_cpu_only)]) == 2
     assert "no Ethos-U delegate" in capsys.readouterr().err
+
+
+def test_a_vectors_file_feeds_back(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """`simulate -o v.npz` then `simulate --inputs v.npz`: its delegate0_input0 is the
+    input (the outputs in the same file are not taken for inputs)."""
+    first = _simulate(pte_u55_shared, tmp_path / "v.npz", "--seed", "7")
+    again = _simulate(pte_u55_shared, tmp_path / "w.npz", "--inputs", str(tmp_path / "v.npz"))
+    assert np.array_equal(first["delegate0_input0"], again["delegate0_input0"])
+    assert np.array_equal(first["delegate0_output0"], again["delegate0_output0"])

@@ -15,6 +15,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import numpy as np
 
+    from ethosu_kit.inputs import NamedArray
+
 HELP = "run each Ethos-U delegate of a .pte on the virtual NPU (given or random integer inputs)"
 
 
@@ -96,15 +98,18 @@ def run(args: argparse.Namespace) -> int:
         if given is None:
             inputs = random_inputs(blocks, rng)
         else:
-            if len(given) != len(blocks.inputs):
+            arrays = _vectors_inputs(given, k, len(blocks.inputs))
+            if len(arrays) != len(blocks.inputs):
                 raise KitError(
                     f"{args.pte}: delegate {k} takes {len(blocks.inputs)} input(s), "
-                    f"--inputs gave {len(given)}"
+                    f"--inputs gave {len(arrays)}",
+                    hint="give one array per input, in order (np.save, or np.savez with "
+                    f"them alone), or a vectors file with delegate{k}_input<i> arrays",
                 )
             shapes = io_shapes(blocks, "input")
             inputs = [
                 conform(named, tensor_dtype(t), shapes[i], f"delegate {k} input {i}")
-                for i, (t, named) in enumerate(zip(blocks.inputs, given, strict=True))
+                for i, (t, named) in enumerate(zip(blocks.inputs, arrays, strict=True))
             ]
         outputs = run_delegate(blocks, inputs, fast_scratch_size=fast)
         print(
@@ -125,3 +130,12 @@ def run(args: argparse.Namespace) -> int:
         written = save_npz(args.output, saved)
         print(f"saved {len(saved)} arrays to {written}")
     return 0
+
+
+def _vectors_inputs(given: list[NamedArray], k: int, count: int) -> list[NamedArray]:
+    """A vectors file (`simulate -o`, `--vectors`: inputs and outputs under
+    delegate<K>_input<i> / _output<o>) gives delegate k its own inputs; else `given`."""
+    by_key = {g.source.rpartition("[")[2].rstrip("]"): g for g in given if g.source.endswith("]")}
+    picked = [by_key.get(f"delegate{k}_input{i}") for i in range(count)]
+    found = [g for g in picked if g is not None]
+    return found if len(found) == count else given
