@@ -337,9 +337,11 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
     set_source_files_properties("${gdir}/kit_selftest_vectors.S" PROPERTIES
       OBJECT_DEPENDS "${gdir}/kit_selftest_vectors.bin")
   endif()
+  set(board_cpu_flags "")
   if(NOT ETHOSU_KIT_TOOLCHAIN_CPU_FLAGS AND NOT CMAKE_C_FLAGS MATCHES "-mcpu=|-march=|--cpu=")
     # Neither the kit's toolchain file nor the caller's flags name the CPU: the board's.
     string(TOUPPER "${toolchain}" tc_upper)
+    set(board_cpu_flags ${ETHOSU_KIT_CPU_FLAGS_${tc_upper}})
     target_compile_options(${lib} PUBLIC ${ETHOSU_KIT_CPU_FLAGS_${tc_upper}})
     if(NOT toolchain STREQUAL "armclang")
       target_link_options(${lib} INTERFACE ${ETHOSU_KIT_CPU_FLAGS_${tc_upper}})
@@ -358,6 +360,15 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
     # the Ethos-U core driver or the virtual NPU; npu_ethosu.c (here) is its glue
     ethosu_kit_npu_library(${lib} "${gdir}" ${npu} npu_lib npu_dir)
     target_link_libraries(${lib} PUBLIC ${npu_lib})
+    if(board_cpu_flags AND TARGET ${npu_lib})
+      # the NPU library is built in its own folder: the board's CPU flags too, or its
+      # objects are for the compiler's default CPU and the link refuses them
+      get_target_property(npu_lib_type ${npu_lib} TYPE)
+      get_target_property(npu_lib_imported ${npu_lib} IMPORTED)
+      if(NOT npu_lib_imported AND NOT npu_lib_type STREQUAL "INTERFACE_LIBRARY")
+        target_compile_options(${npu_lib} PRIVATE ${board_cpu_flags})
+      endif()
+    endif()
   endif()
   if(app STREQUAL "selftest")
     if(NOT EXISTS "${gdir}/kit_selftest.h")
@@ -489,4 +500,10 @@ function(_ethosu_kit_plan_beside target gen)
   endif()
   file(COPY "${gen}/memory_plan.json" DESTINATION "${out_dir}")
   set_property(DIRECTORY APPEND PROPERTY CMAKE_CONFIGURE_DEPENDS "${gen}/memory_plan.json")
+  # ... and as <elf name>.memory_plan.json, which check-elf and run prefer: several
+  # executables in one output folder share the plain name (the last one configured).
+  add_custom_command(TARGET ${target} POST_BUILD
+    COMMAND "${CMAKE_COMMAND}" -E copy_if_different "${gen}/memory_plan.json"
+            "$<TARGET_FILE_DIR:${target}>/$<TARGET_FILE_BASE_NAME:${target}>.memory_plan.json"
+    VERBATIM)
 endfunction()

@@ -134,3 +134,28 @@ def test_the_host_compiler_is_refused_at_configure(pte_u55_shared: Path, tmp_pat
     assert configure.returncode != 0
     assert "is the host's compiler" in configure.stderr
     assert "toolchain/arm-none-eabi-gcc.cmake" in configure.stderr
+
+
+def test_two_firmwares_in_one_folder_each_find_their_plan(
+    pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """Two executables in one output folder share its memory_plan.json (the last one
+    configured); each also gets <elf name>.memory_plan.json, which check-elf prefers."""
+    need_cross_gcc()
+    src = tmp_path / "team"
+    src.mkdir()
+    (src / "CMakeLists.txt").write_text(
+        USER_CMAKELISTS
+        + 'ethosu_add_firmware(TARGET team_st APP selftest PTE "${TEAM_PTE}" BOARD cs300 '
+        "NPU virtual)\n"
+    )
+    build = tmp_path / "build"
+    configure = _configure(src, build, pte_u55_shared)
+    assert configure.returncode == 0, configure.stdout + configure.stderr
+    _build(build)
+    from ethosu_kit.elf_check import plan_near
+
+    for name in ("team_fw", "team_st"):
+        own = build / f"{name}.memory_plan.json"
+        assert plan_near(build / f"{name}.elf") == own.resolve()
+        assert main(["check-elf", str(build / f"{name}.elf")]) == 0, name

@@ -72,8 +72,14 @@ class _Section:
 def plan_near(elf: Path) -> Path | None:
     """The memory_plan.json of the generated project an ELF was built in.
 
-    A build lands in <project>/build/<toolchain>/, a few folders below the plan.
+    A build lands in <project>/build/<toolchain>/, a few folders below the plan. CMake's
+    ethosu_add_model/ethosu_add_firmware also copy it beside the ELF as
+    `<elf name>.memory_plan.json`, which wins: several executables with a model each can
+    share one output folder (and its last-written memory_plan.json).
     """
+    own = elf.resolve().with_name(f"{elf.stem}.memory_plan.json")
+    if own.is_file():
+        return own
     for folder in elf.resolve().parents[:4]:
         if (folder / "memory_plan.json").is_file():
             return folder / "memory_plan.json"
