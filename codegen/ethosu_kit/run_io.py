@@ -57,7 +57,11 @@ def program_tensors(image: KitImage) -> tuple[list[Tensor], list[Tensor]]:
             "generated/model.pte beside the build folder) to know the program's tensors",
             hint="run the ELF where ethosu-kit build put it",
         )
-    pte = image.plan_path.parent / "generated" / "model.pte"
+    # the project folder: the plan's, or (a plan copied beside the ELF as
+    # <elf>.memory_plan.json) the nearest folder above the ELF with generated/model.pte
+    folders = [image.plan_path.parent, *image.elf.resolve().parents[:4]]
+    candidates = [f / "generated" / "model.pte" for f in folders]
+    pte = next((c for c in candidates if c.is_file()), candidates[0])
     model = read_pte(pte)
     if not model.methods:
         raise KitError(f"{pte}: the program has no method")
