@@ -210,6 +210,7 @@ def test_existing_folder_is_not_overwritten(
     [
         (["Bad_Name", "--from", "cs300"], "board name 'Bad_Name': use lower case"),
         (["x"], "new-board needs a CPU and memory map to start from"),
+        (["x", "--svd", str(SVD)], "--svd adds peripherals, not the memory map"),
         (["x", "--from", "cs300", *PACK], "--from and --pack both given"),
         (["x", "--pack", str(PDSC)], "--pack needs --device NAME"),
         (["x", "--pack", str(PDSC), "--device", "Nope"], "no <device> 'Nope' in the pack"),

@@ -7,7 +7,10 @@ import re
 from dataclasses import fields
 from pathlib import Path
 
-HELP = "draft a board folder from an existing board, a CMSIS pack (.pdsc) and/or an SVD"
+HELP = (
+    "draft a board folder from an existing board (--from) or a CMSIS pack (--pack .pdsc), "
+    "with an SVD's peripherals (--svd)"
+)
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 
@@ -93,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.from_board and not args.pack:
         raise KitError(
             "new-board needs a CPU and memory map to start from",
-            hint="give --from BOARD (e.g. --from cs300) or --pack FILE.pdsc --device NAME",
+            hint="give --from BOARD (e.g. --from cs300) or --pack FILE.pdsc --device NAME; an "
+            "--svd adds peripherals, not the memory map (docs/porting.md: without a pack)",
         )
     if args.pack and not args.device:
         raise KitError("--pack needs --device NAME (the Dname of the device in the pack)")
