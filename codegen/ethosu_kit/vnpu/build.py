@@ -32,7 +32,7 @@ CFLAGS = (
     "-Werror",
     # large enough for the weights of any single U55 operation
     "-DETHOSU_VIRTUAL_WORKSPACE_SIZE=(16u*1024u*1024u)",
-    # decoded weights kept between runs of the same streams (vnpu_exec.c)
+    # decoded weights kept between runs of the same streams (vnpu_math.c)
     "-DETHOSU_VIRTUAL_WEIGHT_CACHE=(256u*1024u*1024u)",
 )
 

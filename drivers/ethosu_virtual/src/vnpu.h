@@ -74,6 +74,32 @@ void *vnpu_workspace(size_t *size);
 /* Record that an operation used `bytes` of it (the high-water mark ethosu_virtual_workspace_peak reads). */
 void vnpu_workspace_used(size_t bytes);
 
+/*
+ * Decoded weights kept between runs (host builds: -DETHOSU_VIRTUAL_WEIGHT_CACHE=<bytes>),
+ * shared by the U55/U65 and U85 operations. An entry is found by its key (the decode
+ * order, as bytes) and the exact bytes of its weight streams (compared in full, so a
+ * changed stream is decoded again). It records the working memory the decode took above
+ * `base`, so the high-water mark that sizes firmware workspaces is the same with and
+ * without the cache. Firmware builds leave it out: they run each stream once.
+ */
+struct vnpu_wseg
+{
+    const uint8_t *p;
+    size_t len;
+};
+#ifdef ETHOSU_VIRTUAL_WEIGHT_CACHE
+/* The cached weights, or NULL; a hit counts base + need as used and only if it fits ws_size. */
+const int16_t *vnpu_wcache_find(const void *key, size_t key_len, const struct vnpu_wseg *segs, int nsegs,
+                                size_t base, size_t ws_size);
+void vnpu_wcache_add(const void *key, size_t key_len, const struct vnpu_wseg *segs, int nsegs,
+                     const int16_t *weights, size_t nweights, size_t need);
+#else
+#define vnpu_wcache_find(key, key_len, segs, nsegs, base, ws_size)                                               \
+    ((void)(key), (void)(key_len), (void)(segs), (void)(nsegs), (void)(base), (void)(ws_size), (const int16_t *)NULL)
+#define vnpu_wcache_add(key, key_len, segs, nsegs, weights, nweights, need)                                        \
+    ((void)(key), (void)(key_len), (void)(segs), (void)(nsegs), (void)(weights), (void)(nweights), (void)(need))
+#endif
+
 /* Rounding of vnpu_rescale: the U55's OFM/IFM round_mode values, and FLOOR (no rounding constant). */
 enum
 {
@@ -335,6 +361,12 @@ static inline int64_t ifm_tap(const struct fm *ifm, const struct kernel *k, int 
     }
     return fm_read(ifm, y, x, c) - ifm->zp;
 }
+
+/*
+ * All channels [0, ifm->c) of the tap (y, x) of an 8-bit IFM as ifm_tap gives them,
+ * truncated to int16, at dst[0..c): the convolutions' receptive-field gather.
+ */
+void vnpu_tap16(const struct fm *ifm, const struct kernel *k, int y, int x, int16_t *dst);
 
 /*
  * The accumulator of one pool output (oy, ox, c): mode 0 MAX, 5 MIN, 2 REDUCE_SUM (over

@@ -672,100 +672,6 @@ static int decode_weights(struct run *run, const struct weight_order *g, const u
     return 0;
 }
 
-/*
- * Decoded weights kept between runs (host builds: -DETHOSU_VIRTUAL_WEIGHT_CACHE=<bytes>).
- * An entry is found by its decode order and the exact bytes of its stream (compared in
- * full, so a changed weight stream is decoded again); it records the working memory the
- * decode took, so the high-water mark that sizes firmware workspaces is the same with
- * and without the cache. Firmware builds leave it out: they run each stream once.
- */
-#ifdef ETHOSU_VIRTUAL_WEIGHT_CACHE
-#include <stdlib.h>
-
-struct wcache_entry
-{
-    struct wcache_entry *next;
-    struct weight_order order;
-    uint64_t hash;
-    size_t len;      /* stream bytes, stored after the weights */
-    size_t nweights; /* int16 values */
-    size_t need;     /* working memory the decode took */
-    int16_t weights[];
-};
-
-static struct wcache_entry *wcache_head;
-static size_t wcache_bytes;
-
-/* Picks the candidates only (a match is the full memcmp): the length and the bytes at both ends. */
-static uint64_t stream_hash(const uint8_t *p, size_t len)
-{
-    uint64_t h = 1469598103934665603ull ^ (uint64_t)len;
-    size_t ends = len < 128u ? len : 64u;
-    for (size_t i = 0; i < ends; i++)
-    {
-        h = (h ^ p[i]) * 1099511628211ull;
-        h = (h ^ p[len - 1u - i]) * 1099511628211ull;
-    }
-    return h;
-}
-
-static const uint8_t *entry_stream(const struct wcache_entry *e)
-{
-    return (const uint8_t *)(e->weights + e->nweights);
-}
-
-static const int16_t *wcache_find(const struct weight_order *g, const uint8_t *stream, size_t len, size_t ws_size)
-{
-    uint64_t h = stream_hash(stream, len);
-    for (struct wcache_entry *e = wcache_head; e != NULL; e = e->next)
-    {
-        /* a workspace too small for the decode stays too small with the cache */
-        if (e->hash == h && e->len == len && e->need <= ws_size && memcmp(&e->order, g, sizeof(*g)) == 0 &&
-            memcmp(entry_stream(e), stream, len) == 0)
-        {
-            vnpu_workspace_used(e->need);
-            return e->weights;
-        }
-    }
-    return NULL;
-}
-
-static void wcache_add(const struct weight_order *g, const uint8_t *stream, size_t len, const int16_t *weights,
-                       size_t nweights, size_t need)
-{
-    size_t bytes = sizeof(struct wcache_entry) + nweights * sizeof(int16_t) + len;
-    if (bytes > (size_t)(ETHOSU_VIRTUAL_WEIGHT_CACHE))
-    {
-        return;
-    }
-    while (wcache_bytes + bytes > (size_t)(ETHOSU_VIRTUAL_WEIGHT_CACHE) && wcache_head != NULL)
-    {
-        struct wcache_entry *old = wcache_head; /* the newest go first: a model's ops stay together */
-        wcache_head = old->next;
-        wcache_bytes -= sizeof(struct wcache_entry) + old->nweights * sizeof(int16_t) + old->len;
-        free(old);
-    }
-    struct wcache_entry *e = (struct wcache_entry *)malloc(bytes);
-    if (e == NULL)
-    {
-        return;
-    }
-    e->order = *g;
-    e->hash = stream_hash(stream, len);
-    e->len = len;
-    e->nweights = nweights;
-    e->need = need;
-    memcpy(e->weights, weights, nweights * sizeof(int16_t));
-    memcpy(e->weights + nweights, stream, len);
-    e->next = wcache_head;
-    wcache_head = e;
-    wcache_bytes += bytes;
-}
-#else
-#define wcache_find(g, stream, len, ws_size) ((const int16_t *)NULL)
-#define wcache_add(g, stream, len, weights, nweights, need) ((void)0)
-#endif
-
 /* The error of a workspace too small for the decoded weights (`fixed`) and `what` after them. */
 static int short_of_workspace(struct run *run, size_t fixed, const char *what, size_t extra, size_t ws_size)
 {
@@ -871,7 +777,8 @@ static int op_conv(struct run *run, int depthwise)
     g.decomp_x = 8 / k.dx;
     g.round_taps = depthwise ? 4 : (g.part_kernel ? (ifm.elem == 2 ? 2 : 4) : 1);
     int32_t *patch = (int32_t *)(void *)(ws + wbytes);
-    const int16_t *weights = wcache_find(&g, wmem + wbase, (size_t)wlen, ws_size);
+    struct vnpu_wseg seg = {wmem + wbase, (size_t)wlen};
+    const int16_t *weights = vnpu_wcache_find(&g, sizeof(g), &seg, 1, 0, ws_size);
     if (weights == NULL)
     {
         int16_t *decoded = (int16_t *)(void *)ws;
@@ -883,7 +790,7 @@ static int op_conv(struct run *run, int depthwise)
                                                 : -1;
         }
         vnpu_workspace_used(fixed + slice_need);
-        wcache_add(&g, wmem + wbase, (size_t)wlen, decoded, nweights, fixed + slice_need);
+        vnpu_wcache_add(&g, sizeof(g), &seg, 1, decoded, nweights, fixed + slice_need);
         weights = decoded;
     }
 
@@ -910,8 +817,6 @@ static int op_conv(struct run *run, int depthwise)
     /* 8-bit IFM minus a zero point in [-256, 256] and 9-bit weights: 16-bit operands */
     int small_products = ifm.elem == 1 && ifm.zp >= -256 && ifm.zp <= 256;
     int16_t *patch16 = (int16_t *)(void *)patch;
-    /* no upscaling: each tap's channels are bytes at one address (NHWC), or runs of 16 (NHCWB16) */
-    int flat_taps = k.upscale == 0;
     for (int oy = 0; oy < ofm.h; oy++)
     {
         for (int ox = 0; ox < ofm.w; ox++)
@@ -924,38 +829,9 @@ static int op_conv(struct run *run, int depthwise)
                 {
                     int y = oy * k.sy - k.pad_top + ky * k.dy;
                     int x = ox * k.sx - k.pad_left + kx * k.dx;
-                    int inside = y >= 0 && x >= 0 && y < k.ih && x < k.iw;
-                    if (small_products && (flat_taps || !inside))
+                    if (small_products)
                     {
-                        if (!inside)
-                        {
-                            memset(patch16 + n, 0, (size_t)ifm.c * sizeof(int16_t));
-                        }
-                        else
-                        {
-                            const uint8_t *pixel = ifm.mem + fm_offset(&ifm, y, x, 0);
-                            int run = ifm.brick ? 16 : ifm.c; /* channels at consecutive bytes */
-                            for (int c0 = 0; c0 < ifm.c; c0 += run)
-                            {
-                                const uint8_t *src = pixel + (ifm.brick ? (int64_t)(c0 >> 4) * ifm.sc : 0);
-                                int len = ifm.c - c0 < run ? ifm.c - c0 : run;
-                                int16_t *dst = patch16 + n + (size_t)c0;
-                                if (ifm.is_signed)
-                                {
-                                    for (int j = 0; j < len; j++)
-                                    {
-                                        dst[j] = (int16_t)((int8_t)src[j] - ifm.zp);
-                                    }
-                                }
-                                else
-                                {
-                                    for (int j = 0; j < len; j++)
-                                    {
-                                        dst[j] = (int16_t)(src[j] - ifm.zp);
-                                    }
-                                }
-                            }
-                        }
+                        vnpu_tap16(&ifm, &k, y, x, patch16 + n);
                         n += (size_t)ifm.c;
                         continue;
                     }

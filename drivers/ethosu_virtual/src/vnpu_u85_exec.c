@@ -568,6 +568,8 @@ static int op_pool(struct run85 *run, uint32_t mode)
     {
         return -1;
     }
+    struct vnpu_rescaler out_scale;
+    vnpu_rescaler_init(&out_scale, scale, shift, round);
     for (int oy = 0; oy < ofm.h; oy++)
     {
         for (int ox = 0; ox < ofm.w; ox++)
@@ -588,7 +590,7 @@ static int op_pool(struct run85 *run, uint32_t mode)
                     int avg_round = (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_AVG_FLOOR) ? ROUND_FLOOR : ROUND_NATURAL;
                     acc = vnpu_rescale(acc, mult, 30u + (unsigned)kbits, avg_round);
                 }
-                ofm_put(&ofm, oy, ox, c, out_value(&o, vnpu_rescale(acc, scale, shift, round)));
+                ofm_put(&ofm, oy, ox, c, out_value(&o, vnpu_rescale_by(&out_scale, acc)));
             }
         }
     }
@@ -772,6 +774,13 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
         return -1;
     }
     int logic = mode >= AND;
+    /* the scales prepared once (vnpu_rescale_by: the same results as vnpu_rescale) */
+    struct vnpu_rescaler r1;
+    struct vnpu_rescaler r2;
+    struct vnpu_rescaler ro;
+    vnpu_rescaler_init(&r1, s1.scale, s1.shift, s1.round);
+    vnpu_rescaler_init(&r2, s2.scale, s2.shift, s2.round);
+    vnpu_rescaler_init(&ro, oscale, oshift, oround);
     for (int y = 0; y < ofm.h; y++)
     {
         for (int x = 0; x < ofm.w; x++)
@@ -792,8 +801,8 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
                     if (rescaled && !((mode == MIN || mode == MAX) &&
                                       (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_MINMAX_UNSCALED)))
                     {
-                        a = vnpu_rescale(a, s1.scale, s1.shift, s1.round);
-                        b = vnpu_rescale(b, s2.scale, s2.shift, s2.round);
+                        a = vnpu_rescale_by(&r1, a);
+                        b = vnpu_rescale_by(&r2, b);
                     }
                 }
                 int64_t res;
@@ -847,7 +856,7 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
                 {
                     res = -res;
                 }
-                ofm_put(&ofm, y, x, c, out_value(&o, vnpu_rescale(res, oscale, oshift, oround)));
+                ofm_put(&ofm, y, x, c, out_value(&o, vnpu_rescale_by(&ro, res)));
             }
         }
     }
@@ -970,12 +979,14 @@ static int op_pool_acc(struct run85 *run)
         {
             scale_record(&ss, c, &bias, &scale, &shift);
         }
+        struct vnpu_rescaler chan_scale;
+        vnpu_rescaler_init(&chan_scale, scale, shift, round);
         for (int y = 0; y < ofm.h; y++)
         {
             for (int x = 0; x < ofm.w; x++)
             {
                 int64_t v = operand_at(&acc_in, y, x, c) + bias;
-                ofm_put(&ofm, y, x, c, out_value(&o, vnpu_rescale(v, scale, shift, round)));
+                ofm_put(&ofm, y, x, c, out_value(&o, vnpu_rescale_by(&chan_scale, v)));
             }
         }
     }
@@ -1438,7 +1449,7 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
                     "(ETHOSU_VIRTUAL_WORKSPACE_SIZE or ethosu_virtual_set_workspace)",
                     (unsigned long)fixed, (unsigned long)ws_size);
     }
-    int16_t *weights = (int16_t *)(void *)(ws + used);
+    int16_t *decoded = (int16_t *)(void *)(ws + used);
     int32_t *patch = (int32_t *)(void *)(ws + used + wbytes);
     int16_t *patch16 = (int16_t *)(void *)patch;
     struct chan_scale
@@ -1447,11 +1458,11 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
         uint32_t scale;
         uint32_t shift;
     } *chans = (struct chan_scale *)(void *)(ws + used + wbytes + pbytes - (size_t)ofm.c * 16u);
-    memset(weights, 0, nweights * sizeof(int16_t));
     size_t need = 0;
     int fwd_format = (int)(wfmt & 1u);
     int nstreams = fwd_format ? 1 : g.streams; /* FWD: one stream the decoders share */
-    struct fwd fwd;
+    struct vnpu_wseg segs[4];
+    memset(segs, 0, sizeof(segs));
     for (int s = 0; s < nstreams; s++)
     {
         unsigned base_reg = s == 0 ? WEIGHT_BASE : WEIGHT1_BASE + 2u * (unsigned)(s - 1);
@@ -1462,6 +1473,34 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
             return fail(run, "weight stream %d [%lld, +%llu) outside its region of %lu bytes", s, (long long)wbase,
                         (unsigned long long)wlen, (unsigned long)wsize);
         }
+        if (s < 4)
+        {
+            segs[s].p = wmem + wbase;
+            segs[s].len = (size_t)wlen;
+        }
+    }
+    /* the decode order and the mutations the walk obeys: the cache key with the streams' bytes */
+    struct
+    {
+        struct wgeom g;
+        int fwd_format;
+        unsigned mutations;
+    } wkey;
+    memset(&wkey, 0, sizeof(wkey));
+    wkey.g = g;
+    wkey.fwd_format = fwd_format;
+    wkey.mutations = (unsigned)vnpu_mutation_mask;
+    const int16_t *weights = vnpu_wcache_find(&wkey, sizeof(wkey), segs, nstreams, used, ws_size);
+    if (weights == NULL)
+    {
+        memset(decoded, 0, nweights * sizeof(int16_t));
+    }
+    struct fwd fwd;
+    for (int s = 0; weights == NULL && s < nstreams; s++)
+    {
+        unsigned base_reg = s == 0 ? WEIGHT_BASE : WEIGHT1_BASE + 2u * (unsigned)(s - 1);
+        int64_t wbase = addr40(r, base_reg);
+        uint64_t wlen = W1(base_reg + 1u);
         if (fwd_format && fwd_init(&fwd, wmem + wbase, (size_t)wlen) != 0)
         {
             return fail(run, "FWD weight stream of %llu bytes has no header", (unsigned long long)wlen);
@@ -1483,7 +1522,7 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
             {
                 vnpu_mlw_init(&dec.mlw, wmem + wbase, (size_t)wlen, ws + fixed, ws_size - fixed);
             }
-            int rc = weight_walk(run, &g, fwd_format ? part : s, &dec, weights);
+            int rc = weight_walk(run, &g, fwd_format ? part : s, &dec, decoded);
             need = dec.mlw.need > need ? dec.mlw.need : need;
             if (rc != 0)
             {
@@ -1501,7 +1540,12 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
             }
         }
     }
-    vnpu_workspace_used(fixed + need);
+    if (weights == NULL)
+    {
+        vnpu_workspace_used(fixed + need);
+        vnpu_wcache_add(&wkey, sizeof(wkey), segs, nstreams, decoded, nweights, fixed - used + need);
+        weights = decoded;
+    }
 
     int no_bias = (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_NO_BIAS) != 0;
     for (int oc = 0; oc < ofm.c; oc++)
@@ -1523,18 +1567,16 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
                 {
                     int y = oy * k.sy - k.pad_top + ky * k.dy;
                     int x = ox * k.sx - k.pad_left + kx * k.dx;
+                    if (narrow)
+                    {
+                        vnpu_tap16(&ifm, &k, y, x, patch16 + n);
+                        n += (size_t)ifm.c;
+                        continue;
+                    }
                     for (int c = 0; c < ifm.c; c++, n++)
                     {
                         int valid;
-                        int64_t v = ifm_tap(&ifm, &k, y, x, c, &valid);
-                        if (narrow)
-                        {
-                            patch16[n] = (int16_t)v;
-                        }
-                        else
-                        {
-                            patch[n] = (int32_t)v;
-                        }
+                        patch[n] = (int32_t)ifm_tap(&ifm, &k, y, x, c, &valid);
                     }
                 }
             }
