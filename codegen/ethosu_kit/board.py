@@ -241,6 +241,8 @@ class HalDefault:
     required_because: str = ""  # non-empty: the board must provide the hook
 
 
+# Console kinds name UART IP blocks, not boards: Arm's CMSDK APB UART is a licensable
+# peripheral in many SoCs (the Corstone subsystems are one user), the PL011 another.
 _CONSOLE_DEFAULTS: dict[str, HalDefault] = {
     "cmsdk-apb": HalDefault(
         ("sdk/src/hal/console_uart.c", "drivers/uart_cmsdk/uart_cmsdk.c"),

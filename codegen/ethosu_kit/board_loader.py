@@ -11,8 +11,8 @@ keys show their default. A schema 1 file keeps loading: its `[uart]` is read as
 as `[port]` with `board.c` providing `board_init` when that file exists.
 
     schema        = 2
-    name          = "corstone-300"         lower case, digits, '-'
-    aliases       = ["cs300"]              optional, default []
+    name          = "my-soc-evk"           lower case, digits, '-'
+    aliases       = ["evk"]                optional, default []
     description   = "..."                  optional, default ""
 
     [cpu]  core (a key of ethosu_kit.cores.CORES); fpu = "dp" | "sp" | "none" (true/false:
@@ -774,7 +774,8 @@ def builtin_boards() -> list[Board]:
 
 
 def load_board(name_or_path: str | Path) -> Board:
-    """A built-in board by name or alias (`corstone-300`, `cs300`), or a board.toml path."""
+    """A built-in board by name or alias (see `ethosu-kit boards`), a board folder or a
+    board.toml path."""
     text = str(name_or_path)
     path = Path(text)
     if isinstance(name_or_path, Path) or text.endswith(".toml") or "/" in text or path.is_dir():

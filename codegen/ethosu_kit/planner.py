@@ -589,7 +589,7 @@ class _Planner:
                 "must be in on-chip SRAM "
                 f"in {mode.value}: lower the model for Dedicated_Sram on an Ethos-U65/U85 "
                 "(scratch in DRAM), or with Vela --optimise Size, or use a board with more "
-                "SRAM (corstone-320 has 4 MiB)"
+                "SRAM (`ethosu-kit boards NAME` shows a board's regions)"
             )
         self.place(
             _Want("temp_pool", Role.SCRATCH, size, NPU_ALIGN, True, False, regions, why, hint)

@@ -19,6 +19,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ethosu_kit.errors import KitError
+from ethosu_kit.generate import PTE_NAME
 from ethosu_kit.kit_image import KitImage
 
 INPUTS_FLAG = "--kit-inputs"  # on the semihosting command line: read kit_input_<i>.bin
@@ -47,6 +48,38 @@ def output_name(o: int) -> str:
     return f"kit_output_{o}.bin"
 
 
+def _project_pte(image: KitImage) -> Path:
+    """The generated/model.pte of the image's project.
+
+    The plan is either the project's own (generated/ beside it) or the copy CMake puts
+    beside the ELF (build/<toolchain>/memory_plan.json, or a team's build folder): then the
+    project is found among the ELF's parents, or at the pte path the plan recorded. A
+    candidate counts only when its sha256 is the one the plan was made for.
+    """
+    assert image.plan_path is not None
+    candidates = [image.plan_path.parent / "generated" / PTE_NAME]
+    candidates += [folder / "generated" / PTE_NAME for folder in image.elf.resolve().parents[:5]]
+    want = image.plan.model_sha256 if image.plan is not None else ""
+    if image.plan is not None and image.plan.model_path:
+        candidates.append(Path(image.plan.model_path))
+    for pte in candidates:
+        if pte.is_file() and (not want or _sha256(pte) == want):
+            return pte
+    raise KitError(
+        f"{image.elf}: --inputs/-o need the program the image was built from, and no "
+        f"generated/{PTE_NAME} near {image.plan_path} or the ELF has the sha256 its plan "
+        f"records ({want[:12] or 'none'}…)",
+        hint="run the ELF from its generated project (build/<toolchain>/ below it)",
+    )
+
+
+def _sha256(path: Path) -> str:
+    from ethosu_kit.files import MAX_PTE, read_bytes
+    from ethosu_kit.output import sha256
+
+    return sha256(read_bytes(path, MAX_PTE))
+
+
 def program_tensors(image: KitImage) -> tuple[list[Tensor], list[Tensor]]:
     """(inputs, outputs) of the program's first method, from the image's project."""
     from ethosu_kit.pte import read_pte
@@ -57,11 +90,7 @@ def program_tensors(image: KitImage) -> tuple[list[Tensor], list[Tensor]]:
             "generated/model.pte beside the build folder) to know the program's tensors",
             hint="run the ELF where ethosu-kit build put it",
         )
-    # the project folder: the plan's, or (a plan copied beside the ELF as
-    # <elf>.memory_plan.json) the nearest folder above the ELF with generated/model.pte
-    folders = [image.plan_path.parent, *image.elf.resolve().parents[:4]]
-    candidates = [f / "generated" / "model.pte" for f in folders]
-    pte = next((c for c in candidates if c.is_file()), candidates[0])
+    pte = _project_pte(image)
     model = read_pte(pte)
     if not model.methods:
         raise KitError(f"{pte}: the program has no method")

@@ -45,10 +45,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--board",
-        default="corstone-300",
-        help="built-in board name or alias (corstone-300/cs300, corstone-320/cs320), "
+        default="default",
+        help="built-in board name or alias (`ethosu-kit boards` lists them), "
         "a board folder or its board.toml, relative to the current folder "
-        "(default: corstone-300)",
+        "(default: the built-in board whose aliases include 'default')",
     )
     parser.add_argument(
         "--qemu-stand-in",

@@ -362,6 +362,48 @@ static inline int64_t ifm_tap(const struct fm *ifm, const struct kernel *k, int 
     return fm_read(ifm, y, x, c) - ifm->zp;
 }
 
+/* An output stage's clamps: the activation range (if `clamp`), then the OFM type's range. */
+struct vnpu_limits
+{
+    int clamp;
+    int64_t amin, amax;
+    int64_t tmin, tmax;
+    int64_t lo, hi; /* the two clamps as one, to [lo, hi], when lo <= hi (they overlap) */
+};
+
+/* The limits from the ACTIVATION_MIN/MAX register values for this OFM. */
+static inline void vnpu_limits_init(struct vnpu_limits *l, const struct fm *ofm, uint32_t act_min, uint32_t act_max,
+                                    int clamp)
+{
+    if (ofm->is_signed)
+    {
+        l->amin = (int16_t)act_min;
+        l->amax = (int16_t)act_max;
+        l->tmin = -((int64_t)1 << (ofm->elem * 8 - 1));
+        l->tmax = ((int64_t)1 << (ofm->elem * 8 - 1)) - 1;
+    }
+    else
+    {
+        l->amin = act_min;
+        l->amax = act_max;
+        l->tmin = 0;
+        l->tmax = ((int64_t)1 << (ofm->elem * 8)) - 1;
+    }
+    l->clamp = clamp;
+    l->lo = clamp && l->amin > l->tmin ? l->amin : l->tmin;
+    l->hi = clamp && l->amax < l->tmax ? l->amax : l->tmax;
+}
+
+/* v through the activation clamp (if any), then saturated to the OFM type. */
+static inline int64_t vnpu_limit(const struct vnpu_limits *l, int64_t v)
+{
+    if (l->clamp)
+    {
+        v = v < l->amin ? l->amin : (v > l->amax ? l->amax : v);
+    }
+    return v < l->tmin ? l->tmin : (v > l->tmax ? l->tmax : v);
+}
+
 /*
  * All channels [0, ifm->c) of the tap (y, x) of an 8-bit IFM as ifm_tap gives them,
  * truncated to int16, at dst[0..c): the convolutions' receptive-field gather.

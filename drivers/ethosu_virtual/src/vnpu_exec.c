@@ -161,12 +161,8 @@ struct out_stage
     int lut; /* 0 none, 8 = 256-entry int8/uint8, 16 = interpolating int16 */
     const uint8_t *table;
     int lut_unsigned;
-    int clamp;
-    int64_t amin, amax;
-    int64_t tmin, tmax;
-    /* no LUT and overlapping clamps: the two clamps are one, to [lo, hi] */
-    int simple;
-    int64_t lo, hi;
+    struct vnpu_limits lim;
+    int simple; /* no LUT and overlapping clamps: one clamp, to [lim.lo, lim.hi] */
 };
 
 static int setup_out(struct run *run, struct out_stage *o, const struct fm *ofm)
@@ -210,24 +206,9 @@ static int setup_out(struct run *run, struct out_stage *o, const struct fm *ofm)
     {
         return fail(run, "activation_clip_range %lu without a LUT is not modelled", (unsigned long)clip);
     }
-    if (ofm->is_signed)
-    {
-        o->amin = (int16_t)R0(ACTIVATION_MIN);
-        o->amax = (int16_t)R0(ACTIVATION_MAX);
-        o->tmin = -((int64_t)1 << (ofm->elem * 8 - 1));
-        o->tmax = ((int64_t)1 << (ofm->elem * 8 - 1)) - 1;
-    }
-    else
-    {
-        o->amin = R0(ACTIVATION_MIN);
-        o->amax = R0(ACTIVATION_MAX);
-        o->tmin = 0;
-        o->tmax = ((int64_t)1 << (ofm->elem * 8)) - 1;
-    }
-    o->clamp = ofm->elem < 4 || (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_CLAMP_32BIT);
-    o->lo = o->clamp && o->amin > o->tmin ? o->amin : o->tmin;
-    o->hi = o->clamp && o->amax < o->tmax ? o->amax : o->tmax;
-    o->simple = o->lut == 0 && o->lo <= o->hi;
+    vnpu_limits_init(&o->lim, ofm, R0(ACTIVATION_MIN), R0(ACTIVATION_MAX),
+                     ofm->elem < 4 || (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_CLAMP_32BIT));
+    o->simple = o->lut == 0 && o->lim.lo <= o->lim.hi;
     return 0;
 }
 
@@ -236,7 +217,7 @@ static inline int64_t out_value(const struct out_stage *o, int64_t v)
     v += o->zp;
     if (o->simple)
     {
-        return v < o->lo ? o->lo : (v > o->hi ? o->hi : v);
+        return v < o->lim.lo ? o->lim.lo : (v > o->lim.hi ? o->lim.hi : v);
     }
     if (o->lut == 8)
     {
@@ -246,11 +227,7 @@ static inline int64_t out_value(const struct out_stage *o, int64_t v)
     {
         v = vnpu_lut16(o->table, v);
     }
-    if (o->clamp)
-    {
-        v = v < o->amin ? o->amin : (v > o->amax ? o->amax : v);
-    }
-    return v < o->tmin ? o->tmin : (v > o->tmax ? o->tmax : v);
+    return vnpu_limit(&o->lim, v);
 }
 
 /* ---- kernel geometry ---------------------------------------------------------------------- */
@@ -352,7 +329,7 @@ static int op_pool(struct run *run, uint32_t mode)
     int identity_scale = (scale == 1 && shift == 0) || (scale == 0x80000001u && shift == 31 && round == ROUND_DBL);
     if (mode == 1 && k.kh == 1 && k.kw == 1 && k.sx == 1 && k.sy == 1 && !padded && !k.upscale && identity_scale &&
         ifm.zp == 0 && o.zp == 0 && o.lut == 0 && ifm.elem == ofm.elem && ifm.is_signed == ofm.is_signed &&
-        ifm.elem < 4 && (!o.clamp || (o.amin <= o.tmin && o.amax >= o.tmax)))
+        ifm.elem < 4 && (!o.lim.clamp || (o.lim.amin <= o.lim.tmin && o.lim.amax >= o.lim.tmax)))
     {
         size_t bytes = (size_t)ofm.c * (size_t)ofm.elem;
         if (!ifm.brick && !ofm.brick && ifm.w <= ifm.w0 && ifm.h <= ifm.h0 && ofm.w <= ofm.w0 && ofm.h <= ofm.h0)

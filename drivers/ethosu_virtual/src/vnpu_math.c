@@ -48,8 +48,9 @@ int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, in
         }
         return acc;
     }
-    int ukh = (k->kh - 1) / k->dy + 1;
-    int ukw = (k->kw - 1) / k->dx + 1;
+    /* (dilation 1 skips the divisions: this runs once per output value) */
+    int ukh = k->dy == 1 ? k->kh : (k->kh - 1) / k->dy + 1;
+    int ukw = k->dx == 1 ? k->kw : (k->kw - 1) / k->dx + 1;
     for (int ky = 0; ky < ukh; ky++)
     {
         for (int kx = 0; kx < ukw; kx++)

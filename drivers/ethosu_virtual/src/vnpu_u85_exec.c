@@ -392,9 +392,8 @@ struct out85
     int lut; /* 0 none, 8 = 8-bit in/out, 816/832 = int8 in, 16/32-bit out, 16 = interpolating int16 */
     const uint8_t *table;
     int lut_unsigned;
-    int clamp;
-    int64_t amin, amax;
-    int64_t tmin, tmax;
+    struct vnpu_limits lim;
+    int simple; /* no LUT and overlapping clamps: one clamp, to [lim.lo, lim.hi] */
 };
 
 static int setup_out(struct run85 *run, struct out85 *o, const struct fm *ofm)
@@ -444,27 +443,19 @@ static int setup_out(struct run85 *run, struct out85 *o, const struct fm *ofm)
         }
         o->table = run->env->lut + table * lut_bytes;
     }
-    o->clamp = ((act >> 12) & 1u) == 0; /* activation_clip_range B16 */
-    if (ofm->is_signed)
-    {
-        o->amin = (int16_t)R0(ACTIVATION_MIN);
-        o->amax = (int16_t)R0(ACTIVATION_MAX);
-        o->tmin = -((int64_t)1 << (ofm->elem * 8 - 1));
-        o->tmax = ((int64_t)1 << (ofm->elem * 8 - 1)) - 1;
-    }
-    else
-    {
-        o->amin = R0(ACTIVATION_MIN);
-        o->amax = R0(ACTIVATION_MAX);
-        o->tmin = 0;
-        o->tmax = ((int64_t)1 << (ofm->elem * 8)) - 1;
-    }
+    /* clamp unless activation_clip_range B16 */
+    vnpu_limits_init(&o->lim, ofm, R0(ACTIVATION_MIN), R0(ACTIVATION_MAX), ((act >> 12) & 1u) == 0);
+    o->simple = o->lut == 0 && o->lim.lo <= o->lim.hi;
     return 0;
 }
 
 static inline int64_t out_value(const struct out85 *o, int64_t v)
 {
     v += o->zp;
+    if (o->simple)
+    {
+        return v < o->lim.lo ? o->lim.lo : (v > o->lim.hi ? o->lim.hi : v);
+    }
     if (o->lut == 8)
     {
         v = vnpu_lut8(o->table, o->lut_unsigned, v);
@@ -481,11 +472,7 @@ static inline int64_t out_value(const struct out85 *o, int64_t v)
     {
         v = vnpu_lut16(o->table, v);
     }
-    if (o->clamp)
-    {
-        v = v < o->amin ? o->amin : (v > o->amax ? o->amax : v);
-    }
-    return v < o->tmin ? o->tmin : (v > o->tmax ? o->tmax : v);
+    return vnpu_limit(&o->lim, v);
 }
 
 /* ---- kernel geometry ---------------------------------------------------------------------- */
