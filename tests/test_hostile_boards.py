@@ -84,7 +84,10 @@ REFUSED: dict[str, tuple[Callable[[str], str], tuple[str, ...]]] = {
     "flag with space": (_table_line("cpu.flags", 'gcc = ["-mcpu=cortex-m55 -O0"]'), ("gcc[0]",)),
     "core injects": (_sub('core = "cortex-m55"', f'core = "cortex-m55{INJECT}"'), ("core",)),
     "name injects": (_sub('name = "corstone-300"', 'name = "cs\\"); #"'), ("name",)),
-    "alias injects": (_sub('aliases = ["cs300"]', 'aliases = ["cs300\\n#error x"]'), ("aliases",)),
+    "alias injects": (
+        _sub('aliases = ["cs300", "default"]', 'aliases = ["cs300\\n#error x"]'),
+        ("aliases",),
+    ),
     "description two lines": (
         _sub('description = "', 'description = "*/\\n#error injected\\n'),
         ("description",),
