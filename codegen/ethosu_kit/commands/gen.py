@@ -54,7 +54,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--qemu-stand-in",
         action="store_true",
         help="lay the image out for the board's QEMU stand-in machine ([qemu.layout] of its "
-        "board.toml, e.g. cs320 on mps3-an547) so `ethosu-kit run` can run it there",
+        "board.toml) so `ethosu-kit run` can run it there",
     )
     parser.add_argument(
         "--mode",

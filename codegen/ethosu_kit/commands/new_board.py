@@ -65,8 +65,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--qemu-machine",
         metavar="MACHINE",
-        help="the QEMU machine that runs this board's images (e.g. mps3-an547), for "
-        "`ethosu-kit run`",
+        help="the QEMU machine that runs this board's images (a name `qemu-system-arm -M help` "
+        "lists), for `ethosu-kit run`",
     )
     parser.add_argument(
         "--force",
@@ -96,7 +96,8 @@ def run(args: argparse.Namespace) -> int:
     if not args.from_board and not args.pack:
         raise KitError(
             "new-board needs a CPU and memory map to start from",
-            hint="give --from BOARD (e.g. --from cs300) or --pack FILE.pdsc --device NAME; an "
+            hint="give --from BOARD (`ethosu-kit boards` lists them) or --pack FILE.pdsc "
+            "--device NAME; an "
             "--svd adds peripherals, not the memory map (docs/porting.md: without a pack)",
         )
     if args.pack and not args.device:
