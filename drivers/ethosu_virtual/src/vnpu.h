@@ -183,7 +183,7 @@ struct fm
     int64_t base[4];
     int32_t h0, h1, w0; /* tile split: HEIGHT0, HEIGHT1, WIDTH0 */
     int64_t sx, sy, sc;
-    int elem;      /* bytes: 1, 2, 4 */
+    int elem;      /* bytes: 1, 2, 4 (8: U85 B64) */
     int is_signed; /* 0 unsigned, 1 signed */
     int brick;     /* NHCWB16 */
     int h, w, c;   /* extent used by the operation */
@@ -238,6 +238,16 @@ static inline int64_t load_elem(const uint8_t *p, int kind)
         return (int16_t)(uint16_t)(p[0] | (p[1] << 8));
     case 8:
         return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+    case 16:
+    case 17: /* U85 B64: a 48-bit accumulator stored sign-extended */
+    {
+        uint64_t u = 0;
+        for (int b = 7; b >= 0; b--)
+        {
+            u = (u << 8) | p[b];
+        }
+        return (int64_t)u;
+    }
     default:
         return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
     }
@@ -256,6 +266,14 @@ static inline void store_elem(uint8_t *p, int elem, int64_t v)
     {
         p[2] = (uint8_t)(u >> 16);
         p[3] = (uint8_t)(u >> 24);
+    }
+    if (elem > 4)
+    {
+        uint32_t hi = (uint32_t)((uint64_t)v >> 32);
+        p[4] = (uint8_t)hi;
+        p[5] = (uint8_t)(hi >> 8);
+        p[6] = (uint8_t)(hi >> 16);
+        p[7] = (uint8_t)(hi >> 24);
     }
 }
 
@@ -412,12 +430,14 @@ struct vnpu_limits
 static inline void vnpu_limits_init(struct vnpu_limits *l, const struct fm *ofm, uint32_t act_min, uint32_t act_max,
                                     int clamp)
 {
+    /* a 64-bit OFM (U85 B64) holds 48-bit accumulators: saturating there is UNVERIFIED */
+    int bits = ofm->elem > 4 ? 48 : ofm->elem * 8;
     if (ofm->is_signed)
     {
         l->amin = (int16_t)act_min;
         l->amax = (int16_t)act_max;
-        l->tmin = -((int64_t)1 << (ofm->elem * 8 - 1));
-        l->tmax = ((int64_t)1 << (ofm->elem * 8 - 1)) - 1;
+        l->tmin = -((int64_t)1 << (bits - 1));
+        l->tmax = ((int64_t)1 << (bits - 1)) - 1;
     }
     else
     {
