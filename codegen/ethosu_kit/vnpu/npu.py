@@ -42,6 +42,7 @@ class Mutation(enum.IntFlag):
     U85_SPARSE_AS_DENSE = 1 << 9
     U85_CMP_TRUE_ONE = 1 << 10
     U85_B64_LOW32 = 1 << 11
+    U85_GATHER_NO_INDEX = 1 << 12
 
 
 @cache
