@@ -181,7 +181,15 @@ def quantize_like_the_program(
 
     from ethosu_kit.inputs import NamedArray
 
-    x = named.array.astype(np.float32)
+    if named.array.dtype != np.float32:
+        from ethosu_kit.errors import KitError
+
+        raise KitError(
+            f"{named.source}: is {named.array.dtype}; the program quantizes float32 (its "
+            "method's input): float inputs are not cast silently",
+            hint="save it as float32, or give the quantized integers the NPU sees",
+        )
+    x = named.array
     if x.size and not np.isfinite(x).all():
         from ethosu_kit.errors import KitError
 
