@@ -144,6 +144,34 @@ def test_from_board_round_trips(tmp_path: Path) -> None:
             )
 
 
+def test_from_board_marks_every_copied_fact_to_check(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A copied fact is true of the board it came from, not known of the new SoC: each is a
+    default to check that `boards DIR` lists by key; a fact an option gives is not marked;
+    deleting the comments once checked leaves nothing to check."""
+    out = _new(tmp_path, "--from", "cs300", "--npu-irq", "12", "--qemu-machine", "mps3-an524")
+    report = capsys.readouterr().out
+    assert "TODO, blocking: none" in report
+    keys = {line.split()[0] for line in report.splitlines() if "copied from corstone-300" in line}
+    regions = {f"region[{i}]" for i in range(len(load_board("cs300").regions))}
+    assert keys == {"cpu.core", "npu.base", "npu.registers.ethos-u55", "npu.registers.ethos-u65",
+                    "console.kind", "boot.vector_region", "fvp"} | regions, keys  # fmt: skip
+    capsys.readouterr()
+    assert main(["boards", str(out)]) == 0
+    listed = capsys.readouterr().out
+    assert "npu.base " in listed and "region[3] 'SRAM'.base" in listed, listed
+    assert "npu.irq " not in listed and "qemu.machine" not in listed  # given: --npu-irq, --qemu-...
+    # the copy is still the same board (the marks are comments), and builds as it is
+    assert asdict(load_board(out)).get("regions") == asdict(load_board("cs300")).get("regions")
+    toml = out / "board.toml"
+    toml.write_text("\n".join(line.split("  # TODO:")[0] if "# TODO: copied" in line else line
+                               for line in toml.read_text().splitlines() if not line.startswith(
+                                   "# TODO: copied")))  # fmt: skip
+    assert main(["boards", str(out)]) == 0
+    assert "defaults to check" not in capsys.readouterr().out
+
+
 def test_from_folder_copies_its_own_code(tmp_path: Path) -> None:
     src = _new(tmp_path, "--from", "cs300", "--console", "custom", name="mine", folder="mine")
     (src / "inc").mkdir()

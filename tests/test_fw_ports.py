@@ -18,7 +18,7 @@ import pytest
 from ethosu_kit.build import build_project
 from ethosu_kit.elf_check import check_elf
 from ethosu_kit.errors import KitError
-from fw_helpers import REPO, built, elf_symbols, generate, need_cross_gcc, qemu_run
+from fw_helpers import REPO, built, elf_symbols, generate, need_cross_gcc, need_qemu, qemu_run
 
 pytestmark = pytest.mark.firmware
 
@@ -73,6 +73,41 @@ def test_example_board_gen_build_check_run(
     )  # fmt: skip
     assert run.returncode == 0, run.stdout + run.stderr
     assert "BRINGUP PASS" in run.stdout
+
+
+def test_an_elf_copied_away_from_its_board_folder_project_runs(
+    pte_u55_shared: Path, fw_root: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An ELF of a board-folder board copied out of its project: `run` finds the board
+    through the plan copy beside it (`<elf>.memory_plan.json`) or `--plan`, and without
+    either says so and how, rather than guessing a machine."""
+    from ethosu_kit.cli import main
+
+    b = built(pte_u55_shared, str(AN521), "Shared_Sram", fw_root)
+    need_qemu()
+    elf = tmp_path / "away" / "fw.elf"
+    elf.parent.mkdir()
+    shutil.copy(b.elf, elf)
+    assert main(["run", str(elf)]) == 2
+    err = capsys.readouterr().err
+    assert "'mps2-an521', which is not a built-in board" in err, err
+    assert "fw.memory_plan.json" in err and "--plan" in err, err
+    assert main(["check-elf", str(elf)]) == 2
+    assert "--plan" in capsys.readouterr().err
+    # --plan: the project's plan, wherever the ELF is
+    assert main(["run", str(elf), "--plan", str(b.plan)]) == 0
+    assert "BRINGUP PASS" in capsys.readouterr().out
+    # a plan of another board is refused, not used
+    other = built(pte_u55_shared, "corstone-300", "Shared_Sram", fw_root)
+    assert main(["run", str(elf), "--plan", str(other.plan)]) == 2
+    assert "is for board 'corstone-300': not this image's plan" in capsys.readouterr().err
+    # the plan copy the build leaves beside the ELF, copied along with it
+    shutil.copy(
+        b.elf.with_name(f"{b.elf.stem}.memory_plan.json"), elf.with_name("fw.memory_plan.json")
+    )
+    assert main(["run", str(elf)]) == 0
+    assert "BRINGUP PASS" in capsys.readouterr().out
+    assert main(["check-elf", str(elf), "-q"]) == 0
 
 
 def test_vector_table_at_the_boot_address(pte_u55_shared: Path, fw_root: Path) -> None:

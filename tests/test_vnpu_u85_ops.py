@@ -74,6 +74,10 @@ EXPECTED = {
     "u85_upsample_bilinear": "resize_mode=RESIZE_MODE_BILINEAR",
     "u85_matmul": "weights_ifm2=1",
     "u85_attention": "weights_ifm2=1",
+    "u85_conv_transpose_a16w8": "activation_precision=ACTIVATION_PRECISION_B64",
+    "u85_mul_bcast_both": "broadcast_mode=BROADCAST_MODE_CH",
+    "u85_exp_a16w8": "activation_function=ACTIVATION_FUNCTION_LUT_S16_S16",
+    "u85_where_ne": "elementwise_mode=ELEMENTWISE_MODE_NOT",
 }
 
 
@@ -128,6 +132,25 @@ def test_u85_mobilenet_sized_model() -> None:
         _check("u85_mobilenet", accel, mode, RUNS, seed=7)
 
 
+def test_u85_vela_slice_before_reduction() -> None:
+    """ethos-u-vela 5.1.0 folds `x[..., 3:7]` into the REDUCE_SUM that follows but keeps the
+    unsliced depth: the stream sums 10 channels from channel 3 where TOSA sums 4, and no
+    register holds the 4. The virtual NPU runs the stream as written: it agrees with
+    tosa_reference_model when every value outside the slice is zero, and only then. When
+    this fails on random inputs, Vela was fixed: move the model into OP_MODELS."""
+    blocks, tosa = _blocks("u85_slice_sum", *CONFIGS[0])
+    listing = disassemble(blocks.command_stream, U85_PRODUCT)
+    assert [line for line in listing if "IFM_DEPTH_M1 depth_m1=9" in line], "IFM depth changed"
+    rng = np.random.default_rng(5)
+    for outside_zero in (False, True):
+        inputs = random_inputs(blocks, rng)
+        if outside_zero:
+            inputs[0][..., :3] = 0
+            inputs[0][..., 7:] = 0
+        bad = mismatches(run_delegate(blocks, inputs), tosa_run(tosa, inputs))
+        assert (bad == 0) == outside_zero, f"outside the slice zero: {outside_zero}, {bad} differ"
+
+
 # A construct no corpus stream has verified, written into a real stream: the run must stop
 # with an error naming it (never an answer). (model, command, new param, error text)
 UNMODELLED = [
@@ -175,6 +198,7 @@ def test_u85_unmodelled_construct_stops_with_named_error(
         (Mutation.U85_FWD_NO_INTERLEAVE, "u85_conv_big", 1),  # FWD shared by 2 decoders
         (Mutation.U85_SPARSE_AS_DENSE, "u85_conv_sparse", 0),
         (Mutation.U85_CMP_TRUE_ONE, "u85_where_gt", 0),
+        (Mutation.U85_B64_LOW32, "u85_conv_transpose_a16w8", 0),
     ],
 )
 def test_u85_wrong_rule_is_caught(mutation: Mutation, name: str, config: int) -> None:

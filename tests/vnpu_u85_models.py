@@ -197,6 +197,24 @@ def _where_xor(x: Any, y: Any) -> Any:
     return torch.where(torch.logical_xor(x > 0.1, y > 0.2), x, y * 0.5)
 
 
+def _layer_norm() -> Any:
+    from torch import nn
+
+    return nn.LayerNorm(32)
+
+
+def _group_norm() -> Any:
+    from torch import nn
+
+    return nn.GroupNorm(2, 8)
+
+
+def _where_or(x: Any, y: Any) -> Any:
+    import torch
+
+    return torch.where(torch.logical_or(x > 0, y < 0.1), x, y * 0.5)
+
+
 def _residual_cnn() -> Any:
     import torch
     from torch import nn
@@ -281,6 +299,7 @@ def _decoder() -> Any:
 
 
 IMG = (1, 8, 10, 10)
+SEQ = (1, 16, 32)
 # one-operation models: the U55 list (lowered for the U85) and what the U85 adds
 OP_MODELS: tuple[OpModel, ...] = (
     *(
@@ -358,6 +377,55 @@ OP_MODELS: tuple[OpModel, ...] = (
     _new("div", _binary_fn(lambda x, y: x / (y.abs() + 1.0)), (IMG, IMG)),
     _new("rsqrt", _unary(lambda x: (x.abs() + 0.1).rsqrt()), (IMG,)),
     _new("chunk_cat", _unary(_chunk_cat), (IMG,)),
+    # what another corpus would hold (issue 11): table operations, norms, both-sided
+    # broadcasts, batched matrix products, pool and convolution geometry, int16 everywhere
+    _new("exp", _unary(lambda x: x.exp()), (IMG,)),
+    _new("log", _unary(lambda x: (x.abs() + 0.1).log()), (IMG,)),
+    _new("elu", _mod("ELU"), (IMG,)),
+    _new("layer_norm", _layer_norm, (SEQ,)),
+    _new("group_norm", _group_norm, (IMG,)),
+    _new("mul", _binary("mul"), (IMG, IMG)),
+    _new("mul_bcast_both", _binary("mul"), ((1, 8, 1, 10), (1, 1, 10, 1))),
+    _new("sub", _binary("sub"), (IMG, IMG)),
+    _new("avgpool_incl_pad", _mod("AvgPool2d", 3, stride=2, padding=1), (IMG,)),
+    _new("adaptive_avg3", _mod("AdaptiveAvgPool2d", 3), (IMG,)),
+    _new("maxpool_ceil", _mod("MaxPool2d", 3, stride=2, ceil_mode=True), (IMG,)),
+    _new("maxpool_dil", _mod("MaxPool2d", 3, stride=1, dilation=2), (IMG,)),
+    _new("mean_c", _reduce("mean", 1), (IMG,)),
+    _new("var", _unary(lambda x: x.var(dim=1, keepdim=True)), (IMG,)),
+    _new("bmm", _binary_fn(lambda x, y: x.bmm(y)), ((2, 8, 16), (2, 16, 12))),
+    _new("matmul_4d", _binary("matmul"), ((1, 2, 8, 16), (1, 2, 16, 8))),
+    _new("linear_3d", _mod("Linear", 32, 20), ((2, 5, 32),)),
+    _new("conv_dil_s2", _conv(8, 8, 3, stride=2, dilation=2, padding=2), ((1, 8, 13, 13),)),
+    _new("conv_s3", _conv(8, 8, 3, stride=3), ((1, 8, 11, 11),)),
+    _new("conv_same_even", _conv(8, 8, 4, padding="same"), (IMG,)),
+    _new("conv1d", _mod("Conv1d", 8, 16, 3, padding=1), ((1, 8, 20),)),
+    _new("conv_batch2", _conv(8, 16, 3, padding=1), ((2, 8, 10, 10),)),
+    _new("conv_transpose_k3", _mod("ConvTranspose2d", 8, 8, 3, 2, 1, 1), ((1, 8, 5, 5),)),
+    _new("upsample_bilinear_ac", _mod("Upsample", None, 2, "bilinear", True), (IMG,)),
+    _new("where_lt", _where("lt"), (IMG, IMG)),
+    _new("where_ne", _where("ne"), (IMG, IMG)),
+    _new("where_or", _binary_fn(_where_or), (IMG, IMG)),
+    _new("masked_fill", _binary_fn(lambda x, y: x.masked_fill(y > 0.3, -0.5)), (IMG, IMG)),
+    _new("cumsum", _unary(lambda x: x.cumsum(dim=3)), (IMG,)),
+    _new("log_softmax", _fn("log_softmax", dim=-1), ((1, 4, 16),)),
+    _new("scale_big", _unary(lambda x: x * 100.0), (IMG,)),
+    _new("add_scales", _binary_fn(lambda x, y: x * 0.01 + y * 50.0), (IMG, IMG)),
+    _new("conv_transpose_a16w8", _mod("ConvTranspose2d", 8, 8, 2, stride=2), ((1, 8, 5, 5),), 16),
+    _new("conv_transpose_k3_a16w8", _mod("ConvTranspose2d", 8, 8, 3, 2, 1, 1), ((1, 8, 5, 5),), 16),
+    _new("conv_deep_a16w8", _conv(48, 40, 3, padding=1), ((1, 48, 6, 6),), 16),
+    _new("depthwise_a16w8", _conv(8, 8, 3, padding=1, groups=8), (IMG,), 16),
+    _new("mul_a16w8", _binary("mul"), (IMG, IMG), 16),
+    _new("tanh_a16w8", _mod("Tanh"), (IMG,), 16),
+    _new("exp_a16w8", _unary(lambda x: x.exp()), (IMG,), 16),
+    _new("softmax_a16w8", _fn("softmax", dim=-1), ((1, 4, 16),), 16),
+    _new("maxpool_a16w8", _mod("MaxPool2d", 3, stride=2, padding=1), (IMG,), 16),
+    _new("avgpool_a16w8", _mod("AvgPool2d", 3, stride=1, padding=1), (IMG,), 16),
+    _new("mean_a16w8", _fn("mean", dim=(2, 3), keepdim=True), (IMG,), 16),
+    _new("matmul_a16w8", _binary("matmul"), ((1, 8, 16), (1, 16, 12)), 16),
+    _new("upsample_bilinear_a16w8", _mod("Upsample", scale_factor=2, mode="bilinear"), (IMG,), 16),
+    _new("where_gt_a16w8", _where("gt"), (IMG, IMG), 16),
+    _new("layer_norm_a16w8", _layer_norm, (SEQ,), 16),
 )
 
 WHOLE_MODELS: tuple[OpModel, ...] = (
@@ -370,7 +438,10 @@ WHOLE_MODELS: tuple[OpModel, ...] = (
     _u85(U55_MODELS["tiny_cnn"]),
     _u85(U55_MODELS["residual_mul"]),
 )
-BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS)}
+# Vela miscompiles this one: a slice of the innermost axis folded into the reduction that
+# follows keeps the unsliced depth (test_u85_vela_slice_before_reduction; not in the corpus)
+SLICE_SUM = _new("slice_sum", _unary(lambda x: x[..., 3:7].sum(dim=3, keepdim=True)), (IMG,))
+BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS, SLICE_SUM)}
 
 
 def vela_flags(accelerator: str, memory_mode: str) -> list[str]:

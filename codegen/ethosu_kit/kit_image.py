@@ -152,24 +152,39 @@ def _board_of(elf: Path, name: str, plan: MemoryPlan | None, plan_path: Path | N
     for board in builtin_boards():
         if name == board.name:
             return board
-    where = (
-        f"{plan_path} is for board {plan.board.name!r}"
-        if plan is not None and plan_path is not None
-        else "no memory_plan.json of its project is beside it"
-    )
+    if plan is not None and plan_path is not None:
+        raise _wrong_plan(elf, name, plan_path, plan.board.name)
     raise KitError(
-        f"{elf}: built for board {name!r}, which is not a built-in board, and {where}",
-        hint="run it from its generated project (build/<toolchain>/ beside memory_plan.json)",
+        f"{elf}: built for board {name!r}, which is not a built-in board, and no "
+        f"memory_plan.json of its project is beside it",
+        hint=f"copy {elf.stem}.memory_plan.json (beside the ELF in the project's "
+        "build/<toolchain>/) next to it, or pass --plan <project>/memory_plan.json",
     )
 
 
-def identify(elf: Path) -> KitImage:
-    """The kit image at `elf` and its board, or a KitError saying why it is not one."""
+def _wrong_plan(elf: Path, board: str, plan_path: Path, plan_board: str) -> KitError:
+    return KitError(
+        f"{elf}: built for board {board!r}, and {plan_path} is for board {plan_board!r}: "
+        "not this image's plan",
+        hint=f"pass --plan with the memory_plan.json of the project that built it "
+        f"(build/<toolchain>/{elf.stem}.memory_plan.json there)",
+    )
+
+
+def identify(elf: Path, plan_path: Path | None = None) -> KitImage:
+    """The kit image at `elf` and its board, or a KitError saying why it is not one.
+
+    `plan_path`: the project's memory_plan.json when the ELF was copied away from it
+    (`run --plan`); by default the one beside the ELF (elf_check.plan_near)."""
     from ethosu_kit.elf_check import load_plan, plan_near
 
     info, segments = _read(elf)
-    plan_path = plan_near(elf)
+    given = plan_path is not None
+    if plan_path is None:
+        plan_path = plan_near(elf)
     plan = load_plan(plan_path) if plan_path is not None else None
+    if given and plan is not None and plan_path is not None and plan.board.name != info["board"]:
+        raise _wrong_plan(elf, info["board"], plan_path, plan.board.name)
     board = _board_of(elf, info["board"], plan, plan_path)
     return KitImage(elf, info, board, plan_path, plan, segments)
 

@@ -52,6 +52,7 @@ class RegionFacts:
     loadable: bool
     description: str = ""
     todo: str = ""  # checked-default note for its npu flag
+    copied: str = ""  # checked-default note for its base and size (new-board --from)
 
 
 @dataclass
@@ -196,7 +197,7 @@ def draft_from_board(board: Board, name: str) -> Draft:
             axi.setdefault(kind, {})[port] = list(pair)
         else:
             axi[kind] = list(pair)
-    return Draft(
+    d = Draft(
         name=name,
         origin=[f"from board {board.name} ({board.source})"],
         description=f"{board.description} (drafted from {board.name})".strip(),
@@ -256,6 +257,40 @@ def draft_from_board(board: Board, name: str) -> Draft:
         glue=dict(board.glue),
         passthrough=_passthrough(board),
     )
+    _mark_copied(d, board.name)
+    return d
+
+
+def _mark_copied(d: Draft, source: str) -> None:
+    """Every fact copied from another board is a checked default: true of `source`, not
+    known of this SoC. The porter confirms each one (`boards DIR` lists them); options
+    and an SVD that give a fact take its mark off (apply_choices, apply_svd)."""
+    was = f"copied from {source}:"
+    d.todo["cpu.core"] = f"{was} this SoC's core, and fpu, mve, dsp, caches, trustzone, irqs, " \
+        "clock_hz below"  # fmt: skip
+    if d.npu_base is not None:
+        d.todo["npu.base"] = f"{was} this SoC's NPU register base (base_ns: its non-secure alias)"
+    if d.npu_irq is not None:
+        d.todo["npu.irq"] = f"{was} this SoC's NPU interrupt number (IRQn)"
+    for kind in d.npu_registers:
+        d.todo[f"npu.registers.{kind}"] = (
+            f"{was} QCONFIG/REGIONCFG for that SoC's AXI wiring; check them against this one's "
+            "(the selftest app proves them)"
+        )
+    d.todo["console.kind"] = f"{was} this SoC's console: UART kind, base, clock_hz, baud"
+    if d.vector_region not in (None, TODO):
+        d.todo["boot.vector_region"] = f"{was} where this SoC's core fetches its vector table " \
+            "at reset (VTOR)"  # fmt: skip
+    if d.qemu_machine:
+        d.todo["qemu.machine"] = f"{was} `ethosu-kit run` runs this board's images on this " \
+            "QEMU machine: yours, or delete [qemu]"  # fmt: skip
+    if "fvp" in d.passthrough:
+        d.todo["fvp"] = f"{was} `ethosu-kit run` uses this FVP when it is installed: delete " \
+            "this table unless your board is that FVP"  # fmt: skip
+    if d.port_sources:
+        d.todo["port"] = f"{was} that board's HAL code: does it fit this SoC?"
+    for r in d.regions:
+        r.copied = f"{was} is this memory on this SoC, at this base and size?"
 
 
 # -- from a pack -------------------------------------------------------------------------
@@ -378,6 +413,7 @@ def apply_svd(d: Draft, svd: SvdDevice, choices: Choices) -> None:
         npu = find_npu(svd, choices.npu_peripheral, secure=secure)
         if npu is not None:
             d.npu_base, d.npu_base_ns, d.npu_irq = npu.base, npu.base_ns, npu.irq
+            d.todo.pop("npu.base", None), d.todo.pop("npu.irq", None)
             d.origin.append(f"NPU: {src} peripheral {'/'.join(npu.names)}")
             kind = npu_kind(npu)
             if kind and not d.npu_kinds:
@@ -394,6 +430,7 @@ def apply_svd(d: Draft, svd: SvdDevice, choices: Choices) -> None:
                 + (f" ({kind} registers)" if kind else " (a UART the kit has no driver for)")
             )
             d.console_source = f"{src} {d.console_peripheral}"
+            d.todo.pop("console.kind", None)
 
 
 # -- from the command line ---------------------------------------------------------------
@@ -439,8 +476,10 @@ def apply_choices(d: Draft, choices: Choices) -> None:
                 del d.passthrough["fvp"]
     if choices.npu_base is not None:
         d.npu_base, d.npu_base_ns = choices.npu_base, None
+        d.todo.pop("npu.base", None)
     if choices.npu_irq is not None:
         d.npu_irq = choices.npu_irq
+        d.todo.pop("npu.irq", None)
     if choices.console is not None:
         if choices.console not in CONSOLE_KINDS:
             raise KitError(
@@ -451,6 +490,7 @@ def apply_choices(d: Draft, choices: Choices) -> None:
         d.console_base_ns = None
         d.console_peripheral = ""
         d.console_source = "--console"
+        d.todo.pop("console.kind", None)
         if choices.console in MMIO_CONSOLES and choices.console_base is None:
             raise KitError(
                 f"--console {choices.console} needs --console-base (the UART's register base)",

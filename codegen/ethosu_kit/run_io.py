@@ -88,7 +88,8 @@ def program_tensors(image: KitImage) -> tuple[list[Tensor], list[Tensor]]:
         raise KitError(
             f"{image.elf}: --inputs/-o need the image's project (its memory_plan.json and "
             "generated/model.pte beside the build folder) to know the program's tensors",
-            hint="run the ELF where ethosu-kit build put it",
+            hint="run the ELF where ethosu-kit build put it, copy its "
+            "<elf name>.memory_plan.json next to it, or pass --plan <project>/memory_plan.json",
         )
     pte = _project_pte(image)
     model = read_pte(pte)

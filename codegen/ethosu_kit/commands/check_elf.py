@@ -25,7 +25,10 @@ def run(args: argparse.Namespace) -> int:
     plan = args.plan or plan_near(args.elf)
     if plan is None:
         raise KitError(
-            f"{args.elf}: no memory_plan.json found near it", hint="pass --plan fw/memory_plan.json"
+            f"{args.elf}: no memory_plan.json found near it",
+            hint="pass --plan <project>/memory_plan.json, or copy "
+            f"{args.elf.stem}.memory_plan.json (beside the ELF in the project's "
+            "build/<toolchain>/) next to it",
         )
     check_or_raise(args.elf, plan, args.quiet)
     return 0

@@ -132,6 +132,7 @@ def run(args: argparse.Namespace) -> int:
     apply_choices(draft, choices)
     if args.qemu_machine:
         draft.qemu_machine, draft.qemu_cpu = args.qemu_machine, None
+        draft.todo.pop("qemu.machine", None)
     finish(draft)
     files = render_folder(draft)
     target = args.output / "board.toml"

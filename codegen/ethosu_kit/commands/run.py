@@ -72,6 +72,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the FVP executable to use (implies --emulator fvp)",
     )
     parser.add_argument(
+        "--plan",
+        type=Path,
+        metavar="FILE",
+        help="the memory_plan.json of the image's project, for an ELF copied away from it "
+        "(default: <elf name>.memory_plan.json beside the ELF, else the project around it)",
+    )
+    parser.add_argument(
         "--inputs",
         nargs="+",
         metavar="FILE",
@@ -97,7 +104,7 @@ def run(args: argparse.Namespace) -> int:
 
     from ethosu_kit.kit_image import identify
 
-    image = identify(args.elf)
+    image = identify(args.elf, args.plan)
     emulator = "fvp" if args.fvp is not None else args.emulator
     if emulator == "auto":
         from ethosu_kit.fvp import find_fvp

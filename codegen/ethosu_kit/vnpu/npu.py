@@ -41,6 +41,7 @@ class Mutation(enum.IntFlag):
     U85_FWD_NO_INTERLEAVE = 1 << 8
     U85_SPARSE_AS_DENSE = 1 << 9
     U85_CMP_TRUE_ONE = 1 << 10
+    U85_B64_LOW32 = 1 << 11
 
 
 @cache

@@ -16,40 +16,42 @@
 #define ZDIV_EOS 7
 #define WDIV_UNCOMPRESSED 7
 
-/* The next n bits (n <= 25; the format reads at most 15 at once), least significant first. */
-static inline int get_bits(struct vnpu_mlw *d, int n, uint32_t *out)
+/*
+ * The stream's bits from bit `pos` on, least significant first, as one 32-bit window
+ * (at least 25 valid bits; zeros past the end). A word load where four bytes remain:
+ * the reader runs a few times per weight, and a firmware build runs it under QEMU.
+ */
+static inline uint32_t peek32(const uint8_t *buf, size_t size, size_t pos)
 {
-    if (d->bitpos + (size_t)n > d->size * 8u)
+    size_t byte = pos >> 3;
+    uint32_t window = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    if (byte + 4u <= size)
     {
-        return -1;
+        memcpy(&window, buf + byte, sizeof(window));
+        return window >> (pos & 7u);
     }
-    const uint8_t *p = d->buf + (d->bitpos >> 3);
-    size_t avail = d->size - (d->bitpos >> 3);
-    uint32_t window = p[0];
-    if (avail >= 4u)
+#endif
+    for (size_t i = 0; i < 4u && byte + i < size; i++)
     {
-        window |= ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+        window |= (uint32_t)buf[byte + i] << (8u * i);
     }
-    else
-    {
-        for (size_t i = 1; i < avail; i++)
-        {
-            window |= (uint32_t)p[i] << (8u * i);
-        }
-    }
-    window >>= d->bitpos & 7u;
-    *out = n == 0 ? 0u : window & (0xffffffffu >> (32 - n));
-    d->bitpos += (size_t)n;
-    return 0;
+    return window >> (pos & 7u);
 }
 
+/*
+ * The next n bits (n <= 25; the format reads at most 15 at once) into dst, from the
+ * reader's state in locals (buf, size, pos, limit = size * 8) of decode_slice; a read
+ * past the end fails the slice.
+ */
 #define GET(n, dst)                                                                                                    \
     do                                                                                                                 \
     {                                                                                                                  \
-        uint32_t get_tmp_;                                                                                             \
-        if (get_bits(d, (n), &get_tmp_) != 0)                                                                          \
+        uint32_t get_n_ = (uint32_t)(n);                                                                               \
+        if (pos + get_n_ > limit)                                                                                      \
             return -1;                                                                                                 \
-        (dst) = get_tmp_;                                                                                              \
+        (dst) = peek32(buf, size, pos) & ((1u << get_n_) - 1u);                                                        \
+        pos += get_n_;                                                                                                 \
     } while (0)
 
 void vnpu_mlw_init(struct vnpu_mlw *d, const uint8_t *buf, size_t size, void *mem, size_t mem_size)
@@ -112,20 +114,26 @@ static int split_weights(uint32_t bits, int nbits, uint32_t *carry, int truncate
 
 static int decode_slice(struct vnpu_mlw *d)
 {
+    const uint8_t *const buf = d->buf;
+    const size_t size = d->size;
+    const size_t limit = size * 8u;
+    size_t pos = d->bitpos;
     uint32_t zdiv;
     GET(3, zdiv);
     while (zdiv == ZDIV_EOS)
     {
-        d->bitpos = (d->bitpos + 7u) & ~(size_t)7u;
+        pos = (pos + 7u) & ~(size_t)7u;
         d->first = 1;
-        if (d->bitpos / 8u >= d->size)
+        if (pos / 8u >= size)
         {
+            d->bitpos = pos;
             return 0;
         }
         GET(3, zdiv);
     }
-    if (d->bitpos / 8u >= d->size)
+    if (pos / 8u >= size)
     {
+        d->bitpos = pos;
         return 0;
     }
     if (zdiv >= 4 && zdiv != ZDIV_DISABLE)
@@ -204,10 +212,13 @@ static int decode_slice(struct vnpu_mlw *d)
     int z_pos = 0;
     int w_done = 0;
     int z_done = 0;
-    uint32_t w_q[12];
-    uint32_t z_q[12];
-    uint32_t w_prev_q[12];
-    uint32_t z_prev_q[12];
+    /* this chunk's quotients and the previous chunk's (whose remainders follow): swapped, not copied */
+    uint32_t w_qbuf[2][12];
+    uint32_t z_qbuf[2][12];
+    uint32_t *w_q = w_qbuf[0];
+    uint32_t *z_q = z_qbuf[0];
+    uint32_t *w_prev_q = w_qbuf[1];
+    uint32_t *z_prev_q = z_qbuf[1];
     int w_n = 0;
     int z_n = 0;
     int w_prev_n = 0;
@@ -268,11 +279,16 @@ static int decode_slice(struct vnpu_mlw *d)
         }
         w_prev_enable = w_enable;
         w_prev_n = w_enable ? w_n : 0;
-        memcpy(w_prev_q, w_q, sizeof(w_q));
+        uint32_t *t = w_prev_q;
+        w_prev_q = w_q;
+        w_q = t;
         z_prev_enable = z_enable;
         z_prev_n = z_enable ? z_n : 0;
-        memcpy(z_prev_q, z_q, sizeof(z_q));
+        t = z_prev_q;
+        z_prev_q = z_q;
+        z_q = t;
     } while (w_prev_enable || z_prev_enable);
+    d->bitpos = pos;
     if (w_done != nvalues)
     {
         return -1;

@@ -79,6 +79,7 @@ struct run85
     struct chain pending; /* the chain buffer the running operation fills (live at its end) */
     int pending_cb;       /* its index, -1 if the OFM goes to memory */
     size_t chain_end;     /* workspace bytes the live and pending chain buffers occupy */
+    int b64_fm;           /* the FM_* feature map that may be B64 in the running operation, -1 none */
 };
 
 static int fail(struct run85 *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -204,9 +205,15 @@ static int setup_fm(struct run85 *run, struct fm *f, int which, int *storage, co
         f->zp = (int16_t)R0(IFM_ZERO_POINT);
     }
     char why[112];
-    if (vnpu_fm_precision(f, prec, bits, what, why, sizeof(why)) != 0)
+    /* B64 (int16 transpose convolution): 48-bit accumulators written and read back sign-extended */
+    int b64 = bits == 3 && (prec & 1u) && which == run->b64_fm;
+    if (vnpu_fm_precision(f, prec, b64 ? 2 : bits, what, why, sizeof(why)) != 0)
     {
         return fail(run, "%s", why);
+    }
+    if (b64)
+    {
+        f->elem = 8;
     }
     *storage = (int)((prec >> 14) & 3u);
     if (*storage == STORAGE_CHAINED)
@@ -914,7 +921,8 @@ static void scale_record(const struct scale_stream *ss, int channel, int64_t *bi
 /*
  * POOL NONE with acc_input IFM2: the accumulators are loaded from a 32-bit IFM2 and only
  * the output stage runs (OFM scale, zero point, clamp, transpose). Vela ends a transpose
- * convolution with it, after 1x1 CONVs wrote the int32 phases.
+ * convolution with it, after 1x1 CONVs wrote the int32 phases (int16 activations: Acc48
+ * CONVs write B64, the 48-bit accumulators sign-extended, and this reads them back).
  */
 static int op_pool_acc(struct run85 *run)
 {
@@ -936,14 +944,20 @@ static int op_pool_acc(struct run85 *run)
         return fail(run, "pooling_mode NONE with a %dx%d kernel is not modelled", R0(KERNEL_HEIGHT_M1) + 1,
                     R0(KERNEL_WIDTH_M1) + 1);
     }
-    if (setup_ofm(run, &ofm) != 0 || setup_out(run, &o, &ofm.fm) != 0 ||
-        setup_operand(run, &acc_in, FM_IFM2, &ofm, 0) != 0)
+    if (setup_ofm(run, &ofm) != 0 || setup_out(run, &o, &ofm.fm) != 0)
     {
         return -1;
     }
-    if (acc_in.scalar || acc_in.fm.elem != 4)
+    run->b64_fm = (acc & 3u) == 1 ? FM_IFM2 : -1; /* Acc48 accumulators read back */
+    int acc_rc = setup_operand(run, &acc_in, FM_IFM2, &ofm, 0);
+    run->b64_fm = -1;
+    if (acc_rc != 0)
     {
-        return fail(run, "accumulators from IFM2 need a 32-bit IFM2 feature map");
+        return -1;
+    }
+    if (acc_in.scalar || (acc_in.fm.elem != 4 && acc_in.fm.elem != 8))
+    {
+        return fail(run, "accumulators from IFM2 need a 32-bit or 64-bit IFM2 feature map");
     }
     /* GLOBAL: OFM_SCALE; PER_CHANNEL: the scale stream's records, bias included */
     int per_channel = ((R0(OFM_PRECISION) >> 8) & 1u) == 0;
@@ -957,6 +971,7 @@ static int op_pool_acc(struct run85 *run)
     {
         return -1;
     }
+    int low32 = acc_in.fm.elem == 8 && (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_B64_LOW32);
     for (int c = 0; c < ofm.c; c++)
     {
         int64_t bias = 0;
@@ -972,7 +987,8 @@ static int op_pool_acc(struct run85 *run)
         {
             for (int x = 0; x < ofm.w; x++)
             {
-                int64_t v = operand_at(&acc_in, y, x, c) + bias;
+                int64_t v = operand_at(&acc_in, y, x, c);
+                v = (low32 ? (int64_t)(uint32_t)v : v) + bias;
                 ofm_put(&ofm, y, x, c, out_value(&o, vnpu_rescale_by(&chan_scale, v)));
             }
         }
@@ -1331,7 +1347,14 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
         return op_matmul(run);
     }
     uint32_t wfmt = R0(WEIGHT_FORMAT);
-    if (check_acc(run) != 0 || setup_ofm(run, &ofm) != 0 || setup_kernel(run, &k, ofm.h, ofm.w) != 0 ||
+    if (check_acc(run) != 0)
+    {
+        return -1;
+    }
+    run->b64_fm = (R0(ACC_FORMAT) & 3u) == 1 ? FM_OFM : -1; /* Acc48 accumulators written out */
+    int ofm_rc = setup_ofm(run, &ofm);
+    run->b64_fm = -1;
+    if (ofm_rc != 0 || setup_kernel(run, &k, ofm.h, ofm.w) != 0 ||
         setup_out(run, &o, &ofm.fm) != 0 ||
         setup_kernel_ifm(run, &ifm, &k, depthwise ? ofm.c : (int)R0(IFM_DEPTH_M1) + 1) != 0)
     {
@@ -1799,6 +1822,7 @@ int vnpu_u85_run(struct vnpu_env *env, const uint32_t *words, size_t nwords)
     }
     run.macs = 1 << log2_macs;
     run.pending_cb = -1;
+    run.b64_fm = -1;
     run.cores = run.macs <= 256 ? 1 : (run.macs == 512 ? 2 : 4);
     struct regs *r = &run.regs;
     size_t i = 0;
