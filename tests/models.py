@@ -184,22 +184,21 @@ def residual_cnn() -> Built:
     import torch
     from torch import nn
 
+    def conv(cin: int) -> nn.Module:
+        return nn.Conv2d(cin, 16, 3, padding=1)
+
     class Residual(nn.Module):
         def __init__(self) -> None:
             super().__init__()
-            self.stem = nn.Conv2d(3, 16, 3, padding=1)
-            self.a1 = nn.Conv2d(16, 16, 3, padding=1)
-            self.b1 = nn.Conv2d(16, 16, 3, padding=1)
-            self.a2 = nn.Conv2d(16, 16, 3, padding=1)
-            self.b2 = nn.Conv2d(16, 16, 3, padding=1)
-            self.pool = nn.AdaptiveAvgPool2d(1)
-            self.fc = nn.Linear(16, 10)
+            self.stem = conv(3)
+            self.blocks = nn.ModuleList(nn.Sequential(conv(16), nn.ReLU(), conv(16)) for _ in "ab")
+            self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))
 
         def forward(self, x: torch.Tensor) -> torch.Tensor:
             x = torch.relu(self.stem(x))
-            x = torch.relu(x + self.b1(torch.relu(self.a1(x))))
-            x = torch.relu(x + self.b2(torch.relu(self.a2(x))))
-            out: torch.Tensor = self.fc(torch.flatten(self.pool(x), 1))
+            for block in self.blocks:
+                x = torch.relu(x + block(x))
+            out: torch.Tensor = self.head(x)
             return out
 
     torch.manual_seed(0)
