@@ -78,6 +78,9 @@ EXPECTED = {
     "u85_mul_bcast_both": "broadcast_mode=BROADCAST_MODE_CH",
     "u85_exp_a16w8": "activation_function=ACTIVATION_FUNCTION_LUT_S16_S16",
     "u85_where_ne": "elementwise_mode=ELEMENTWISE_MODE_NOT",
+    "u85_index_select": "stride_mode=DMA_STRIDE_MODE_D2 idx_mode=DMA_IDX_MODE_ENABLED",
+    "u85_index_select_one": "stride_mode=DMA_STRIDE_MODE_D1 idx_mode=DMA_IDX_MODE_ENABLED",
+    "u85_index_select_h": "stride_mode=DMA_STRIDE_MODE_D3 idx_mode=DMA_IDX_MODE_ENABLED",
 }
 
 
@@ -160,7 +163,8 @@ UNMODELLED = [
     ("u85_upsample_bilinear", "NPU_OP_RESIZE", 1, "resize_mode REPLICATE is not modelled"),
     ("u85_conv1x1", "NPU_SET_ACC_FORMAT", 0x0110, "acc_input KEEP is not modelled"),
     ("u85_conv1x1", "NPU_SET_OFM_SCALE", 0x2040, "OFM_SCALE dbl_rnd 1 is not modelled"),
-    ("u85_softmax", "NPU_SET_DMA0_SRC_REGION", 0x0800, "DMA index mode"),
+    ("u85_softmax", "NPU_SET_DMA0_DST_REGION", 0x0800, "DMA index mode on the destination"),
+    ("u85_index_select", "NPU_SET_DMA0_SRC_REGION", 0x0B01, "DMA index mode with internal memory"),
 ]
 
 
@@ -199,6 +203,7 @@ def test_u85_unmodelled_construct_stops_with_named_error(
         (Mutation.U85_SPARSE_AS_DENSE, "u85_conv_sparse", 0),
         (Mutation.U85_CMP_TRUE_ONE, "u85_where_gt", 0),
         (Mutation.U85_B64_LOW32, "u85_conv_transpose_a16w8", 0),
+        (Mutation.U85_GATHER_NO_INDEX, "u85_index_select_h", 1),
     ],
 )
 def test_u85_wrong_rule_is_caught(mutation: Mutation, name: str, config: int) -> None:

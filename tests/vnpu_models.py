@@ -154,6 +154,18 @@ def _clamp() -> Any:
     return Clamp()
 
 
+def _layer_norm() -> Any:
+    from torch import nn
+
+    return nn.LayerNorm(32)
+
+
+def _group_norm() -> Any:
+    from torch import nn
+
+    return nn.GroupNorm(2, 8)
+
+
 def _linear() -> Any:
     from torch import nn
 
@@ -301,6 +313,7 @@ WHOLE_MODELS: tuple[OpModel, ...] = (
 )
 
 IMG = (1, 8, 10, 10)
+SEQ = (1, 16, 32)
 OP_MODELS: tuple[OpModel, ...] = (
     OpModel("conv3x3_pad", _conv(8, 16, 3, padding=1), (IMG,)),
     OpModel("conv1x1", _conv(8, 24, 1), (IMG,)),
@@ -329,6 +342,22 @@ OP_MODELS: tuple[OpModel, ...] = (
     OpModel("conv_a16w8", _conv(8, 8, 3, padding=1), (IMG,), activation_bits=16),
     OpModel("sigmoid_a16w8", _mod("Sigmoid"), (IMG,), activation_bits=16),
     OpModel("block", _block, ((1, 3, 12, 12),)),
+    # int16 and table operations another corpus would hold (issue 11)
+    OpModel("elu", _mod("ELU"), (IMG,)),
+    OpModel("layer_norm", _layer_norm, (SEQ,)),
+    OpModel("group_norm", _group_norm, (IMG,)),
+    OpModel("mul_bcast_both", _binary("mul"), ((1, 8, 1, 10), (1, 1, 10, 1))),
+    OpModel("bmm", _binary("bmm"), ((2, 8, 16), (2, 16, 12))),
+    OpModel("tanh_a16w8", _mod("Tanh"), (IMG,), activation_bits=16),
+    OpModel("exp_a16w8", _fn("exp"), (IMG,), activation_bits=16),
+    OpModel("gelu_a16w8", _mod("GELU"), (IMG,), activation_bits=16),
+    OpModel("softmax_a16w8", _softmax, ((1, 4, 16),), activation_bits=16),
+    OpModel("mul_a16w8", _binary("mul"), (IMG, IMG), activation_bits=16),
+    OpModel("maxpool_a16w8", _mod("MaxPool2d", 3, stride=2, padding=1), (IMG,), 16),
+    OpModel("avgpool_a16w8", _mod("AvgPool2d", 3, stride=1, padding=1), (IMG,), 16),
+    OpModel("mean_a16w8", _mean, (IMG,), activation_bits=16),
+    OpModel("depthwise_a16w8", _conv(8, 8, 3, padding=1, groups=8), (IMG,), 16),
+    OpModel("layer_norm_a16w8", _layer_norm, (SEQ,), activation_bits=16),
 )
 BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS, MOBILENET, MOBILENET_V2)}
 

@@ -26,6 +26,7 @@ from vnpu_models import (
     BY_NAME as U55_MODELS,
 )
 from vnpu_models import (
+    IMG,
     OpModel,
     _binary,
     _conv,
@@ -197,22 +198,25 @@ def _where_xor(x: Any, y: Any) -> Any:
     return torch.where(torch.logical_xor(x > 0.1, y > 0.2), x, y * 0.5)
 
 
-def _layer_norm() -> Any:
-    from torch import nn
-
-    return nn.LayerNorm(32)
-
-
-def _group_norm() -> Any:
-    from torch import nn
-
-    return nn.GroupNorm(2, 8)
-
-
 def _where_or(x: Any, y: Any) -> Any:
     import torch
 
     return torch.where(torch.logical_or(x > 0, y < 0.1), x, y * 0.5)
+
+
+def _index_select(dim: int, *index: int) -> Callable[[], Any]:
+    """x.index_select with constant indices: Vela makes it a gather DMA (DMA index mode)."""
+
+    def build() -> Any:
+        import torch
+
+        class IndexSelect(torch.nn.Module):
+            def forward(self, x: Any) -> Any:
+                return x.index_select(dim, torch.tensor(index))
+
+        return IndexSelect()
+
+    return build
 
 
 def _residual_cnn() -> Any:
@@ -298,8 +302,6 @@ def _decoder() -> Any:
     )
 
 
-IMG = (1, 8, 10, 10)
-SEQ = (1, 16, 32)
 # one-operation models: the U55 list (lowered for the U85) and what the U85 adds
 OP_MODELS: tuple[OpModel, ...] = (
     *(
@@ -329,6 +331,20 @@ OP_MODELS: tuple[OpModel, ...] = (
             "permute",
             "conv_a16w8",
             "sigmoid_a16w8",
+            "elu",
+            "layer_norm",
+            "group_norm",
+            "mul_bcast_both",
+            "bmm",
+            "tanh_a16w8",
+            "exp_a16w8",
+            "softmax_a16w8",
+            "mul_a16w8",
+            "maxpool_a16w8",
+            "avgpool_a16w8",
+            "mean_a16w8",
+            "depthwise_a16w8",
+            "layer_norm_a16w8",
         )
     ),
     _new("permute_hw", _permute(0, 1, 3, 2), (IMG,)),
@@ -381,11 +397,7 @@ OP_MODELS: tuple[OpModel, ...] = (
     # broadcasts, batched matrix products, pool and convolution geometry, int16 everywhere
     _new("exp", _unary(lambda x: x.exp()), (IMG,)),
     _new("log", _unary(lambda x: (x.abs() + 0.1).log()), (IMG,)),
-    _new("elu", _mod("ELU"), (IMG,)),
-    _new("layer_norm", _layer_norm, (SEQ,)),
-    _new("group_norm", _group_norm, (IMG,)),
     _new("mul", _binary("mul"), (IMG, IMG)),
-    _new("mul_bcast_both", _binary("mul"), ((1, 8, 1, 10), (1, 1, 10, 1))),
     _new("sub", _binary("sub"), (IMG, IMG)),
     _new("avgpool_incl_pad", _mod("AvgPool2d", 3, stride=2, padding=1), (IMG,)),
     _new("adaptive_avg3", _mod("AdaptiveAvgPool2d", 3), (IMG,)),
@@ -393,7 +405,6 @@ OP_MODELS: tuple[OpModel, ...] = (
     _new("maxpool_dil", _mod("MaxPool2d", 3, stride=1, dilation=2), (IMG,)),
     _new("mean_c", _reduce("mean", 1), (IMG,)),
     _new("var", _unary(lambda x: x.var(dim=1, keepdim=True)), (IMG,)),
-    _new("bmm", _binary_fn(lambda x, y: x.bmm(y)), ((2, 8, 16), (2, 16, 12))),
     _new("matmul_4d", _binary("matmul"), ((1, 2, 8, 16), (1, 2, 16, 8))),
     _new("linear_3d", _mod("Linear", 32, 20), ((2, 5, 32),)),
     _new("conv_dil_s2", _conv(8, 8, 3, stride=2, dilation=2, padding=2), ((1, 8, 13, 13),)),
@@ -411,21 +422,16 @@ OP_MODELS: tuple[OpModel, ...] = (
     _new("log_softmax", _fn("log_softmax", dim=-1), ((1, 4, 16),)),
     _new("scale_big", _unary(lambda x: x * 100.0), (IMG,)),
     _new("add_scales", _binary_fn(lambda x, y: x * 0.01 + y * 50.0), (IMG, IMG)),
+    _new("index_select", _index_select(1, 0, 3, 5), (IMG,)),
+    _new("index_select_one", _index_select(1, 6), (IMG,)),
+    _new("index_select_h", _index_select(2, 9, 0, 4, 4), (IMG,)),
+    _new("index_select_a16w8", _index_select(1, 0, 3, 5), (IMG,), 16),
     _new("conv_transpose_a16w8", _mod("ConvTranspose2d", 8, 8, 2, stride=2), ((1, 8, 5, 5),), 16),
     _new("conv_transpose_k3_a16w8", _mod("ConvTranspose2d", 8, 8, 3, 2, 1, 1), ((1, 8, 5, 5),), 16),
     _new("conv_deep_a16w8", _conv(48, 40, 3, padding=1), ((1, 48, 6, 6),), 16),
-    _new("depthwise_a16w8", _conv(8, 8, 3, padding=1, groups=8), (IMG,), 16),
-    _new("mul_a16w8", _binary("mul"), (IMG, IMG), 16),
-    _new("tanh_a16w8", _mod("Tanh"), (IMG,), 16),
-    _new("exp_a16w8", _unary(lambda x: x.exp()), (IMG,), 16),
-    _new("softmax_a16w8", _fn("softmax", dim=-1), ((1, 4, 16),), 16),
-    _new("maxpool_a16w8", _mod("MaxPool2d", 3, stride=2, padding=1), (IMG,), 16),
-    _new("avgpool_a16w8", _mod("AvgPool2d", 3, stride=1, padding=1), (IMG,), 16),
-    _new("mean_a16w8", _fn("mean", dim=(2, 3), keepdim=True), (IMG,), 16),
     _new("matmul_a16w8", _binary("matmul"), ((1, 8, 16), (1, 16, 12)), 16),
     _new("upsample_bilinear_a16w8", _mod("Upsample", scale_factor=2, mode="bilinear"), (IMG,), 16),
     _new("where_gt_a16w8", _where("gt"), (IMG, IMG), 16),
-    _new("layer_norm_a16w8", _layer_norm, (SEQ,), 16),
 )
 
 WHOLE_MODELS: tuple[OpModel, ...] = (

@@ -638,4 +638,64 @@ static inline int vnpu_mlw_next(struct vnpu_mlw *d, int16_t *value)
     }
 }
 
+/*
+ * The next n values as n calls of vnpu_mlw_next would give them, into dst. Returns n, or
+ * how many came before the call that would have returned 0 or -1 (*status gets that
+ * value; 1 when all n came). The decoder's state is kept in locals over a run of values:
+ * what the convolutions' weight decode costs per weight.
+ */
+static inline size_t vnpu_mlw_read(struct vnpu_mlw *d, int16_t *dst, size_t n, int *status)
+{
+    size_t got = 0;
+    *status = 1;
+    while (got < n)
+    {
+        if (d->zeros > 0)
+        {
+            size_t z = d->zeros < n - got ? d->zeros : n - got;
+            memset(dst + got, 0, z * sizeof(int16_t));
+            got += z;
+            d->zeros -= (uint32_t)z;
+            continue;
+        }
+        if (d->in_slice && d->index < d->nvalues)
+        {
+            const int palsize = d->palsize;
+            const int offset = d->direct_offset - palsize;
+            const uint16_t *wval = d->wval;
+            int index = d->index;
+            int end = d->nvalues;
+            if (d->use_zero_run)
+            {
+                /* one value, then its zero run */
+                end = index + 1;
+            }
+            else if ((size_t)(end - index) > n - got)
+            {
+                end = index + (int)(n - got);
+            }
+            for (; index < end; index++)
+            {
+                int w = wval[index];
+                int v = w < palsize ? d->palette[w] : w + offset;
+                int mag = v >> 1;
+                dst[got++] = (int16_t)((v & 1) ? -mag : mag);
+            }
+            if (d->use_zero_run)
+            {
+                d->zeros = d->zrun[index - 1 + d->new_palette]; /* the run after that value */
+            }
+            d->index = index;
+            continue;
+        }
+        int r = vnpu_mlw_refill(d);
+        if (r <= 0)
+        {
+            *status = r;
+            break;
+        }
+    }
+    return got;
+}
+
 #endif /* VNPU_H */
