@@ -1595,8 +1595,15 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
     /* the receptive field as int32, or int16 for 8-bit IFMs (a vectorisable dot product),
      * then each channel's bias, scale and shift read once */
     int narrow = ifm.elem == 1;
+    struct chan_scale
+    {
+        int64_t bias;
+        uint32_t scale;
+        uint32_t shift;
+        struct vnpu_rescale32 r32; /* when the operation takes the 8-bit path */
+    };
     size_t pbytes = (taps * (size_t)ifm.c * (narrow ? sizeof(int16_t) : sizeof(int32_t)) + 7u) & ~(size_t)7u;
-    pbytes += (size_t)ofm.c * 16u;
+    pbytes += (size_t)ofm.c * sizeof(struct chan_scale);
     size_t fixed = used + wbytes + pbytes;
     if (fixed + VNPU_MLW_BYTES(1) > ws_size)
     {
@@ -1608,12 +1615,8 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
     int16_t *decoded = (int16_t *)(void *)(ws + used);
     int32_t *patch = (int32_t *)(void *)(ws + used + wbytes);
     int16_t *patch16 = (int16_t *)(void *)patch;
-    struct chan_scale
-    {
-        int64_t bias;
-        uint32_t scale;
-        uint32_t shift;
-    } *chans = (struct chan_scale *)(void *)(ws + used + wbytes + pbytes - (size_t)ofm.c * 16u);
+    struct chan_scale *chans =
+        (struct chan_scale *)(void *)(ws + used + wbytes + pbytes - (size_t)ofm.c * sizeof(struct chan_scale));
     size_t need = 0;
     int fwd_format = (int)(wfmt & 1u);
     int nstreams = fwd_format ? 1 : g.streams; /* FWD: one stream the decoders share */
@@ -1712,6 +1715,24 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
         chans[oc].bias = no_bias ? 0 : chans[oc].bias;
     }
     size_t n_terms = taps * (size_t)g.ifm_depth;
+    /*
+     * The 8-bit path (as the U55's op_conv): an 8-bit OFM without LUT, one tile, and every
+     * channel's bias + sum of products (each |p| < 2^17) inside (-2^30, 2^30), so the
+     * accumulator, the rescale (vnpu_rescale32) and the clamp run in 32 bits, two output
+     * channels a pass over the receptive field. The same values as the general path.
+     */
+    size_t terms = depthwise ? taps : n_terms;
+    struct axis_map oa[3];
+    int fast8 = narrow && o.simple && terms < 4096u && axes_of(&ofm.fm, ofm.axis, ofm.reverse, oa);
+    for (int oc = 0; fast8 && oc < ofm.c; oc++)
+    {
+        struct vnpu_rescaler rs;
+        vnpu_rescaler_init(&rs, chans[oc].scale, chans[oc].shift, round);
+        int64_t bound = ((int64_t)1 << 30) - ((int64_t)terms << 17);
+        fast8 = vnpu_rescale32_init(&chans[oc].r32, &rs) && chans[oc].bias > -bound && chans[oc].bias < bound;
+    }
+    const int32_t out_lo = (int32_t)o.lim.lo;
+    const int32_t out_hi = (int32_t)o.lim.hi;
     for (int oy = 0; oy < ofm.h; oy++)
     {
         for (int ox = 0; ox < ofm.w; ox++)
@@ -1735,6 +1756,38 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
                         patch[n] = (int32_t)ifm_tap(&ifm, &k, y, x, c, &valid);
                     }
                 }
+            }
+            if (fast8)
+            {
+                uint8_t *po = ofm.fm.mem + ofm.fm.base[0] + axis_off(&oa[0], oy) + axis_off(&oa[1], ox);
+                int oc = 0;
+                for (; !depthwise && oc + 1 < ofm.c; oc += 2)
+                {
+                    int32_t acc0 = (int32_t)chans[oc].bias;
+                    int32_t acc1 = (int32_t)chans[oc + 1].bias;
+                    const int16_t *wrow = weights + (size_t)oc * n_terms;
+                    dot16x2(patch16, wrow, wrow + n_terms, n_terms, &acc0, &acc1);
+                    po[axis_off(&oa[2], oc)] = vnpu_out8(&chans[oc].r32, acc0, o.zp, out_lo, out_hi);
+                    po[axis_off(&oa[2], oc + 1)] = vnpu_out8(&chans[oc + 1].r32, acc1, o.zp, out_lo, out_hi);
+                }
+                for (; oc < ofm.c; oc++)
+                {
+                    int32_t acc = (int32_t)chans[oc].bias;
+                    const int16_t *wrow = weights + (size_t)oc * n_terms;
+                    if (depthwise)
+                    {
+                        for (size_t t = 0; t < taps; t++)
+                        {
+                            acc += (int32_t)patch16[t * (size_t)ifm.c + (size_t)oc] * wrow[t];
+                        }
+                    }
+                    else
+                    {
+                        acc += dot16(patch16, wrow, n_terms);
+                    }
+                    po[axis_off(&oa[2], oc)] = vnpu_out8(&chans[oc].r32, acc, o.zp, out_lo, out_hi);
+                }
+                continue;
             }
             for (int oc = 0; oc < ofm.c; oc++)
             {
