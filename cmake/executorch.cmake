@@ -118,6 +118,11 @@ function(ethosu_kit_require_ethosu_driver)
         message(WARNING "ethosu-porting-kit: no kit_board_config.h given: the Ethos-U "
             "driver keeps its default QCONFIG/REGIONCFG, which fit Shared_Sram only")
     endif()
+    # Its error log (fprintf to stderr) to the kit console: newlib's stdio would take
+    # its FILEs from the heap on the first error (sdk/include/kit/driver_log.h).
+    get_filename_component(_kit "${CMAKE_CURRENT_FUNCTION_LIST_DIR}/.." ABSOLUTE)
+    target_compile_options(ethosu_kit_ethosu_driver PRIVATE
+        "SHELL:-include \"${_kit}/sdk/include/kit/driver_log.h\"")
     # Third-party code: our -Werror is not its contract.
     target_compile_options(ethosu_kit_ethosu_driver PRIVATE -Wno-error)
     message(STATUS "ethosu-porting-kit: Ethos-U core driver from ${ETHOSU_DRIVER_ROOT} (${_arch}, ${_macs} MACs)")

@@ -30,7 +30,7 @@ import pytest
 import ethosu_kit.examples
 import ethosu_kit.lowering
 from ethosu_kit.output import file_lock, write_file_atomic
-from models import MODELS, TestModel, lowered_cache_root
+from models import BENCH_MODELS, MODELS, TestModel, lowered_cache_root
 
 REPO = Path(__file__).resolve().parents[1]
 _KEY_FORMAT = "1"  # bump when the cache layout or keying changes
@@ -69,7 +69,7 @@ def cache_key(model: TestModel) -> str:
 
 def lowered_pte(name: str) -> Path:
     """The cached .pte of MODELS[name], lowering it first if needed."""
-    model = MODELS[name]
+    model = MODELS[name] if name in MODELS else BENCH_MODELS[name]
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
     path = folder / f"{name}-{cache_key(model)}.pte"
@@ -107,7 +107,7 @@ def _make_fixture(name: str) -> Callable[[], Path]:
     return fixture
 
 
-for _name in MODELS:
+for _name in [*MODELS, *BENCH_MODELS]:
     globals()[f"_fixture_pte_{_name}"] = _make_fixture(_name)
 
 
@@ -118,7 +118,7 @@ def any_pte(request: pytest.FixtureRequest) -> Path:
     return lowered_pte(name)
 
 
-LOWERING_FIXTURES = frozenset({f"pte_{n}" for n in MODELS} | {"any_pte"})
+LOWERING_FIXTURES = frozenset({f"pte_{n}" for n in [*MODELS, *BENCH_MODELS]} | {"any_pte"})
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

@@ -174,6 +174,37 @@ def linear_stack() -> Built:
     return LinearStack(), (torch.rand(shape),), _calibration(shape)
 
 
+RESIDUAL_SHAPE = (1, 3, 48, 48)
+
+
+def residual_cnn() -> Built:
+    """A stem conv, two residual blocks of 16 channels at 48x48 and a linear head: a
+    model whose activations (~36 KiB int8 each) outweigh the runtime's fixed statics,
+    for the RAM benchmark (tests/bench_runner.py)."""
+    import torch
+    from torch import nn
+
+    def conv(cin: int) -> nn.Module:
+        return nn.Conv2d(cin, 16, 3, padding=1)
+
+    class Residual(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.stem = conv(3)
+            self.blocks = nn.ModuleList(nn.Sequential(conv(16), nn.ReLU(), conv(16)) for _ in "ab")
+            self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(16, 10))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            x = torch.relu(self.stem(x))
+            for block in self.blocks:
+                x = torch.relu(x + block(x))
+            out: torch.Tensor = self.head(x)
+            return out
+
+    torch.manual_seed(0)
+    return Residual().eval(), (torch.rand(RESIDUAL_SHAPE),), _calibration(RESIDUAL_SHAPE)
+
+
 @dataclass(frozen=True)
 class TestModel:
     """One fixture's model and how to lower it."""
@@ -212,4 +243,11 @@ MODELS: dict[str, TestModel] = {
         TestModel("half_mb", linear_stack, Target(U55, memory_mode="Shared_Sram")),
         TestModel("big_input", big_input, Target(U55, memory_mode="Shared_Sram")),
     )
+}
+
+# Models only the benchmarks use: fixtures like the others (pte_<name>), but not in
+# MODELS, so the tests that run over every model (any_pte) do not lower or run them.
+BENCH_MODELS: dict[str, TestModel] = {
+    m.name: m
+    for m in (TestModel("u55_residual", residual_cnn, Target(U55, memory_mode="Shared_Sram")),)
 }

@@ -146,3 +146,23 @@ def test_other_writers_refuse_in_one_line(tmp_path: Path) -> None:
     assert_refused(run_kit(*base, "-o", folder, "--force"), str(folder))
     assert afile.read_text() == "mine\n" and list(folder.iterdir()) == []
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "folder"]
+
+
+def test_stdout_closed_by_its_reader_is_a_quiet_stop(pte_u55_shared: Path) -> None:
+    """`ethosu-kit inspect m.pte | head -1`: the reader leaves before the kit has written
+    everything; the kit stops like a Unix filter (exit 141, SIGPIPE), not with an
+    "internal error: BrokenPipeError" (which it printed before)."""
+    import os
+    import subprocess
+
+    read, write = os.pipe()
+    os.close(read)  # the reader is gone before the first byte
+    try:
+        done = subprocess.run(
+            [sys.executable, "-m", "ethosu_kit", "inspect", str(pte_u55_shared)],
+            stdout=write, stderr=subprocess.PIPE, text=True, timeout=60, check=False,
+        )  # fmt: skip
+    finally:
+        os.close(write)
+    assert done.returncode == 141, done.stderr
+    assert done.stderr == "", done.stderr

@@ -91,3 +91,103 @@ def test_a_failed_measuring_run_is_one_readable_line() -> None:
         measurement_from_run(uart, 16, app="selftest", npu="virtual", model_sha256="0", board="x")
     assert "\n" not in err.value.message
     assert err.value.message.endswith("delegate 0: PASS | E: HardFault | KIT FAULT stack overflow")
+
+
+def test_a_failed_measurement_leaves_the_folder_as_it_was(
+    pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """The measuring run fails (a self-test whose expected output is wrong exits 1): one
+    `error:` line, non-zero exit, and the project generated before is byte for byte what
+    it was (not the default-sized project the measurement built, not half of the new
+    one); a folder that did not exist is not left behind."""
+    import hashlib
+
+    import numpy as np
+
+    from hostile import assert_refused, run_kit
+
+    need_cross_gcc()
+    need_qemu()
+    vectors = tmp_path / "v.npz"
+    assert main(["simulate", str(pte_u55_shared), "-o", str(vectors)]) == 0
+    arrays = dict(np.load(vectors))
+    want = arrays["delegate0_output0"].reshape(-1)
+    want[0] = np.int8(1 if want[0] != 1 else 2)
+    bad = tmp_path / "bad.npz"
+    np.savez(bad, **arrays)
+
+    project = tmp_path / "fw"
+    _gen(pte_u55_shared, project, "--stack", "8KiB")
+
+    def snapshot() -> dict[str, str]:
+        return {
+            str(p.relative_to(project)): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(project.rglob("*"))
+            if p.is_file()
+        }
+
+    before = snapshot()
+    fresh = tmp_path / "new" / "fw"
+    for out, absent in ((project, []), (fresh, [fresh.parent])):
+        result = run_kit("gen", "--pte", pte_u55_shared, "--app", "selftest", "--vectors", bad,
+                         "--stack", "auto", "-o", out)  # fmt: skip
+        assert_refused(result, "measuring selftest", "exit code 1", absent=absent)
+    assert snapshot() == before
+    assert not list(tmp_path.glob(".fw.*")), "no backup or temporary folder left"
+
+
+def test_method_pool_auto_is_the_runners(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """Only the executor_runner has a method pool: refused up front for the others."""
+    from hostile import assert_refused, run_kit
+
+    out = tmp_path / "fw"
+    result = run_kit("gen", "--pte", pte_u55_shared, "--app", "selftest", "--method-pool",
+                     "auto", "-o", out)  # fmt: skip
+    assert_refused(result, "--method-pool auto: the selftest app has no method pool", absent=[out])
+
+
+def test_method_pool_in_bytes_is_planned_and_said(pte_u55_shared: Path, tmp_path: Path) -> None:
+    plan = json.loads(
+        (
+            _gen_runner(pte_u55_shared, tmp_path / "fw", "--method-pool", "1000")
+            / "memory_plan.json"
+        ).read_text()
+    )
+    pool = next(b for b in plan["buffers"] if b["name"] == "method_pool")
+    assert pool["size"] == 1008 and pool["why"] == "--method-pool 1008 (option)"
+
+
+def _gen_runner(pte: Path, out: Path, *extra: str) -> Path:
+    assert main(["gen", "--pte", str(pte), "-o", str(out), "-q", *extra]) == 0
+    return out
+
+
+def test_runner_sized_from_a_measurement_and_a_short_method_pool_is_named(
+    pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """executor_runner: `--stack auto --heap auto` sizes the method pool from the same run
+    (no margin: the same allocations on every load); the sized image runs, and one with
+    16 bytes less method pool stops at the load, naming the pool (exit code 3)."""
+    from runner_build import EXTERNALS, require_externals
+
+    require_externals(*EXTERNALS)
+    need_qemu()
+    project = _gen_runner(
+        pte_u55_shared, tmp_path / "fw", "--npu", "virtual", "--stack", "auto", "--heap", "auto"
+    )
+    measured = json.loads((project / MEASURE_FILE).read_text())
+    used = measured["pools"]["method_pool"][0]
+    plan = json.loads((project / "memory_plan.json").read_text())
+    pool = next(b for b in plan["buffers"] if b["name"] == "method_pool")
+    assert pool["size"] == -(-used // 16) * 16 and "--method-pool auto:" in pool["why"]
+
+    run = run_elf(build_project(project, app="executor_runner", npu="virtual"), timeout=120)
+    assert run.exit_code == 0, run.output
+    line = re.search(r"^usage: method_pool used (\d+) of (\d+) bytes", run.output, re.M)
+    assert line and int(line.group(1)) == used and int(line.group(2)) == pool["size"], run.output
+
+    _gen_runner(pte_u55_shared, project, "--npu", "virtual", "--stack", "auto", "--heap",
+                "auto", "--method-pool", str(pool["size"] - 16))  # fmt: skip
+    run = run_elf(build_project(project, app="executor_runner", npu="virtual"), timeout=120)
+    assert run.exit_code == 3, run.output
+    assert "kit: method_pool too small" in run.output, run.output

@@ -75,3 +75,37 @@ def test_a_vectors_file_feeds_back(pte_u55_shared: Path, tmp_path: Path) -> None
     again = _simulate(pte_u55_shared, tmp_path / "w.npz", "--inputs", str(tmp_path / "v.npz"))
     assert np.array_equal(first["delegate0_input0"], again["delegate0_input0"])
     assert np.array_equal(first["delegate0_output0"], again["delegate0_output0"])
+
+
+def test_float_inputs_are_quantized_as_the_program_does(
+    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The method's float inputs (what `run --inputs` takes, or a `run -o` file): each is
+    quantized with the scale and zero point of the program's own quantize_per_tensor, in
+    float32 as ExecuTorch's kernel computes it (ties to even), so simulate's integers are
+    the runner's. The scale is read here with ExecuTorch's own deserializer."""
+    from vnpu_support import quant_params
+
+    scale, zp, qmin, qmax = quant_params(pte_u55_shared)["quantize_per_tensor"]
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((1, 3, 16, 16)) * 2).astype(np.float32)
+    x.reshape(-1)[:4] = np.float32(scale) * np.array([0.5, 1.5, -2.5, 1e6], dtype=np.float32)
+    np.save(tmp_path / "x.npy", x)
+    got = _simulate(pte_u55_shared, tmp_path / "f.npz", "--inputs", str(tmp_path / "x.npy"))
+    assert "quantized as the program's quantize_per_tensor does" in capsys.readouterr().out
+    want = np.clip(np.rint(x * (np.float32(1.0) / np.float32(scale))) + zp, qmin, qmax)
+    assert np.array_equal(got["delegate0_input0"].astype(np.int64), want.astype(np.int64))
+    assert got["delegate0_input0"].reshape(-1)[3] == qmax  # clamped, not wrapped
+    # the same integers given as integers: the same outputs
+    np.save(tmp_path / "q.npy", got["delegate0_input0"])
+    ints = _simulate(pte_u55_shared, tmp_path / "i.npz", "--inputs", str(tmp_path / "q.npy"))
+    assert np.array_equal(ints["delegate0_output0"], got["delegate0_output0"])
+    # a `run -o` file: its input<i> are the inputs, its output<o> are not
+    np.savez(tmp_path / "run.npz", input0=x, output0=np.zeros((1, 4), np.float32))
+    again = _simulate(pte_u55_shared, tmp_path / "r.npz", "--inputs", str(tmp_path / "run.npz"))
+    assert np.array_equal(again["delegate0_output0"], got["delegate0_output0"])
+    # NaN cannot be quantized: one error, no traceback
+    x.reshape(-1)[7] = np.nan
+    np.save(tmp_path / "nan.npy", x)
+    assert main(["simulate", str(pte_u55_shared), "--inputs", str(tmp_path / "nan.npy")]) == 2
+    assert "NaN or infinity" in capsys.readouterr().err

@@ -124,10 +124,25 @@ function(ethosu_kit_add_executor_runner target generated_dir)
         set(_with_ethosu ON)
     endif()
 
-    # Kernel table: ExecuTorch's prim ops (28 in 1.5) + the model's, with room to spare.
+    # Kernel table (12 B a slot, static RAM): ExecuTorch's prim ops, counted in its
+    # source (28 in 1.5; 64 if the count fails), + the model's + 4 spare. Too small is
+    # loud: the registration aborts at start-up naming the kernels it could not add.
+    set(_n_prim 64)
+    set(_et "${EXECUTORCH_ROOT}")
+    if(NOT _et)
+        set(_et "$ENV{EXECUTORCH_ROOT}") # before ethosu_kit_require_executorch caches it
+    endif()
+    set(_prim_src "${_et}/kernels/prim_ops/register_prim_ops.cpp")
+    if(EXISTS "${_prim_src}")
+        file(STRINGS "${_prim_src}" _prim_kernels REGEX "^[ \t]*Kernel\\(")
+        list(LENGTH _prim_kernels _n_found)
+        if(_n_found GREATER 0)
+            set(_n_prim ${_n_found})
+        endif()
+    endif()
     list(LENGTH _portable_ops _n_portable)
     list(LENGTH _quantized_ops _n_quantized)
-    math(EXPR _max_kernels "64 + ${_n_portable} + ${_n_quantized}")
+    math(EXPR _max_kernels "${_n_prim} + ${_n_portable} + ${_n_quantized} + 4")
     if(_with_ethosu)
         ethosu_kit_require_executorch(WITH_ETHOSU DRIVER_DIR "${_driver_dir}"
             MAX_KERNELS ${_max_kernels})

@@ -193,9 +193,12 @@ size_t element_size(ScalarType type)
 bool g_host_inputs = false;  /* --kit-inputs: read kit_input_<i>.bin */
 bool g_host_outputs = false; /* --kit-outputs: write kit_output_<o>.bin */
 
-void read_host_command_line()
+/* noinline: its buffer is on its own frame, gone before execute, not in main's. */
+__attribute__((noinline)) void read_host_command_line()
 {
-    static char cmdline[256];
+    /* On the stack, not static: read once at start-up, where the stack is shallow (its
+     * deepest point is in execute), so these bytes cost no RAM of their own. */
+    char cmdline[256];
     if (kit_semihost_cmdline(cmdline, sizeof cmdline) != 0) {
         return; /* no host: compiled-in inputs or ones, no files */
     }
@@ -364,9 +367,10 @@ const uint8_t *generated_input(size_t i, const TensorInfo &info, Error *err)
  * planned input's own bytes; the alternative (set_input from a staging copy) costs
  * a second buffer the size of the input, which is what this avoids.
  */
-uint8_t *planned_input(Method &method, const MethodMeta &meta, size_t i)
+__attribute__((noinline)) uint8_t *planned_input(Method &method, const MethodMeta &meta, size_t i)
 {
-    static EValue current[KIT_RUNNER_MAX_INPUTS];
+    /* On the stack (noinline: its own frame, gone before execute), not static. */
+    EValue current[KIT_RUNNER_MAX_INPUTS];
     const size_t n = meta.num_inputs();
     if (n > KIT_RUNNER_MAX_INPUTS) {
         return nullptr;
@@ -389,7 +393,10 @@ uint8_t *planned_input(Method &method, const MethodMeta &meta, size_t i)
  * plan's `input_<i>` buffer (planned for inputs that are not memory-planned), or, with
  * neither, from the method pool.
  */
-Error set_inputs(Method &method, const MethodMeta &meta, PeakAllocator &method_allocator)
+/* noinline, as print_outputs: inlined, their locals would join main's frame, which is
+ * live under execute, the stack's deepest point. */
+__attribute__((noinline)) Error set_inputs(Method &method, const MethodMeta &meta,
+                                          PeakAllocator &method_allocator)
 {
     for (size_t i = 0; i < meta.num_inputs(); ++i) {
         Result<Tag> tag = meta.input_tag(i);
@@ -473,7 +480,7 @@ Error set_inputs(Method &method, const MethodMeta &meta, PeakAllocator &method_a
 }
 
 /* Print the first values of every output; copy each into `output_<i>` if the plan has one. */
-Error print_outputs(const Method &method)
+__attribute__((noinline)) Error print_outputs(const Method &method)
 {
     for (size_t i = 0; i < method.outputs_size(); ++i) {
         const EValue &value = method.get_output(i);

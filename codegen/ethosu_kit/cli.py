@@ -138,6 +138,13 @@ def _run(args: argparse.Namespace) -> int:
 
         print(f"error: terminated by {signal.Signals(exc.signum).name}", file=sys.stderr)
         return 128 + exc.signum
+    except BrokenPipeError:
+        # the reader of stdout left (`ethosu-kit simulate m.pte | head`): stop quietly, as
+        # a Unix filter does; stdout goes to /dev/null so the interpreter's own flush at
+        # exit does not fail again
+        devnull = os.open(os.devnull, os.O_WRONLY)
+        os.dup2(devnull, sys.stdout.fileno())
+        return 128 + 13  # SIGPIPE
     except Exception as exc:  # a bug of ours, not the user's input
         if args.debug or os.environ.get("ETHOSU_KIT_DEBUG"):
             raise

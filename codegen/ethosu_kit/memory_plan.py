@@ -80,6 +80,9 @@ class PlanOptions:
     # where stack/heap came from when not the option's number ("--stack auto: measured …")
     stack_why: str = ""
     heap_why: str = ""
+    # the method allocator's pool: None = the planner's estimate from the program
+    method_pool: int | None = None
+    method_pool_why: str = ""
     # bytes of each method input compiled into the image (gen --inputs), by input index
     input_data: tuple[int, ...] = ()
     app: str = "executor_runner"

@@ -283,6 +283,46 @@ def _write(files: Mapping[str, bytes], out_dir: Path, old: dict[str, str] | None
 
 
 @contextlib.contextmanager
+def restored_on_failure(out_dir: Path) -> Iterator[None]:
+    """Run a step that writes into `out_dir` more than once (gen --stack auto: the
+    project with the default sizes, a measuring build in it, then the sized project);
+    if the step fails, put the folder back as it was: the copy taken first, or no folder
+    (and none of the parents it created) when there was none."""
+    out_dir = out_dir.resolve()
+    missing = []
+    p = out_dir
+    while not p.exists() and not p.is_symlink():
+        missing.append(p)
+        p = p.parent
+    backup = None
+    if out_dir.is_dir():
+        backup = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.before-", dir=out_dir.parent))
+        backup.rmdir()
+        try:
+            shutil.copytree(out_dir, backup, symlinks=True)
+        except OSError as exc:
+            shutil.rmtree(backup, ignore_errors=True)
+            raise OutputError(
+                f"{out_dir}: cannot keep a copy to restore on failure ({exc.strerror or exc})"
+            ) from None
+    try:
+        yield
+    except BaseException:
+        with _signals_deferred():
+            if backup is not None:
+                shutil.rmtree(out_dir, ignore_errors=True)
+                backup.rename(out_dir)
+            elif missing:
+                shutil.rmtree(out_dir, ignore_errors=True)
+                for d in missing[1:]:
+                    with contextlib.suppress(OSError):
+                        d.rmdir()
+        raise
+    if backup is not None:
+        shutil.rmtree(backup, ignore_errors=True)
+
+
+@contextlib.contextmanager
 def _signals_deferred() -> Iterator[None]:
     """Hold SIGINT/SIGTERM/SIGHUP while the old folder is swapped out and removed: a
     signal there would leave a `.name.old-*` folder behind. Delivered right after."""

@@ -464,6 +464,9 @@ class _Planner:
                     )
                 )
         pool, pool_why = method_pool_size(method)
+        if self.options.method_pool is not None:
+            pool = max(MIN_POOL, _round_up(self.options.method_pool, NPU_ALIGN))
+            pool_why = self.options.method_pool_why or f"--method-pool {pool} (option)"
         self.place(
             _Want(
                 "method_pool",

@@ -17,9 +17,10 @@ through function pointers (ExecuTorch's kernel registry, the delegate interface,
 virtual calls), where a call graph has no edges, so a static bound would be either
 wrong or the whole program's sum. A run of the same image on the same model takes the
 same paths (the control flow of a fixed program does not depend on the input values);
-what it cannot see — interrupts nesting at the deepest point, error paths — is what the
-margin is for. With the virtual NPU the measurement includes the NPU model's own frames
-(it runs on the CPU's stack), so it over-estimates what a real NPU needs.
+what it cannot see — an interrupt at the deepest point — is what the margin is for (an
+error path that went deeper ends the run anyway: at worst as a named stack overflow).
+With the virtual NPU the measurement includes the NPU model's own frames (it runs on the
+CPU's stack), so it over-estimates what the Arm driver needs.
 """
 
 from __future__ import annotations
@@ -35,12 +36,25 @@ from ethosu_kit.errors import KitError
 MEASURE_FILE = "measured_usage.json"
 MEASURE_FORMAT = 1
 USAGE_LINE = re.compile(r"^usage: (\w+) used (\d+) of (\d+) bytes", re.M)
-# The margins: a quarter more than measured, plus room for one exception frame with the
-# FPU state and the fault handler's report (stack), rounded to 64 bytes.
-STACK_MARGIN_PERCENT = 25
-STACK_MARGIN_BYTES = 512
-HEAP_MARGIN_PERCENT = 25
-ROUND = 64
+# The margins: what one QEMU run of the image cannot see (docs/memory.md).
+# Stack: an interrupt at the deepest point. The run with the virtual NPU takes no
+# exception there (the model calls the IRQ handler itself), so room for one: the
+# exception frame with the FP state (26 words, 104 B, + 4 B of 8-byte alignment) and
+# the handler's frames (the kit's NPU IRQ path, kit_irq_dispatch -> ethosu_irq_handler,
+# is 24 B by -fstack-usage with GCC 12 -O2/-O3; the rest is for a port's own handler).
+# One frame: the kit's interrupts (NPU, SysTick wraps) keep the reset priority, no nesting.
+# The Arm driver's path is not a margin: it is shallower than the virtual NPU's (its
+# deepest chain, ethosu_invoke_v3 with an error print, is ~400 B by -fstack-usage; the
+# virtual NPU's conv alone has a 1.2 KiB frame), so the measured mark covers it.
+# Faults need none: the fault handler lifts the stack limit and the image ends there.
+STACK_INTERRUPT_BYTES = 256
+# Heap and method pool: no margin. Both are handed out in the same order and sizes on
+# every run of the same program (static shapes; the Ethos-U delegate's handles, the
+# runtime's method objects), and the driver build allocates what the virtual-NPU build
+# does (the kit's NPU semaphores are static). Too small fails by name, never silently.
+HEAP_MARGIN_PERCENT = 0
+ROUND = 8  # the stack's and the heap's alignment (AAPCS)
+POOL_ROUND = 16  # the pools' alignment (the planner's NPU_ALIGN)
 
 
 @dataclass(frozen=True)
@@ -65,30 +79,45 @@ def parse_usage(uart: str) -> dict[str, tuple[int, int]]:
     return {m.group(1): (int(m.group(2)), int(m.group(3))) for m in USAGE_LINE.finditer(uart)}
 
 
-def _round(n: int) -> int:
-    return -(-n // ROUND) * ROUND
+def _round(n: int, to: int = ROUND) -> int:
+    return max(to, -(-n // to) * to)
 
 
 def sized_stack(used: int) -> int:
-    return _round(used + used * STACK_MARGIN_PERCENT // 100 + STACK_MARGIN_BYTES)
+    return _round(used + STACK_INTERRUPT_BYTES)
 
 
 def sized_heap(used: int) -> int:
     return _round(used + used * HEAP_MARGIN_PERCENT // 100)
 
 
+def sized_method_pool(used: int) -> int:
+    return _round(used, POOL_ROUND)
+
+
+def _source(m: Measurement) -> str:
+    return f"{m.app} with NPU {m.npu} in QEMU, {MEASURE_FILE}"
+
+
 def stack_why(m: Measurement, size: int) -> str:
     return (
-        f"--stack auto: {m.stack_used} B high-water mark measured (painted stack, {m.app} "
-        f"with NPU {m.npu} in QEMU, {MEASURE_FILE}) + {STACK_MARGIN_PERCENT}% + "
-        f"{STACK_MARGIN_BYTES} B, rounded to {ROUND} = {size}"
+        f"--stack auto: {m.stack_used} B high-water mark measured (painted stack, "
+        f"{_source(m)}) + {STACK_INTERRUPT_BYTES} B for an interrupt at the deepest point "
+        f"(FP exception frame and handler), rounded to {ROUND} = {size}"
     )
 
 
 def heap_why(m: Measurement, size: int) -> str:
     return (
-        f"--heap auto: {m.heap_used} B measured (sbrk high-water, {m.app} with NPU {m.npu} "
-        f"in QEMU, {MEASURE_FILE}) + {HEAP_MARGIN_PERCENT}%, rounded to {ROUND} = {size}"
+        f"--heap auto: {m.heap_used} B measured (sbrk high-water, {_source(m)}; the same "
+        f"allocations on every run), rounded to {ROUND} = {size}"
+    )
+
+
+def method_pool_why(m: Measurement, used: int, size: int) -> str:
+    return (
+        f"--method-pool auto: {used} B measured (the method allocator, {_source(m)}; the "
+        f"same allocations on every load of this program), rounded to {POOL_ROUND} = {size}"
     )
 
 

@@ -63,4 +63,33 @@ void et_pal_emit_log_message(et_timestamp_t timestamp, et_pal_log_level_t level,
     kit_putc('\n');
 }
 
+#if !defined(ETHOSU_KIT_CXX_EXCEPTIONS)
+/*
+ * C++ exceptions: none in the firmware. The Ethos-U delegate's objects can reach
+ * __cxa_throw (an inlined std::string_view bounds check), which links libstdc++'s
+ * eh_alloc.o, and its start-up constructor mallocs a ~2.5 KiB emergency pool for
+ * throwing when the heap is full: the image's largest heap user, never used. Nothing
+ * in the image catches, so a throw would end in std::terminate anyway; these
+ * definitions keep eh_alloc.o out of the link and end such a run with a line instead.
+ * A team tree whose own code throws and catches builds with -DETHOSU_KIT_CXX_EXCEPTIONS.
+ */
+[[noreturn]] static void no_exceptions(size_t size)
+{
+    kit_printf("kit: a C++ exception was thrown (a %lu-byte object): the firmware is built "
+               "without exception support\n",
+               static_cast<unsigned long>(size));
+    kit_exit(KIT_EXIT_ABORT);
+}
+
+void *__cxa_allocate_exception(size_t size) noexcept;
+void __cxa_free_exception(void *object) noexcept;
+void *__cxa_allocate_dependent_exception() noexcept;
+void __cxa_free_dependent_exception(void *object) noexcept;
+
+void *__cxa_allocate_exception(size_t size) noexcept { no_exceptions(size); }
+void __cxa_free_exception(void *object) noexcept { (void)object; }
+void *__cxa_allocate_dependent_exception() noexcept { no_exceptions(0); }
+void __cxa_free_dependent_exception(void *object) noexcept { (void)object; }
+#endif
+
 } /* extern "C" */

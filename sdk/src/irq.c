@@ -15,18 +15,41 @@
 
 void kit_irq_dispatch(void);
 
+/* A few slots, not one per interrupt: a board has hundreds of IRQs (Corstone-300: 96,
+ * 768 bytes of fn+arg), a firmware registers one or two (the NPU's). A port that needs
+ * more builds with -DKIT_IRQ_SLOTS=n. */
+#ifndef KIT_IRQ_SLOTS
+#define KIT_IRQ_SLOTS 4
+#endif
+
 static struct {
     kit_irq_fn fn;
     void *arg;
-} irq_table[KIT_CPU_IRQS];
+    uint16_t irq;
+} irq_table[KIT_IRQ_SLOTS];
 
 int kit_irq_register(unsigned irq, kit_irq_fn fn, void *arg)
 {
     if (irq >= KIT_CPU_IRQS) {
         return -1;
     }
-    irq_table[irq].arg = arg;
-    irq_table[irq].fn = fn;
+    int slot = -1;
+    for (int i = 0; i < KIT_IRQ_SLOTS; ++i) {
+        if (irq_table[i].fn != NULL && irq_table[i].irq == irq) {
+            slot = i; /* registered again: replaced */
+            break;
+        }
+        if (irq_table[i].fn == NULL && slot < 0) {
+            slot = i;
+        }
+    }
+    if (slot < 0) {
+        return -2;
+    }
+    irq_table[slot].fn = NULL; /* never a half-written slot to a dispatch in between */
+    irq_table[slot].irq = (uint16_t)irq;
+    irq_table[slot].arg = arg;
+    irq_table[slot].fn = fn;
     return 0;
 }
 
@@ -58,9 +81,11 @@ void kit_fault(const uint32_t *frame)
 void kit_irq_dispatch(void)
 {
     const uint32_t irq = (kit_get_ipsr() & 0x1FFu) - 16u;
-    if (irq < KIT_CPU_IRQS && irq_table[irq].fn != NULL) {
-        irq_table[irq].fn(irq_table[irq].arg);
-        return;
+    for (int i = 0; i < KIT_IRQ_SLOTS; ++i) {
+        if (irq_table[i].irq == irq && irq_table[i].fn != NULL) {
+            irq_table[i].fn(irq_table[i].arg);
+            return;
+        }
     }
     kit_fault(NULL); /* an interrupt nobody registered */
 }

@@ -1,6 +1,7 @@
 #include "kit/log.h"
 
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 
 void kit_write(const char *s, size_t n)
@@ -144,6 +145,18 @@ int kit_vprintf(const char *fmt, va_list ap)
 
 int kit_printf(const char *fmt, ...)
 {
+    va_list ap;
+    va_start(ap, fmt);
+    const int n = kit_vprintf(fmt, ap);
+    va_end(ap);
+    return n;
+}
+
+/* The Ethos-U driver's fprintf (kit/driver_log.h): the console, whatever the stream. */
+int kit_fprintf(FILE *stream, const char *fmt, ...);
+int kit_fprintf(FILE *stream, const char *fmt, ...)
+{
+    (void)stream;
     va_list ap;
     va_start(ap, fmt);
     const int n = kit_vprintf(fmt, ap);

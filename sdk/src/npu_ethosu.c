@@ -66,7 +66,13 @@ int kit_npu_init(void)
     /* A functional model: it is the NPU the model's streams were compiled for. */
     ethosu_virtual_set_hw(&npu, KIT_ETHOSU_CONFIG, KIT_ETHOSU_ID);
 #endif
-    if (kit_irq_register(npu_config.irq, npu_irq, &npu) != 0) {
+    const int irq_status = kit_irq_register(npu_config.irq, npu_irq, &npu);
+    if (irq_status == -2) {
+        KIT_LOG_ERROR("NPU IRQ %u: all KIT_IRQ_SLOTS interrupt slots are taken\n",
+                      npu_config.irq);
+        return -1;
+    }
+    if (irq_status != 0) {
         KIT_LOG_ERROR("NPU IRQ %u is beyond the vector table ([cpu] irqs = %d)\n",
                       npu_config.irq, KIT_CPU_IRQS);
         return -1;

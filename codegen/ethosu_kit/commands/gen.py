@@ -72,13 +72,20 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=size_or_auto,
         metavar="SIZE|auto",
         help="stack size (default 16KiB); auto: the high-water mark of a QEMU run of the "
-        "app + 25%% + 512 B (docs/memory.md)",
+        "app + 256 B for an interrupt (docs/memory.md)",
     )
     parser.add_argument(
         "--heap",
         type=size_or_auto,
         metavar="SIZE|auto",
-        help="heap size (default 32KiB); auto: measured in a QEMU run of the app + 25%%",
+        help="heap size (default 32KiB); auto: measured in a QEMU run of the app",
+    )
+    parser.add_argument(
+        "--method-pool",
+        type=size_or_auto,
+        metavar="SIZE|auto",
+        help="executor_runner's method allocator pool (default: estimated from the "
+        "program); auto: measured in a QEMU run, as --stack/--heap auto also do",
     )
     parser.add_argument(
         "--app",
@@ -161,6 +168,7 @@ def run(args: argparse.Namespace) -> int:
         fast_scratch=args.fast_scratch,
         stack=args.stack if isinstance(args.stack, int) else defaults.stack,
         heap=args.heap if isinstance(args.heap, int) else defaults.heap,
+        method_pool=args.method_pool if isinstance(args.method_pool, int) else None,
         app=args.app,
         allow_cpu_only=args.allow_cpu_only,
         npu=args.npu,
@@ -168,12 +176,19 @@ def run(args: argparse.Namespace) -> int:
     )
     if args.vectors is not None and args.app != "selftest":
         raise KitError("--vectors is for --app selftest", hint="add --app selftest")
-    if "auto" in (args.stack, args.heap) and args.app == "bringup":
+    if "auto" in (args.stack, args.heap, args.method_pool) and args.app == "bringup":
         # bringup prints no usage lines: the measuring run would pass and then be refused
         raise KitError(
-            "--stack/--heap auto: the bringup app reports no stack or heap use to measure",
+            "--stack/--heap/--method-pool auto: the bringup app reports no stack or heap "
+            "use to measure",
             hint="measure the app you will run (--app selftest or executor_runner), "
             "or give --stack/--heap in bytes",
+        )
+
+    if args.method_pool == "auto" and args.app != "executor_runner":
+        raise KitError(
+            f"--method-pool auto: the {args.app} app has no method pool to measure",
+            hint="the method pool is the executor_runner's (--app executor_runner)",
         )
 
     from ethosu_kit.output import write_project
@@ -185,12 +200,19 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
 
     plan, files = render(options)
-    if "auto" in (args.stack, args.heap):
-        options = _measured(
-            args, model, options, lambda: write_project(files, args.output, force=args.force)
-        )
-        plan, files = render(options)
-    result = write_project(files, args.output, force=args.force)
+    if "auto" in (args.stack, args.heap, args.method_pool):
+        from ethosu_kit.output import restored_on_failure
+
+        # the measurement writes and builds the project in place (so the user's build
+        # folder stays warm); a failure anywhere puts the folder back as it was
+        with restored_on_failure(args.output):
+            options = _measured(
+                args, model, options, lambda: write_project(files, args.output, force=args.force)
+            )
+            plan, files = render(options)
+            result = write_project(files, args.output, force=args.force)
+    else:
+        result = write_project(files, args.output, force=args.force)
     if not args.quiet:
         _print_summary(model, plan, result)
     print(result.out_dir)
@@ -205,6 +227,7 @@ def _measured(
     from dataclasses import replace
 
     from ethosu_kit import usage
+    from ethosu_kit.errors import KitError
 
     m = usage.load_measurement(args.output, model.sha256, args.app)
     if m is None:
@@ -217,6 +240,18 @@ def _measured(
     if args.heap == "auto":
         size = usage.sized_heap(m.heap_used)
         options = replace(options, heap=size, heap_why=usage.heap_why(m, size))
+    # the method pool too, unless given in bytes: the same run measured it
+    pool = m.pools.get("method_pool")
+    if args.method_pool == "auto" and pool is None:
+        raise KitError(
+            f"--method-pool auto: the {args.app} app has no method pool to measure",
+            hint="measure the executor_runner (--app executor_runner), or leave --method-pool out",
+        )
+    if pool is not None and not isinstance(args.method_pool, int):
+        size = usage.sized_method_pool(pool[0])
+        options = replace(
+            options, method_pool=size, method_pool_why=usage.method_pool_why(m, pool[0], size)
+        )
     return options
 
 

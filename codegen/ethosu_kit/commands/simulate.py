@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ethosu_kit.inputs import NamedArray
+    from ethosu_kit.pte.reader import DelegateInput, Quantization
 
 HELP = "run each Ethos-U delegate of a .pte on the virtual NPU (given or random integer inputs)"
 
@@ -57,7 +58,12 @@ def run(args: argparse.Namespace) -> int:
 
     from ethosu_kit.errors import KitError
     from ethosu_kit.inputs import check_output_path, conform, load_arrays, save_npz
-    from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes, vela_streams_from_bytes
+    from ethosu_kit.pte.reader import (
+        delegate_inputs,
+        model_from_bytes,
+        read_pte_bytes,
+        vela_streams_from_bytes,
+    )
     from ethosu_kit.vnpu import run_delegate
     from ethosu_kit.vnpu.delegate import (
         check_blocks,
@@ -90,15 +96,19 @@ def run(args: argparse.Namespace) -> int:
             f"{args.pte}: --inputs with {len(selected)} delegates is ambiguous",
             hint="pick one with --delegate K",
         )
+    made_by = delegate_inputs(data, str(args.pte)) if given is not None else {}
     rng = np.random.default_rng(args.seed)
     saved: dict[str, np.ndarray[Any, Any]] = {}
     for _, blocks in selected:
         check_blocks(blocks, fast, str(args.pte))  # all before any runs: no half a result
     for k, blocks in selected:
+        notes: list[str] = []
         if given is None:
             inputs = random_inputs(blocks, rng)
         else:
+            made = made_by.get((blocks.method, blocks.delegate_index), [])[: len(blocks.inputs)]
             arrays = _vectors_inputs(given, k, len(blocks.inputs))
+            arrays = _method_floats(arrays, made, len(blocks.inputs), notes)
             if len(arrays) != len(blocks.inputs):
                 raise KitError(
                     f"{args.pte}: delegate {k} takes {len(blocks.inputs)} input(s), "
@@ -107,15 +117,25 @@ def run(args: argparse.Namespace) -> int:
                     f"them alone), or a vectors file with delegate{k}_input<i> arrays",
                 )
             shapes = io_shapes(blocks, "input")
-            inputs = [
-                conform(named, tensor_dtype(t), shapes[i], f"delegate {k} input {i}")
-                for i, (t, named) in enumerate(zip(blocks.inputs, arrays, strict=True))
-            ]
+            inputs = []
+            for i, (t, given_array) in enumerate(zip(blocks.inputs, arrays, strict=True)):
+                q = made[i].quant if i < len(made) else None
+                named = given_array
+                if named.array.dtype.kind == "f" and q is not None:
+                    named = quantize_like_the_program(named, q, tensor_dtype(t))
+                    notes.append(
+                        f"  input {i}: {named.source} quantized as the program's "
+                        f"quantize_per_tensor does (scale {q.scale:.6g}, zero point "
+                        f"{q.zero_point})"
+                    )
+                inputs.append(conform(named, tensor_dtype(t), shapes[i], f"delegate {k} input {i}"))
         outputs = run_delegate(blocks, inputs, fast_scratch_size=fast)
         print(
             f"delegate {k} ({blocks.method}): {len(blocks.cmd_data)} B commands, "
             f"{len(blocks.weight_data)} B weights, {blocks.scratch_size} B scratch"
         )
+        for line in notes:
+            print(line)
         for i, x in enumerate(inputs):
             saved[f"delegate{k}_input{i}"] = x
             print(f"  input {i}: {x.dtype} {list(x.shape)}")
@@ -132,10 +152,63 @@ def run(args: argparse.Namespace) -> int:
     return 0
 
 
+def _method_floats(
+    arrays: list[NamedArray], made: list[DelegateInput], count: int, notes: list[str]
+) -> list[NamedArray]:
+    """Float arrays are the method's inputs (what `run --inputs` takes): when every input of
+    the delegate is the program's quantize of a method input, give it that array (the
+    delegate may take them in another order). Anything else is used as given."""
+    if not arrays or any(a.array.dtype.kind != "f" for a in arrays):
+        return arrays
+    if len(made) != count or any(m.quant is None or m.method_input is None for m in made):
+        return arrays
+    if len(arrays) != made[0].method_inputs:
+        return arrays
+    picked = [arrays[m.method_input] for m in made if m.method_input is not None]
+    if [a.source for a in picked] != [a.source for a in arrays]:
+        order = ", ".join(f"{i}: method input {m.method_input}" for i, m in enumerate(made))
+        notes.append(f"  inputs: the method's, in the delegate's order ({order})")
+    return picked
+
+
+def quantize_like_the_program(
+    named: NamedArray, q: Quantization, dtype: np.dtype[Any]
+) -> NamedArray:
+    """A float array as the integers the program's quantize_per_tensor makes of it:
+    ExecuTorch's kernel computes nearbyint(x * (1.0f / scale)) + zero_point in float32
+    (ties to even), clamped to the type."""
+    import numpy as np
+
+    from ethosu_kit.inputs import NamedArray
+
+    if named.array.dtype != np.float32:
+        from ethosu_kit.errors import KitError
+
+        raise KitError(
+            f"{named.source}: is {named.array.dtype}; the program quantizes float32 (its "
+            "method's input): float inputs are not cast silently",
+            hint="save it as float32, or give the quantized integers the NPU sees",
+        )
+    x = named.array
+    if x.size and not np.isfinite(x).all():
+        from ethosu_kit.errors import KitError
+
+        raise KitError(f"{named.source}: holds NaN or infinity; it cannot be quantized")
+    inv = np.float32(1.0) / np.float32(q.scale)
+    info = np.iinfo(dtype)
+    value = np.rint(x * inv).astype(np.float64) + q.zero_point
+    return NamedArray(named.source, np.clip(value, info.min, info.max).astype(dtype))
+
+
 def _vectors_inputs(given: list[NamedArray], k: int, count: int) -> list[NamedArray]:
     """A vectors file (`simulate -o`, `--vectors`: inputs and outputs under
-    delegate<K>_input<i> / _output<o>) gives delegate k its own inputs; else `given`."""
+    delegate<K>_input<i> / _output<o>) gives delegate k its own inputs, a `run -o` file
+    its input<i> arrays (the method's); else `given`."""
     by_key = {g.source.rpartition("[")[2].rstrip("]"): g for g in given if g.source.endswith("]")}
     picked = [by_key.get(f"delegate{k}_input{i}") for i in range(count)]
     found = [g for g in picked if g is not None]
-    return found if len(found) == count else given
+    if len(found) == count:
+        return found
+    # a `run -o` file: its input<i> arrays are the method's inputs (its outputs are not)
+    method = [by_key[f"input{i}"] for i in range(len(by_key)) if f"input{i}" in by_key]
+    return method if method and len(method) < len(given) else given

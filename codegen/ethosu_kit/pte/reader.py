@@ -377,3 +377,55 @@ def io_quantization(
                 if ins.args[-1] == v:
                     outputs[o] = quant(ins.args)
     return inputs, outputs
+
+
+@dataclass(frozen=True)
+class DelegateInput:
+    """How a delegate's tensor argument is made: by the program's quantize_per_tensor
+    (`quant`), from method input `method_input` when that is what it quantizes."""
+
+    quant: Quantization | None
+    method_input: int | None
+    method_inputs: int  # how many inputs the method has
+
+
+def delegate_inputs(data: bytes, name: str) -> dict[tuple[str, int], list[DelegateInput]]:
+    """For each delegate call, (method, delegate index) -> each tensor argument in order
+    (inputs first): the quantize_per_tensor that makes it (scale, zero point) and the
+    method input it quantizes, when so. `simulate` quantizes a float input as the
+    program's own quantize does, so its integers are the runner's."""
+    try:
+        plans = open_pte(data).program.plans
+    except Malformed as exc:
+        raise PteError(f"{name}: {exc}") from None
+    out: dict[tuple[str, int], list[DelegateInput]] = {}
+    for plan in plans:
+
+        def number(index: int, plan: RawPlan = plan) -> float | None:
+            return plan.values[index].number if 0 <= index < len(plan.values) else None
+
+        made: dict[int, DelegateInput] = {}
+        for ins in plan.instructions:
+            if ins.tag != KERNEL_CALL or not 0 <= ins.index < len(plan.operators):
+                continue
+            if plan.operators[ins.index][0] != "quantized_decomposed::quantize_per_tensor":
+                continue
+            if len(ins.args) > 3:
+                scale, zp = number(ins.args[1]), number(ins.args[2])
+                if scale is not None and zp is not None and scale > 0:
+                    src = ins.args[0]
+                    j = plan.inputs.index(src) if src in plan.inputs else None
+                    made[ins.args[-1]] = DelegateInput(
+                        Quantization(scale, int(zp)), j, len(plan.inputs)
+                    )
+        for ins in plan.instructions:
+            if ins.tag == DELEGATE_CALL:
+                tensors = [
+                    v
+                    for v in ins.args
+                    if 0 <= v < len(plan.values) and plan.values[v].tensor is not None
+                ]
+                out[(plan.name, ins.index)] = [
+                    made.get(v, DelegateInput(None, None, len(plan.inputs))) for v in tensors
+                ]
+    return out

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ctypes
 import enum
 from collections.abc import Sequence
+from dataclasses import dataclass
 from functools import cache
 
 import numpy as np
@@ -137,6 +138,8 @@ class VirtualNpu:
         lib.ethosu_virtual_set_hw(self._drv, config, npu_id)
         # the aligned copy of the last command stream: a delegate run again reuses it
         self._cmd: tuple[bytes, npt.NDArray[np.uint8]] | None = None
+        # what callers prepare once per stream and reuse (ethosu_kit.vnpu.delegate's plans)
+        self.plans: dict[object, tuple[object, object]] = {}
 
     def close(self) -> None:
         if self._drv is not None:
@@ -175,22 +178,50 @@ class VirtualNpu:
             lib.ethosu_virtual_reset_workspace_peak()
         return peak
 
-    def invoke(self, cmd_data: bytes, regions: Sequence[npt.NDArray[np.uint8]]) -> None:
-        """Run a COP1 payload with base_addr[i] = regions[i] (16-byte aligned uint8 arrays)."""
-        if self._drv is None:
-            raise VnpuError("the virtual NPU is closed")
+    def prepare(self, cmd_data: bytes, regions: Sequence[npt.NDArray[np.uint8]]) -> Job:
+        """A job that runs `cmd_data` on these regions (kept alive by the job) each time
+        it is given to `run`: the aligned command copy and the ctypes region table are
+        made once, not per inference."""
         if self._cmd is None or self._cmd[0] is not cmd_data:
             self._cmd = (cmd_data, aligned_bytes(len(cmd_data), cmd_data))
-        cmd = self._cmd[1]
         n = len(regions)
-        bases = (ctypes.c_uint64 * n)(*(r.ctypes.data for r in regions))
-        sizes = (ctypes.c_size_t * n)(*(r.nbytes for r in regions))
+        return Job(
+            cmd=self._cmd[1],
+            cmd_addr=self._cmd[1].ctypes.data,
+            cmd_len=len(cmd_data),
+            regions=tuple(regions),
+            bases=(ctypes.c_uint64 * n)(*(r.ctypes.data for r in regions)),
+            sizes=(ctypes.c_size_t * n)(*(r.nbytes for r in regions)),
+        )
+
+    def run(self, job: Job) -> None:
+        """Run a prepared job."""
+        if self._drv is None:
+            raise VnpuError("the virtual NPU is closed")
         rc = self._lib.ethosu_invoke_v3(
-            self._drv, cmd.ctypes.data, len(cmd_data), bases, sizes, n, None
+            self._drv, job.cmd_addr, job.cmd_len, job.bases, job.sizes, len(job.regions), None
         )
         if rc != 0:
             reason = (self._lib.ethosu_virtual_last_error(self._drv) or b"").decode()
             raise VnpuError(f"virtual NPU: {reason or f'ethosu_invoke_v3 returned {rc}'}")
+
+    def invoke(self, cmd_data: bytes, regions: Sequence[npt.NDArray[np.uint8]]) -> None:
+        """Run a COP1 payload with base_addr[i] = regions[i] (16-byte aligned uint8 arrays)."""
+        if self._drv is None:
+            raise VnpuError("the virtual NPU is closed")
+        self.run(self.prepare(cmd_data, regions))
+
+
+@dataclass(frozen=True)
+class Job:
+    """A command stream and its regions, ready for `VirtualNpu.run`."""
+
+    cmd: npt.NDArray[np.uint8]
+    cmd_addr: int
+    cmd_len: int
+    regions: tuple[npt.NDArray[np.uint8], ...]
+    bases: ctypes.Array[ctypes.c_uint64]
+    sizes: ctypes.Array[ctypes.c_size_t]
 
 
 def disassemble(command_stream: bytes, product: int = 0) -> list[str]:

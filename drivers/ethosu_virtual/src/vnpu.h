@@ -175,6 +175,13 @@ static inline int32_t vnpu_rescale32(const struct vnpu_rescale32 *q, int32_t v)
     return (int32_t)(p >> 32) >> q->shift;
 }
 
+/* The 8-bit output stage of the convolutions' 8-bit paths: rescale, zero point, one clamp. */
+static inline uint8_t vnpu_out8(const struct vnpu_rescale32 *r, int32_t acc, int32_t zp, int32_t lo, int32_t hi)
+{
+    int32_t v = vnpu_rescale32(r, acc) + zp;
+    return (uint8_t)(v < lo ? lo : (v > hi ? hi : v));
+}
+
 /* A feature map as one operation addresses it: tiles, strides, precision, extent. */
 struct fm
 {
@@ -636,6 +643,66 @@ static inline int vnpu_mlw_next(struct vnpu_mlw *d, int16_t *value)
             return r;
         }
     }
+}
+
+/*
+ * The next n values as n calls of vnpu_mlw_next would give them, into dst. Returns n, or
+ * how many came before the call that would have returned 0 or -1 (*status gets that
+ * value; 1 when all n came). The decoder's state is kept in locals over a run of values:
+ * what the convolutions' weight decode costs per weight.
+ */
+static inline size_t vnpu_mlw_read(struct vnpu_mlw *d, int16_t *dst, size_t n, int *status)
+{
+    size_t got = 0;
+    *status = 1;
+    while (got < n)
+    {
+        if (d->zeros > 0)
+        {
+            size_t z = d->zeros < n - got ? d->zeros : n - got;
+            memset(dst + got, 0, z * sizeof(int16_t));
+            got += z;
+            d->zeros -= (uint32_t)z;
+            continue;
+        }
+        if (d->in_slice && d->index < d->nvalues)
+        {
+            const int palsize = d->palsize;
+            const int offset = d->direct_offset - palsize;
+            const uint16_t *wval = d->wval;
+            int index = d->index;
+            int end = d->nvalues;
+            if (d->use_zero_run)
+            {
+                /* one value, then its zero run */
+                end = index + 1;
+            }
+            else if ((size_t)(end - index) > n - got)
+            {
+                end = index + (int)(n - got);
+            }
+            for (; index < end; index++)
+            {
+                int w = wval[index];
+                int v = w < palsize ? d->palette[w] : w + offset;
+                int mag = v >> 1;
+                dst[got++] = (int16_t)((v & 1) ? -mag : mag);
+            }
+            if (d->use_zero_run)
+            {
+                d->zeros = d->zrun[index - 1 + d->new_palette]; /* the run after that value */
+            }
+            d->index = index;
+            continue;
+        }
+        int r = vnpu_mlw_refill(d);
+        if (r <= 0)
+        {
+            *status = r;
+            break;
+        }
+    }
+    return got;
 }
 
 #endif /* VNPU_H */

@@ -606,34 +606,43 @@ static int decode_weights(struct run *run, const struct weight_order *g, const u
                                 int inner_step = g->part_kernel ? 1 : g->ifm_ublock;
                                 for (int iu_i = 0; iu_i < inner_end; iu_i += inner_step)
                                 {
+                                    /* the micro-block's ofm_ublock x iz_end values in one read */
+                                    int iz_end = depthwise ? 1 : g->ifm_ublock;
+                                    int16_t vals[8 * 8];
+                                    int got;
+                                    size_t count = (size_t)ofm_ublock * (size_t)iz_end;
+                                    if (vnpu_mlw_read(&dec, vals, count, &got) != count)
+                                    {
+                                        *need = dec.need;
+                                        if (got < 0 && dec.need > mem_size)
+                                        {
+                                            return -1; /* the caller names the bytes */
+                                        }
+                                        return fail(run, "weight stream %s (weight decoder fault)",
+                                                    got == 0 ? "ended early" : "is malformed");
+                                    }
+                                    int ic0 = iz0 + iu_o + iu_i;
+                                    int ic_n = depth_in - ic0 < iz_end ? depth_in - ic0 : iz_end;
+                                    if (ky >= sub_h || ic_n <= 0)
+                                    {
+                                        continue;
+                                    }
                                     for (int oz = 0; oz < ofm_ublock; oz++)
                                     {
-                                        int iz_end = depthwise ? 1 : g->ifm_ublock;
-                                        for (int iz = 0; iz < iz_end; iz++)
+                                        int oc = oz0 + ou + oz;
+                                        if (oc >= depth_out || oc >= oz0 + ofm_blk)
                                         {
-                                            int16_t v;
-                                            int got = vnpu_mlw_next(&dec, &v);
-                                            if (got != 1)
-                                            {
-                                                *need = dec.need;
-                                                if (got < 0 && dec.need > mem_size)
-                                                {
-                                                    return -1; /* the caller names the bytes */
-                                                }
-                                                return fail(run, "weight stream %s (weight decoder fault)",
-                                                            got == 0 ? "ended early" : "is malformed");
-                                            }
-                                            int oc = oz0 + ou + oz;
-                                            int ic = iz0 + iu_o + iu_i + iz;
-                                            if (oc < depth_out && ic < depth_in && ky < sub_h && oc < oz0 + ofm_blk)
-                                            {
-                                                size_t idx =
-                                                    (((size_t)oc * (size_t)ukh + (size_t)(sy + ky)) * (size_t)ukw +
-                                                     (size_t)(sx + kx)) *
-                                                        (size_t)depth_in +
-                                                    (size_t)ic;
-                                                weights[idx] = v;
-                                            }
+                                            break;
+                                        }
+                                        int16_t *dst = weights + (((size_t)oc * (size_t)ukh + (size_t)(sy + ky)) *
+                                                                      (size_t)ukw +
+                                                                  (size_t)(sx + kx)) *
+                                                                     (size_t)depth_in +
+                                                       (size_t)ic0;
+                                        const int16_t *src = vals + oz * iz_end;
+                                        for (int iz = 0; iz < ic_n; iz++)
+                                        {
+                                            dst[iz] = src[iz];
                                         }
                                     }
                                 }
@@ -668,13 +677,6 @@ struct chan_rec
 };
 
 /* ---- CONV / DEPTHWISE ------------------------------------------------------------------- */
-
-/* The 8-bit output stage of op_conv's 8-bit path: rescale, zero point, one clamp. */
-static inline uint8_t out8(const struct vnpu_rescale32 *r, int32_t acc, int32_t zp, int32_t lo, int32_t hi)
-{
-    int32_t v = vnpu_rescale32(r, acc) + zp;
-    return (uint8_t)(v < lo ? lo : (v > hi ? hi : v));
-}
 
 static int op_conv(struct run *run, int depthwise)
 {
@@ -862,8 +864,8 @@ static int op_conv(struct run *run, int depthwise)
                     int32_t acc1 = no_bias ? 0 : (int32_t)chans[oc + 1].bias;
                     const int16_t *wrow = weights + (size_t)oc * terms;
                     dot16x2(patch16, wrow, wrow + terms, terms, &acc0, &acc1);
-                    po[fm_chan(&ofm, oc)] = out8(&chans[oc].r32, acc0, o.zp, out_lo, out_hi);
-                    po[fm_chan(&ofm, oc + 1)] = out8(&chans[oc + 1].r32, acc1, o.zp, out_lo, out_hi);
+                    po[fm_chan(&ofm, oc)] = vnpu_out8(&chans[oc].r32, acc0, o.zp, out_lo, out_hi);
+                    po[fm_chan(&ofm, oc + 1)] = vnpu_out8(&chans[oc + 1].r32, acc1, o.zp, out_lo, out_hi);
                 }
                 for (; oc < depth_out; oc++)
                 {
@@ -880,7 +882,7 @@ static int op_conv(struct run *run, int depthwise)
                     {
                         acc32 += dot16(patch16, wrow, terms);
                     }
-                    po[fm_chan(&ofm, oc)] = out8(&chans[oc].r32, acc32, o.zp, out_lo, out_hi);
+                    po[fm_chan(&ofm, oc)] = vnpu_out8(&chans[oc].r32, acc32, o.zp, out_lo, out_hi);
                 }
                 continue;
             }

@@ -35,7 +35,9 @@ const char *kit_board_name(void);
  * (kit_hal_fault_report, kit/hal.h); `frame` is the stacked frame or NULL. */
 __attribute__((noreturn)) void kit_fault(const uint32_t *frame);
 
-/* Interrupts: external IRQ n (not the vector index) to a handler with an argument. */
+/* Interrupts: external IRQ n (not the vector index) to a handler with an argument.
+ * kit_irq_register returns 0, -1 for an IRQ beyond the vector table, -2 when its
+ * KIT_IRQ_SLOTS slots (default 4, sdk/src/irq.c) are taken. */
 typedef void (*kit_irq_fn)(void *arg);
 int kit_irq_register(unsigned irq, kit_irq_fn fn, void *arg);
 void kit_irq_set_enabled(unsigned irq, int enabled);
