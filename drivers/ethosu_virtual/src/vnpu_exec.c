@@ -678,13 +678,6 @@ struct chan_rec
 
 /* ---- CONV / DEPTHWISE ------------------------------------------------------------------- */
 
-/* The 8-bit output stage of op_conv's 8-bit path: rescale, zero point, one clamp. */
-static inline uint8_t out8(const struct vnpu_rescale32 *r, int32_t acc, int32_t zp, int32_t lo, int32_t hi)
-{
-    int32_t v = vnpu_rescale32(r, acc) + zp;
-    return (uint8_t)(v < lo ? lo : (v > hi ? hi : v));
-}
-
 static int op_conv(struct run *run, int depthwise)
 {
     struct regs *r = &run->regs;
@@ -871,8 +864,8 @@ static int op_conv(struct run *run, int depthwise)
                     int32_t acc1 = no_bias ? 0 : (int32_t)chans[oc + 1].bias;
                     const int16_t *wrow = weights + (size_t)oc * terms;
                     dot16x2(patch16, wrow, wrow + terms, terms, &acc0, &acc1);
-                    po[fm_chan(&ofm, oc)] = out8(&chans[oc].r32, acc0, o.zp, out_lo, out_hi);
-                    po[fm_chan(&ofm, oc + 1)] = out8(&chans[oc + 1].r32, acc1, o.zp, out_lo, out_hi);
+                    po[fm_chan(&ofm, oc)] = vnpu_out8(&chans[oc].r32, acc0, o.zp, out_lo, out_hi);
+                    po[fm_chan(&ofm, oc + 1)] = vnpu_out8(&chans[oc + 1].r32, acc1, o.zp, out_lo, out_hi);
                 }
                 for (; oc < depth_out; oc++)
                 {
@@ -889,7 +882,7 @@ static int op_conv(struct run *run, int depthwise)
                     {
                         acc32 += dot16(patch16, wrow, terms);
                     }
-                    po[fm_chan(&ofm, oc)] = out8(&chans[oc].r32, acc32, o.zp, out_lo, out_hi);
+                    po[fm_chan(&ofm, oc)] = vnpu_out8(&chans[oc].r32, acc32, o.zp, out_lo, out_hi);
                 }
                 continue;
             }
