@@ -91,7 +91,7 @@ def pairs(a: dict[str, Array], b: dict[str, Array], links: Links | None = None) 
         if len(delegates) != 1:
             continue
         (k,) = delegates
-        known = (links or {}).get(k, {})
+        known = (links or {}).get(k, {}) if k is not None else {}
         for key in x:
             kind, index, delegate = _role(key)
             other = f"delegate{k}_{kind}{known.get((kind, index), index)}"
