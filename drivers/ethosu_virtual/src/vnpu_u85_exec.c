@@ -1928,18 +1928,24 @@ static int op_resize(struct run85 *run, uint32_t mode)
 /* ---- DMA ----------------------------------------------------------------------------------- */
 
 /*
- * A gather DMA (SRC idx_mode ENABLED), as Vela emits TOSA GATHER (index_select): row
- * (i1, i0) < (SIZE1, SIZE0) copies LEN bytes from SRC + i1 * SRC_STRIDE1 + k * SRC_STRIDE0
- * to DST + i1 * DST_STRIDE1 + i0 * DST_STRIDE0, k the int32 index read in order from
- * DMA0_IDX (DMA0_IDX_REGION), IDX_SKIP1 more bytes skipped after each run of SIZE0 (regor
- * gives 4 for int64 indices; only 0 was seen: UNVERIFIED). D1 is one row, D2 one run.
- * An index beyond IDX_MAX stops the job (what the NPU does then is UNVERIFIED).
+ * An indexed DMA, as Vela emits TOSA GATHER (index_select; SRC idx_mode ENABLED) and
+ * SCATTER (index_put; DST idx_mode ENABLED): row (i1, i0) < (SIZE1, SIZE0) copies LEN bytes
+ * from SRC + i1 * SRC_STRIDE1 + j * SRC_STRIDE0 to DST + i1 * DST_STRIDE1 + j' * DST_STRIDE0,
+ * where the indexed side takes k, the int32 index read in order from DMA0_IDX
+ * (DMA0_IDX_REGION), and the other i0; IDX_SKIP1 more bytes are skipped after each run
+ * of SIZE0 (regor gives 4 for int64 indices; only 0 was seen: UNVERIFIED). D1 is one row,
+ * D2 one run. An index beyond IDX_MAX stops the job (what the NPU does then is UNVERIFIED).
  */
-static int op_dma_gather(struct run85 *run, unsigned mode)
+static int op_dma_indexed(struct run85 *run, unsigned mode)
 {
     struct regs *r = &run->regs;
     uint32_t src_reg = R0(DMA0_SRC_REGION);
     uint32_t dst_reg = R0(DMA0_DST_REGION);
+    int scatter = (int)((dst_reg >> 11) & 1u);
+    if (scatter && ((src_reg >> 11) & 1u))
+    {
+        return fail(run, "DMA index mode on both source and destination is not defined");
+    }
     if (((src_reg | dst_reg) >> 8) & 1u)
     {
         return fail(run, "DMA index mode with internal memory is not modelled");
@@ -1951,9 +1957,10 @@ static int op_dma_gather(struct run85 *run, unsigned mode)
     int64_t idx_max = (int64_t)(W1(DMA0_IDX_MAX) & 0x7fffffffu);
     int64_t n0 = mode >= 1 ? (int64_t)R0(DMA0_SIZE0) : 1;
     int64_t n1 = mode == 2 ? (int64_t)R0(DMA0_SIZE1) : 1;
-    int64_t ss0 = addr40(r, DMA0_SRC_STRIDE0);
+    /* regor writes the indexed side's STRIDE0 even in D1 */
+    int64_t ss0 = mode >= 1 || !scatter ? addr40(r, DMA0_SRC_STRIDE0) : 0;
     int64_t ss1 = mode == 2 ? addr40(r, DMA0_SRC_STRIDE1) : 0;
-    int64_t ds0 = mode >= 1 ? addr40(r, DMA0_DST_STRIDE0) : 0;
+    int64_t ds0 = mode >= 1 || scatter ? addr40(r, DMA0_DST_STRIDE0) : 0;
     int64_t ds1 = mode == 2 ? addr40(r, DMA0_DST_STRIDE1) : 0;
     int64_t skip1 = mode == 2 ? addr40(r, DMA0_IDX_SKIP1) : 0;
     uint8_t *smem = NULL, *dmem = NULL, *imem = NULL;
@@ -1968,7 +1975,7 @@ static int op_dma_gather(struct run85 *run, unsigned mode)
     if (len < 0 || n0 < 1 || n1 < 1 || skip1 < 0 || idx < 0 || idx_end > (int64_t)isize)
     {
         return fail(run,
-                    "DMA gather of %lldx%lld rows of %lld bytes, indices [%lld, %lld): "
+                    "indexed DMA of %lldx%lld rows of %lld bytes, indices [%lld, %lld): "
                     "not inside region %lu of %lu bytes",
                     (long long)n1, (long long)n0, (long long)len, (long long)idx, (long long)idx_end,
                     (unsigned long)(R0(DMA0_IDX_REGION) & 7u), (unsigned long)isize);
@@ -1986,15 +1993,15 @@ static int op_dma_gather(struct run85 *run, unsigned mode)
         }
         if (k < 0 || k > idx_max)
         {
-            return fail(run, "DMA gather index %lld (row %lld) outside 0..IDX_MAX %lld", (long long)k, (long long)i0,
-                        (long long)idx_max);
+            return fail(run, "indexed DMA: index %lld (row %lld) outside 0..IDX_MAX %lld", (long long)k,
+                        (long long)i, (long long)idx_max);
         }
-        int64_t s = src + i1 * ss1 + k * ss0;
-        int64_t d = dst + i1 * ds1 + i0 * ds0;
+        int64_t s = src + i1 * ss1 + (scatter ? i0 : k) * ss0;
+        int64_t d = dst + i1 * ds1 + (scatter ? k : i0) * ds0;
         if (s < 0 || s + len > (int64_t)ssize || d < 0 || d + len > (int64_t)dsize)
         {
-            return fail(run, "DMA gather row %lld: [%lld, +%lld) -> [%lld, +%lld) outside its regions", (long long)i0,
-                        (long long)s, (long long)len, (long long)d, (long long)len);
+            return fail(run, "indexed DMA row %lld: [%lld, +%lld) -> [%lld, +%lld) outside its regions",
+                        (long long)i, (long long)s, (long long)len, (long long)d, (long long)len);
         }
         memmove(dmem + d, smem + s, (size_t)len);
     }
@@ -2014,13 +2021,9 @@ static int op_dma(struct run85 *run)
     {
         return fail(run, "DMA stride_mode 3 is not defined");
     }
-    if ((dst_reg >> 11) & 1u)
+    if (((src_reg | dst_reg) >> 11) & 1u)
     {
-        return fail(run, "DMA index mode on the destination (scatter) is not modelled");
-    }
-    if ((src_reg >> 11) & 1u)
-    {
-        return op_dma_gather(run, mode);
+        return op_dma_indexed(run, mode);
     }
     if ((src_reg >> 8) & 1u)
     {
