@@ -189,3 +189,25 @@ def test_selftest_with_the_arm_driver_builds(pte_u65_dedicated: Path, root: Path
     out = run(elf)
     assert out.exit_code == 17, out.output
     assert "ethosu_init failed" in out.output
+
+
+def test_a_driver_selftest_where_no_npu_answers_names_npu_base(
+    pte_u55_shared: Path, root: Path
+) -> None:
+    """A board whose npu.base has nothing behind it (the AN521 example: QEMU faults there):
+    the Arm driver's first register access is a bus fault, and the fault report says it is
+    at the NPU's registers and which board keys to check, then `kit: exit 16`."""
+    import os
+
+    need_cross_gcc()
+    missing = [n for n in ("ETHOSU_DRIVER_ROOT", "CMSIS_ROOT") if not os.environ.get(n)]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not set: the Arm driver comes from the user's checkout")
+    board = Path(__file__).parents[1] / "docs" / "examples" / "boards" / "mps2-an521"
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", root / "an521", app="selftest")
+    assert kit_main(["build", str(project), "--app", "selftest", "--npu", "driver"]) == 0
+    out = run(project / "build" / "gcc" / "selftest.elf")
+    assert out.exit_code == 16, out.output
+    assert "E: the bus fault is at NPU register 0x" in out.output, out.output
+    assert "of npu.base 0x58102000: no NPU answers there" in out.output, out.output
+    assert out.output.rstrip().endswith("kit: exit 16"), out.output
