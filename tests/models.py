@@ -205,6 +205,34 @@ def residual_cnn() -> Built:
     return Residual().eval(), (torch.rand(RESIDUAL_SHAPE),), _calibration(RESIDUAL_SHAPE)
 
 
+def two_io() -> Built:
+    """Two inputs, three outputs, in an order the delegate does not keep: its inputs and
+    outputs are numbered otherwise than the method's (tools must pair them by the
+    program's quantize/dequantize, not by index)."""
+    import torch
+    from torch import nn
+
+    class TwoIo(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.c = nn.Conv2d(4, 4, 1)
+            self.d = nn.Conv2d(4, 2, 1)
+
+        def forward(self, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            y = self.c(b)  # computed first: the delegate's output 0
+            z = self.d(a)
+            return torch.relu(z), y, torch.sigmoid(a[:, :2])
+
+    g = torch.Generator().manual_seed(2)
+    shape = (1, 4, 8, 8)
+    calib = [
+        (torch.rand(shape, generator=g) * 2 - 1, torch.rand(shape, generator=g) * 3 - 1)
+        for _ in range(4)
+    ]
+    torch.manual_seed(0)
+    return TwoIo().eval(), calib[0], calib
+
+
 @dataclass(frozen=True)
 class TestModel:
     """One fixture's model and how to lower it."""
@@ -242,6 +270,7 @@ MODELS: dict[str, TestModel] = {
         TestModel("too_big", wide_conv, Target(U55, memory_mode="Shared_Sram")),
         TestModel("half_mb", linear_stack, Target(U55, memory_mode="Shared_Sram")),
         TestModel("big_input", big_input, Target(U55, memory_mode="Shared_Sram")),
+        TestModel("two_io", two_io, Target(U55, memory_mode="Shared_Sram")),
     )
 }
 

@@ -73,3 +73,49 @@ def test_nothing_in_common_is_an_error(tmp_path: Path, capsys: pytest.CaptureFix
     np.savez(tmp_path / "b.npz", y=np.zeros(3, np.int8))
     assert main(["compare", str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]) == 2
     assert "no arrays to compare" in capsys.readouterr().err
+
+
+def test_a_delegate_that_orders_its_io_otherwise_is_paired_by_the_program(
+    pte_two_io: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Two inputs and three outputs that the delegate numbers otherwise than the method:
+    `simulate` feeds each float method input to the delegate input its quantize makes, and
+    `compare --pte` pairs each method output with the delegate output its dequantize
+    reads (by index the pairs would have different shapes, or wrong values)."""
+    from ethosu_kit.compare import links_from_pte
+    from ethosu_kit.pte import read_pte
+
+    method = read_pte(pte_two_io).methods[0]
+    (link,) = links_from_pte(pte_two_io).values()
+    rng = np.random.default_rng(0)
+    floats = [rng.uniform(-1, 1, size=t.shape).astype(np.float32) for t in method.inputs]
+    files = []
+    for i, x in enumerate(floats):
+        files.append(str(tmp_path / f"x{i}.npy"))
+        np.save(files[-1], x)
+    assert (
+        main(["simulate", str(pte_two_io), "--inputs", *files, "-o", str(tmp_path / "s.npz")]) == 0
+    )
+    capsys.readouterr()
+    with np.load(tmp_path / "s.npz") as data:
+        sim = {k: data[k] for k in data.files}
+    qin, qout = io_quantization(pte_two_io)
+    for i, q in enumerate(qin):  # each float went to its own delegate input, with its scale
+        assert q is not None
+        want = np.clip(np.rint(floats[i] * (np.float32(1) / np.float32(q.scale))) + q.zero_point,
+                       -128, 127)  # fmt: skip
+        assert np.array_equal(sim[f"delegate0_input{link[('input', i)]}"], want.astype(np.int8))
+    order = [link[("output", o)] for o in range(len(method.outputs))]
+    assert order != list(range(len(order))), "the model no longer reorders: the test is void"
+    runner = {}
+    for o, (t, q) in enumerate(zip(method.outputs, qout, strict=True)):
+        assert q is not None
+        ints = sim[f"delegate0_output{order[o]}"]
+        assert list(ints.shape) == list(t.shape)
+        runner[f"output{o}"] = ((ints.astype(np.float32) - q.zero_point) * q.scale).astype(
+            np.float32
+        )
+    np.savez(tmp_path / "run.npz", **runner)
+    args = ["compare", str(tmp_path / "run.npz"), str(tmp_path / "s.npz")]
+    assert main([*args, "--pte", str(pte_two_io)]) == 0
+    assert "COMPARE PASS (3 of 3)" in capsys.readouterr().out

@@ -111,3 +111,17 @@ def test_auto_takes_an_installed_fvp(pte_u55_shared: Path, root: Path, tmp_path:
     assert result.returncode == 3, result
     assert "ethosu.num_macs=128" in result.stdout
     assert f"-a {b.elf.resolve()}" in result.stdout
+
+
+def test_an_fvp_run_without_the_exit_line_is_not_a_pass(
+    pte_u55_shared: Path, root: Path, tmp_path: Path
+) -> None:
+    """The wrong FVP, or one that never loaded the image, exits 0 without the firmware's
+    `kit: exit` line: that is not the app passing (it once said `exit code 0 (OK)`)."""
+    b = built(pte_u55_shared, "cs300", "Shared_Sram", root)
+    fake = tmp_path / "not_an_fvp"
+    fake.write_text("#!/bin/sh\necho 'some other simulator'\nexit 0\n")
+    fake.chmod(0o755)
+    result = run_kit("run", b.elf, "--fvp", fake)
+    assert_refused(result, "without the firmware's last line `kit: exit <code>`", code=125)
+    assert "OK" not in result.stderr

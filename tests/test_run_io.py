@@ -34,8 +34,15 @@ def test_wrong_arrays_are_refused_before_the_run(bringup: Built, tmp_path: Path)
     np.save(right, np.zeros((1, 3, 16, 16), np.float32))
     two = tmp_path / "two.npz"
     np.savez(two, np.zeros((1, 3, 16, 16), np.float32), np.zeros(3, np.float32))
+    vectors = tmp_path / "v.npz"  # simulate -o: the delegate's integers, not the method's
+    np.savez(vectors, delegate0_input0=np.zeros((1, 3, 16, 16), np.int8),
+             delegate0_output0=np.zeros((1, 8, 8, 8), np.int8))  # fmt: skip
+    again = tmp_path / "run.npz"  # a run -o file: input<i> are the inputs, output<o> are not
+    np.savez(again, output0=np.zeros((1, 4), np.float32), input0=np.zeros((3, 16, 16), np.int8))
     out = tmp_path / "out.npz"
     for args, needles in (
+        ([vectors], ["2 array(s) given", "v.npz[delegate0_output0]"]),
+        ([again], [f"{again}[input0]: input 0 is int8 [3, 16, 16]"]),
         ([wrong_dtype], [f"{wrong_dtype}: input 0 is int8", "wants float32 [1, 3, 16, 16]"]),
         ([wrong_shape], ["input 0 is float32 [3, 16, 16]"]),
         ([right, right], ["2 array(s) given", "takes 1"]),
@@ -44,6 +51,7 @@ def test_wrong_arrays_are_refused_before_the_run(bringup: Built, tmp_path: Path)
     ):
         result = run_kit("run", bringup.elf, "--inputs", *args, "-o", out)
         assert_refused(result, *needles, absent=[out], code=2)
+        assert ("hint: that is a vectors file" in result.stderr) == (args == [vectors])
         assert "BRINGUP" not in result.stdout, "the emulator ran"
 
 

@@ -27,11 +27,13 @@ from vnpu_models import (
 )
 from vnpu_models import (
     IMG,
+    SEQ,
     OpModel,
     _binary,
     _conv,
     _fn,
     _mod,
+    _seq,
     lowered,
 )
 
@@ -215,6 +217,23 @@ def _index_select(dim: int, *index: int) -> Callable[[], Any]:
                 return x.index_select(dim, torch.tensor(index))
 
         return IndexSelect()
+
+    return build
+
+
+def _index_put(*index: int) -> Callable[[], Any]:
+    """x[:, index] = y: Vela makes it a copy and a scatter DMA (destination index mode)."""
+
+    def build() -> Any:
+        import torch
+
+        class IndexPut(torch.nn.Module):
+            def forward(self, x: Any, y: Any) -> Any:
+                x = x.clone()
+                x[:, torch.tensor(index)] = y
+                return x
+
+        return IndexPut()
 
     return build
 
@@ -426,6 +445,9 @@ OP_MODELS: tuple[OpModel, ...] = (
     _new("index_select_one", _index_select(1, 6), (IMG,)),
     _new("index_select_h", _index_select(2, 9, 0, 4, 4), (IMG,)),
     _new("index_select_a16w8", _index_select(1, 0, 3, 5), (IMG,), 16),
+    _new("index_put", _index_put(1, 5), (IMG, (1, 2, 10, 10))),
+    _new("index_put_one", _index_put(3), (IMG, (1, 1, 10, 10))),
+    _new("index_put_a16w8", _index_put(1, 5), (IMG, (1, 2, 10, 10)), 16),
     _new("conv_transpose_a16w8", _mod("ConvTranspose2d", 8, 8, 2, stride=2), ((1, 8, 5, 5),), 16),
     _new("conv_transpose_k3_a16w8", _mod("ConvTranspose2d", 8, 8, 3, 2, 1, 1), ((1, 8, 5, 5),), 16),
     _new("conv_deep_a16w8", _conv(48, 40, 3, padding=1), ((1, 48, 6, 6),), 16),
@@ -444,10 +466,17 @@ WHOLE_MODELS: tuple[OpModel, ...] = (
     _u85(U55_MODELS["tiny_cnn"]),
     _u85(U55_MODELS["residual_mul"]),
 )
-# Vela miscompiles this one: a slice of the innermost axis folded into the reduction that
-# follows keeps the unsliced depth (test_u85_vela_slice_before_reduction; not in the corpus)
+# Vela miscompiles these (not in the corpus; test_u85_vela_miscompiles): a slice of the
+# innermost axis folded into the reduction that follows keeps the unsliced depth; an int16
+# Linear-ReLU-Linear over tokens reads its input through the second Linear's 4x4 view
 SLICE_SUM = _new("slice_sum", _unary(lambda x: x[..., 3:7].sum(dim=3, keepdim=True)), (IMG,))
-BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS, SLICE_SUM)}
+MLP_RELU_A16W8 = _new(
+    "mlp_relu_a16w8",
+    _seq(_mod("Linear", 32, 64), _mod("ReLU"), _mod("Linear", 64, 32)),
+    (SEQ,),
+    16,
+)
+BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS, SLICE_SUM, MLP_RELU_A16W8)}
 
 
 def vela_flags(accelerator: str, memory_mode: str) -> list[str]:

@@ -75,7 +75,13 @@ def _role(key: str) -> tuple[str, int, int | None]:
     return "", -1, None
 
 
-def pairs(a: dict[str, Array], b: dict[str, Array]) -> list[Pair]:
+# delegate K -> (kind, method index) -> the delegate's own index of that tensor
+Links = dict[int, dict[tuple[str, int], int]]
+
+
+def pairs(a: dict[str, Array], b: dict[str, Array], links: Links | None = None) -> list[Pair]:
+    """`links` (from the .pte): which delegate input/output each method input/output is;
+    without them, method index o pairs with the delegate's o."""
     common = [k for k in a if k in b]
     if common:
         return [Pair(k, k, *_role(k)[:2]) for k in common]
@@ -85,9 +91,10 @@ def pairs(a: dict[str, Array], b: dict[str, Array]) -> list[Pair]:
         if len(delegates) != 1:
             continue
         (k,) = delegates
+        known = (links or {}).get(k, {}) if k is not None else {}
         for key in x:
             kind, index, delegate = _role(key)
-            other = f"delegate{k}_{kind}{index}"
+            other = f"delegate{k}_{kind}{known.get((kind, index), index)}"
             if kind and delegate is None and other in y:
                 out.append(Pair(other, key, kind, index) if swap else Pair(key, other, kind, index))
         if out:
@@ -101,8 +108,10 @@ def compare(
     quant: tuple[list[Quantization | None], list[Quantization | None]] | None,
     lsb: float,
     names: tuple[str, str] = ("a", "b"),
+    *,
+    links: Links | None = None,
 ) -> list[PairResult]:
-    found = pairs(a, b)
+    found = pairs(a, b, links)
     if not found:
         raise KitError(
             f"{names[0]} and {names[1]} have no arrays to compare: keys {sorted(a)} and "
@@ -151,3 +160,28 @@ def compare(
             PairResult(p, unit, float(diff.max()) if diff.size else 0.0, beyond, int(diff.size))
         )
     return results
+
+
+def links_from_pte(path: Path) -> Links:
+    """For each Ethos-U delegate K (simulate's numbering), which of its inputs and outputs
+    each method input and output is: through the program's quantize (input) and
+    dequantize (output) operators, or as it is."""
+    from ethosu_kit.pte.reader import delegate_args, read_pte_bytes, vela_streams_from_bytes
+
+    data = read_pte_bytes(path)
+    args = delegate_args(data, str(path))
+    out: Links = {}
+    for k, blocks in enumerate(vela_streams_from_bytes(data, str(path))):
+        made = args.get((blocks.method, blocks.delegate_index), [])
+        n_in = len(blocks.inputs)
+        if len(made) != n_in + len(blocks.outputs):
+            continue  # the call's arguments do not line up with the Vela IO
+        table: dict[tuple[str, int], int] = {}
+        for i, arg in enumerate(made[:n_in]):
+            if arg.method_input is not None:
+                table.setdefault(("input", arg.method_input), i)
+        for o, arg in enumerate(made[n_in:]):
+            if arg.method_output is not None:
+                table.setdefault(("output", arg.method_output), o)
+        out[k] = table
+    return out

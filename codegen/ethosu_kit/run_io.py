@@ -114,12 +114,15 @@ def program_tensors(image: KitImage) -> tuple[list[Tensor], list[Tensor]]:
 
 
 def _ordered(named: list[Any]) -> list[Any]:
-    """An .npz's arrays named input<i> / input_<i> go by that index, others in file order."""
+    """An .npz's arrays named input<i> / input_<i> go by that index, others in file order.
+    A `run -o` file (input<i> and output<o>) gives its inputs only."""
     import re
 
     keys = [re.search(r"\[input_?(\d+)\]$", n.source) for n in named]
-    if named and all(keys):
-        return [n for _, n in sorted(zip((int(k.group(1)) for k in keys if k), named, strict=True))]
+    inputs = [(int(k.group(1)), n) for k, n in zip(keys, named, strict=True) if k]
+    rest = [n for k, n in zip(keys, named, strict=True) if not k]
+    if inputs and all(re.search(r"\[output_?\d+\]$", n.source) for n in rest):
+        return [n for _, n in sorted(inputs, key=lambda pair: pair[0])]
     return named
 
 
@@ -129,10 +132,15 @@ def prepare_inputs(files: Sequence[str], wants: list[Tensor]) -> list[Array]:
 
     named = _ordered(load_arrays(files))
     if len(named) != len(wants):
+        vectors = any("]" in n.source and "[delegate" in n.source for n in named)
         raise KitError(
             f"--inputs: {len(named)} array(s) given ({', '.join(n.source for n in named)}), "
             f"the program takes {len(wants)}: "
-            + "; ".join(f"input {i}: {t}" for i, t in enumerate(wants))
+            + "; ".join(f"input {i}: {t}" for i, t in enumerate(wants)),
+            hint="that is a vectors file (simulate -o, the self-test's --vectors): it holds "
+            "the delegate's integers; run --inputs takes the method's own inputs"
+            if vectors
+            else None,
         )
     arrays = []
     for i, (n, want) in enumerate(zip(named, wants, strict=True)):

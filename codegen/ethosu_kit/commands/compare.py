@@ -33,12 +33,15 @@ def run(args: argparse.Namespace) -> int:
     if not args.lsb >= 0:
         raise KitError(f"--lsb {args.lsb}: must be a number >= 0")
     quant = None
+    links = None
     if args.pte is not None:
+        from ethosu_kit.compare import links_from_pte
         from ethosu_kit.pte.reader import io_quantization
 
         quant = io_quantization(args.pte)
+        links = links_from_pte(args.pte)
     names = (args.a.name, args.b.name)
-    results = compare(load(args.a), load(args.b), quant, args.lsb, names)
+    results = compare(load(args.a), load(args.b), quant, args.lsb, names, links=links)
     bad = 0
     for r in results:
         ok = r.ok(args.lsb)

@@ -38,16 +38,24 @@ def _seconds(text: str) -> float:
     return value
 
 
+NO_EXIT_LINE = 125  # the emulator ended, the firmware never said how (coreutils: 125)
+
+
 def exit_from_uart(result: RunResult) -> RunResult:
     """An FVP's own exit status need not be the firmware's: the kit's apps print
     `kit: exit <code>` last, and that line wins when it is there."""
     import dataclasses
-    import re
 
-    found = re.findall(r"^kit: exit (\d+)\s*$", result.output, re.MULTILINE)
+    found = _exit_lines(result.output)
     if found and not result.timed_out:
         return dataclasses.replace(result, exit_code=int(found[-1]))
     return result
+
+
+def _exit_lines(output: str) -> list[str]:
+    import re
+
+    return re.findall(r"^kit: exit (\d+)\s*$", output, re.MULTILINE)
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -137,6 +145,18 @@ def run(args: argparse.Namespace) -> int:
             )
             name = "QEMU"
         _check_ended(args, result, name)
+        if emulator == "fvp" and not _exit_lines(result.output):
+            from ethosu_kit.errors import KitError
+
+            error = KitError(
+                f"{args.elf}: the FVP ended (status {result.exit_code}) without the "
+                "firmware's last line `kit: exit <code>`: the image did not run to its end, "
+                "so its exit code is unknown",
+                hint="is it the FVP for this board and NPU (--fvp)? its own messages are "
+                "above; the same image in QEMU: --emulator qemu",
+            )
+            error.exit_code = NO_EXIT_LINE
+            raise error
         code = result.exit_code if result.exit_code is not None else 1
         if code == 0:
             io.collect(workdir)

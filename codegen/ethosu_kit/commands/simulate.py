@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ethosu_kit.inputs import NamedArray
-    from ethosu_kit.pte.reader import DelegateInput, Quantization
+    from ethosu_kit.pte.reader import DelegateArg, Quantization
 
 HELP = "run each Ethos-U delegate of a .pte on the virtual NPU (given or random integer inputs)"
 
@@ -59,7 +59,7 @@ def run(args: argparse.Namespace) -> int:
     from ethosu_kit.errors import KitError
     from ethosu_kit.inputs import check_output_path, conform, load_arrays, save_npz
     from ethosu_kit.pte.reader import (
-        delegate_inputs,
+        delegate_args,
         model_from_bytes,
         read_pte_bytes,
         vela_streams_from_bytes,
@@ -96,7 +96,7 @@ def run(args: argparse.Namespace) -> int:
             f"{args.pte}: --inputs with {len(selected)} delegates is ambiguous",
             hint="pick one with --delegate K",
         )
-    made_by = delegate_inputs(data, str(args.pte)) if given is not None else {}
+    made_by = delegate_args(data, str(args.pte)) if given is not None else {}
     rng = np.random.default_rng(args.seed)
     saved: dict[str, np.ndarray[Any, Any]] = {}
     for _, blocks in selected:
@@ -153,7 +153,7 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _method_floats(
-    arrays: list[NamedArray], made: list[DelegateInput], count: int, notes: list[str]
+    arrays: list[NamedArray], made: list[DelegateArg], count: int, notes: list[str]
 ) -> list[NamedArray]:
     """Float arrays are the method's inputs (what `run --inputs` takes): when every input of
     the delegate is the program's quantize of a method input, give it that array (the

@@ -380,52 +380,60 @@ def io_quantization(
 
 
 @dataclass(frozen=True)
-class DelegateInput:
-    """How a delegate's tensor argument is made: by the program's quantize_per_tensor
-    (`quant`), from method input `method_input` when that is what it quantizes."""
+class DelegateArg:
+    """How a delegate call's tensor argument meets the method: made by the program's
+    quantize_per_tensor (`quant`) of method input `method_input`, or turned by a
+    dequantize_per_tensor (or as it is) into method output `method_output`."""
 
     quant: Quantization | None
     method_input: int | None
     method_inputs: int  # how many inputs the method has
+    method_output: int | None = None
 
 
-def delegate_inputs(data: bytes, name: str) -> dict[tuple[str, int], list[DelegateInput]]:
+def delegate_args(data: bytes, name: str) -> dict[tuple[str, int], list[DelegateArg]]:
     """For each delegate call, (method, delegate index) -> each tensor argument in order
-    (inputs first): the quantize_per_tensor that makes it (scale, zero point) and the
-    method input it quantizes, when so. `simulate` quantizes a float input as the
-    program's own quantize does, so its integers are the runner's."""
+    (inputs first, then outputs). `simulate` quantizes a float input as the program's own
+    quantize does, and `compare` pairs a method output with the delegate output it is:
+    the delegate may order both differently from the method."""
     try:
         plans = open_pte(data).program.plans
     except Malformed as exc:
         raise PteError(f"{name}: {exc}") from None
-    out: dict[tuple[str, int], list[DelegateInput]] = {}
+    out: dict[tuple[str, int], list[DelegateArg]] = {}
     for plan in plans:
 
         def number(index: int, plan: RawPlan = plan) -> float | None:
             return plan.values[index].number if 0 <= index < len(plan.values) else None
 
-        made: dict[int, DelegateInput] = {}
+        made: dict[int, tuple[Quantization, int | None]] = {}
+        shown: dict[int, int] = {v: o for o, v in enumerate(plan.outputs)}
         for ins in plan.instructions:
             if ins.tag != KERNEL_CALL or not 0 <= ins.index < len(plan.operators):
                 continue
-            if plan.operators[ins.index][0] != "quantized_decomposed::quantize_per_tensor":
-                continue
-            if len(ins.args) > 3:
+            op = plan.operators[ins.index][0]
+            if op == "quantized_decomposed::quantize_per_tensor" and len(ins.args) > 3:
                 scale, zp = number(ins.args[1]), number(ins.args[2])
                 if scale is not None and zp is not None and scale > 0:
                     src = ins.args[0]
                     j = plan.inputs.index(src) if src in plan.inputs else None
-                    made[ins.args[-1]] = DelegateInput(
-                        Quantization(scale, int(zp)), j, len(plan.inputs)
-                    )
+                    made[ins.args[-1]] = (Quantization(scale, int(zp)), j)
+            elif (
+                op == "quantized_decomposed::dequantize_per_tensor"
+                and len(ins.args) > 1
+                and ins.args[-1] in plan.outputs
+            ):
+                shown.setdefault(ins.args[0], plan.outputs.index(ins.args[-1]))
         for ins in plan.instructions:
-            if ins.tag == DELEGATE_CALL:
-                tensors = [
-                    v
-                    for v in ins.args
-                    if 0 <= v < len(plan.values) and plan.values[v].tensor is not None
-                ]
-                out[(plan.name, ins.index)] = [
-                    made.get(v, DelegateInput(None, None, len(plan.inputs))) for v in tensors
-                ]
+            if ins.tag != DELEGATE_CALL:
+                continue
+            args = []
+            for v in ins.args:
+                if not 0 <= v < len(plan.values) or plan.values[v].tensor is None:
+                    continue
+                quant, j = made.get(v, (None, None))
+                if j is None and v in plan.inputs:
+                    j = plan.inputs.index(v)
+                args.append(DelegateArg(quant, j, len(plan.inputs), shown.get(v)))
+            out[(plan.name, ins.index)] = args
     return out

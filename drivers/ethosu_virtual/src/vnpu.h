@@ -175,6 +175,13 @@ static inline int32_t vnpu_rescale32(const struct vnpu_rescale32 *q, int32_t v)
     return (int32_t)(p >> 32) >> q->shift;
 }
 
+/* The 8-bit output stage of the convolutions' 8-bit paths: rescale, zero point, one clamp. */
+static inline uint8_t vnpu_out8(const struct vnpu_rescale32 *r, int32_t acc, int32_t zp, int32_t lo, int32_t hi)
+{
+    int32_t v = vnpu_rescale32(r, acc) + zp;
+    return (uint8_t)(v < lo ? lo : (v > hi ? hi : v));
+}
+
 /* A feature map as one operation addresses it: tiles, strides, precision, extent. */
 struct fm
 {

@@ -399,6 +399,35 @@ static int op_pool(struct run *run, uint32_t mode)
 
 /* ---- ELEMENTWISE -------------------------------------------------------------------------- */
 
+/* What an elementwise operation does to each operand before combining them. */
+struct ew55
+{
+    int mode, scale_mode, iround, fixed_shift;
+    uint32_t opa;
+    unsigned opa_shift;
+    int64_t opa16, opb16;
+};
+
+/* Operand v (zero point removed) as the operation combines it: `first` is operand a (after
+ * any swap). ADD/SUB scale their operands (scale_mode 0: OPA/OPB 16-bit; 1: a rescaled, b
+ * shifted; 2: the other way round); the other operations take them as they are. */
+static inline int64_t ew55_pre(const struct ew55 *e, int first, int64_t v)
+{
+    if (e->mode != 1 && e->mode != 2)
+    {
+        return v;
+    }
+    if (e->scale_mode == 0)
+    {
+        return v * (first ? e->opa16 : e->opb16);
+    }
+    if ((e->scale_mode == 1) == (first != 0))
+    {
+        return vnpu_rescale(v, e->opa, e->opa_shift, e->iround);
+    }
+    return v * ((int64_t)1 << e->fixed_shift);
+}
+
 static int op_elementwise(struct run *run, uint32_t mode)
 {
     struct regs *r = &run->regs;
@@ -481,9 +510,82 @@ static int op_elementwise(struct run *run, uint32_t mode)
     struct vnpu_rescaler out_scale;
     vnpu_rescaler_init(&out_scale, oscale, oshift, oround);
 
+    struct ew55 e;
+    e.mode = (int)mode;
+    e.scale_mode = scale_mode;
+    e.iround = iround;
+    e.fixed_shift = fixed_shift;
+    e.opa = opa;
+    e.opa_shift = opa_shift;
+    e.opa16 = opa16;
+    e.opb16 = opb16;
+
     /* each pixel addressed once; its channels by fm_chan (NHWC or NHCWB16) */
     int ka = ifm.elem * 2 + ifm.is_signed;
     int kb = unary || scalar ? 0 : ifm2.elem * 2 + ifm2.is_signed;
+    /*
+     * 8-bit operands and OFM without LUT (a residual ADD): each operand's scaled value
+     * from a 256-entry table of ew55_pre, the combination and output stage in 32 bits
+     * when every table value keeps it inside (-2^30, 2^30). The same values as below.
+     */
+    int32_t t1[256];
+    int32_t t2[256];
+    struct vnpu_rescale32 out32;
+    int fast8 = !unary && mode <= 4 && ifm.elem == 1 && ofm.elem == 1 && (scalar || ifm2.elem == 1) && o.simple &&
+                vnpu_rescale32_init(&out32, &out_scale);
+    if (fast8)
+    {
+        /* the operands' positions after the swap: IFM is a unless reversed */
+        int64_t max1 = 0;
+        int64_t max2 = 0;
+        for (int v = 0; v < 256 && fast8; v++)
+        {
+            /* byte v as each 8-bit operand stores it */
+            int64_t v1 = ifm.is_signed ? (int64_t)(int8_t)(uint8_t)v : (int64_t)v;
+            int64_t v2 = !scalar && ifm2.is_signed ? (int64_t)(int8_t)(uint8_t)v : (int64_t)v;
+            int64_t x1 = ew55_pre(&e, !reversed, v1 - ifm.zp);
+            int64_t x2 = ew55_pre(&e, reversed, scalar ? scalar_value : v2 - ifm2.zp);
+            max1 = x1 < 0 ? (-x1 > max1 ? -x1 : max1) : (x1 > max1 ? x1 : max1);
+            max2 = x2 < 0 ? (-x2 > max2 ? -x2 : max2) : (x2 > max2 ? x2 : max2);
+            fast8 = max1 < ((int64_t)1 << 30) && max2 < ((int64_t)1 << 30);
+            t1[v] = (int32_t)x1;
+            t2[v] = (int32_t)x2;
+        }
+        /* |a op b| below 2^30 for every pair */
+        fast8 = fast8 && (mode == 0 ? max1 * max2 : (mode <= 2 ? max1 + max2 : 0)) < ((int64_t)1 << 30);
+    }
+    if (fast8)
+    {
+        const int32_t lo = (int32_t)o.lim.lo;
+        const int32_t hi = (int32_t)o.lim.hi;
+        for (int y = 0; y < ofm.h; y++)
+        {
+            for (int x = 0; x < ofm.w; x++)
+            {
+                const uint8_t *pa = ifm.mem + fm_offset(&ifm, y, x, 0);
+                const uint8_t *pb = pa;
+                uint8_t *po = ofm.mem + fm_offset(&ofm, y, x, 0);
+                if (!scalar)
+                {
+                    pb = ifm2.mem + fm_offset(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, 0);
+                }
+                for (int c = 0; c < ofm.c; c++)
+                {
+                    int32_t x1 = t1[pa[fm_chan(&ifm, c)]];
+                    int32_t x2 = scalar ? t2[0] : t2[pb[fm_chan(&ifm2, (bc & 4u) ? 0 : c)]];
+                    int32_t a = reversed ? x2 : x1;
+                    int32_t b = reversed ? x1 : x2;
+                    int32_t res = mode == 0 ? a * b
+                                  : mode == 1 ? a + b
+                                  : mode == 2 ? a - b
+                                  : mode == 3 ? (a < b ? a : b)
+                                              : (a > b ? a : b);
+                    po[fm_chan(&ofm, c)] = vnpu_out8(&out32, res, o.zp, lo, hi);
+                }
+            }
+        }
+        return 0;
+    }
     for (int y = 0; y < ofm.h; y++)
     {
         for (int x = 0; x < ofm.w; x++)
@@ -509,6 +611,8 @@ static int op_elementwise(struct run *run, uint32_t mode)
                         b = t;
                     }
                 }
+                a = ew55_pre(&e, 1, a);
+                b = ew55_pre(&e, 0, b);
                 int64_t res;
                 switch (mode)
                 {
@@ -516,23 +620,10 @@ static int op_elementwise(struct run *run, uint32_t mode)
                     res = a * b;
                     break;
                 case 1:
+                    res = a + b;
+                    break;
                 case 2:
-                    if (scale_mode == 0)
-                    {
-                        a *= opa16;
-                        b *= opb16;
-                    }
-                    else if (scale_mode == 1)
-                    {
-                        a = vnpu_rescale(a, opa, opa_shift, iround);
-                        b = b * ((int64_t)1 << fixed_shift);
-                    }
-                    else
-                    {
-                        b = vnpu_rescale(b, opa, opa_shift, iround);
-                        a = a * ((int64_t)1 << fixed_shift);
-                    }
-                    res = mode == 1 ? a + b : a - b;
+                    res = a - b;
                     break;
                 case 3:
                     res = a < b ? a : b;
@@ -677,13 +768,6 @@ struct chan_rec
 };
 
 /* ---- CONV / DEPTHWISE ------------------------------------------------------------------- */
-
-/* The 8-bit output stage of op_conv's 8-bit path: rescale, zero point, one clamp. */
-static inline uint8_t out8(const struct vnpu_rescale32 *r, int32_t acc, int32_t zp, int32_t lo, int32_t hi)
-{
-    int32_t v = vnpu_rescale32(r, acc) + zp;
-    return (uint8_t)(v < lo ? lo : (v > hi ? hi : v));
-}
 
 static int op_conv(struct run *run, int depthwise)
 {
@@ -871,8 +955,8 @@ static int op_conv(struct run *run, int depthwise)
                     int32_t acc1 = no_bias ? 0 : (int32_t)chans[oc + 1].bias;
                     const int16_t *wrow = weights + (size_t)oc * terms;
                     dot16x2(patch16, wrow, wrow + terms, terms, &acc0, &acc1);
-                    po[fm_chan(&ofm, oc)] = out8(&chans[oc].r32, acc0, o.zp, out_lo, out_hi);
-                    po[fm_chan(&ofm, oc + 1)] = out8(&chans[oc + 1].r32, acc1, o.zp, out_lo, out_hi);
+                    po[fm_chan(&ofm, oc)] = vnpu_out8(&chans[oc].r32, acc0, o.zp, out_lo, out_hi);
+                    po[fm_chan(&ofm, oc + 1)] = vnpu_out8(&chans[oc + 1].r32, acc1, o.zp, out_lo, out_hi);
                 }
                 for (; oc < depth_out; oc++)
                 {
@@ -889,7 +973,7 @@ static int op_conv(struct run *run, int depthwise)
                     {
                         acc32 += dot16(patch16, wrow, terms);
                     }
-                    po[fm_chan(&ofm, oc)] = out8(&chans[oc].r32, acc32, o.zp, out_lo, out_hi);
+                    po[fm_chan(&ofm, oc)] = vnpu_out8(&chans[oc].r32, acc32, o.zp, out_lo, out_hi);
                 }
                 continue;
             }

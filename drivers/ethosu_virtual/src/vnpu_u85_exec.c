@@ -525,9 +525,107 @@ static int check_acc(struct run85 *run)
     return 0;
 }
 
+/* ---- 8-bit maps: each output byte a function of one input byte --------------------------- */
+
+/* Where an operation's coordinate along one axis lands in a one-tile 8-bit feature map. */
+struct axis_map
+{
+    int64_t stride; /* bytes per step, unless a brick's channel axis */
+    int64_t sc;     /* NHCWB16 channel axis: bytes per 16 channels */
+    int brick;
+    int rev, ext; /* activation_reverse of this axis, and its extent */
+};
+
+static inline int64_t axis_off(const struct axis_map *a, int v)
+{
+    if (a->rev)
+    {
+        v = a->ext - 1 - v;
+    }
+    return a->brick ? (int64_t)(v >> 4) * a->sc + (int64_t)(v & 15) : (int64_t)v * a->stride;
+}
+
+/* The operation axes of f (memory axis i takes operation axis axis[i]; `reverse` as
+ * activation_reverse), if f is one tile of 8-bit elements over its extent; else 0. */
+static int axes_of(const struct fm *f, const int axis[3], int reverse, struct axis_map m[3])
+{
+    if (f->elem != 1 || f->h > f->h0 || f->w > f->w0)
+    {
+        return 0;
+    }
+    const int ext[3] = {f->h, f->w, f->c};
+    for (int i = 0; i < 3; i++)
+    {
+        struct axis_map *a = &m[axis[i]];
+        a->stride = i == 0 ? f->sy : (i == 1 ? f->sx : 1);
+        a->brick = i == 2 && f->brick;
+        a->sc = f->sc;
+        a->rev = reverse == i + 1;
+        a->ext = ext[i];
+    }
+    return 1;
+}
+
+/* Operations with an 8-bit map this large take the table (256 evaluations) instead. */
+#define MAP8_MIN_VALUES 256
+
+/* 1 if the operation can run as map8 (and ia, oa set): an untransposed 8-bit IFM of the
+ * operation's extent, an 8-bit OFM, both one tile. */
+static int map8_ok(const struct fm *in, const struct ofm85 *o, struct axis_map ia[3], struct axis_map oa[3])
+{
+    static const int identity[3] = {0, 1, 2};
+    return (size_t)o->h * (size_t)o->w * (size_t)o->c >= MAP8_MIN_VALUES && in->h == o->h && in->w == o->w &&
+           in->c == o->c && axes_of(in, identity, 0, ia) && axes_of(&o->fm, o->axis, o->reverse, oa);
+}
+
+/* OFM(y, x, c) = table[IFM(y, x, c)] over the operation's extent, transpose and reverse included. */
+static void map8(const struct fm *in, const struct axis_map ia[3], const struct ofm85 *o,
+                 const struct axis_map oa[3], const uint8_t table[256])
+{
+    const uint8_t *ib = in->mem + in->base[0];
+    uint8_t *ob = o->fm.mem + o->fm.base[0];
+    for (int y = 0; y < o->h; y++)
+    {
+        for (int x = 0; x < o->w; x++)
+        {
+            const uint8_t *ip = ib + axis_off(&ia[0], y) + axis_off(&ia[1], x);
+            uint8_t *op = ob + axis_off(&oa[0], y) + axis_off(&oa[1], x);
+            for (int c = 0; c < o->c; c++)
+            {
+                op[axis_off(&oa[2], c)] = table[ip[axis_off(&ia[2], c)]];
+            }
+        }
+    }
+}
+
+/* The operand value of byte b of an 8-bit map (signed per `is_signed`). */
+static inline int64_t byte_value(int b, int is_signed)
+{
+    return is_signed ? (int64_t)(int8_t)(uint8_t)b : (int64_t)b;
+}
+
 /* ---- POOL ---------------------------------------------------------------------------------- */
 
 static int op_pool_acc(struct run85 *run);
+
+/* The output value of a pool's accumulator over `count` valid taps. */
+static inline int64_t pool_eval(int mode, int64_t acc, int count, const struct vnpu_rescaler *out_scale,
+                                const struct out85 *o)
+{
+    if (mode == 1 && count > 0)
+    {
+        /* divide by the valid taps with TOSA's reciprocal_scale, single rounding */
+        int kbits = 0;
+        while ((1 << kbits) < count)
+        {
+            kbits++;
+        }
+        uint32_t mult = (uint32_t)(((((int64_t)1 << 30) + 1) << kbits) / count);
+        int avg_round = (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_AVG_FLOOR) ? ROUND_FLOOR : ROUND_NATURAL;
+        acc = vnpu_rescale(acc, mult, 30u + (unsigned)kbits, avg_round);
+    }
+    return out_value(o, vnpu_rescale_by(out_scale, acc));
+}
 
 static int op_pool(struct run85 *run, uint32_t mode)
 {
@@ -568,27 +666,32 @@ static int op_pool(struct run85 *run, uint32_t mode)
     }
     struct vnpu_rescaler out_scale;
     vnpu_rescaler_init(&out_scale, scale, shift, round);
-    for (int oy = 0; oy < ofm.h; oy++)
+    /* a 1x1 kernel without padding (the transposing copies): one IFM byte per output */
+    struct axis_map ia[3];
+    struct axis_map oa[3];
+    if (mode != 2 && k.kh == 1 && k.kw == 1 && k.sy == 1 && k.sx == 1 && !k.upscale &&
+        (k.pad_top | k.pad_left | k.pad_bottom | k.pad_right) == 0 && map8_ok(&ifm, &ofm, ia, oa))
     {
-        for (int ox = 0; ox < ofm.w; ox++)
+        uint8_t table[256];
+        for (int b = 0; b < 256; b++)
         {
-            for (int c = 0; c < ofm.c; c++)
+            int64_t v = byte_value(b, ifm.is_signed) - ifm.zp;
+            table[b] = (uint8_t)pool_eval((int)mode, v, 1, &out_scale, &o);
+        }
+        map8(&ifm, ia, &ofm, oa, table);
+    }
+    else
+    {
+        for (int oy = 0; oy < ofm.h; oy++)
+        {
+            for (int ox = 0; ox < ofm.w; ox++)
             {
-                int count;
-                int64_t acc = vnpu_pool_acc(&ifm, &k, (int)mode, oy, ox, c, &count);
-                if (mode == 1 && count > 0)
+                for (int c = 0; c < ofm.c; c++)
                 {
-                    /* divide by the valid taps with TOSA's reciprocal_scale, single rounding */
-                    int kbits = 0;
-                    while ((1 << kbits) < count)
-                    {
-                        kbits++;
-                    }
-                    uint32_t mult = (uint32_t)(((((int64_t)1 << 30) + 1) << kbits) / count);
-                    int avg_round = (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_AVG_FLOOR) ? ROUND_FLOOR : ROUND_NATURAL;
-                    acc = vnpu_rescale(acc, mult, 30u + (unsigned)kbits, avg_round);
+                    int count;
+                    int64_t acc = vnpu_pool_acc(&ifm, &k, (int)mode, oy, ox, c, &count);
+                    ofm_put(&ofm, oy, ox, c, pool_eval((int)mode, acc, count, &out_scale, &o));
                 }
-                ofm_put(&ofm, oy, ox, c, out_value(&o, vnpu_rescale_by(&out_scale, acc)));
             }
         }
     }
@@ -701,6 +804,99 @@ static int setup_in_scale(struct run85 *run, struct in_scale *s, unsigned reg, c
     return 0;
 }
 
+/* elementwise_mode values (the ones modelled) */
+enum
+{
+    MUL = 0,
+    ADD = 1,
+    SUB = 2,
+    MIN = 3,
+    MAX = 4,
+    ABS = 6,
+    CMP_EQ = 16,
+    CMP_NE = 17,
+    CMP_GE = 18,
+    CMP_GT = 19,
+    AND = 33,
+    OR = 34,
+    XOR = 35,
+    NOT = 36,
+    AND_NOT = 42
+};
+
+/* What one elementwise operation computes per value, prepared once. */
+struct ew
+{
+    uint32_t mode;
+    int rescaled;
+    struct vnpu_rescaler r1, r2, ro;
+    const struct out85 *o;
+};
+
+/* The output value for operands a, b as fetched (raw for the bitwise operations, else
+ * zero point removed): input scales, the operation, the output stage. */
+static inline int64_t ew_eval(const struct ew *e, int64_t a, int64_t b)
+{
+    const uint32_t mode = e->mode;
+    if (e->rescaled && !((mode == MIN || mode == MAX) && (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_MINMAX_UNSCALED)))
+    {
+        a = vnpu_rescale_by(&e->r1, a);
+        b = vnpu_rescale_by(&e->r2, b);
+    }
+    int64_t res;
+    switch (mode)
+    {
+    case MUL:
+        res = a * b;
+        break;
+    case ADD:
+    case SUB:
+        res = mode == ADD ? a + b : a - b;
+        break;
+    case MIN:
+        res = a < b ? a : b;
+        break;
+    case MAX:
+        res = a > b ? a : b;
+        break;
+    case ABS:
+        res = a < 0 ? -a : a;
+        break;
+    case CMP_EQ:
+        res = -(int64_t)(a == b); /* true is all ones: the mask AND/AND_NOT/OR select with */
+        break;
+    case CMP_NE:
+        res = -(int64_t)(a != b); /* true is all ones: the mask AND/AND_NOT/OR select with */
+        break;
+    case CMP_GE:
+        res = -(int64_t)(a >= b); /* true is all ones: the mask AND/AND_NOT/OR select with */
+        break;
+    case CMP_GT:
+        res = -(int64_t)(a > b); /* true is all ones: the mask AND/AND_NOT/OR select with */
+        break;
+    case AND:
+        res = a & b;
+        break;
+    case OR:
+        res = a | b;
+        break;
+    case XOR:
+        res = a ^ b;
+        break;
+    case NOT:
+        res = ~a;
+        break;
+    default: /* AND_NOT */
+        res = a & ~b;
+        break;
+    }
+    if (mode >= CMP_EQ && mode <= CMP_GT && (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_CMP_TRUE_ONE))
+    {
+        res = -res;
+    }
+    return out_value(e->o, vnpu_rescale_by(&e->ro, res));
+}
+
 static int op_elementwise(struct run85 *run, uint32_t mode)
 {
     struct regs *r = &run->regs;
@@ -710,24 +906,6 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
     struct operand b_op;
     struct in_scale s1;
     struct in_scale s2;
-    enum
-    {
-        MUL = 0,
-        ADD = 1,
-        SUB = 2,
-        MIN = 3,
-        MAX = 4,
-        ABS = 6,
-        CMP_EQ = 16,
-        CMP_NE = 17,
-        CMP_GE = 18,
-        CMP_GT = 19,
-        AND = 33,
-        OR = 34,
-        XOR = 35,
-        NOT = 36,
-        AND_NOT = 42
-    };
     /*
      * Compares and the bitwise operations are what Vela makes of torch.where, logical_not
      * and logical_xor (masks selecting bitwise): verified. The shifts, CLZ, DIV and LRELU
@@ -773,88 +951,52 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
     }
     int logic = mode >= AND;
     /* the scales prepared once (vnpu_rescale_by: the same results as vnpu_rescale) */
-    struct vnpu_rescaler r1;
-    struct vnpu_rescaler r2;
-    struct vnpu_rescaler ro;
-    vnpu_rescaler_init(&r1, s1.scale, s1.shift, s1.round);
-    vnpu_rescaler_init(&r2, s2.scale, s2.shift, s2.round);
-    vnpu_rescaler_init(&ro, oscale, oshift, oround);
-    for (int y = 0; y < ofm.h; y++)
+    struct ew e;
+    e.mode = mode;
+    e.rescaled = rescaled;
+    e.o = &o;
+    vnpu_rescaler_init(&e.r1, s1.scale, s1.shift, s1.round);
+    vnpu_rescaler_init(&e.r2, s2.scale, s2.shift, s2.round);
+    vnpu_rescaler_init(&e.ro, oscale, oshift, oround);
+    /* one operand a scalar (or unary): one byte of the other per output */
+    const struct operand *var = unary || b_op.scalar ? &a_op : &b_op;
+    const struct operand *fixed = var == &a_op ? &b_op : &a_op;
+    struct axis_map ia[3];
+    struct axis_map oa[3];
+    if (!var->scalar && (unary || fixed->scalar) && (var->bh | var->bw | var->bc) == 0 &&
+        map8_ok(&var->fm, &ofm, ia, oa))
     {
-        for (int x = 0; x < ofm.w; x++)
+        uint8_t table[256];
+        int64_t k = logic ? fixed->value + fixed->fm.zp : fixed->value; /* as operand_raw / operand_at */
+        for (int t = 0; t < 256; t++)
         {
-            for (int c = 0; c < ofm.c; c++)
+            int64_t v = byte_value(t, var->fm.is_signed) - (logic ? 0 : var->fm.zp);
+            table[t] = (uint8_t)ew_eval(&e, var == &a_op ? v : k, unary ? v : (var == &a_op ? k : v));
+        }
+        map8(&var->fm, ia, &ofm, oa, table);
+    }
+    else
+    {
+        for (int y = 0; y < ofm.h; y++)
+        {
+            for (int x = 0; x < ofm.w; x++)
             {
-                int64_t a;
-                int64_t b;
-                if (logic)
+                for (int c = 0; c < ofm.c; c++)
                 {
-                    a = operand_raw(&a_op, y, x, c);
-                    b = operand_raw(&b_op, y, x, c);
-                }
-                else
-                {
-                    a = operand_at(&a_op, y, x, c);
-                    b = operand_at(&b_op, y, x, c);
-                    if (rescaled && !((mode == MIN || mode == MAX) &&
-                                      (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_MINMAX_UNSCALED)))
+                    int64_t a;
+                    int64_t b;
+                    if (logic)
                     {
-                        a = vnpu_rescale_by(&r1, a);
-                        b = vnpu_rescale_by(&r2, b);
+                        a = operand_raw(&a_op, y, x, c);
+                        b = operand_raw(&b_op, y, x, c);
                     }
+                    else
+                    {
+                        a = operand_at(&a_op, y, x, c);
+                        b = operand_at(&b_op, y, x, c);
+                    }
+                    ofm_put(&ofm, y, x, c, ew_eval(&e, a, b));
                 }
-                int64_t res;
-                switch (mode)
-                {
-                case MUL:
-                    res = a * b;
-                    break;
-                case ADD:
-                case SUB:
-                    res = mode == ADD ? a + b : a - b;
-                    break;
-                case MIN:
-                    res = a < b ? a : b;
-                    break;
-                case MAX:
-                    res = a > b ? a : b;
-                    break;
-                case ABS:
-                    res = a < 0 ? -a : a;
-                    break;
-                case CMP_EQ:
-                    res = -(int64_t)(a == b); /* true is all ones: the mask AND/AND_NOT/OR select with */
-                    break;
-                case CMP_NE:
-                    res = -(int64_t)(a != b); /* true is all ones: the mask AND/AND_NOT/OR select with */
-                    break;
-                case CMP_GE:
-                    res = -(int64_t)(a >= b); /* true is all ones: the mask AND/AND_NOT/OR select with */
-                    break;
-                case CMP_GT:
-                    res = -(int64_t)(a > b); /* true is all ones: the mask AND/AND_NOT/OR select with */
-                    break;
-                case AND:
-                    res = a & b;
-                    break;
-                case OR:
-                    res = a | b;
-                    break;
-                case XOR:
-                    res = a ^ b;
-                    break;
-                case NOT:
-                    res = ~a;
-                    break;
-                default: /* AND_NOT */
-                    res = a & ~b;
-                    break;
-                }
-                if (mode >= CMP_EQ && mode <= CMP_GT && (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_CMP_TRUE_ONE))
-                {
-                    res = -res;
-                }
-                ofm_put(&ofm, y, x, c, out_value(&o, vnpu_rescale_by(&ro, res)));
             }
         }
     }
@@ -1453,8 +1595,15 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
     /* the receptive field as int32, or int16 for 8-bit IFMs (a vectorisable dot product),
      * then each channel's bias, scale and shift read once */
     int narrow = ifm.elem == 1;
+    struct chan_scale
+    {
+        int64_t bias;
+        uint32_t scale;
+        uint32_t shift;
+        struct vnpu_rescale32 r32; /* when the operation takes the 8-bit path */
+    };
     size_t pbytes = (taps * (size_t)ifm.c * (narrow ? sizeof(int16_t) : sizeof(int32_t)) + 7u) & ~(size_t)7u;
-    pbytes += (size_t)ofm.c * 16u;
+    pbytes += (size_t)ofm.c * sizeof(struct chan_scale);
     size_t fixed = used + wbytes + pbytes;
     if (fixed + VNPU_MLW_BYTES(1) > ws_size)
     {
@@ -1466,12 +1615,8 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
     int16_t *decoded = (int16_t *)(void *)(ws + used);
     int32_t *patch = (int32_t *)(void *)(ws + used + wbytes);
     int16_t *patch16 = (int16_t *)(void *)patch;
-    struct chan_scale
-    {
-        int64_t bias;
-        uint32_t scale;
-        uint32_t shift;
-    } *chans = (struct chan_scale *)(void *)(ws + used + wbytes + pbytes - (size_t)ofm.c * 16u);
+    struct chan_scale *chans =
+        (struct chan_scale *)(void *)(ws + used + wbytes + pbytes - (size_t)ofm.c * sizeof(struct chan_scale));
     size_t need = 0;
     int fwd_format = (int)(wfmt & 1u);
     int nstreams = fwd_format ? 1 : g.streams; /* FWD: one stream the decoders share */
@@ -1570,6 +1715,24 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
         chans[oc].bias = no_bias ? 0 : chans[oc].bias;
     }
     size_t n_terms = taps * (size_t)g.ifm_depth;
+    /*
+     * The 8-bit path (as the U55's op_conv): an 8-bit OFM without LUT, one tile, and every
+     * channel's bias + sum of products (each |p| < 2^17) inside (-2^30, 2^30), so the
+     * accumulator, the rescale (vnpu_rescale32) and the clamp run in 32 bits, two output
+     * channels a pass over the receptive field. The same values as the general path.
+     */
+    size_t terms = depthwise ? taps : n_terms;
+    struct axis_map oa[3];
+    int fast8 = narrow && o.simple && terms < 4096u && axes_of(&ofm.fm, ofm.axis, ofm.reverse, oa);
+    for (int oc = 0; fast8 && oc < ofm.c; oc++)
+    {
+        struct vnpu_rescaler rs;
+        vnpu_rescaler_init(&rs, chans[oc].scale, chans[oc].shift, round);
+        int64_t bound = ((int64_t)1 << 30) - ((int64_t)terms << 17);
+        fast8 = vnpu_rescale32_init(&chans[oc].r32, &rs) && chans[oc].bias > -bound && chans[oc].bias < bound;
+    }
+    const int32_t out_lo = (int32_t)o.lim.lo;
+    const int32_t out_hi = (int32_t)o.lim.hi;
     for (int oy = 0; oy < ofm.h; oy++)
     {
         for (int ox = 0; ox < ofm.w; ox++)
@@ -1593,6 +1756,38 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
                         patch[n] = (int32_t)ifm_tap(&ifm, &k, y, x, c, &valid);
                     }
                 }
+            }
+            if (fast8)
+            {
+                uint8_t *po = ofm.fm.mem + ofm.fm.base[0] + axis_off(&oa[0], oy) + axis_off(&oa[1], ox);
+                int oc = 0;
+                for (; !depthwise && oc + 1 < ofm.c; oc += 2)
+                {
+                    int32_t acc0 = (int32_t)chans[oc].bias;
+                    int32_t acc1 = (int32_t)chans[oc + 1].bias;
+                    const int16_t *wrow = weights + (size_t)oc * n_terms;
+                    dot16x2(patch16, wrow, wrow + n_terms, n_terms, &acc0, &acc1);
+                    po[axis_off(&oa[2], oc)] = vnpu_out8(&chans[oc].r32, acc0, o.zp, out_lo, out_hi);
+                    po[axis_off(&oa[2], oc + 1)] = vnpu_out8(&chans[oc + 1].r32, acc1, o.zp, out_lo, out_hi);
+                }
+                for (; oc < ofm.c; oc++)
+                {
+                    int32_t acc = (int32_t)chans[oc].bias;
+                    const int16_t *wrow = weights + (size_t)oc * n_terms;
+                    if (depthwise)
+                    {
+                        for (size_t t = 0; t < taps; t++)
+                        {
+                            acc += (int32_t)patch16[t * (size_t)ifm.c + (size_t)oc] * wrow[t];
+                        }
+                    }
+                    else
+                    {
+                        acc += dot16(patch16, wrow, n_terms);
+                    }
+                    po[axis_off(&oa[2], oc)] = vnpu_out8(&chans[oc].r32, acc, o.zp, out_lo, out_hi);
+                }
+                continue;
             }
             for (int oc = 0; oc < ofm.c; oc++)
             {
@@ -1733,18 +1928,24 @@ static int op_resize(struct run85 *run, uint32_t mode)
 /* ---- DMA ----------------------------------------------------------------------------------- */
 
 /*
- * A gather DMA (SRC idx_mode ENABLED), as Vela emits TOSA GATHER (index_select): row
- * (i1, i0) < (SIZE1, SIZE0) copies LEN bytes from SRC + i1 * SRC_STRIDE1 + k * SRC_STRIDE0
- * to DST + i1 * DST_STRIDE1 + i0 * DST_STRIDE0, k the int32 index read in order from
- * DMA0_IDX (DMA0_IDX_REGION), IDX_SKIP1 more bytes skipped after each run of SIZE0 (regor
- * gives 4 for int64 indices; only 0 was seen: UNVERIFIED). D1 is one row, D2 one run.
- * An index beyond IDX_MAX stops the job (what the NPU does then is UNVERIFIED).
+ * An indexed DMA, as Vela emits TOSA GATHER (index_select; SRC idx_mode ENABLED) and
+ * SCATTER (index_put; DST idx_mode ENABLED): row (i1, i0) < (SIZE1, SIZE0) copies LEN bytes
+ * from SRC + i1 * SRC_STRIDE1 + j * SRC_STRIDE0 to DST + i1 * DST_STRIDE1 + j' * DST_STRIDE0,
+ * where the indexed side takes k, the int32 index read in order from DMA0_IDX
+ * (DMA0_IDX_REGION), and the other i0; IDX_SKIP1 more bytes are skipped after each run
+ * of SIZE0 (regor gives 4 for int64 indices; only 0 was seen: UNVERIFIED). D1 is one row,
+ * D2 one run. An index beyond IDX_MAX stops the job (what the NPU does then is UNVERIFIED).
  */
-static int op_dma_gather(struct run85 *run, unsigned mode)
+static int op_dma_indexed(struct run85 *run, unsigned mode)
 {
     struct regs *r = &run->regs;
     uint32_t src_reg = R0(DMA0_SRC_REGION);
     uint32_t dst_reg = R0(DMA0_DST_REGION);
+    int scatter = (int)((dst_reg >> 11) & 1u);
+    if (scatter && ((src_reg >> 11) & 1u))
+    {
+        return fail(run, "DMA index mode on both source and destination is not defined");
+    }
     if (((src_reg | dst_reg) >> 8) & 1u)
     {
         return fail(run, "DMA index mode with internal memory is not modelled");
@@ -1756,9 +1957,10 @@ static int op_dma_gather(struct run85 *run, unsigned mode)
     int64_t idx_max = (int64_t)(W1(DMA0_IDX_MAX) & 0x7fffffffu);
     int64_t n0 = mode >= 1 ? (int64_t)R0(DMA0_SIZE0) : 1;
     int64_t n1 = mode == 2 ? (int64_t)R0(DMA0_SIZE1) : 1;
-    int64_t ss0 = addr40(r, DMA0_SRC_STRIDE0);
+    /* regor writes the indexed side's STRIDE0 even in D1 */
+    int64_t ss0 = mode >= 1 || !scatter ? addr40(r, DMA0_SRC_STRIDE0) : 0;
     int64_t ss1 = mode == 2 ? addr40(r, DMA0_SRC_STRIDE1) : 0;
-    int64_t ds0 = mode >= 1 ? addr40(r, DMA0_DST_STRIDE0) : 0;
+    int64_t ds0 = mode >= 1 || scatter ? addr40(r, DMA0_DST_STRIDE0) : 0;
     int64_t ds1 = mode == 2 ? addr40(r, DMA0_DST_STRIDE1) : 0;
     int64_t skip1 = mode == 2 ? addr40(r, DMA0_IDX_SKIP1) : 0;
     uint8_t *smem = NULL, *dmem = NULL, *imem = NULL;
@@ -1773,7 +1975,7 @@ static int op_dma_gather(struct run85 *run, unsigned mode)
     if (len < 0 || n0 < 1 || n1 < 1 || skip1 < 0 || idx < 0 || idx_end > (int64_t)isize)
     {
         return fail(run,
-                    "DMA gather of %lldx%lld rows of %lld bytes, indices [%lld, %lld): "
+                    "indexed DMA of %lldx%lld rows of %lld bytes, indices [%lld, %lld): "
                     "not inside region %lu of %lu bytes",
                     (long long)n1, (long long)n0, (long long)len, (long long)idx, (long long)idx_end,
                     (unsigned long)(R0(DMA0_IDX_REGION) & 7u), (unsigned long)isize);
@@ -1791,15 +1993,15 @@ static int op_dma_gather(struct run85 *run, unsigned mode)
         }
         if (k < 0 || k > idx_max)
         {
-            return fail(run, "DMA gather index %lld (row %lld) outside 0..IDX_MAX %lld", (long long)k, (long long)i0,
-                        (long long)idx_max);
+            return fail(run, "indexed DMA: index %lld (row %lld) outside 0..IDX_MAX %lld", (long long)k,
+                        (long long)i, (long long)idx_max);
         }
-        int64_t s = src + i1 * ss1 + k * ss0;
-        int64_t d = dst + i1 * ds1 + i0 * ds0;
+        int64_t s = src + i1 * ss1 + (scatter ? i0 : k) * ss0;
+        int64_t d = dst + i1 * ds1 + (scatter ? k : i0) * ds0;
         if (s < 0 || s + len > (int64_t)ssize || d < 0 || d + len > (int64_t)dsize)
         {
-            return fail(run, "DMA gather row %lld: [%lld, +%lld) -> [%lld, +%lld) outside its regions", (long long)i0,
-                        (long long)s, (long long)len, (long long)d, (long long)len);
+            return fail(run, "indexed DMA row %lld: [%lld, +%lld) -> [%lld, +%lld) outside its regions",
+                        (long long)i, (long long)s, (long long)len, (long long)d, (long long)len);
         }
         memmove(dmem + d, smem + s, (size_t)len);
     }
@@ -1819,13 +2021,9 @@ static int op_dma(struct run85 *run)
     {
         return fail(run, "DMA stride_mode 3 is not defined");
     }
-    if ((dst_reg >> 11) & 1u)
+    if (((src_reg | dst_reg) >> 11) & 1u)
     {
-        return fail(run, "DMA index mode on the destination (scatter) is not modelled");
-    }
-    if ((src_reg >> 11) & 1u)
-    {
-        return op_dma_gather(run, mode);
+        return op_dma_indexed(run, mode);
     }
     if ((src_reg >> 8) & 1u)
     {

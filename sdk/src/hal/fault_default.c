@@ -27,5 +27,6 @@ void kit_hal_fault_report(const kit_fault_t *fault)
                    (unsigned)fault->frame[5], (unsigned)fault->cfsr, (unsigned)fault->hfsr,
                    (unsigned)fault->mmfar, (unsigned)fault->bfar);
     }
+    kit_printf("kit: exit %d\n", KIT_EXIT_FAULT); /* the code `ethosu-kit run` reports */
     kit_exit(KIT_EXIT_FAULT);
 }
