@@ -139,6 +139,24 @@ def test_a_failed_measurement_leaves_the_folder_as_it_was(
     assert not list(tmp_path.glob(".fw.*")), "no backup or temporary folder left"
 
 
+def test_a_measurement_that_cannot_build_names_the_way_out(
+    pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """The runner measured without the ExecuTorch checkout: one error line saying the
+    build failed and why, a hint with the checkouts and the way round (sizes in bytes),
+    and no "rerun by hand in <folder>": that folder is gen's work and gone."""
+    from hostile import assert_refused, run_kit
+
+    need_cross_gcc()
+    out = tmp_path / "fw"
+    env = {"EXECUTORCH_ROOT": str(tmp_path / "no-executorch-here")}
+    result = run_kit("gen", "--pte", pte_u55_shared, "--app", "executor_runner",
+                     "--stack", "auto", "-o", out, env=env)  # fmt: skip
+    line = assert_refused(result, "building executor_runner to measure it failed", absent=[out])
+    assert "EXECUTORCH_ROOT" in line
+    assert "rerun by hand" not in result.stderr and "EXECUTORCH_ROOT" in result.stderr
+
+
 def test_method_pool_auto_is_the_runners(pte_u55_shared: Path, tmp_path: Path) -> None:
     """Only the executor_runner has a method pool: refused up front for the others."""
     from hostile import assert_refused, run_kit

@@ -195,7 +195,16 @@ def measure_project(project: Path, app: str, npu: str = "virtual") -> Measuremen
     from ethosu_kit.qemu import run_elf
 
     plan = load_plan(project / "memory_plan.json")
-    elf = build_project(project, app, "gcc", npu)
+    try:
+        elf = build_project(project, app, "gcc", npu)
+    except KitError as exc:
+        # the project is gen's work in progress, gone after the error: no "rerun in it" hint
+        raise KitError(
+            f"--stack/--heap auto: building {app} to measure it failed: {exc.message}",
+            hint="fix what the build says (the executor_runner needs EXECUTORCH_ROOT, "
+            "ETHOSU_DRIVER_ROOT, CMSIS_ROOT: docs/executorch.md), or give --stack/--heap "
+            "in bytes",
+        ) from None
     result = run_elf(elf, timeout=120)
     if result.timed_out:
         raise KitError(f"measuring {app}: {elf} did not exit in QEMU within 120 s")
