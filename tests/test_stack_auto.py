@@ -42,7 +42,8 @@ def test_sized_from_a_measurement_and_too_small_is_named(
     measured = json.loads((project / MEASURE_FILE).read_text())
     assert measured["app"] == "selftest" and measured["stack_size"] == 16 * 1024
     stack, heap = buffers["stack"], buffers["heap"]
-    assert stack["size"] == sized_stack(measured["stack_used"]) < 16 * 1024
+    assert stack["size"] == sized_stack(measured["stack_used"], measured["npu_entry"]) < 16 * 1024
+    assert 0 < measured["npu_entry"] < measured["stack_used"], "the driver's entry is measured"
     assert "--stack auto:" in str(stack["why"]) and MEASURE_FILE in str(stack["why"])
     assert "--heap auto:" in str(heap["why"])
     assert "--stack auto:" in (project / "memory_report.txt").read_text()
@@ -59,7 +60,9 @@ def test_sized_from_a_measurement_and_too_small_is_named(
         .read_text()
         .replace(f'"stack_used": {measured["stack_used"]}', '"stack_used": 4000')
     )
-    assert _gen(pte_u55_shared, project, "--stack", "auto")["stack"]["size"] == sized_stack(4000)
+    assert _gen(pte_u55_shared, project, "--stack", "auto")["stack"]["size"] == sized_stack(
+        4000, measured["npu_entry"]
+    )
 
     small = tmp_path / "small"
     too_small = measured["stack_used"] // 2 // 8 * 8
