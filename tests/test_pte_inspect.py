@@ -58,7 +58,7 @@ def test_inspect_prints_the_numbers(pte_cpu_op: Path) -> None:
     assert result.returncode == 0, result.stderr
     info = read_pte(pte_cpu_op)
     out = result.stdout
-    assert out == describe_model(info)
+    assert out.startswith(describe_model(info))
     (m,) = info.methods
     (d,) = m.delegates
     assert d.vela is not None and d.ethosu is not None
@@ -68,6 +68,30 @@ def test_inspect_prints_the_numbers(pte_cpu_op: Path) -> None:
     for number in (d.vela.scratch_size, d.vela.weight_bytes, d.processed_bytes, info.file_bytes):
         assert f"{number:,}" in out
     assert "COP1: ethos-u55, 128 MACs/cc" in out
+
+
+def test_inspect_names_each_inputs_scale_and_delegate_tensor(pte_two_io: Path) -> None:
+    """The scale and zero point of each method input and output (the program's own
+    quantize/dequantize, read here with ExecuTorch's deserializer) and which delegate
+    tensor it is: this model's delegate numbers its outputs otherwise than the method."""
+    serialize = pytest.importorskip("executorch.exir._serialize._program")
+    result = _cli("inspect", str(pte_two_io))
+    assert result.returncode == 0, result.stderr
+    lines = result.stdout.split("quantization (the program's quantize/dequantize")[1]
+    program = serialize.deserialize_pte_binary(pte_two_io.read_bytes())
+    plan = getattr(program, "program", program).execution_plan[0]
+    for ins in plan.chains[0].instructions:
+        args = ins.instr_args
+        if type(args).__name__ != "KernelCall" or args.args[0] not in plan.inputs:
+            continue
+        assert plan.operators[args.op_index].name.endswith("quantize_per_tensor")
+        i = list(plan.inputs).index(args.args[0])
+        scale = plan.values[args.args[1]].val.double_val
+        zp = plan.values[args.args[2]].val.int_val
+        assert f"  input {i}: scale {scale:.9g}, zero point {zp} -> delegate 0 input " in lines
+    (output0,) = [line for line in lines.splitlines() if line.startswith("  output 0: scale ")]
+    assert "<- delegate 0 output " in output0 and not output0.endswith(" output 0"), output0
+    assert "  output 2: scale " in lines
 
 
 def test_inspect_cpu_only(pte_cpu_only: Path) -> None:

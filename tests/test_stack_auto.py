@@ -42,7 +42,8 @@ def test_sized_from_a_measurement_and_too_small_is_named(
     measured = json.loads((project / MEASURE_FILE).read_text())
     assert measured["app"] == "selftest" and measured["stack_size"] == 16 * 1024
     stack, heap = buffers["stack"], buffers["heap"]
-    assert stack["size"] == sized_stack(measured["stack_used"]) < 16 * 1024
+    assert stack["size"] == sized_stack(measured["stack_used"], measured["npu_entry"]) < 16 * 1024
+    assert 0 < measured["npu_entry"] < measured["stack_used"], "the driver's entry is measured"
     assert "--stack auto:" in str(stack["why"]) and MEASURE_FILE in str(stack["why"])
     assert "--heap auto:" in str(heap["why"])
     assert "--stack auto:" in (project / "memory_report.txt").read_text()
@@ -59,7 +60,9 @@ def test_sized_from_a_measurement_and_too_small_is_named(
         .read_text()
         .replace(f'"stack_used": {measured["stack_used"]}', '"stack_used": 4000')
     )
-    assert _gen(pte_u55_shared, project, "--stack", "auto")["stack"]["size"] == sized_stack(4000)
+    assert _gen(pte_u55_shared, project, "--stack", "auto")["stack"]["size"] == sized_stack(
+        4000, measured["npu_entry"]
+    )
 
     small = tmp_path / "small"
     too_small = measured["stack_used"] // 2 // 8 * 8
@@ -134,6 +137,24 @@ def test_a_failed_measurement_leaves_the_folder_as_it_was(
         assert_refused(result, "measuring selftest", "exit code 1", absent=absent)
     assert snapshot() == before
     assert not list(tmp_path.glob(".fw.*")), "no backup or temporary folder left"
+
+
+def test_a_measurement_that_cannot_build_names_the_way_out(
+    pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """The runner measured without the ExecuTorch checkout: one error line saying the
+    build failed and why, a hint with the checkouts and the way round (sizes in bytes),
+    and no "rerun by hand in <folder>": that folder is gen's work and gone."""
+    from hostile import assert_refused, run_kit
+
+    need_cross_gcc()
+    out = tmp_path / "fw"
+    env = {"EXECUTORCH_ROOT": str(tmp_path / "no-executorch-here")}
+    result = run_kit("gen", "--pte", pte_u55_shared, "--app", "executor_runner",
+                     "--stack", "auto", "-o", out, env=env)  # fmt: skip
+    line = assert_refused(result, "building executor_runner to measure it failed", absent=[out])
+    assert "EXECUTORCH_ROOT" in line
+    assert "rerun by hand" not in result.stderr and "EXECUTORCH_ROOT" in result.stderr
 
 
 def test_method_pool_auto_is_the_runners(pte_u55_shared: Path, tmp_path: Path) -> None:

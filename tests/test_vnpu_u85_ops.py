@@ -76,6 +76,8 @@ EXPECTED = {
     "u85_matmul": "weights_ifm2=1",
     "u85_attention": "weights_ifm2=1",
     "u85_conv_transpose_a16w8": "activation_precision=ACTIVATION_PRECISION_B64",
+    "u85_conv_sparse_a16w8": "weight_sparsity=WEIGHT_SPARSITY_SPARSE_2_4",
+    "u85_upsample_bilinear_ac_a16w8": "activation_precision=ACTIVATION_PRECISION_B64",
     "u85_mul_bcast_both": "broadcast_mode=BROADCAST_MODE_CH",
     "u85_exp_a16w8": "activation_function=ACTIVATION_FUNCTION_LUT_S16_S16",
     "u85_where_ne": "elementwise_mode=ELEMENTWISE_MODE_NOT",
@@ -223,6 +225,7 @@ def test_u85_unmodelled_construct_stops_with_named_error(
         (Mutation.U85_TRANSPOSE_SWAP, "u85_permute", 0),
         (Mutation.U85_FWD_NO_INTERLEAVE, "u85_conv_big", 1),  # FWD shared by 2 decoders
         (Mutation.U85_SPARSE_AS_DENSE, "u85_conv_sparse", 0),
+        (Mutation.U85_SPARSE_AS_DENSE, "u85_conv_sparse_a16w8", 1),
         (Mutation.U85_CMP_TRUE_ONE, "u85_where_gt", 0),
         (Mutation.U85_B64_LOW32, "u85_conv_transpose_a16w8", 0),
         (Mutation.U85_GATHER_NO_INDEX, "u85_index_select_h", 1),

@@ -306,6 +306,51 @@ def _attention() -> Any:
     return Attention()
 
 
+def _transformer_layer() -> Any:
+    """torch's own encoder layer: multi-head attention, layer norms, a ReLU feed-forward."""
+    from torch import nn
+
+    return nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
+
+
+def _se_block() -> Any:
+    """A MobileNetV3 block: expand, 5x5 depthwise, hardswish, squeeze-excite, project, add."""
+    import torch
+    from torch import nn
+    from torch.nn import functional as F
+
+    class SeBlock(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.expand = nn.Conv2d(16, 64, 1)
+            self.dw = nn.Conv2d(64, 64, 5, padding=2, groups=64)
+            self.squeeze = nn.Conv2d(64, 16, 1)
+            self.excite = nn.Conv2d(16, 64, 1)
+            self.project = nn.Conv2d(64, 16, 1)
+
+        def forward(self, x: Any) -> Any:
+            y = F.hardswish(self.dw(F.hardswish(self.expand(x))))
+            w = self.excite(torch.relu(self.squeeze(F.adaptive_avg_pool2d(y, 1))))
+            return x + self.project(y * F.hardsigmoid(w))
+
+    return SeBlock()
+
+
+def _kws_dscnn() -> Any:
+    """A keyword-spotting DS-CNN (MLPerf Tiny's shape): a 10x4 stride-2 stem on 49x10 MFCCs."""
+    from torch import nn
+
+    layers: list[Any] = [nn.Conv2d(1, 32, (10, 4), stride=2, padding=(5, 1)), nn.ReLU()]
+    for _ in range(3):
+        layers += [
+            nn.Conv2d(32, 32, 3, padding=1, groups=32),
+            nn.ReLU(),
+            nn.Conv2d(32, 32, 1),
+            nn.ReLU(),
+        ]
+    return nn.Sequential(*layers, nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(32, 12))
+
+
 def _decoder() -> Any:
     """An upsampling decoder: conv, 2x nearest upsampling, conv, 2x upsampling, conv."""
     from torch import nn
@@ -448,6 +493,8 @@ OP_MODELS: tuple[OpModel, ...] = (
     _new("index_put", _index_put(1, 5), (IMG, (1, 2, 10, 10))),
     _new("index_put_one", _index_put(3), (IMG, (1, 1, 10, 10))),
     _new("index_put_a16w8", _index_put(1, 5), (IMG, (1, 2, 10, 10)), 16),
+    _new("conv_sparse_a16w8", _sparse_conv, ((1, 32, 8, 8),), 16),
+    _new("upsample_bilinear_ac_a16w8", _mod("Upsample", None, 2, "bilinear", True), (IMG,), 16),
     _new("conv_transpose_a16w8", _mod("ConvTranspose2d", 8, 8, 2, stride=2), ((1, 8, 5, 5),), 16),
     _new("conv_transpose_k3_a16w8", _mod("ConvTranspose2d", 8, 8, 3, 2, 1, 1), ((1, 8, 5, 5),), 16),
     _new("conv_deep_a16w8", _conv(48, 40, 3, padding=1), ((1, 48, 6, 6),), 16),
@@ -465,6 +512,10 @@ WHOLE_MODELS: tuple[OpModel, ...] = (
     _u85(U55_MODELS["block"]),
     _u85(U55_MODELS["tiny_cnn"]),
     _u85(U55_MODELS["residual_mul"]),
+    _new("transformer_layer", _transformer_layer, (SEQ,)),
+    _new("se_block", _se_block, ((1, 16, 12, 12),)),
+    _new("kws_dscnn", _kws_dscnn, ((1, 1, 49, 10),)),
+    _new("residual_cnn_a16w8", _residual_cnn, ((1, 3, 16, 16),), 16),
 )
 # Vela miscompiles these (not in the corpus; test_u85_vela_miscompiles): a slice of the
 # innermost axis folded into the reduction that follows keeps the unsliced depth; an int16

@@ -235,7 +235,7 @@ def _measured(
         npu = "virtual" if model.ethosu_delegates else "none"
         m = usage.measure_project(args.output, args.app, npu)
     if args.stack == "auto":
-        size = usage.sized_stack(m.stack_used)
+        size = usage.sized_stack(m.stack_used, m.npu_entry)
         options = replace(options, stack=size, stack_why=usage.stack_why(m, size))
     if args.heap == "auto":
         size = usage.sized_heap(m.heap_used)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+from pathlib import Path
 
 HELP = "show what a .pte holds: methods, IO, planned buffers, CPU operators, Ethos-U delegates"
 
@@ -19,5 +20,34 @@ def run(args: argparse.Namespace) -> int:
     from ethosu_kit.pte import read_pte
 
     info = read_pte(args.pte)
-    print(model_json(info) if args.json else describe_model(info), end="")
+    if args.json:
+        print(model_json(info), end="")
+    else:
+        print(describe_model(info) + "".join(quantization_lines(args.pte)), end="")
     return 0
+
+
+def quantization_lines(pte: str) -> list[str]:
+    """The first method's input and output scales (from the program's own quantize and
+    dequantize operators on the CPU) and the Ethos-U delegate tensor each one is: what
+    a reference, `simulate --inputs` and `compare --pte` go by."""
+    from ethosu_kit.compare import links_from_pte
+    from ethosu_kit.errors import KitError
+    from ethosu_kit.pte.reader import io_quantization
+
+    try:
+        quant_in, quant_out = io_quantization(pte)
+        links = links_from_pte(Path(pte)) if any(quant_in) or any(quant_out) else {}
+    except KitError:  # read_pte took the file: what it cannot say here is left out
+        return []
+    if not any(quant_in) and not any(quant_out):
+        return []
+    lines = ["quantization (the program's quantize/dequantize on the CPU, method 0):\n"]
+    for kind, table, arrow in (("input", quant_in, "->"), ("output", quant_out, "<-")):
+        for i, q in enumerate(table):
+            where = [f"delegate {k} {kind} {t[(kind, i)]}" for k, t in links.items()
+                     if (kind, i) in t]  # fmt: skip
+            text = f"scale {q.scale:.9g}, zero point {q.zero_point}" if q else "not quantized"
+            tail = f" {arrow} {', '.join(where)}" if where else ""
+            lines.append(f"  {kind} {i}: {text}{tail}\n")
+    return lines

@@ -1534,10 +1534,9 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
     {
         return fail(run, "microblock %lu is not defined", (unsigned long)((R0(ACC_FORMAT) >> 8) & 7u));
     }
-    if (g.sparse && (depthwise || ifm.elem != 1))
+    if (g.sparse && depthwise)
     {
-        return fail(run, "weight_sparsity SPARSE_2_4 with a %s is not modelled",
-                    depthwise ? "depthwise convolution" : "16-bit IFM");
+        return fail(run, "weight_sparsity SPARSE_2_4 with a depthwise convolution is not modelled");
     }
     if (depthwise)
     {
@@ -1852,8 +1851,14 @@ static int op_resize(struct run85 *run, uint32_t mode)
     {
         return fail(run, "resize_mode %lu is not defined", (unsigned long)mode);
     }
-    if (check_acc(run) != 0 || setup_ofm(run, &ofm) != 0 || setup_out(run, &o, &ofm.fm) != 0 ||
-        setup_fm(run, &ifm, FM_IFM, &storage, "IFM") != 0)
+    if (check_acc(run) != 0)
+    {
+        return -1;
+    }
+    run->b64_fm = (R0(ACC_FORMAT) & 3u) == 1 ? FM_OFM : -1; /* int16 bilinear: int48 out, rescaled later */
+    int ofm_rc = setup_ofm(run, &ofm);
+    run->b64_fm = -1;
+    if (ofm_rc != 0 || setup_out(run, &o, &ofm.fm) != 0 || setup_fm(run, &ifm, FM_IFM, &storage, "IFM") != 0)
     {
         return -1;
     }
