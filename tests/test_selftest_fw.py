@@ -138,7 +138,11 @@ def test_simulate_vectors_and_a_wrong_byte(
             lambda a: a.update(delegate0_input0=a["delegate0_input0"].astype(np.int16)),
             "dtype int16",
         ),
-        (lambda a: a.update(delegate0_input0=a["delegate0_input0"][..., :2]), "shape"),
+        # the wanted shape as simulate -o writes it (the program's rank, batch included)
+        (
+            lambda a: a.update(delegate0_input0=a["delegate0_input0"][..., :2]),
+            "shape [1, 3, 8, 2], the delegate's tensor is [1, 3, 8, 8]",
+        ),
         (lambda a: a.pop("delegate1_input0"), "no delegate1_input0"),
         (lambda a: a.update(delegate2_input0=a["delegate0_input0"]), "key delegate2_input0"),
     ],
