@@ -76,6 +76,9 @@ class Measurement:
     exit_code: int = 0
     # stack depth where the NPU driver was entered (virtual NPU runs; 0: not reported)
     npu_entry: int = 0
+    # the compiler of the measured build: frames differ between compilers (a clang-19
+    # self-test needs 2.5x the stack of the GCC 12 one), so a record is for one of them
+    toolchain: str = "gcc"
 
     def to_json(self) -> str:
         return json.dumps({"format": MEASURE_FORMAT, **asdict(self)}, indent=2) + "\n"
@@ -108,7 +111,7 @@ def sized_method_pool(used: int) -> int:
 
 
 def _source(m: Measurement) -> str:
-    return f"{m.app} with NPU {m.npu} in QEMU, {MEASURE_FILE}"
+    return f"{m.app} built with {m.toolchain}, NPU {m.npu}, in QEMU, {MEASURE_FILE}"
 
 
 def stack_why(m: Measurement, size: int) -> str:
@@ -140,8 +143,11 @@ def method_pool_why(m: Measurement, used: int, size: int) -> str:
     )
 
 
-def load_measurement(project: Path, model_sha256: str, app: str) -> Measurement | None:
-    """The project's record, if it is one of `app` on these pte bytes; else None."""
+def load_measurement(
+    project: Path, model_sha256: str, app: str, toolchain: str = "gcc"
+) -> Measurement | None:
+    """The project's record, if it is one of `app` built with `toolchain` on these pte
+    bytes; else None."""
     path = project / MEASURE_FILE
     if not path.is_file():
         return None
@@ -156,11 +162,19 @@ def load_measurement(project: Path, model_sha256: str, app: str) -> Measurement 
         raise KitError(
             f"{path}: not a measurement ({exc})", hint="delete it and measure again"
         ) from None
-    return m if m.model_sha256 == model_sha256 and m.app == app else None
+    same = m.model_sha256 == model_sha256 and m.app == app and m.toolchain == toolchain
+    return m if same else None
 
 
 def measurement_from_run(
-    uart: str, exit_code: int | None, *, app: str, npu: str, model_sha256: str, board: str
+    uart: str,
+    exit_code: int | None,
+    *,
+    app: str,
+    npu: str,
+    model_sha256: str,
+    board: str,
+    toolchain: str = "gcc",
 ) -> Measurement:
     usage = parse_usage(uart)
     if exit_code != 0 or "stack" not in usage or "heap" not in usage:
@@ -185,10 +199,13 @@ def measurement_from_run(
         pools=pools,
         exit_code=exit_code,
         npu_entry=usage["npu_entry"][0] if "npu_entry" in usage else 0,
+        toolchain=toolchain,
     )
 
 
-def measure_project(project: Path, app: str, npu: str = "virtual") -> Measurement:
+def measure_project(
+    project: Path, app: str, npu: str = "virtual", toolchain: str = "gcc"
+) -> Measurement:
     """Build `app` of the generated `project`, run it in QEMU, record and return its usage."""
     from ethosu_kit.build import build_project
     from ethosu_kit.elf_check import load_plan
@@ -196,7 +213,7 @@ def measure_project(project: Path, app: str, npu: str = "virtual") -> Measuremen
 
     plan = load_plan(project / "memory_plan.json")
     try:
-        elf = build_project(project, app, "gcc", npu)
+        elf = build_project(project, app, toolchain, npu)
     except KitError as exc:
         # the project is gen's work in progress, gone after the error: no "rerun in it" hint
         raise KitError(
@@ -215,6 +232,7 @@ def measure_project(project: Path, app: str, npu: str = "virtual") -> Measuremen
         npu=npu,
         model_sha256=plan.model_sha256,
         board=plan.board.name,
+        toolchain=toolchain,
     )
     (project / MEASURE_FILE).write_text(m.to_json())
     return m
