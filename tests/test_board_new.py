@@ -349,3 +349,20 @@ def test_multi_core_device_and_unsupported_core(
     )
     err = _error(capsys, "new-board", "x", "-o", str(tmp_path / "b"), *args, "--device", "OLD")
     assert "processor cortex-m0+ is not a core the kit builds for" in err
+
+
+def test_from_a_stand_in_board_with_another_machine_drops_the_stand_in(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Corstone-320's [qemu] is a stand-in (mps3-an547 with its map laid out anew): a board
+    drafted from it for another machine keeps neither the stand-in's text nor its layout;
+    drafted without --qemu-machine, both are marked as copied."""
+    out = _new(tmp_path, "--from", "cs320", "--qemu-machine", "mps3-an524", folder="other")
+    board = load_board(out)
+    assert board.qemu is not None and board.qemu.machine == "mps3-an524"
+    assert not board.qemu.stand_in and not board.qemu_layout
+    capsys.readouterr()
+    out = _new(tmp_path, "--from", "cs320", folder="same")
+    report = capsys.readouterr().out
+    assert "qemu.machine " in report and "qemu.layout " in report, report
+    assert load_board(out).qemu_layout == load_board("cs320").qemu_layout

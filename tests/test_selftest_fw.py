@@ -138,7 +138,11 @@ def test_simulate_vectors_and_a_wrong_byte(
             lambda a: a.update(delegate0_input0=a["delegate0_input0"].astype(np.int16)),
             "dtype int16",
         ),
-        (lambda a: a.update(delegate0_input0=a["delegate0_input0"][..., :2]), "shape"),
+        # the wanted shape as simulate -o writes it (the program's rank, batch included)
+        (
+            lambda a: a.update(delegate0_input0=a["delegate0_input0"][..., :2]),
+            "shape [1, 3, 8, 2], the delegate's tensor is [1, 3, 8, 8]",
+        ),
         (lambda a: a.pop("delegate1_input0"), "no delegate1_input0"),
         (lambda a: a.update(delegate2_input0=a["delegate0_input0"]), "key delegate2_input0"),
     ],
@@ -189,3 +193,25 @@ def test_selftest_with_the_arm_driver_builds(pte_u65_dedicated: Path, root: Path
     out = run(elf)
     assert out.exit_code == 17, out.output
     assert "ethosu_init failed" in out.output
+
+
+def test_a_driver_selftest_where_no_npu_answers_names_npu_base(
+    pte_u55_shared: Path, root: Path
+) -> None:
+    """A board whose npu.base has nothing behind it (the AN521 example: QEMU faults there):
+    the Arm driver's first register access is a bus fault, and the fault report says it is
+    at the NPU's registers and which board keys to check, then `kit: exit 16`."""
+    import os
+
+    need_cross_gcc()
+    missing = [n for n in ("ETHOSU_DRIVER_ROOT", "CMSIS_ROOT") if not os.environ.get(n)]
+    if missing:
+        pytest.skip(f"{', '.join(missing)} not set: the Arm driver comes from the user's checkout")
+    board = Path(__file__).parents[1] / "docs" / "examples" / "boards" / "mps2-an521"
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", root / "an521", app="selftest")
+    assert kit_main(["build", str(project), "--app", "selftest", "--npu", "driver"]) == 0
+    out = run(project / "build" / "gcc" / "selftest.elf")
+    assert out.exit_code == 16, out.output
+    assert "E: the bus fault is at NPU register 0x" in out.output, out.output
+    assert "of npu.base 0x58102000: no NPU answers there" in out.output, out.output
+    assert out.output.rstrip().endswith("kit: exit 16"), out.output

@@ -42,7 +42,8 @@ def test_sized_from_a_measurement_and_too_small_is_named(
     measured = json.loads((project / MEASURE_FILE).read_text())
     assert measured["app"] == "selftest" and measured["stack_size"] == 16 * 1024
     stack, heap = buffers["stack"], buffers["heap"]
-    assert stack["size"] == sized_stack(measured["stack_used"]) < 16 * 1024
+    assert stack["size"] == sized_stack(measured["stack_used"], measured["npu_entry"]) < 16 * 1024
+    assert 0 < measured["npu_entry"] < measured["stack_used"], "the driver's entry is measured"
     assert "--stack auto:" in str(stack["why"]) and MEASURE_FILE in str(stack["why"])
     assert "--heap auto:" in str(heap["why"])
     assert "--stack auto:" in (project / "memory_report.txt").read_text()
@@ -59,7 +60,9 @@ def test_sized_from_a_measurement_and_too_small_is_named(
         .read_text()
         .replace(f'"stack_used": {measured["stack_used"]}', '"stack_used": 4000')
     )
-    assert _gen(pte_u55_shared, project, "--stack", "auto")["stack"]["size"] == sized_stack(4000)
+    assert _gen(pte_u55_shared, project, "--stack", "auto")["stack"]["size"] == sized_stack(
+        4000, measured["npu_entry"]
+    )
 
     small = tmp_path / "small"
     too_small = measured["stack_used"] // 2 // 8 * 8
@@ -209,3 +212,28 @@ def test_runner_sized_from_a_measurement_and_a_short_method_pool_is_named(
     run = run_elf(build_project(project, app="executor_runner", npu="virtual"), timeout=120)
     assert run.exit_code == 3, run.output
     assert "kit: method_pool too small" in run.output, run.output
+
+
+def test_measured_with_the_compiler_it_is_built_with(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """Frames differ between compilers (clang's self-test needs far more stack than
+    GCC's): `--toolchain clang` measures the clang build, the record says so, and a GCC
+    record of the same app and pte is not taken for it."""
+    import shutil
+
+    need_cross_gcc()
+    need_qemu()
+    if shutil.which("clang-19") is None and shutil.which("clang") is None:
+        pytest.skip("clang is not installed")
+    project = tmp_path / "fw"
+    _gen(pte_u55_shared, project)
+    sha = json.loads((project / "memory_plan.json").read_text())["model"]["sha256"]
+    gcc_record = {"app": "selftest", "npu": "virtual", "board": "corstone-300",
+                  "model_sha256": sha, "stack_used": 64, "stack_size": 16384, "heap_used": 0,
+                  "heap_size": 32768, "pools": {}, "exit_code": 0, "toolchain": "gcc"}  # fmt: skip
+    (project / MEASURE_FILE).write_text(json.dumps(gcc_record))
+    buffers = _gen(pte_u55_shared, project, "--stack", "auto", "--toolchain", "clang")
+    measured = json.loads((project / MEASURE_FILE).read_text())
+    assert measured["toolchain"] == "clang" and measured["stack_used"] > 64, measured
+    assert "built with clang" in str(buffers["stack"]["why"])
+    run = run_elf(build_project(project, app="selftest", npu="virtual", toolchain="clang"))
+    assert run.exit_code == 0, run.output

@@ -284,6 +284,10 @@ def _mark_copied(d: Draft, source: str) -> None:
     if d.qemu_machine:
         d.todo["qemu.machine"] = f"{was} `ethosu-kit run` runs this board's images on this " \
             "QEMU machine: yours, or delete [qemu]"  # fmt: skip
+    for table in d.passthrough:
+        if table.split(".")[:2] == ["qemu", "layout"]:
+            d.todo[table] = f"{was} how that board's map is laid onto its QEMU stand-in " \
+                "machine: yours, or delete it"  # fmt: skip
     if "fvp" in d.passthrough:
         d.todo["fvp"] = f"{was} `ethosu-kit run` uses this FVP when it is installed: delete " \
             "this table unless your board is that FVP"  # fmt: skip

@@ -150,15 +150,16 @@ def _load(path: Path) -> dict[str, np.ndarray[Any, Any]]:
 
 
 def _checked(
-    path: Path, key: str, value: np.ndarray[Any, Any], t: VelaTensor
+    path: Path, key: str, value: np.ndarray[Any, Any], t: VelaTensor, written: tuple[int, ...]
 ) -> np.ndarray[Any, Any]:
-    """The array, if its dtype and shape are the tensor's (leading 1s do not count)."""
+    """The array, if its dtype and shape are the tensor's (leading 1s do not count).
+    `written`: the shape as `simulate -o` writes it (the program's rank), for the message."""
     from ethosu_kit.vnpu.delegate import tensor_dtype, tensor_shape
 
     dtype, shape = tensor_dtype(t), tensor_shape(t)  # without leading 1s, as `given` below
     if value.dtype != dtype:
         raise KitError(
-            f"{path}[{key}]: dtype {value.dtype}, the delegate's tensor is {dtype} {list(shape)}",
+            f"{path}[{key}]: dtype {value.dtype}, the delegate's tensor is {dtype} {list(written)}",
             hint="pass the quantized integers the NPU sees (ethosu-kit simulate -o writes them)",
         )
     given = list(value.shape)
@@ -166,7 +167,7 @@ def _checked(
         given.pop(0)
     if tuple(given) != shape:
         raise KitError(
-            f"{path}[{key}]: shape {list(value.shape)}, the delegate's tensor is {list(shape)}"
+            f"{path}[{key}]: shape {list(value.shape)}, the delegate's tensor is {list(written)}"
         )
     return value
 
@@ -184,7 +185,7 @@ def make_vectors(
     import numpy as np
 
     from ethosu_kit.pte import read_vela_streams
-    from ethosu_kit.vnpu.delegate import fast_scratch_bytes, run_delegate
+    from ethosu_kit.vnpu.delegate import fast_scratch_bytes, io_shapes, run_delegate
 
     streams = read_vela_streams(pte)
     if not streams:
@@ -211,17 +212,17 @@ def make_vectors(
             inputs = _random_inputs(b, rng)
         else:
             inputs = []
-            for st, t in zip(d.inputs, b.inputs, strict=True):
+            for st, t, written in zip(d.inputs, b.inputs, io_shapes(b, "input"), strict=True):
                 if st.key not in given:
                     raise KitError(f"{vectors}: no {st.key} (delegate {d.index}'s input)")
-                inputs.append(_checked(source, st.key, given[st.key], t))
+                inputs.append(_checked(source, st.key, given[st.key], t, written))
         want_keys = [st.key for st in d.outputs]
         if given is not None and any(k in given for k in want_keys):
             outputs = []
-            for st, t in zip(d.outputs, b.outputs, strict=True):
+            for st, t, written in zip(d.outputs, b.outputs, io_shapes(b, "output"), strict=True):
                 if st.key not in given:
                     raise KitError(f"{vectors}: no {st.key} (delegate {d.index}'s output)")
-                outputs.append(_checked(source, st.key, given[st.key], t))
+                outputs.append(_checked(source, st.key, given[st.key], t, written))
         else:
             outputs = run_delegate(b, inputs, fast_scratch_size=fast)
             computed += 1

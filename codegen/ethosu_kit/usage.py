@@ -43,9 +43,14 @@ USAGE_LINE = re.compile(r"^usage: (\w+) used (\d+) of (\d+) bytes", re.M)
 # the handler's frames (the kit's NPU IRQ path, kit_irq_dispatch -> ethosu_irq_handler,
 # is 24 B by -fstack-usage with GCC 12 -O2/-O3; the rest is for a port's own handler).
 # One frame: the kit's interrupts (NPU, SysTick wraps) keep the reset priority, no nesting.
-# The Arm driver's path is not a margin: it is shallower than the virtual NPU's (its
-# deepest chain, ethosu_invoke_v3 with an error print, is ~400 B by -fstack-usage; the
-# virtual NPU's conv alone has a 1.2 KiB frame), so the measured mark covers it.
+# The Arm driver's path is not in the run: the virtual NPU reports the stack depth where
+# the delegate enters the driver (`usage: npu_entry`), and the driver's own deepest chain
+# from ethosu_invoke_v3 is a static bound: 284 B by -fstack-usage (GCC 12 -O3:
+# invoke_v3 32, invoke_async 48, verify_optimizer_config 56, its error print through
+# kit_vprintf 148), + the console's putc and the cache hooks = DRIVER_PATH_BYTES. The
+# stack covers the larger of the measured mark and that path (today the virtual NPU's
+# own frames, a 1.3 KiB convolution, make the measured mark the larger).
+DRIVER_PATH_BYTES = 512
 # Faults need none: the fault handler lifts the stack limit and the image ends there.
 STACK_INTERRUPT_BYTES = 256
 # Heap and method pool: no margin. Both are handed out in the same order and sizes on
@@ -69,6 +74,11 @@ class Measurement:
     heap_size: int
     pools: dict[str, tuple[int, int]] = field(default_factory=dict)  # name -> (used, size)
     exit_code: int = 0
+    # stack depth where the NPU driver was entered (virtual NPU runs; 0: not reported)
+    npu_entry: int = 0
+    # the compiler of the measured build: frames differ between compilers (a clang-19
+    # self-test needs 2.5x the stack of the GCC 12 one), so a record is for one of them
+    toolchain: str = "gcc"
 
     def to_json(self) -> str:
         return json.dumps({"format": MEASURE_FORMAT, **asdict(self)}, indent=2) + "\n"
@@ -83,8 +93,13 @@ def _round(n: int, to: int = ROUND) -> int:
     return max(to, -(-n // to) * to)
 
 
-def sized_stack(used: int) -> int:
-    return _round(used + STACK_INTERRUPT_BYTES)
+def stack_need(used: int, npu_entry: int = 0) -> int:
+    """The deeper of the measured mark and the Arm driver's path from where it is entered."""
+    return max(used, npu_entry + DRIVER_PATH_BYTES) if npu_entry else used
+
+
+def sized_stack(used: int, npu_entry: int = 0) -> int:
+    return _round(stack_need(used, npu_entry) + STACK_INTERRUPT_BYTES)
 
 
 def sized_heap(used: int) -> int:
@@ -96,14 +111,21 @@ def sized_method_pool(used: int) -> int:
 
 
 def _source(m: Measurement) -> str:
-    return f"{m.app} with NPU {m.npu} in QEMU, {MEASURE_FILE}"
+    return f"{m.app} built with {m.toolchain}, NPU {m.npu}, in QEMU, {MEASURE_FILE}"
 
 
 def stack_why(m: Measurement, size: int) -> str:
+    driver = ""
+    if m.npu_entry:
+        path = m.npu_entry + DRIVER_PATH_BYTES
+        driver = (
+            f"; the Arm driver's path, {m.npu_entry} B at its entry + {DRIVER_PATH_BYTES} B "
+            f"(-fstack-usage) = {path} B, is {'deeper' if path > m.stack_used else 'within it'}"
+        )
     return (
         f"--stack auto: {m.stack_used} B high-water mark measured (painted stack, "
-        f"{_source(m)}) + {STACK_INTERRUPT_BYTES} B for an interrupt at the deepest point "
-        f"(FP exception frame and handler), rounded to {ROUND} = {size}"
+        f"{_source(m)}{driver}) + {STACK_INTERRUPT_BYTES} B for an interrupt at the deepest "
+        f"point (FP exception frame and handler), rounded to {ROUND} = {size}"
     )
 
 
@@ -121,8 +143,11 @@ def method_pool_why(m: Measurement, used: int, size: int) -> str:
     )
 
 
-def load_measurement(project: Path, model_sha256: str, app: str) -> Measurement | None:
-    """The project's record, if it is one of `app` on these pte bytes; else None."""
+def load_measurement(
+    project: Path, model_sha256: str, app: str, toolchain: str = "gcc"
+) -> Measurement | None:
+    """The project's record, if it is one of `app` built with `toolchain` on these pte
+    bytes; else None."""
     path = project / MEASURE_FILE
     if not path.is_file():
         return None
@@ -137,11 +162,19 @@ def load_measurement(project: Path, model_sha256: str, app: str) -> Measurement 
         raise KitError(
             f"{path}: not a measurement ({exc})", hint="delete it and measure again"
         ) from None
-    return m if m.model_sha256 == model_sha256 and m.app == app else None
+    same = m.model_sha256 == model_sha256 and m.app == app and m.toolchain == toolchain
+    return m if same else None
 
 
 def measurement_from_run(
-    uart: str, exit_code: int | None, *, app: str, npu: str, model_sha256: str, board: str
+    uart: str,
+    exit_code: int | None,
+    *,
+    app: str,
+    npu: str,
+    model_sha256: str,
+    board: str,
+    toolchain: str = "gcc",
 ) -> Measurement:
     usage = parse_usage(uart)
     if exit_code != 0 or "stack" not in usage or "heap" not in usage:
@@ -153,7 +186,7 @@ def measurement_from_run(
             hint="the image must run to its end in QEMU to be measured; give --stack/--heap "
             "in bytes instead",
         )
-    pools = {k: v for k, v in usage.items() if k not in ("stack", "heap")}
+    pools = {k: v for k, v in usage.items() if k not in ("stack", "heap", "npu_entry")}
     return Measurement(
         app=app,
         npu=npu,
@@ -165,10 +198,14 @@ def measurement_from_run(
         heap_size=usage["heap"][1],
         pools=pools,
         exit_code=exit_code,
+        npu_entry=usage["npu_entry"][0] if "npu_entry" in usage else 0,
+        toolchain=toolchain,
     )
 
 
-def measure_project(project: Path, app: str, npu: str = "virtual") -> Measurement:
+def measure_project(
+    project: Path, app: str, npu: str = "virtual", toolchain: str = "gcc"
+) -> Measurement:
     """Build `app` of the generated `project`, run it in QEMU, record and return its usage."""
     from ethosu_kit.build import build_project
     from ethosu_kit.elf_check import load_plan
@@ -176,7 +213,7 @@ def measure_project(project: Path, app: str, npu: str = "virtual") -> Measuremen
 
     plan = load_plan(project / "memory_plan.json")
     try:
-        elf = build_project(project, app, "gcc", npu)
+        elf = build_project(project, app, toolchain, npu)
     except KitError as exc:
         # the project is gen's work in progress, gone after the error: no "rerun in it" hint
         raise KitError(
@@ -195,6 +232,7 @@ def measure_project(project: Path, app: str, npu: str = "virtual") -> Measuremen
         npu=npu,
         model_sha256=plan.model_sha256,
         board=plan.board.name,
+        toolchain=toolchain,
     )
     (project / MEASURE_FILE).write_text(m.to_json())
     return m

@@ -12,6 +12,7 @@
 #include "kit/armv8m.h"
 #include "kit/log.h"
 #include "kit/platform.h"
+#include "kit/usage.h"
 #include "kit_board_config.h"
 #include "kit_memory_config.h"
 #include "kit_model.h"
@@ -83,6 +84,11 @@ int kit_npu_init(void)
 }
 
 void *kit_npu_driver(void) { return npu_ready ? &npu : NULL; }
+
+#if defined(KIT_NPU_VIRTUAL)
+/* kit/usage.h: the stack depth where the driver is entered, for the stack's sizing. */
+uintptr_t kit_npu_lowest_entry(void) { return ethosu_virtual_lowest_invoke_frame(); }
+#endif
 
 /* Driver 1.x cache hooks: ranges of the base addresses; no ranges means everything. */
 static void dcache_ranges(void (*op)(const void *, size_t), const uint64_t *base_addr,

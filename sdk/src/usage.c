@@ -64,8 +64,18 @@ void kit_usage_report(const char *what, size_t used, size_t size)
     kit_printf("usage: %s used %u of %u bytes\n", what, (unsigned)used, (unsigned)size);
 }
 
+/* The lowest stack address at the NPU driver's entry, where the virtual NPU records it
+ * (npu_ethosu.c); 0 otherwise. */
+__attribute__((weak)) uintptr_t kit_npu_lowest_entry(void) { return 0; }
+
 void kit_usage_report_stack_heap(void)
 {
     kit_usage_report("stack", kit_stack_high_water(), kit_stack_size());
     kit_usage_report("heap", kit_heap_used(), kit_heap_size());
+    /* How deep the stack is where the NPU driver is entered: the host adds a real
+     * driver's own path to it, which a run with the virtual NPU does not take. */
+    const uintptr_t entry = kit_npu_lowest_entry();
+    if (entry != 0 && entry <= (uintptr_t)STACK_TOP) {
+        kit_usage_report("npu_entry", (size_t)((uintptr_t)STACK_TOP - entry), kit_stack_size());
+    }
 }

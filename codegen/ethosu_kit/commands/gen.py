@@ -88,6 +88,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "program); auto: measured in a QEMU run, as --stack/--heap auto also do",
     )
     parser.add_argument(
+        "--toolchain",
+        default="gcc",
+        choices=["gcc", "clang"],
+        help="the compiler of the build that --stack/--heap/--method-pool auto measure "
+        "(default gcc): their frames differ, size for the one you build with",
+    )
+    parser.add_argument(
         "--app",
         default="executor_runner",
         choices=["executor_runner", "bringup", "selftest"],
@@ -229,13 +236,13 @@ def _measured(
     from ethosu_kit import usage
     from ethosu_kit.errors import KitError
 
-    m = usage.load_measurement(args.output, model.sha256, args.app)
+    m = usage.load_measurement(args.output, model.sha256, args.app, args.toolchain)
     if m is None:
         write()
         npu = "virtual" if model.ethosu_delegates else "none"
-        m = usage.measure_project(args.output, args.app, npu)
+        m = usage.measure_project(args.output, args.app, npu, args.toolchain)
     if args.stack == "auto":
-        size = usage.sized_stack(m.stack_used)
+        size = usage.sized_stack(m.stack_used, m.npu_entry)
         options = replace(options, stack=size, stack_why=usage.stack_why(m, size))
     if args.heap == "auto":
         size = usage.sized_heap(m.heap_used)

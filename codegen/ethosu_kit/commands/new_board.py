@@ -133,6 +133,10 @@ def run(args: argparse.Namespace) -> int:
     if args.qemu_machine:
         draft.qemu_machine, draft.qemu_cpu = args.qemu_machine, None
         draft.todo.pop("qemu.machine", None)
+        # a copied stand-in (its text and how it lays the map out) was for the other machine
+        draft.qemu_stand_in = ""
+        for table in [t for t in draft.passthrough if t.split(".")[:2] == ["qemu", "layout"]]:
+            del draft.passthrough[table]
     finish(draft)
     files = render_folder(draft)
     target = args.output / "board.toml"

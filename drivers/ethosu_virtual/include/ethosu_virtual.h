@@ -40,6 +40,13 @@ void ethosu_virtual_set_workspace(void *mem, size_t size);
 size_t ethosu_virtual_workspace_peak(void);
 void ethosu_virtual_reset_workspace_peak(void);
 
+/*
+ * The lowest stack address seen at the entry of ethosu_invoke_v3 since start-up (0 if
+ * never entered): how deep the caller's stack is where a driver takes over. A real
+ * driver's own path from there is a static bound (the kit's stack sizing adds it).
+ */
+uintptr_t ethosu_virtual_lowest_invoke_frame(void);
+
 /* The reason the last job of `drv` failed ("" if it did not). */
 const char *ethosu_virtual_last_error(const struct ethosu_driver *drv);
 

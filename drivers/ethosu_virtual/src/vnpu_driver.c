@@ -567,6 +567,14 @@ int ethosu_wait(struct ethosu_driver *drv, bool block)
     return drv->job.result == ETHOSU_JOB_RESULT_OK ? 0 : -1;
 }
 
+/* The lowest stack address seen at the entry of ethosu_invoke_v3 (0: never entered). */
+static uintptr_t lowest_invoke_frame;
+
+uintptr_t ethosu_virtual_lowest_invoke_frame(void)
+{
+    return lowest_invoke_frame;
+}
+
 int ethosu_invoke_v3(struct ethosu_driver *drv,
                      const void *custom_data_ptr,
                      const int custom_data_size,
@@ -575,6 +583,12 @@ int ethosu_invoke_v3(struct ethosu_driver *drv,
                      const int num_base_addr,
                      void *user_arg)
 {
+    volatile char here = 0; /* its address: at or below the caller's stack pointer */
+    const uintptr_t frame = (uintptr_t)&here;
+    if (lowest_invoke_frame == 0 || frame < lowest_invoke_frame)
+    {
+        lowest_invoke_frame = frame;
+    }
     if (ethosu_invoke_async(drv, custom_data_ptr, custom_data_size, base_addr, base_addr_size, num_base_addr,
                             user_arg) < 0)
     {

@@ -20,6 +20,7 @@
 #define SCB_SHCSR KIT_REG32(0xE000ED24u)
 #define SCB_CFSR KIT_REG32(0xE000ED28u)
 #define SCB_CFSR_STKOF (1u << 20) /* UsageFault: stack limit (MSPLIM) violated */
+#define SCB_CFSR_BFARVALID (1u << 15) /* BusFault: BFAR holds the faulting address */
 #define SCB_HFSR KIT_REG32(0xE000ED2Cu)
 #define SCB_MMFAR KIT_REG32(0xE000ED34u)
 #define SCB_BFAR KIT_REG32(0xE000ED38u)

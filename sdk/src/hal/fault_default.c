@@ -5,6 +5,22 @@
 #include "kit/platform.h"
 #include "kit/semihosting.h"
 #include "kit/usage.h"
+#include "kit_board_config.h"
+
+/* A porter's first NPU access on new silicon: a bus fault there means no NPU answers at
+ * [npu] base (or not to this security state/privilege). Say so with the board's key. */
+static void explain_bus_fault(const kit_fault_t *fault)
+{
+#if defined(KIT_NPU_BASE)
+    if ((fault->cfsr & SCB_CFSR_BFARVALID) && fault->bfar - (uint32_t)KIT_NPU_BASE < 0x1000u) {
+        kit_printf("E: the bus fault is at NPU register 0x%03x of npu.base 0x%08x: no NPU answers "
+                   "there (board.toml [npu] base, secure, privileged; docs/porting.md)\n",
+                   (unsigned)(fault->bfar - (uint32_t)KIT_NPU_BASE), (unsigned)KIT_NPU_BASE);
+    }
+#else
+    (void)fault;
+#endif
+}
 
 void kit_hal_fault_report(const kit_fault_t *fault)
 {
@@ -26,6 +42,7 @@ void kit_hal_fault_report(const kit_fault_t *fault)
                    (unsigned)fault->exception, (unsigned)fault->frame[6],
                    (unsigned)fault->frame[5], (unsigned)fault->cfsr, (unsigned)fault->hfsr,
                    (unsigned)fault->mmfar, (unsigned)fault->bfar);
+        explain_bus_fault(fault);
     }
     kit_printf("kit: exit %d\n", KIT_EXIT_FAULT); /* the code `ethosu-kit run` reports */
     kit_exit(KIT_EXIT_FAULT);
