@@ -119,3 +119,21 @@ def test_a_delegate_that_orders_its_io_otherwise_is_paired_by_the_program(
     args = ["compare", str(tmp_path / "run.npz"), str(tmp_path / "s.npz")]
     assert main([*args, "--pte", str(pte_two_io)]) == 0
     assert "COMPARE PASS (3 of 3)" in capsys.readouterr().out
+
+
+def test_one_lsb_in_float32_is_within_lsb_1() -> None:
+    """Two float32 results one quantization step apart (a runner against the quantized
+    PyTorch model): |a - b| / scale is 1.0000032 in float32 arithmetic, which once made
+    `--lsb 1` say DIFFERENT with '0 of 512 beyond 1'. The verdict is the count."""
+    from ethosu_kit.compare import compare
+    from ethosu_kit.pte.reader import Quantization
+
+    q = Quantization(0.00746206, -128)
+    steps = np.arange(-128, 128, dtype=np.float32)
+    a = ((steps - q.zero_point) * np.float32(q.scale)).astype(np.float32)
+    b = ((np.minimum(steps + 1, 127) - q.zero_point) * np.float32(q.scale)).astype(np.float32)
+    (result,) = compare({"output0": a}, {"output0": b}, ([], [q]), 1.0)
+    assert result.max_lsb > 1.0  # float32 rounding: the case this test is about
+    assert result.beyond == 0 and result.ok(1.0)
+    (result,) = compare({"output0": a}, {"output0": b}, ([], [q]), 0.5)
+    assert result.beyond == 255 and not result.ok(0.5)

@@ -136,6 +136,32 @@ def _copy_board(src: Path, dst: Path, *edits: tuple[str, str]) -> Path:
     return dst
 
 
+def test_a_copied_region_the_machine_lacks_is_named_by_the_fault(
+    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The porting walk on QEMU's mps2-an505 (an IoT Kit: 32 KiB of internal SRAM where the
+    AN521 has 128 KiB): `new-board --from` the AN521 example marks the copied region, the
+    image built with it takes a bus fault in that region's missing part, and the fault
+    report names the region and its board key; with the size `info mtree` gives, it runs."""
+    from ethosu_kit.cli import main
+
+    need_cross_gcc()
+    need_qemu()
+    board = tmp_path / "an505"
+    assert main(["new-board", "mps2-an505", "--from", str(AN521), "--qemu-machine", "mps2-an505",
+                 "-o", str(board)]) == 0  # fmt: skip
+    assert "region[1] 'ISRAM'.base" in capsys.readouterr().out
+    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    run = qemu_run(build_project(project))
+    assert run.exit_code == 16, run.output
+    assert "E: the bus fault is in region ISRAM (0x30000000, 131072 bytes)" in run.output
+    assert "board.toml [[region]] ISRAM" in run.output and "kit: exit 16" in run.output
+    size = (r"^(base = 0x30000000.*\n)size = 0x20000$", r"\1size = 0x8000")
+    fixed = _copy_board(board, tmp_path / "an505-fixed", size)
+    project = generate(pte_u55_shared, str(fixed), "Shared_Sram", tmp_path / "fw2")
+    _bringup_passes(build_project(project), "mps2-an505")
+
+
 def test_needed_hook_missing_fails_at_configure(pte_u55_shared: Path, tmp_path: Path) -> None:
     """console = "custom" without the board naming the hook: CMake stops, naming it."""
     need_cross_gcc()

@@ -77,6 +77,7 @@ EXPECTED = {
     "u85_attention": "weights_ifm2=1",
     "u85_conv_transpose_a16w8": "activation_precision=ACTIVATION_PRECISION_B64",
     "u85_conv_sparse_a16w8": "weight_sparsity=WEIGHT_SPARSITY_SPARSE_2_4",
+    "u85_conv_k7_s4": "acc_input=ACC_INPUT_KEEP acc_output=ACC_OUTPUT_DISABLE",
     "u85_upsample_bilinear_ac_a16w8": "activation_precision=ACTIVATION_PRECISION_B64",
     "u85_mul_bcast_both": "broadcast_mode=BROADCAST_MODE_CH",
     "u85_exp_a16w8": "activation_function=ACTIVATION_FUNCTION_LUT_S16_S16",
@@ -185,7 +186,8 @@ UNMODELLED = [
     ("u85_add", "NPU_OP_ELEMENTWISE", 8, "elementwise_mode 8 (SHR) is not modelled"),
     ("u85_maxpool", "NPU_OP_POOL", 6, "pooling_mode ARGMAX_X is not modelled"),
     ("u85_upsample_bilinear", "NPU_OP_RESIZE", 1, "resize_mode REPLICATE is not modelled"),
-    ("u85_conv1x1", "NPU_SET_ACC_FORMAT", 0x0110, "acc_input KEEP is not modelled"),
+    ("u85_conv1x1", "NPU_SET_ACC_FORMAT", 0x0110, "acc_input KEEP with no accumulators kept"),
+    ("u85_maxpool", "NPU_SET_ACC_FORMAT", 0x0140, "acc_output DISABLE is not modelled"),
     ("u85_conv1x1", "NPU_SET_OFM_SCALE", 0x2040, "OFM_SCALE dbl_rnd 1 is not modelled"),
     ("u85_index_put", "NPU_SET_DMA0_SRC_REGION", 0x0A01, "index mode on both source and"),
     ("u85_index_select", "NPU_SET_DMA0_SRC_REGION", 0x0B01, "DMA index mode with internal memory"),
@@ -230,6 +232,7 @@ def test_u85_unmodelled_construct_stops_with_named_error(
         (Mutation.U85_B64_LOW32, "u85_conv_transpose_a16w8", 0),
         (Mutation.U85_GATHER_NO_INDEX, "u85_index_select_h", 1),
         (Mutation.U85_GATHER_NO_INDEX, "u85_index_put", 0),
+        (Mutation.U85_ACC_KEEP_AS_RESET, "u85_conv_k7_s4", 1),
     ],
 )
 def test_u85_wrong_rule_is_caught(mutation: Mutation, name: str, config: int) -> None:

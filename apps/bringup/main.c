@@ -150,7 +150,7 @@ static void check_buffer(const char *name, uint8_t *addr, size_t size, const cha
 #define KIT_CHECK_ROW(name, symbol, size, region, npu) \
     check_buffer(#name, (uint8_t *)(uintptr_t)(symbol), (size_t)(size), region, npu);
 
-int ethosu_kit_app_main(void)
+static int bringup(void)
 {
     kit_sections_init();
     if (kit_platform_init() != 0) {
@@ -166,3 +166,5 @@ int ethosu_kit_app_main(void)
     kit_printf("BRINGUP %s\n", failures == 0u ? "PASS" : "FAIL");
     return failures == 0u ? KIT_EXIT_OK : KIT_EXIT_FAIL;
 }
+
+int ethosu_kit_app_main(void) { return kit_app_result(bringup()); }

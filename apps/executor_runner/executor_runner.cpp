@@ -77,8 +77,7 @@ namespace {
 /* code: KIT_EXIT_* of the generated table (kit_exit_codes.h, via kit/platform.h) */
 [[noreturn]] void finish(int code)
 {
-    kit_printf("kit: exit %d\n", code);
-    kit_exit(code);
+    kit_exit(kit_app_result(code));
 }
 
 unsigned long ul(size_t v) { return static_cast<unsigned long>(v); }

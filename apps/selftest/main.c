@@ -135,7 +135,7 @@ static int run_delegate(struct ethosu_driver *drv, uint32_t k, const kit_selftes
     return SELFTEST_PASS;
 }
 
-int ethosu_kit_app_main(void)
+static int selftest(void)
 {
     kit_stack_paint();
     if (kit_platform_init() != 0) {
@@ -165,3 +165,5 @@ int ethosu_kit_app_main(void)
                (unsigned)passed, (unsigned)KIT_SELFTEST_NUM_DELEGATES);
     return result;
 }
+
+int ethosu_kit_app_main(void) { return kit_app_result(selftest()); }

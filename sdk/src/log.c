@@ -1,5 +1,7 @@
 #include "kit/log.h"
 
+#include "kit/app.h"
+
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -162,4 +164,10 @@ int kit_fprintf(FILE *stream, const char *fmt, ...)
     const int n = kit_vprintf(fmt, ap);
     va_end(ap);
     return n;
+}
+
+int kit_app_result(int code)
+{
+    kit_printf("kit: exit %d\n", code);
+    return code;
 }

@@ -1,8 +1,9 @@
 """`ethosu-kit simulate model.pte [--inputs ...] [-o out.npz]`: the NPU part, on the host.
 
 Each Ethos-U delegate's Vela command stream runs on the virtual Ethos-U55/U65/U85 (the C
-library of drivers/ethosu_virtual; docs/virtual-npu.md) on the given integer inputs, or
-on full-range random ones, and its outputs are printed or saved. The inputs and outputs are the
+library of drivers/ethosu_virtual; docs/virtual-npu.md) on the given inputs (the delegate's
+integers, or the method's float32 inputs quantized as the program's own quantize does), or
+on full-range random ones, and its outputs are printed or saved. The outputs are the
 delegate's own (quantized, as the NPU sees them), not the method's float tensors.
 """
 
@@ -18,7 +19,7 @@ if TYPE_CHECKING:
     from ethosu_kit.inputs import NamedArray
     from ethosu_kit.pte.reader import DelegateArg, Quantization
 
-HELP = "run each Ethos-U delegate of a .pte on the virtual NPU (given or random integer inputs)"
+HELP = "run each Ethos-U delegate of a .pte on the virtual NPU (given or random inputs)"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -27,8 +28,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--inputs",
         nargs="+",
         metavar="FILE",
-        help="inputs of the delegate: one .npy per input, or one .npz (arrays in order); "
-        "needs a single delegate or --delegate",
+        help="one .npy per input, or one .npz (arrays in order; a simulate -o or run -o file "
+        "gives its inputs): integers are the delegate's own, float32 the method's (quantized "
+        "as the program does); needs a single delegate or --delegate",
     )
     parser.add_argument(
         "--delegate", type=int, metavar="K", help="run only Ethos-U delegate K (from 0)"

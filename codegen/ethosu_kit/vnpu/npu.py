@@ -44,6 +44,7 @@ class Mutation(enum.IntFlag):
     U85_CMP_TRUE_ONE = 1 << 10
     U85_B64_LOW32 = 1 << 11
     U85_GATHER_NO_INDEX = 1 << 12
+    U85_ACC_KEEP_AS_RESET = 1 << 13
 
 
 @cache

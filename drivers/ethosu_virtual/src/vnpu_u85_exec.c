@@ -35,6 +35,8 @@ enum
     DMA0_SIZE0 = 0x132,
     DMA0_SIZE1 = 0x133,
     DMA0_IDX_REGION = 0x134,
+    OFM_BLK_WIDTH_M1 = 0x115,
+    OFM_BLK_HEIGHT_M1 = 0x116,
     /* cmd1 */
     IFM_SCALE = 0x025,
     IFM2_SCALE = 0x026,
@@ -84,6 +86,8 @@ struct run85
     int pending_cb;       /* its index, -1 if the OFM goes to memory */
     size_t chain_end;     /* workspace bytes the live and pending chain buffers occupy */
     int b64_fm;           /* the FM_* feature map that may be B64 in the running operation, -1 none */
+    struct chain acc;     /* accumulators a CONV kept (acc_output DISABLE) for the next (acc_input KEEP) */
+    int ofm_none;         /* the running operation writes no OFM: its activation_storage may be NONE */
 };
 
 static int fail(struct run85 *run, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
@@ -241,6 +245,10 @@ static int setup_fm(struct run85 *run, struct fm *f, int which, int *storage, co
         chained_layout(f, ws + ch->offset, ch);
         return 0;
     }
+    if (*storage == STORAGE_NONE && which == FM_OFM && run->ofm_none)
+    {
+        return 0;
+    }
     if (*storage == STORAGE_TILE3X1 || (*storage == STORAGE_NONE && which == FM_OFM))
     {
         return fail(run, "%s activation_storage %s is not modelled", what,
@@ -312,6 +320,10 @@ static void chain_release(struct run85 *run, const struct fm *a, const struct fm
     {
         end = run->pending.offset + run->pending.bytes > end ? run->pending.offset + run->pending.bytes : end;
     }
+    if (run->acc.live)
+    {
+        end = run->acc.offset + run->acc.bytes > end ? run->acc.offset + run->acc.bytes : end;
+    }
     run->chain_end = (end + 15u) & ~(size_t)15u;
 }
 
@@ -381,7 +393,7 @@ static int setup_ofm(struct run85 *run, struct ofm85 *o)
         vnpu_workspace_used(run->chain_end);
         return 0;
     }
-    return fm_check(run, &o->fm, "OFM");
+    return storage == STORAGE_NONE ? 0 : fm_check(run, &o->fm, "OFM");
 }
 
 /* The chain buffer an OFM filled becomes live once the operation has read its inputs. */
@@ -514,6 +526,10 @@ static int check_acc(struct run85 *run)
 {
     struct regs *r = &run->regs;
     uint32_t acc = R0(ACC_FORMAT);
+    if (run->acc.live)
+    {
+        return fail(run, "a non-CONV operation between acc_output DISABLE and acc_input KEEP is not modelled");
+    }
     if (((acc >> 4) & 3u) != 0)
     {
         return fail(run, "acc_input %s is not modelled", ((acc >> 4) & 3u) == 1 ? "KEEP" : "IFM2");
@@ -1493,18 +1509,43 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
         return op_matmul(run);
     }
     uint32_t wfmt = R0(WEIGHT_FORMAT);
-    if (check_acc(run) != 0)
+    /*
+     * A kernel Vela splits (stride 4 and more) runs as CONVs that accumulate into the same
+     * accumulators: the first RESET + acc_output DISABLE, then KEEP + DISABLE, the last KEEP
+     * + ENABLE. The kept accumulators live in the workspace between them, like a chain buffer.
+     */
+    uint32_t acc_fmt = R0(ACC_FORMAT);
+    int keep = ((acc_fmt >> 4) & 3u) == 1 && !(vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_ACC_KEEP_AS_RESET);
+    int hold = (int)((acc_fmt >> 6) & 1u);
+    if (((acc_fmt >> 4) & 3u) == 2)
     {
-        return -1;
+        return fail(run, "acc_input IFM2 for a convolution is not modelled");
     }
-    run->b64_fm = (R0(ACC_FORMAT) & 3u) == 1 ? FM_OFM : -1; /* Acc48 accumulators written out */
+    if (((acc_fmt >> 4) & 3u) == 1 && !run->acc.live)
+    {
+        return fail(run, "acc_input KEEP with no accumulators kept by an earlier acc_output DISABLE");
+    }
+    if (((acc_fmt >> 4) & 3u) == 0 && run->acc.live)
+    {
+        return fail(run, "acc_input RESET while kept accumulators wait for acc_input KEEP is not modelled");
+    }
+    run->b64_fm = (acc_fmt & 3u) == 1 ? FM_OFM : -1; /* Acc48 accumulators written out */
+    run->ofm_none = hold;
     int ofm_rc = setup_ofm(run, &ofm);
     run->b64_fm = -1;
+    run->ofm_none = 0;
     if (ofm_rc != 0 || setup_kernel(run, &k, ofm.h, ofm.w) != 0 ||
         setup_out(run, &o, &ofm.fm) != 0 ||
         setup_kernel_ifm(run, &ifm, &k, depthwise ? ofm.c : (int)R0(IFM_DEPTH_M1) + 1) != 0)
     {
         return -1;
+    }
+    size_t acc_bytes = (size_t)ofm.h * (size_t)ofm.w * (size_t)ofm.c * sizeof(int64_t);
+    if ((keep || hold) && (ofm.h > (int)R0(OFM_BLK_HEIGHT_M1) + 1 || ofm.w > (int)R0(OFM_BLK_WIDTH_M1) + 1 ||
+                           ofm.c > (int)R0(OFM_BLK_DEPTH_M1) + 1 || (keep && run->acc.bytes != acc_bytes)))
+    {
+        return fail(run, "kept accumulators over an OFM of %dx%dx%d that is not one OFM block (or not the kept one)",
+                    ofm.h, ofm.w, ofm.c);
     }
     if ((R0(OFM_PRECISION) >> 8) & 1u)
     {
@@ -1587,6 +1628,20 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
     }
     size_t ws_size;
     uint8_t *ws = (uint8_t *)vnpu_workspace(&ws_size);
+    if (hold && !run->acc.live)
+    {
+        run->acc.offset = run->chain_end;
+        run->acc.bytes = acc_bytes;
+        run->acc.live = 1;
+        run->chain_end = (run->acc.offset + acc_bytes + 15u) & ~(size_t)15u;
+        if (run->chain_end > ws_size)
+        {
+            return fail(run, "kept accumulators need %lu bytes of working memory, the virtual NPU has %lu",
+                        (unsigned long)run->chain_end, (unsigned long)ws_size);
+        }
+        vnpu_workspace_used(run->chain_end);
+    }
+    int64_t *kept = run->acc.live ? (int64_t *)(void *)(ws + run->acc.offset) : NULL;
     size_t used = run->chain_end;
     size_t taps = (size_t)g.kh * (size_t)g.kw;
     size_t nweights = (size_t)ofm.c * taps * (size_t)g.ifm_depth;
@@ -1722,7 +1777,7 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
      */
     size_t terms = depthwise ? taps : n_terms;
     struct axis_map oa[3];
-    int fast8 = narrow && o.simple && terms < 4096u && axes_of(&ofm.fm, ofm.axis, ofm.reverse, oa);
+    int fast8 = narrow && o.simple && terms < 4096u && kept == NULL && axes_of(&ofm.fm, ofm.axis, ofm.reverse, oa);
     for (int oc = 0; fast8 && oc < ofm.c; oc++)
     {
         struct vnpu_rescaler rs;
@@ -1790,7 +1845,9 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
             }
             for (int oc = 0; oc < ofm.c; oc++)
             {
-                int64_t acc = chans[oc].bias;
+                size_t ki = ((size_t)oy * (size_t)ofm.w + (size_t)ox) * (size_t)ofm.c + (size_t)oc;
+                /* the bias is the output stage's: the operation that writes the OFM adds its own */
+                int64_t acc = (keep ? kept[ki] : 0) + (hold ? 0 : chans[oc].bias);
                 const int16_t *wrow = weights + (size_t)oc * n_terms;
                 if (depthwise)
                 {
@@ -1816,11 +1873,17 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
                         acc += (int64_t)patch[i] * wrow[i];
                     }
                 }
+                if (hold)
+                {
+                    kept[ki] = acc;
+                    continue;
+                }
                 ofm_put(&ofm, oy, ox, oc,
                         out_value(&o, vnpu_rescale(acc, chans[oc].scale, chans[oc].shift, round)));
             }
         }
     }
+    run->acc.live = hold;
     chain_release(run, &ifm, NULL);
     ofm_done(run, &ofm);
     return 0;

@@ -7,19 +7,35 @@
 #include "kit/usage.h"
 #include "kit_board_config.h"
 
-/* A porter's first NPU access on new silicon: a bus fault there means no NPU answers at
- * [npu] base (or not to this security state/privilege). Say so with the board's key. */
+/* On new silicon a bus fault at a precise address is most often a board fact that is not
+ * true: no NPU answers at [npu] base (or not to this security state/privilege), or a
+ * region copied from another board is not there, or not all of it. Name the key. */
+#define KIT_FAULT_REGION(name, base, size)                                                     \
+    if (addr - (uint32_t)(base) < (uint32_t)(size)) {                                          \
+        kit_printf("E: the bus fault is in region %s (0x%08x, %u bytes) of the board: is the " \
+                   "memory there, all of it, and writable? (board.toml [[region]] %s)\n",      \
+                   name, (unsigned)(base), (unsigned)(size), name);                            \
+        return;                                                                                \
+    }
+
 static void explain_bus_fault(const kit_fault_t *fault)
 {
+    const uint32_t addr = fault->bfar;
+    if (!(fault->cfsr & SCB_CFSR_BFARVALID)) {
+        return;
+    }
 #if defined(KIT_NPU_BASE)
-    if ((fault->cfsr & SCB_CFSR_BFARVALID) && fault->bfar - (uint32_t)KIT_NPU_BASE < 0x1000u) {
+    if (addr - (uint32_t)KIT_NPU_BASE < 0x1000u) {
         kit_printf("E: the bus fault is at NPU register 0x%03x of npu.base 0x%08x: no NPU answers "
                    "there (board.toml [npu] base, secure, privileged; docs/porting.md)\n",
-                   (unsigned)(fault->bfar - (uint32_t)KIT_NPU_BASE), (unsigned)KIT_NPU_BASE);
+                   (unsigned)(addr - (uint32_t)KIT_NPU_BASE), (unsigned)KIT_NPU_BASE);
+        return;
     }
-#else
-    (void)fault;
 #endif
+#if defined(KIT_REGIONS)
+    KIT_REGIONS(KIT_FAULT_REGION)
+#endif
+    (void)addr;
 }
 
 void kit_hal_fault_report(const kit_fault_t *fault)
