@@ -159,9 +159,22 @@ def _vela_miscompiled_mlp(blocks: VelaBlocks, inputs: list[np.ndarray]) -> np.nd
     return token0
 
 
+def _vela_miscompiled_conv(blocks: VelaBlocks, inputs: list[np.ndarray]) -> np.ndarray:
+    """5x5 stride 4, TOSA pad 2 top/left on the 15x15 slice: the 25 split CONVs (kept
+    accumulators) carry no IFM_PAD_TOP/LEFT at all, so every output is shifted."""
+    listing = disassemble(blocks.command_stream, 2)
+    assert sum("NPU_OP_CONV" in line for line in listing) == 25
+    assert not any(re.search(r"IFM_PAD_(TOP|LEFT) pad=[1-9]", line) for line in listing)
+    return np.zeros(1, dtype=bool)
+
+
 @pytest.mark.parametrize(
     ("name", "where_equal"),
-    [("u85_slice_sum", _vela_miscompiled_slice), ("u85_mlp_relu_a16w8", _vela_miscompiled_mlp)],
+    [
+        ("u85_slice_sum", _vela_miscompiled_slice),
+        ("u85_mlp_relu_a16w8", _vela_miscompiled_mlp),
+        ("u85_conv_k5_s4_sliced", _vela_miscompiled_conv),
+    ],
 )
 def test_u85_vela_miscompiles(name: str, where_equal: Any) -> None:
     """ethos-u-vela 5.1.0 writes streams that cannot compute these TOSA graphs. The virtual

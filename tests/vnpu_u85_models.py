@@ -522,7 +522,8 @@ WHOLE_MODELS: tuple[OpModel, ...] = (
 )
 # Vela miscompiles these (not in the corpus; test_u85_vela_miscompiles): a slice of the
 # innermost axis folded into the reduction that follows keeps the unsliced depth; an int16
-# Linear-ReLU-Linear over tokens reads its input through the second Linear's 4x4 view
+# Linear-ReLU-Linear over tokens reads its input through the second Linear's 4x4 view; a
+# padded 5x5 stride-4 convolution after ExecuTorch's slice (16x16 -> 15x15) loses its padding
 SLICE_SUM = _new("slice_sum", _unary(lambda x: x[..., 3:7].sum(dim=3, keepdim=True)), (IMG,))
 MLP_RELU_A16W8 = _new(
     "mlp_relu_a16w8",
@@ -530,7 +531,11 @@ MLP_RELU_A16W8 = _new(
     (SEQ,),
     16,
 )
-BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS, SLICE_SUM, MLP_RELU_A16W8)}
+CONV_K5_S4_SLICED = _new(
+    "conv_k5_s4_sliced", _conv(8, 8, 5, stride=4, padding=2), ((1, 8, 16, 16),)
+)
+MISCOMPILED = (SLICE_SUM, MLP_RELU_A16W8, CONV_K5_S4_SLICED)
+BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS, *MISCOMPILED)}
 
 
 def vela_flags(accelerator: str, memory_mode: str) -> list[str]:
