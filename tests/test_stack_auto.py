@@ -2,16 +2,19 @@
 too small fails by name (not a hang, not silent corruption).
 
 The self-test app (no ExecuTorch needed) on the example model: the first `gen` measures
-(builds with the virtual NPU, runs in QEMU, records measured_usage.json), plans the
-stack as high-water + 25 % + 512 B and says so; the image built from that plan runs and
-passes; an image with a stack well under the measured mark stops with the stack
-overflow named and exit code 16.
+(builds with the virtual NPU, runs in QEMU, records measured_usage.json) and plans the
+stack for the Arm driver (the run's mark outside the virtual NPU's jobs, or the driver's
+path from its entry, + 256 B for an interrupt) and says so; built with the virtual NPU,
+the plan takes the stack the virtual NPU's frames need and the image passes; an image
+with a stack well under the measured mark stops with the stack overflow named and exit
+code 16.
 """
 
 from __future__ import annotations
 
 import json
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -19,7 +22,7 @@ import pytest
 from ethosu_kit.build import build_project
 from ethosu_kit.cli import main
 from ethosu_kit.qemu import run_elf
-from ethosu_kit.usage import MEASURE_FILE, sized_stack
+from ethosu_kit.usage import MEASURE_FILE, load_measurement, sized_stack
 from fw_helpers import need_cross_gcc, need_qemu
 
 pytestmark = [pytest.mark.firmware, pytest.mark.qemu]
@@ -40,29 +43,31 @@ def test_sized_from_a_measurement_and_too_small_is_named(
     project = tmp_path / "fw"
     buffers = _gen(pte_u55_shared, project, "--stack", "auto", "--heap", "auto")
     measured = json.loads((project / MEASURE_FILE).read_text())
-    assert measured["app"] == "selftest" and measured["stack_size"] == 16 * 1024
+    m = load_measurement(project, measured["model_sha256"], "selftest")
+    assert m is not None and m.app == "selftest" and m.stack_size == 16 * 1024
+    # planned for the Arm driver (gen's default): the run's CPU part and the driver's path
+    assert 0 < m.npu_entry < m.stack_cpu < m.stack_used, "the driver's entry and CPU part"
     stack, heap = buffers["stack"], buffers["heap"]
-    assert stack["size"] == sized_stack(measured["stack_used"], measured["npu_entry"]) < 16 * 1024
-    assert 0 < measured["npu_entry"] < measured["stack_used"], "the driver's entry is measured"
-    assert "--stack auto:" in str(stack["why"]) and MEASURE_FILE in str(stack["why"])
-    assert "--heap auto:" in str(heap["why"])
+    assert stack["size"] == sized_stack(m, "driver") < sized_stack(m, "virtual") < 16 * 1024
+    assert "--stack auto: for the Arm driver" in str(stack["why"])
+    assert MEASURE_FILE in str(stack["why"]) and "--heap auto:" in str(heap["why"])
     assert "--stack auto:" in (project / "memory_report.txt").read_text()
 
+    # built with the virtual NPU, the plan takes the stack its own frames need
     run = run_elf(build_project(project, app="selftest", npu="virtual"), timeout=60)
     assert run.exit_code == 0, run.output
     used = re.search(r"^usage: stack used (\d+) of (\d+) bytes", run.output, re.M)
-    assert used and int(used.group(2)) == stack["size"], run.output
-    assert int(used.group(1)) <= measured["stack_used"], "same image, same paths"
+    assert used and int(used.group(2)) == sized_stack(m, "virtual"), run.output
+    assert int(used.group(1)) <= m.stack_used, "same image, same paths"
 
     # a second gen reuses the record (no new measurement) and gives the same sizes
     (project / MEASURE_FILE).write_text(
         (project / MEASURE_FILE)
         .read_text()
-        .replace(f'"stack_used": {measured["stack_used"]}', '"stack_used": 4000')
+        .replace(f'"stack_cpu": {m.stack_cpu}', '"stack_cpu": 4000')
     )
-    assert _gen(pte_u55_shared, project, "--stack", "auto")["stack"]["size"] == sized_stack(
-        4000, measured["npu_entry"]
-    )
+    want = sized_stack(replace(m, stack_cpu=4000), "driver")
+    assert _gen(pte_u55_shared, project, "--stack", "auto")["stack"]["size"] == want
 
     small = tmp_path / "small"
     too_small = measured["stack_used"] // 2 // 8 * 8
@@ -233,7 +238,7 @@ def test_measured_with_the_compiler_it_is_built_with(pte_u55_shared: Path, tmp_p
     (project / MEASURE_FILE).write_text(json.dumps(gcc_record))
     buffers = _gen(pte_u55_shared, project, "--stack", "auto", "--toolchain", "clang")
     measured = json.loads((project / MEASURE_FILE).read_text())
-    assert measured["toolchain"] == "clang" and measured["stack_used"] > 64, measured
+    assert measured["toolchain"] == "clang" and measured["stack_cpu"] > 64, measured
     assert "built with clang" in str(buffers["stack"]["why"])
     run = run_elf(build_project(project, app="selftest", npu="virtual", toolchain="clang"))
     assert run.exit_code == 0, run.output

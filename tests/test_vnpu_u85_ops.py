@@ -78,6 +78,7 @@ EXPECTED = {
     "u85_conv_transpose_a16w8": "activation_precision=ACTIVATION_PRECISION_B64",
     "u85_conv_sparse_a16w8": "weight_sparsity=WEIGHT_SPARSITY_SPARSE_2_4",
     "u85_conv_k7_s4": "acc_input=ACC_INPUT_KEEP acc_output=ACC_OUTPUT_DISABLE",
+    "u85_maxpool_k5_s4": "acc_input=ACC_INPUT_KEEP acc_output=ACC_OUTPUT_DISABLE",
     "u85_upsample_bilinear_ac_a16w8": "activation_precision=ACTIVATION_PRECISION_B64",
     "u85_mul_bcast_both": "broadcast_mode=BROADCAST_MODE_CH",
     "u85_exp_a16w8": "activation_function=ACTIVATION_FUNCTION_LUT_S16_S16",
@@ -159,9 +160,22 @@ def _vela_miscompiled_mlp(blocks: VelaBlocks, inputs: list[np.ndarray]) -> np.nd
     return token0
 
 
+def _vela_miscompiled_conv(blocks: VelaBlocks, inputs: list[np.ndarray]) -> np.ndarray:
+    """5x5 stride 4, TOSA pad 2 top/left on the 15x15 slice: the 25 split CONVs (kept
+    accumulators) carry no IFM_PAD_TOP/LEFT at all, so every output is shifted."""
+    listing = disassemble(blocks.command_stream, 2)
+    assert sum("NPU_OP_CONV" in line for line in listing) == 25
+    assert not any(re.search(r"IFM_PAD_(TOP|LEFT) pad=[1-9]", line) for line in listing)
+    return np.zeros(1, dtype=bool)
+
+
 @pytest.mark.parametrize(
     ("name", "where_equal"),
-    [("u85_slice_sum", _vela_miscompiled_slice), ("u85_mlp_relu_a16w8", _vela_miscompiled_mlp)],
+    [
+        ("u85_slice_sum", _vela_miscompiled_slice),
+        ("u85_mlp_relu_a16w8", _vela_miscompiled_mlp),
+        ("u85_conv_k5_s4_sliced", _vela_miscompiled_conv),
+    ],
 )
 def test_u85_vela_miscompiles(name: str, where_equal: Any) -> None:
     """ethos-u-vela 5.1.0 writes streams that cannot compute these TOSA graphs. The virtual
@@ -187,7 +201,7 @@ UNMODELLED = [
     ("u85_maxpool", "NPU_OP_POOL", 6, "pooling_mode ARGMAX_X is not modelled"),
     ("u85_upsample_bilinear", "NPU_OP_RESIZE", 1, "resize_mode REPLICATE is not modelled"),
     ("u85_conv1x1", "NPU_SET_ACC_FORMAT", 0x0110, "acc_input KEEP with no accumulators kept"),
-    ("u85_maxpool", "NPU_SET_ACC_FORMAT", 0x0140, "acc_output DISABLE is not modelled"),
+    ("u85_avgpool", "NPU_SET_ACC_FORMAT", 0x0140, "acc_output DISABLE is not modelled"),
     ("u85_conv1x1", "NPU_SET_OFM_SCALE", 0x2040, "OFM_SCALE dbl_rnd 1 is not modelled"),
     ("u85_index_put", "NPU_SET_DMA0_SRC_REGION", 0x0A01, "index mode on both source and"),
     ("u85_index_select", "NPU_SET_DMA0_SRC_REGION", 0x0B01, "DMA index mode with internal memory"),
@@ -233,6 +247,7 @@ def test_u85_unmodelled_construct_stops_with_named_error(
         (Mutation.U85_GATHER_NO_INDEX, "u85_index_select_h", 1),
         (Mutation.U85_GATHER_NO_INDEX, "u85_index_put", 0),
         (Mutation.U85_ACC_KEEP_AS_RESET, "u85_conv_k7_s4", 1),
+        (Mutation.U85_ACC_KEEP_AS_RESET, "u85_maxpool_k5_s4", 0),
     ],
 )
 def test_u85_wrong_rule_is_caught(mutation: Mutation, name: str, config: int) -> None:

@@ -495,6 +495,7 @@ OP_MODELS: tuple[OpModel, ...] = (
     _new("index_put_a16w8", _index_put(1, 5), (IMG, (1, 2, 10, 10)), 16),
     _new("conv_k7_s4", _conv(8, 8, 7, stride=4, padding=3), ((1, 8, 23, 23),)),
     _new("conv_k5_s4", _conv(8, 8, 5, stride=4, padding=2), ((1, 8, 17, 17),)),
+    _new("maxpool_k5_s4", _mod("MaxPool2d", 5, stride=4, padding=2), ((1, 8, 17, 17),)),
     _new("conv_k7_s4_a16w8", _conv(8, 8, 7, stride=4, padding=3), ((1, 8, 23, 23),), 16),
     _new("conv_sparse_a16w8", _sparse_conv, ((1, 32, 8, 8),), 16),
     _new("upsample_bilinear_ac_a16w8", _mod("Upsample", None, 2, "bilinear", True), (IMG,), 16),
@@ -522,7 +523,8 @@ WHOLE_MODELS: tuple[OpModel, ...] = (
 )
 # Vela miscompiles these (not in the corpus; test_u85_vela_miscompiles): a slice of the
 # innermost axis folded into the reduction that follows keeps the unsliced depth; an int16
-# Linear-ReLU-Linear over tokens reads its input through the second Linear's 4x4 view
+# Linear-ReLU-Linear over tokens reads its input through the second Linear's 4x4 view; a
+# padded 5x5 stride-4 convolution after ExecuTorch's slice (16x16 -> 15x15) loses its padding
 SLICE_SUM = _new("slice_sum", _unary(lambda x: x[..., 3:7].sum(dim=3, keepdim=True)), (IMG,))
 MLP_RELU_A16W8 = _new(
     "mlp_relu_a16w8",
@@ -530,7 +532,11 @@ MLP_RELU_A16W8 = _new(
     (SEQ,),
     16,
 )
-BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS, SLICE_SUM, MLP_RELU_A16W8)}
+CONV_K5_S4_SLICED = _new(
+    "conv_k5_s4_sliced", _conv(8, 8, 5, stride=4, padding=2), ((1, 8, 16, 16),)
+)
+MISCOMPILED = (SLICE_SUM, MLP_RELU_A16W8, CONV_K5_S4_SLICED)
+BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS, *MISCOMPILED)}
 
 
 def vela_flags(accelerator: str, memory_mode: str) -> list[str]:

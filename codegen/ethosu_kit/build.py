@@ -92,6 +92,8 @@ def plan_virtual_npu(project: Path) -> None:
     pte = project / "generated" / PTE_NAME
     model = replace(read_pte(pte), path=plan.model_path)
     options = replace(plan.options, npu="virtual", vnpu_workspace=vnpu_workspace_need(pte, model))
+    if options.stack_virtual is not None:  # --stack auto sized the driver's: the virtual's
+        options = replace(options, stack=options.stack_virtual, stack_why=options.stack_virtual_why)
     new_plan = plan_memory(model, plan.board, plan.mode, options)
     selftest = None
     if new_plan.by_role(Role.VECTORS):  # a self-test project keeps the vectors it has

@@ -80,6 +80,11 @@ class PlanOptions:
     # where stack/heap came from when not the option's number ("--stack auto: measured …")
     stack_why: str = ""
     heap_why: str = ""
+    # --stack auto on a plan for the Arm driver: the stack the same image needs with the
+    # virtual NPU (its own frames on the CPU's stack); `ethosu-kit build --npu virtual`
+    # plans it when it re-plans for the virtual NPU
+    stack_virtual: int | None = None
+    stack_virtual_why: str = ""
     # the method allocator's pool: None = the planner's estimate from the program
     method_pool: int | None = None
     method_pool_why: str = ""

@@ -19,8 +19,10 @@ wrong or the whole program's sum. A run of the same image on the same model take
 same paths (the control flow of a fixed program does not depend on the input values);
 what it cannot see — an interrupt at the deepest point — is what the margin is for (an
 error path that went deeper ends the run anyway: at worst as a named stack overflow).
-With the virtual NPU the measurement includes the NPU model's own frames (it runs on the
-CPU's stack), so it over-estimates what the Arm driver needs.
+With the virtual NPU the mark includes the NPU model's own frames (it runs on the CPU's
+stack), which the Arm driver does not have: the run also reports the mark outside the
+virtual NPU's jobs (`stack_cpu`) and the depth at the driver's entry (`npu_entry`), and a
+plan for the driver is sized from those plus the driver's own path (a static bound).
 """
 
 from __future__ import annotations
@@ -76,6 +78,8 @@ class Measurement:
     exit_code: int = 0
     # stack depth where the NPU driver was entered (virtual NPU runs; 0: not reported)
     npu_entry: int = 0
+    # deepest stack outside the virtual NPU's jobs (virtual NPU runs; 0: not reported)
+    stack_cpu: int = 0
     # the compiler of the measured build: frames differ between compilers (a clang-19
     # self-test needs 2.5x the stack of the GCC 12 one), so a record is for one of them
     toolchain: str = "gcc"
@@ -93,13 +97,23 @@ def _round(n: int, to: int = ROUND) -> int:
     return max(to, -(-n // to) * to)
 
 
-def stack_need(used: int, npu_entry: int = 0) -> int:
-    """The deeper of the measured mark and the Arm driver's path from where it is entered."""
-    return max(used, npu_entry + DRIVER_PATH_BYTES) if npu_entry else used
+def _driver_sized(m: Measurement, npu: str) -> bool:
+    """Size for the Arm driver from the run's CPU part: a driver image measured apart."""
+    return npu == "driver" and m.stack_cpu > 0 and m.npu_entry > 0
 
 
-def sized_stack(used: int, npu_entry: int = 0) -> int:
-    return _round(stack_need(used, npu_entry) + STACK_INTERRUPT_BYTES)
+def stack_need(m: Measurement, npu: str = "virtual") -> int:
+    """The stack an image with `npu` needs: with the virtual NPU the whole measured mark;
+    with the Arm driver the deeper of the mark outside the virtual NPU's jobs and the
+    driver's own path from where it is entered."""
+    driver_path = m.npu_entry + DRIVER_PATH_BYTES
+    if _driver_sized(m, npu):
+        return max(m.stack_cpu, driver_path)
+    return max(m.stack_used, driver_path) if m.npu_entry else m.stack_used
+
+
+def sized_stack(m: Measurement, npu: str = "virtual") -> int:
+    return _round(stack_need(m, npu) + STACK_INTERRUPT_BYTES)
 
 
 def sized_heap(used: int) -> int:
@@ -114,17 +128,26 @@ def _source(m: Measurement) -> str:
     return f"{m.app} built with {m.toolchain}, NPU {m.npu}, in QEMU, {MEASURE_FILE}"
 
 
-def stack_why(m: Measurement, size: int) -> str:
-    driver = ""
-    if m.npu_entry:
-        path = m.npu_entry + DRIVER_PATH_BYTES
-        driver = (
-            f"; the Arm driver's path, {m.npu_entry} B at its entry + {DRIVER_PATH_BYTES} B "
-            f"(-fstack-usage) = {path} B, is {'deeper' if path > m.stack_used else 'within it'}"
+def stack_why(m: Measurement, size: int, npu: str = "virtual") -> str:
+    path = m.npu_entry + DRIVER_PATH_BYTES
+    driver = (
+        f"the Arm driver's path {m.npu_entry} B at its entry + {DRIVER_PATH_BYTES} B "
+        f"(-fstack-usage) = {path} B"
+    )
+    if _driver_sized(m, npu):
+        what = (
+            f"for the Arm driver: the deeper of {m.stack_cpu} B high-water mark outside the "
+            f"virtual NPU's jobs (painted stack, {_source(m)}) and {driver}"
         )
+    elif m.npu_entry:
+        what = (
+            f"the deeper of {m.stack_used} B high-water mark measured (painted stack, "
+            f"{_source(m)}) and {driver}"
+        )
+    else:
+        what = f"{m.stack_used} B high-water mark measured (painted stack, {_source(m)})"
     return (
-        f"--stack auto: {m.stack_used} B high-water mark measured (painted stack, "
-        f"{_source(m)}{driver}) + {STACK_INTERRUPT_BYTES} B for an interrupt at the deepest "
+        f"--stack auto: {what}, + {STACK_INTERRUPT_BYTES} B for an interrupt at the deepest "
         f"point (FP exception frame and handler), rounded to {ROUND} = {size}"
     )
 
@@ -186,7 +209,7 @@ def measurement_from_run(
             hint="the image must run to its end in QEMU to be measured; give --stack/--heap "
             "in bytes instead",
         )
-    pools = {k: v for k, v in usage.items() if k not in ("stack", "heap", "npu_entry")}
+    pools = {k: v for k, v in usage.items() if k not in ("stack", "heap", "npu_entry", "stack_cpu")}
     return Measurement(
         app=app,
         npu=npu,
@@ -199,6 +222,7 @@ def measurement_from_run(
         pools=pools,
         exit_code=exit_code,
         npu_entry=usage["npu_entry"][0] if "npu_entry" in usage else 0,
+        stack_cpu=usage["stack_cpu"][0] if "stack_cpu" in usage else 0,
         toolchain=toolchain,
     )
 

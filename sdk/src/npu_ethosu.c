@@ -88,6 +88,10 @@ void *kit_npu_driver(void) { return npu_ready ? &npu : NULL; }
 #if defined(KIT_NPU_VIRTUAL)
 /* kit/usage.h: the stack depth where the driver is entered, for the stack's sizing. */
 uintptr_t kit_npu_lowest_entry(void) { return ethosu_virtual_lowest_invoke_frame(); }
+
+/* The stack outside the virtual NPU's jobs, measured apart (kit/usage.h). */
+void ethosu_virtual_stack_enter(void) { kit_stack_npu_enter(); }
+void ethosu_virtual_stack_leave(void) { kit_stack_npu_leave(); }
 #endif
 
 /* Driver 1.x cache hooks: ranges of the base addresses; no ranges means everything. */

@@ -45,6 +45,11 @@ void kit_stack_paint(void)
     }
 }
 
+/* The deepest marks inside the virtual NPU's jobs and outside them (kit_stack_npu_*). */
+static size_t npu_mark;
+static size_t cpu_mark;
+static int npu_tracked;
+
 size_t kit_stack_high_water(void)
 {
     const uint32_t *w = (const uint32_t *)(uintptr_t)STACK_LIMIT;
@@ -68,10 +73,28 @@ void kit_usage_report(const char *what, size_t used, size_t size)
  * (npu_ethosu.c); 0 otherwise. */
 __attribute__((weak)) uintptr_t kit_npu_lowest_entry(void) { return 0; }
 
+void kit_stack_npu_enter(void)
+{
+    const size_t mark = kit_stack_high_water();
+    cpu_mark = mark > cpu_mark ? mark : cpu_mark;
+    npu_tracked = 1;
+}
+
+void kit_stack_npu_leave(void)
+{
+    const size_t mark = kit_stack_high_water();
+    npu_mark = mark > npu_mark ? mark : npu_mark;
+    kit_stack_paint(); /* the job's frames are dead: paint them over */
+}
+
 void kit_usage_report_stack_heap(void)
 {
-    kit_usage_report("stack", kit_stack_high_water(), kit_stack_size());
+    const size_t mark = kit_stack_high_water();
+    kit_usage_report("stack", mark > npu_mark ? mark : npu_mark, kit_stack_size());
     kit_usage_report("heap", kit_heap_used(), kit_heap_size());
+    if (npu_tracked) {
+        kit_usage_report("stack_cpu", mark > cpu_mark ? mark : cpu_mark, kit_stack_size());
+    }
     /* How deep the stack is where the NPU driver is entered: the host adds a real
      * driver's own path to it, which a run with the virtual NPU does not take. */
     const uintptr_t entry = kit_npu_lowest_entry();

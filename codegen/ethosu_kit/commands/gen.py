@@ -242,8 +242,12 @@ def _measured(
         npu = "virtual" if model.ethosu_delegates else "none"
         m = usage.measure_project(args.output, args.app, npu, args.toolchain)
     if args.stack == "auto":
-        size = usage.sized_stack(m.stack_used, m.npu_entry)
-        options = replace(options, stack=size, stack_why=usage.stack_why(m, size))
+        size = usage.sized_stack(m, args.npu)
+        options = replace(options, stack=size, stack_why=usage.stack_why(m, size, args.npu))
+        if args.npu == "driver":
+            size = usage.sized_stack(m, "virtual")
+            why = usage.stack_why(m, size, "virtual")
+            options = replace(options, stack_virtual=size, stack_virtual_why=why)
     if args.heap == "auto":
         size = usage.sized_heap(m.heap_used)
         options = replace(options, heap=size, heap_why=usage.heap_why(m, size))

@@ -47,6 +47,14 @@ void ethosu_virtual_reset_workspace_peak(void);
  */
 uintptr_t ethosu_virtual_lowest_invoke_frame(void);
 
+/*
+ * Called by ethosu_invoke_v3 when a job starts and when it ends; weak, default nothing.
+ * The kit measures its stack there without the virtual NPU's own frames, which a real
+ * driver does not have (sdk/src/usage.c: `usage: stack_cpu`).
+ */
+void ethosu_virtual_stack_enter(void);
+void ethosu_virtual_stack_leave(void);
+
 /* The reason the last job of `drv` failed ("" if it did not). */
 const char *ethosu_virtual_last_error(const struct ethosu_driver *drv);
 

@@ -567,6 +567,14 @@ int ethosu_wait(struct ethosu_driver *drv, bool block)
     return drv->job.result == ETHOSU_JOB_RESULT_OK ? 0 : -1;
 }
 
+void __attribute__((weak)) ethosu_virtual_stack_enter(void)
+{
+}
+
+void __attribute__((weak)) ethosu_virtual_stack_leave(void)
+{
+}
+
 /* The lowest stack address seen at the entry of ethosu_invoke_v3 (0: never entered). */
 static uintptr_t lowest_invoke_frame;
 
@@ -589,10 +597,13 @@ int ethosu_invoke_v3(struct ethosu_driver *drv,
     {
         lowest_invoke_frame = frame;
     }
+    ethosu_virtual_stack_enter();
+    int rc = -1;
     if (ethosu_invoke_async(drv, custom_data_ptr, custom_data_size, base_addr, base_addr_size, num_base_addr,
-                            user_arg) < 0)
+                            user_arg) >= 0)
     {
-        return -1;
+        rc = ethosu_wait(drv, true);
     }
-    return ethosu_wait(drv, true);
+    ethosu_virtual_stack_leave();
+    return rc;
 }

@@ -620,6 +620,68 @@ static inline int64_t byte_value(int b, int is_signed)
     return is_signed ? (int64_t)(int8_t)(uint8_t)b : (int64_t)b;
 }
 
+/*
+ * Kept accumulators. Vela splits a kernel with stride 4 or more into 1x1 operations that
+ * accumulate into the same accumulators: the first RESET + acc_output DISABLE (OFM
+ * activation_storage NONE), then KEEP + DISABLE, the last KEEP + ENABLE. Between them the
+ * accumulators live in the workspace, like a chain buffer (run->acc).
+ */
+static int kept_modes(struct run85 *run, const char *what, int *keep, int *hold)
+{
+    struct regs *r = &run->regs;
+    uint32_t input = (R0(ACC_FORMAT) >> 4) & 3u;
+    *keep = input == 1 && !(vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_ACC_KEEP_AS_RESET);
+    *hold = (int)((R0(ACC_FORMAT) >> 6) & 1u);
+    if (input == 2 || input == 3)
+    {
+        return fail(run, "acc_input %s for %s is not modelled", input == 2 ? "IFM2" : "3", what);
+    }
+    if (input == 1 && !run->acc.live)
+    {
+        return fail(run, "acc_input KEEP with no accumulators kept by an earlier acc_output DISABLE");
+    }
+    if (input == 0 && run->acc.live)
+    {
+        return fail(run, "acc_input RESET while kept accumulators wait for acc_input KEEP is not modelled");
+    }
+    return 0;
+}
+
+/* The kept accumulators of `ofm` (allocated by the first holding operation), or NULL. */
+static int kept_buffer(struct run85 *run, const struct ofm85 *ofm, int keep, int hold, int64_t **kept)
+{
+    struct regs *r = &run->regs;
+    size_t bytes = (size_t)ofm->h * (size_t)ofm->w * (size_t)ofm->c * sizeof(int64_t);
+    *kept = NULL;
+    if (!keep && !hold)
+    {
+        return 0;
+    }
+    if (ofm->h > (int)R0(OFM_BLK_HEIGHT_M1) + 1 || ofm->w > (int)R0(OFM_BLK_WIDTH_M1) + 1 ||
+        ofm->c > (int)R0(OFM_BLK_DEPTH_M1) + 1 || (run->acc.live && run->acc.bytes != bytes))
+    {
+        return fail(run, "kept accumulators over an OFM of %dx%dx%d that is not one OFM block (or not the kept one)",
+                    ofm->h, ofm->w, ofm->c);
+    }
+    size_t ws_size;
+    uint8_t *ws = (uint8_t *)vnpu_workspace(&ws_size);
+    if (!run->acc.live)
+    {
+        run->acc.offset = run->chain_end;
+        run->acc.bytes = bytes;
+        run->acc.live = 1;
+        run->chain_end = (run->acc.offset + bytes + 15u) & ~(size_t)15u;
+        if (run->chain_end > ws_size)
+        {
+            return fail(run, "kept accumulators need %lu bytes of working memory, the virtual NPU has %lu",
+                        (unsigned long)run->chain_end, (unsigned long)ws_size);
+        }
+        vnpu_workspace_used(run->chain_end);
+    }
+    *kept = (int64_t *)(void *)(ws + run->acc.offset);
+    return 0;
+}
+
 /* ---- POOL ---------------------------------------------------------------------------------- */
 
 static int op_pool_acc(struct run85 *run);
@@ -659,9 +721,22 @@ static int op_pool(struct run85 *run, uint32_t mode)
     {
         return op_pool_acc(run);
     }
-    if (check_acc(run) != 0 || setup_ofm(run, &ofm) != 0 || setup_kernel(run, &k, ofm.h, ofm.w) != 0 ||
-        setup_out(run, &o, &ofm.fm) != 0 ||
+    /* MAX pools may keep accumulators (a split stride-4 kernel): the running maximum */
+    int keep = 0, hold = 0;
+    if ((mode == 0 ? kept_modes(run, "a pool", &keep, &hold) : check_acc(run)) != 0)
+    {
+        return -1;
+    }
+    run->ofm_none = hold;
+    int ofm_rc = setup_ofm(run, &ofm);
+    run->ofm_none = 0;
+    if (ofm_rc != 0 || setup_kernel(run, &k, ofm.h, ofm.w) != 0 || setup_out(run, &o, &ofm.fm) != 0 ||
         setup_kernel_ifm(run, &ifm, &k, mode == 2 ? (int)R0(IFM_DEPTH_M1) + 1 : ofm.c) != 0)
+    {
+        return -1;
+    }
+    int64_t *kept = NULL;
+    if (kept_buffer(run, &ofm, keep, hold, &kept) != 0)
     {
         return -1;
     }
@@ -685,7 +760,7 @@ static int op_pool(struct run85 *run, uint32_t mode)
     /* a 1x1 kernel without padding (the transposing copies): one IFM byte per output */
     struct axis_map ia[3];
     struct axis_map oa[3];
-    if (mode != 2 && k.kh == 1 && k.kw == 1 && k.sy == 1 && k.sx == 1 && !k.upscale &&
+    if (mode != 2 && kept == NULL && k.kh == 1 && k.kw == 1 && k.sy == 1 && k.sx == 1 && !k.upscale &&
         (k.pad_top | k.pad_left | k.pad_bottom | k.pad_right) == 0 && map8_ok(&ifm, &ofm, ia, oa))
     {
         uint8_t table[256];
@@ -706,11 +781,24 @@ static int op_pool(struct run85 *run, uint32_t mode)
                 {
                     int count;
                     int64_t acc = vnpu_pool_acc(&ifm, &k, (int)mode, oy, ox, c, &count);
+                    if (kept != NULL)
+                    {
+                        /* a window of padding only leaves the maximum as it was */
+                        int64_t *m = &kept[((size_t)oy * (size_t)ofm.w + (size_t)ox) * (size_t)ofm.c + (size_t)c];
+                        acc = keep && (count == 0 || *m > acc) ? *m : acc;
+                        count = keep || count > 0 ? 1 : 0;
+                        if (hold)
+                        {
+                            *m = count == 0 ? INT64_MIN : acc;
+                            continue;
+                        }
+                    }
                     ofm_put(&ofm, oy, ox, c, pool_eval((int)mode, acc, count, &out_scale, &o));
                 }
             }
         }
     }
+    run->acc.live = hold;
     chain_release(run, &ifm, NULL);
     ofm_done(run, &ofm);
     return 0;
@@ -1509,25 +1597,11 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
         return op_matmul(run);
     }
     uint32_t wfmt = R0(WEIGHT_FORMAT);
-    /*
-     * A kernel Vela splits (stride 4 and more) runs as CONVs that accumulate into the same
-     * accumulators: the first RESET + acc_output DISABLE, then KEEP + DISABLE, the last KEEP
-     * + ENABLE. The kept accumulators live in the workspace between them, like a chain buffer.
-     */
     uint32_t acc_fmt = R0(ACC_FORMAT);
-    int keep = ((acc_fmt >> 4) & 3u) == 1 && !(vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_ACC_KEEP_AS_RESET);
-    int hold = (int)((acc_fmt >> 6) & 1u);
-    if (((acc_fmt >> 4) & 3u) == 2)
+    int keep, hold;
+    if (kept_modes(run, "a convolution", &keep, &hold) != 0)
     {
-        return fail(run, "acc_input IFM2 for a convolution is not modelled");
-    }
-    if (((acc_fmt >> 4) & 3u) == 1 && !run->acc.live)
-    {
-        return fail(run, "acc_input KEEP with no accumulators kept by an earlier acc_output DISABLE");
-    }
-    if (((acc_fmt >> 4) & 3u) == 0 && run->acc.live)
-    {
-        return fail(run, "acc_input RESET while kept accumulators wait for acc_input KEEP is not modelled");
+        return -1;
     }
     run->b64_fm = (acc_fmt & 3u) == 1 ? FM_OFM : -1; /* Acc48 accumulators written out */
     run->ofm_none = hold;
@@ -1540,12 +1614,10 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
     {
         return -1;
     }
-    size_t acc_bytes = (size_t)ofm.h * (size_t)ofm.w * (size_t)ofm.c * sizeof(int64_t);
-    if ((keep || hold) && (ofm.h > (int)R0(OFM_BLK_HEIGHT_M1) + 1 || ofm.w > (int)R0(OFM_BLK_WIDTH_M1) + 1 ||
-                           ofm.c > (int)R0(OFM_BLK_DEPTH_M1) + 1 || (keep && run->acc.bytes != acc_bytes)))
+    int64_t *kept = NULL;
+    if (kept_buffer(run, &ofm, keep, hold, &kept) != 0)
     {
-        return fail(run, "kept accumulators over an OFM of %dx%dx%d that is not one OFM block (or not the kept one)",
-                    ofm.h, ofm.w, ofm.c);
+        return -1;
     }
     if ((R0(OFM_PRECISION) >> 8) & 1u)
     {
@@ -1628,20 +1700,6 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
     }
     size_t ws_size;
     uint8_t *ws = (uint8_t *)vnpu_workspace(&ws_size);
-    if (hold && !run->acc.live)
-    {
-        run->acc.offset = run->chain_end;
-        run->acc.bytes = acc_bytes;
-        run->acc.live = 1;
-        run->chain_end = (run->acc.offset + acc_bytes + 15u) & ~(size_t)15u;
-        if (run->chain_end > ws_size)
-        {
-            return fail(run, "kept accumulators need %lu bytes of working memory, the virtual NPU has %lu",
-                        (unsigned long)run->chain_end, (unsigned long)ws_size);
-        }
-        vnpu_workspace_used(run->chain_end);
-    }
-    int64_t *kept = run->acc.live ? (int64_t *)(void *)(ws + run->acc.offset) : NULL;
     size_t used = run->chain_end;
     size_t taps = (size_t)g.kh * (size_t)g.kw;
     size_t nweights = (size_t)ofm.c * taps * (size_t)g.ifm_depth;

@@ -28,11 +28,17 @@ size_t kit_heap_size(void);
 
 /* One `usage: <what> used <n> of <m> bytes` line, the format the host parses. */
 void kit_usage_report(const char *what, size_t used, size_t size);
-/* The stack and heap lines (and, with the virtual NPU, `npu_entry`: the stack depth
- * where the NPU driver was entered). */
+/* The stack and heap lines (and, with the virtual NPU, `stack_cpu` and `npu_entry`: the
+ * stack depth where the NPU driver was entered). */
 void kit_usage_report_stack_heap(void);
 /* The lowest stack address at the NPU driver's entry, or 0 where it is not recorded. */
 uintptr_t kit_npu_lowest_entry(void);
+/* Around each virtual-NPU job: the mark so far is the CPU's; after it, the job's frames
+ * are counted into the stack's mark and painted over, so that `usage: stack_cpu` is the
+ * deepest the stack went outside the jobs (what an image with a real NPU driver needs,
+ * with the driver's own path added from `npu_entry`). */
+void kit_stack_npu_enter(void);
+void kit_stack_npu_leave(void);
 
 #ifdef __cplusplus
 }
