@@ -137,3 +137,36 @@ def test_one_lsb_in_float32_is_within_lsb_1() -> None:
     assert result.beyond == 0 and result.ok(1.0)
     (result,) = compare({"output0": a}, {"output0": b}, ([], [q]), 0.5)
     assert result.beyond == 255 and not result.ok(0.5)
+
+
+def test_an_output_made_on_the_cpu_is_named_not_compared(
+    pte_cpu_op: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The method's output is argmax, run on the CPU after the delegate: no delegate
+    tensor is it, so pairing it with delegate0_output0 by index (what compare did) said
+    DIFFERENT for a correct runner. It is named as not compared; the input still is."""
+    sim = _simulate(pte_cpu_op, tmp_path / "sim.npz")
+    (qin,), _ = io_quantization(pte_cpu_op)
+    assert qin is not None
+    x = ((sim["delegate0_input0"].astype(np.float32) - qin.zero_point) * qin.scale).astype(
+        np.float32
+    )
+    np.savez(tmp_path / "run.npz", input0=x, output0=np.array([3], dtype=np.int64))
+    args = [
+        "compare",
+        str(tmp_path / "run.npz"),
+        str(tmp_path / "sim.npz"),
+        "--pte",
+        str(pte_cpu_op),
+    ]
+    assert main(args) == 0
+    out = capsys.readouterr().out
+    assert "output0: not compared: the program makes it on the CPU" in out, out
+    assert "COMPARE PASS (1 of 1; 1 not compared: output0)" in out, out
+    np.savez(tmp_path / "only.npz", output0=np.array([3], dtype=np.int64))
+    args[1] = str(tmp_path / "only.npz")
+    assert main(args) == 2
+    assert "nothing to compare" in capsys.readouterr().err
+    result = main(["inspect", str(pte_cpu_op)])
+    assert result == 0
+    assert "output 0: not quantized (through a CPU operator" in capsys.readouterr().out

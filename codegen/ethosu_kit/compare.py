@@ -81,9 +81,16 @@ def _role(key: str) -> tuple[str, int, int | None]:
 Links = dict[int, dict[tuple[str, int], int]]
 
 
-def pairs(a: dict[str, Array], b: dict[str, Array], links: Links | None = None) -> list[Pair]:
+def pairs(
+    a: dict[str, Array],
+    b: dict[str, Array],
+    links: Links | None = None,
+    unpaired: list[str] | None = None,
+) -> list[Pair]:
     """`links` (from the .pte): which delegate input/output each method input/output is;
-    without them, method index o pairs with the delegate's o."""
+    a method tensor the program makes on the CPU from the delegate's (or feeds to it
+    through a CPU operator) is not one of the delegate's and is left out, named in
+    `unpaired`. Without links, method index o pairs with the delegate's o."""
     common = [k for k in a if k in b]
     if common:
         return [Pair(k, k, *_role(k)[:2]) for k in common]
@@ -93,13 +100,21 @@ def pairs(a: dict[str, Array], b: dict[str, Array], links: Links | None = None) 
         if len(delegates) != 1:
             continue
         (k,) = delegates
-        known = (links or {}).get(k, {}) if k is not None else {}
+        known = (links or {}).get(k) if k is not None else None
+        left: list[str] = []
         for key in x:
             kind, index, delegate = _role(key)
-            other = f"delegate{k}_{kind}{known.get((kind, index), index)}"
-            if kind and delegate is None and other in y:
+            if not kind or delegate is not None:
+                continue
+            if known is not None and (kind, index) not in known:
+                left.append(key)
+                continue
+            other = f"delegate{k}_{kind}{known[(kind, index)] if known else index}"
+            if other in y:
                 out.append(Pair(other, key, kind, index) if swap else Pair(key, other, kind, index))
-        if out:
+        if out or left:
+            if unpaired is not None:
+                unpaired.extend(left)
             return out
     return out
 
@@ -112,8 +127,16 @@ def compare(
     names: tuple[str, str] = ("a", "b"),
     *,
     links: Links | None = None,
+    unpaired: list[str] | None = None,
 ) -> list[PairResult]:
-    found = pairs(a, b, links)
+    found = pairs(a, b, links, unpaired)
+    if not found and unpaired:
+        raise KitError(
+            f"{names[0]} and {names[1]}: {', '.join(unpaired)} the program makes on the CPU "
+            "from the delegate's tensors: no delegate tensor is it, nothing to compare",
+            hint="compare the method's outputs with a reference of the method (the quantized "
+            "PyTorch model), or simulate's with simulate's",
+        )
     if not found:
         raise KitError(
             f"{names[0]} and {names[1]} have no arrays to compare: keys {sorted(a)} and "

@@ -49,5 +49,7 @@ def quantization_lines(pte: str) -> list[str]:
                      if (kind, i) in t]  # fmt: skip
             text = f"scale {q.scale:.9g}, zero point {q.zero_point}" if q else "not quantized"
             tail = f" {arrow} {', '.join(where)}" if where else ""
+            if not where and links:
+                tail = " (through a CPU operator: no delegate tensor is it)"
             lines.append(f"  {kind} {i}: {text}{tail}\n")
     return lines
