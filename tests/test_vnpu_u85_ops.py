@@ -80,6 +80,8 @@ EXPECTED = {
     "u85_conv_k7_s4": "acc_input=ACC_INPUT_KEEP acc_output=ACC_OUTPUT_DISABLE",
     "u85_maxpool_k5_s4": "acc_input=ACC_INPUT_KEEP acc_output=ACC_OUTPUT_DISABLE",
     "u85_and_i32": "activation_precision=ACTIVATION_PRECISION_B32",
+    "u85_conv3d": "acc_input=ACC_INPUT_IFM2",
+    "u85_conv3d_a16w8": "acc_input=ACC_INPUT_IFM2",
     "u85_xor_i8": "elementwise_mode=ELEMENTWISE_MODE_XOR",
     "u85_where_ge_i32": "elementwise_mode=ELEMENTWISE_MODE_CMP_GE",
     "u85_upsample_bilinear_ac_a16w8": "activation_precision=ACTIVATION_PRECISION_B64",
@@ -251,6 +253,8 @@ def test_u85_unmodelled_construct_stops_with_named_error(
         (Mutation.U85_GATHER_NO_INDEX, "u85_index_put", 0),
         (Mutation.U85_ACC_KEEP_AS_RESET, "u85_conv_k7_s4", 1),
         (Mutation.U85_ACC_KEEP_AS_RESET, "u85_maxpool_k5_s4", 0),
+        (Mutation.U85_CONV_IFM2_IGNORED, "u85_conv3d", 0),
+        (Mutation.U85_CONV_IFM2_IGNORED, "u85_conv3d_a16w8", 1),
     ],
 )
 def test_u85_wrong_rule_is_caught(mutation: Mutation, name: str, config: int) -> None:

@@ -507,6 +507,8 @@ OP_MODELS: tuple[OpModel, ...] = (
     _new("index_put_a16w8", _index_put(1, 5), (IMG, (1, 2, 10, 10)), 16),
     _new("conv_k7_s4", _conv(8, 8, 7, stride=4, padding=3), ((1, 8, 23, 23),)),
     _new("conv_k5_s4", _conv(8, 8, 5, stride=4, padding=2), ((1, 8, 17, 17),)),
+    _new("conv3d", _mod("Conv3d", 4, 8, 3, padding=1), ((1, 4, 4, 6, 6),)),
+    _new("conv3d_a16w8", _mod("Conv3d", 4, 8, 3, padding=1), ((1, 4, 4, 6, 6),), 16),
     _new("maxpool_k5_s4", _mod("MaxPool2d", 5, stride=4, padding=2), ((1, 8, 17, 17),)),
     _new("conv_k7_s4_a16w8", _conv(8, 8, 7, stride=4, padding=3), ((1, 8, 23, 23),), 16),
     _new("conv_sparse_a16w8", _sparse_conv, ((1, 32, 8, 8),), 16),

@@ -45,6 +45,7 @@ class Mutation(enum.IntFlag):
     U85_B64_LOW32 = 1 << 11
     U85_GATHER_NO_INDEX = 1 << 12
     U85_ACC_KEEP_AS_RESET = 1 << 13
+    U85_CONV_IFM2_IGNORED = 1 << 14
 
 
 @cache

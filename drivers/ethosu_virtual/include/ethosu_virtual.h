@@ -80,6 +80,7 @@ enum ethosu_virtual_mutation
     ETHOSU_VIRTUAL_MUT_U85_B64_LOW32 = 1u << 11,        /* B64 accumulators read back as their low 32 bits */
     ETHOSU_VIRTUAL_MUT_U85_GATHER_NO_INDEX = 1u << 12,  /* an indexed DMA takes row i for row IDX[i] */
     ETHOSU_VIRTUAL_MUT_U85_ACC_KEEP_AS_RESET = 1u << 13, /* acc_input KEEP starts from the bias again */
+    ETHOSU_VIRTUAL_MUT_U85_CONV_IFM2_IGNORED = 1u << 14, /* a CONV's acc_input IFM2 partial sum is dropped */
 };
 void ethosu_virtual_set_mutation(uint32_t mask);
 

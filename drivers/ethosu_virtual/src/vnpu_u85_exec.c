@@ -1598,10 +1598,14 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
     }
     uint32_t wfmt = R0(WEIGHT_FORMAT);
     uint32_t acc_fmt = R0(ACC_FORMAT);
-    int keep, hold;
-    if (kept_modes(run, "a convolution", &keep, &hold) != 0)
+    int keep = 0, hold = 0;
+    /* acc_input IFM2: the accumulators start from a 32-bit (Acc48: 64-bit) IFM2, a partial
+     * sum an earlier CONV wrote (Vela's Conv3D: one CONV per kernel depth step) */
+    int from_ifm2 = ((acc_fmt >> 4) & 3u) == 2;
+    int ifm2_ignored = from_ifm2 && (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_CONV_IFM2_IGNORED);
+    if (from_ifm2 ? (run->acc.live || ((acc_fmt >> 6) & 1u)) : kept_modes(run, "a convolution", &keep, &hold) != 0)
     {
-        return -1;
+        return from_ifm2 ? fail(run, "acc_input IFM2 with kept accumulators is not modelled") : -1;
     }
     run->b64_fm = (acc_fmt & 3u) == 1 ? FM_OFM : -1; /* Acc48 accumulators written out */
     run->ofm_none = hold;
@@ -1618,6 +1622,22 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
     if (kept_buffer(run, &ofm, keep, hold, &kept) != 0)
     {
         return -1;
+    }
+    struct operand acc_in;
+    memset(&acc_in, 0, sizeof(acc_in));
+    if (from_ifm2)
+    {
+        run->b64_fm = (acc_fmt & 3u) == 1 ? FM_IFM2 : -1;
+        int rc = setup_operand(run, &acc_in, FM_IFM2, &ofm, 0);
+        run->b64_fm = -1;
+        if (rc != 0)
+        {
+            return -1;
+        }
+        if (acc_in.scalar || acc_in.fm.elem < 4)
+        {
+            return fail(run, "acc_input IFM2 for a convolution needs a 32-bit or 64-bit IFM2 feature map");
+        }
     }
     if ((R0(OFM_PRECISION) >> 8) & 1u)
     {
@@ -1835,7 +1855,8 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
      */
     size_t terms = depthwise ? taps : n_terms;
     struct axis_map oa[3];
-    int fast8 = narrow && o.simple && terms < 4096u && kept == NULL && axes_of(&ofm.fm, ofm.axis, ofm.reverse, oa);
+    int fast8 = narrow && o.simple && terms < 4096u && kept == NULL && !from_ifm2 &&
+                axes_of(&ofm.fm, ofm.axis, ofm.reverse, oa);
     for (int oc = 0; fast8 && oc < ofm.c; oc++)
     {
         struct vnpu_rescaler rs;
@@ -1905,7 +1926,8 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
             {
                 size_t ki = ((size_t)oy * (size_t)ofm.w + (size_t)ox) * (size_t)ofm.c + (size_t)oc;
                 /* the bias is the output stage's: the operation that writes the OFM adds its own */
-                int64_t acc = (keep ? kept[ki] : 0) + (hold ? 0 : chans[oc].bias);
+                int64_t acc = (keep ? kept[ki] : 0) + (hold ? 0 : chans[oc].bias) +
+                              (from_ifm2 && !ifm2_ignored ? operand_at(&acc_in, oy, ox, oc) : 0);
                 const int16_t *wrow = weights + (size_t)oc * n_terms;
                 if (depthwise)
                 {
@@ -1942,7 +1964,7 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
         }
     }
     run->acc.live = hold;
-    chain_release(run, &ifm, NULL);
+    chain_release(run, &ifm, from_ifm2 ? &acc_in.fm : NULL);
     ofm_done(run, &ofm);
     return 0;
 }
