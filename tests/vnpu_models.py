@@ -36,6 +36,8 @@ class OpModel:
     activation_bits: int = 8
     accelerator: str = TARGET_ACCEL  # what the test lowers it for (vela --accelerator-config)
     memory_mode: str = TARGET_MODE
+    # "int8"/"int32": integer tensors straight into the delegate, no quantization
+    input_dtype: str = "float32"
 
 
 def _conv(cin: int, cout: int, k: int | tuple[int, int], **kw: Any) -> Callable[[], Any]:
@@ -390,6 +392,7 @@ def cache_key(model: OpModel) -> str:
         model.memory_mode,
         importlib.metadata.version("torch"),
         importlib.metadata.version("executorch"),
+        *([model.input_dtype] if model.input_dtype != "float32" else []),
     ):
         h.update(part.encode())
         h.update(b"\0")
@@ -403,6 +406,13 @@ def module_and_calibration(model: OpModel) -> tuple[Any, list[tuple[Any, ...]]]:
     torch.manual_seed(0)
     module = model.build().eval()
     g = torch.Generator().manual_seed(1)
+    if model.input_dtype != "float32":
+        dtype = getattr(torch, model.input_dtype)
+        calib = [
+            tuple(torch.randint(-100, 100, s, generator=g, dtype=dtype) for s in model.shapes)
+            for _ in range(4)
+        ]
+        return module, calib
     calib = [tuple(torch.rand(s, generator=g) * 2 - 1 for s in model.shapes) for _ in range(4)]
     return module, calib
 
@@ -442,6 +452,7 @@ def lowered(model: OpModel) -> Path:
                 calib[0],
                 Target(accelerator=model.accelerator, memory_mode=model.memory_mode),
                 tmp / "model.pte",
+                quantize=model.input_dtype == "float32",
                 calibration=calib,
                 activation_bits=model.activation_bits,
                 dump_dir=tmp / "dump",

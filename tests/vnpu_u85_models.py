@@ -10,6 +10,7 @@ Vela (`compiled`), the way the ExecuTorch backend does (`vela_compile`), also ca
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import hashlib
 import importlib.metadata
 import io
@@ -236,6 +237,17 @@ def _index_put(*index: int) -> Callable[[], Any]:
         return IndexPut()
 
     return build
+
+
+def _where_ge_int(x: Any, y: Any) -> Any:
+    import torch
+
+    return torch.where(x >= y, x & 255, y)
+
+
+def _int_op(model: OpModel, input_dtype: str) -> OpModel:
+    """Integer tensors straight into the NPU (no quantization): bitwise and compare paths."""
+    return dataclasses.replace(model, input_dtype=input_dtype)
 
 
 def _residual_cnn() -> Any:
@@ -499,6 +511,10 @@ OP_MODELS: tuple[OpModel, ...] = (
     _new("conv_k7_s4_a16w8", _conv(8, 8, 7, stride=4, padding=3), ((1, 8, 23, 23),), 16),
     _new("conv_sparse_a16w8", _sparse_conv, ((1, 32, 8, 8),), 16),
     _new("upsample_bilinear_ac_a16w8", _mod("Upsample", None, 2, "bilinear", True), (IMG,), 16),
+    _int_op(_new("and_i32", _binary_fn(lambda x, y: x & y), (IMG, IMG)), "int32"),
+    _int_op(_new("xor_i8", _binary_fn(lambda x, y: x ^ y), (IMG, IMG)), "int8"),
+    _int_op(_new("maximum_i32", _binary("maximum"), (IMG, IMG)), "int32"),
+    _int_op(_new("where_ge_i32", _binary_fn(_where_ge_int), (IMG, IMG)), "int32"),
     _new("conv_transpose_a16w8", _mod("ConvTranspose2d", 8, 8, 2, stride=2), ((1, 8, 5, 5),), 16),
     _new("conv_transpose_k3_a16w8", _mod("ConvTranspose2d", 8, 8, 3, 2, 1, 1), ((1, 8, 5, 5),), 16),
     _new("conv_deep_a16w8", _conv(48, 40, 3, padding=1), ((1, 48, 6, 6),), 16),
