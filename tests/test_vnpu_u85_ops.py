@@ -198,6 +198,24 @@ def test_u85_vela_miscompiles(name: str, where_equal: Any) -> None:
     assert np.array_equal(ours[mask], ref[mask]), f"{name}: differs where the stream is complete"
 
 
+def test_u85_embedding_gathers_by_its_index_input() -> None:
+    """nn.Embedding fed int32 indices: one gather DMA whose indices are the delegate's input.
+    Bit-exact on indices inside the table; outside it (undefined in TOSA) the job stops
+    with an error naming the index, never an answer."""
+    for accel, mode in CONFIGS[:2]:
+        blocks, tosa = _blocks("u85_embedding", accel, mode)
+        rng = np.random.default_rng(3)
+        for run in range(RUNS):
+            (idx,) = random_inputs(blocks, rng)
+            inputs = [(np.abs(idx.astype(np.int64)) % 100).astype(idx.dtype)]
+            ours = run_delegate(blocks, inputs, fast_scratch_size=fast_scratch(mode))
+            bad = mismatches(ours, tosa_run(tosa, inputs))
+            assert bad == 0, f"u85_embedding on {accel} {mode}: input {run}: {bad} values differ"
+        wild = [np.full_like(idx, 100)]
+        with pytest.raises(VnpuError, match=re.escape("index 100 (row 0) outside 0..IDX_MAX 99")):
+            run_delegate(blocks, wild, fast_scratch_size=fast_scratch(mode))
+
+
 # A construct no corpus stream has verified, written into a real stream: the run must stop
 # with an error naming it (never an answer). (model, command, new param, error text)
 UNMODELLED = [

@@ -36,8 +36,10 @@ class OpModel:
     activation_bits: int = 8
     accelerator: str = TARGET_ACCEL  # what the test lowers it for (vela --accelerator-config)
     memory_mode: str = TARGET_MODE
-    # "int8"/"int32": integer tensors straight into the delegate, no quantization
+    # "int8"/"int32": integer tensors (in [0, 100)) straight into the delegate, by default
+    # not quantized (quantize=True: the float weights are, e.g. an embedding's table)
     input_dtype: str = "float32"
+    quantize: bool | None = None
 
 
 def _conv(cin: int, cout: int, k: int | tuple[int, int], **kw: Any) -> Callable[[], Any]:
@@ -392,7 +394,7 @@ def cache_key(model: OpModel) -> str:
         model.memory_mode,
         importlib.metadata.version("torch"),
         importlib.metadata.version("executorch"),
-        *([model.input_dtype] if model.input_dtype != "float32" else []),
+        *([model.input_dtype, str(model.quantize)] if model.input_dtype != "float32" else []),
     ):
         h.update(part.encode())
         h.update(b"\0")
@@ -409,7 +411,7 @@ def module_and_calibration(model: OpModel) -> tuple[Any, list[tuple[Any, ...]]]:
     if model.input_dtype != "float32":
         dtype = getattr(torch, model.input_dtype)
         calib = [
-            tuple(torch.randint(-100, 100, s, generator=g, dtype=dtype) for s in model.shapes)
+            tuple(torch.randint(0, 100, s, generator=g, dtype=dtype) for s in model.shapes)
             for _ in range(4)
         ]
         return module, calib
@@ -445,6 +447,7 @@ def lowered(model: OpModel) -> Path:
         from ethosu_kit.lowering import Target, lower_to_pte
 
         module, calib = module_and_calibration(model)
+        quantize = model.input_dtype == "float32" if model.quantize is None else model.quantize
         tmp = Path(tempfile.mkdtemp(prefix=f".{model.name}-", dir=folder.parent))
         try:
             lower_to_pte(
@@ -452,7 +455,7 @@ def lowered(model: OpModel) -> Path:
                 calib[0],
                 Target(accelerator=model.accelerator, memory_mode=model.memory_mode),
                 tmp / "model.pte",
-                quantize=model.input_dtype == "float32",
+                quantize=quantize,
                 calibration=calib,
                 activation_bits=model.activation_bits,
                 dump_dir=tmp / "dump",

@@ -245,6 +245,12 @@ def _where_ge_int(x: Any, y: Any) -> Any:
     return torch.where(x >= y, x & 255, y)
 
 
+def _embedding() -> Any:
+    from torch import nn
+
+    return nn.Embedding(100, 16)
+
+
 def _int_op(model: OpModel, input_dtype: str) -> OpModel:
     """Integer tensors straight into the NPU (no quantization): bitwise and compare paths."""
     return dataclasses.replace(model, input_dtype=input_dtype)
@@ -554,7 +560,11 @@ CONV_K5_S4_SLICED = _new(
     "conv_k5_s4_sliced", _conv(8, 8, 5, stride=4, padding=2), ((1, 8, 16, 16),)
 )
 MISCOMPILED = (SLICE_SUM, MLP_RELU_A16W8, CONV_K5_S4_SLICED)
-BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS, *MISCOMPILED)}
+# an int32 index input (a gather DMA whose indices the caller gives): only [0, 100) is defined
+EMBEDDING = dataclasses.replace(
+    _new("embedding", _embedding, ((1, 8),)), input_dtype="int32", quantize=True
+)
+BY_NAME = {m.name: m for m in (*OP_MODELS, *WHOLE_MODELS, *MISCOMPILED, EMBEDDING)}
 
 
 def vela_flags(accelerator: str, memory_mode: str) -> list[str]:
