@@ -245,6 +245,21 @@ def _where_ge_int(x: Any, y: Any) -> Any:
     return torch.where(x >= y, x & 255, y)
 
 
+def _conv_scales() -> Any:
+    """A 1x1 convolution whose output channels' weights span eight decades (10^-4 .. 10^3),
+    the last one all zero: extreme per-channel scales and an empty channel."""
+    import torch
+    from torch import nn
+
+    conv = nn.Conv2d(8, 9, 1)
+    with torch.no_grad():
+        for i in range(8):
+            conv.weight[i].mul_(10.0 ** (i - 4))
+        conv.weight[8].zero_()
+        conv.bias[8] = 0.0
+    return conv
+
+
 def _embedding() -> Any:
     from torch import nn
 
@@ -515,6 +530,8 @@ OP_MODELS: tuple[OpModel, ...] = (
     _new("conv_k5_s4", _conv(8, 8, 5, stride=4, padding=2), ((1, 8, 17, 17),)),
     _new("conv3d", _mod("Conv3d", 4, 8, 3, padding=1), ((1, 4, 4, 6, 6),)),
     _new("conv3d_a16w8", _mod("Conv3d", 4, 8, 3, padding=1), ((1, 4, 4, 6, 6),), 16),
+    _new("conv_scales", _conv_scales, (IMG,)),
+    _new("conv_scales_a16w8", _conv_scales, (IMG,), 16),
     _new("maxpool_k5_s4", _mod("MaxPool2d", 5, stride=4, padding=2), ((1, 8, 17, 17),)),
     _new("conv_k7_s4_a16w8", _conv(8, 8, 7, stride=4, padding=3), ((1, 8, 23, 23),), 16),
     _new("conv_sparse_a16w8", _sparse_conv, ((1, 32, 8, 8),), 16),
