@@ -242,7 +242,7 @@ class HalDefault:
 
 
 # Console kinds name UART IP blocks, not boards: Arm's CMSDK APB UART is a licensable
-# peripheral in many SoCs (the Corstone subsystems are one user), the PL011 another.
+# peripheral in many SoCs, the PL011 another; which one a board has is its [console] data.
 _CONSOLE_DEFAULTS: dict[str, HalDefault] = {
     "cmsdk-apb": HalDefault(
         ("sdk/src/hal/console_uart.c", "drivers/uart_cmsdk/uart_cmsdk.c"),

@@ -191,7 +191,7 @@ def identify(elf: Path, plan_path: Path | None = None) -> KitImage:
 
 def check_fits(image: KitImage, regions: Sequence[MemoryRegion], where: str, hint: str) -> None:
     """Every loadable segment of the image inside one of `regions` (`where` names that
-    memory: "QEMU's mps3-an547 has for corstone-320"): else a KitError naming the first
+    memory: "what the stand-in QEMU machine has for this board"): else a KitError naming the first
     one outside."""
     for address, size, _ in image.segments:
         if not any(r.contains(address, size) for r in regions):
