@@ -176,12 +176,17 @@ function(ethosu_kit_add_executor_runner target generated_dir)
     _ethosu_kit_read_operators("${_gen}/kit_operators.txt" "${_prim_names}" _portable_ops
         _quantized_ops _prim_ops)
     _ethosu_kit_runtime_library("${_prim_names}" "${_prim_ops}" _runtime _n_prim)
-    # Kernel table (12 B a slot, static RAM): the prim ops linked, + the model's + 4
-    # spare. Too small is loud: the registration aborts at start-up naming the kernels
-    # it could not add.
+    # Kernel table (12 B a slot, static RAM): exactly the kernels this build registers,
+    # the prim ops linked + one per operator of the model (selective registration), no
+    # spare. Too small is loud: the registration logs every kernel it could not add,
+    # and the method load then fails with "Missing operator" (exit code 3). A tree that
+    # links kernels of its own sets -DMAX_KERNEL_NUM.
     list(LENGTH _portable_ops _n_portable)
     list(LENGTH _quantized_ops _n_quantized)
-    math(EXPR _max_kernels "${_n_prim} + ${_n_portable} + ${_n_quantized} + 4")
+    math(EXPR _max_kernels "${_n_prim} + ${_n_portable} + ${_n_quantized}")
+    if(_max_kernels EQUAL 0)
+        set(_max_kernels 1) # no CPU operator at all: a zero-length table is not C++
+    endif()
     if(_with_ethosu)
         ethosu_kit_require_executorch(WITH_ETHOSU DRIVER_DIR "${_driver_dir}"
             MAX_KERNELS ${_max_kernels})
