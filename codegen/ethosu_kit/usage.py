@@ -51,11 +51,16 @@ USAGE_LINE = re.compile(r"^usage: (\w+) used (\d+) of (\d+) bytes", re.M)
 # One frame: the kit's interrupts (NPU, SysTick wraps) keep the reset priority, no nesting.
 # The Arm driver's path is not in the run: the virtual NPU reports the stack depth where
 # the delegate enters the driver (`usage: npu_entry`), and the driver's own deepest chain
-# from ethosu_invoke_v3 is a static bound: 284 B by -fstack-usage (GCC 12 -O3:
-# invoke_v3 32, invoke_async 48, verify_optimizer_config 56, its error print through
-# kit_vprintf 148), + the console's putc and the cache hooks = DRIVER_PATH_BYTES. The
-# stack covers the larger of the measured mark and that path (today the virtual NPU's
-# own frames, a 1.3 KiB convolution, make the measured mark the larger).
+# from ethosu_invoke_v3 is a static bound: by GCC 12 -O3 -fcallgraph-info=su 316 B on
+# the U55, 332 B on the U85 (invoke_v3 32, invoke_async 48, verify_optimizer_config
+# 56/72, its error print kit_fprintf 12 + kit_vprintf 104, whose libgcc division counts
+# 64), with room for a port's own console putc and cache hooks = DRIVER_PATH_BYTES.
+# tests/test_driver_stack_path.py takes that chain from the real driver build and fails
+# when it outgrows this. A documented figure, not one computed per build: the build
+# measured runs the virtual NPU (no driver in it), newlib and libgcc have no frame data,
+# and a bound taken wrong would undersize the stack on the board, where the run cannot
+# catch it. The stack covers the larger of the measured mark and that path (today the
+# virtual NPU's own frames, a 1.3 KiB convolution, make the measured mark the larger).
 DRIVER_PATH_BYTES = 512
 # Faults need none: the fault handler lifts the stack limit and the image ends there.
 STACK_INTERRUPT_BYTES = 256
