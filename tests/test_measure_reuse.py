@@ -168,11 +168,14 @@ def test_why_a_record_is_not_reused(tmp_path: Path) -> None:
         ({"toolchain": "clang"}, "the record is of a clang build"),
         ({"firmware": {**firmware, "compiler": "arm-none-eabi-gcc 13.2"}}, "the compiler changed"),
         ({"firmware": {}}, "changed since the record"),
+        # a name from the file is not repeated (the why goes into C comments)
+        ({"firmware": {**firmware, "*/ #error x": "1"}}, "parts this kit does not fingerprint"),
     ]
     for fields, why in cases:
         _record(project, **{"firmware": firmware, **fields})
         m, note = reuse(project, SHA, "selftest", "gcc", firmware)
         assert m is None and note.startswith("measured again: ") and why in note, (fields, note)
+        assert "*/" not in note
 
     # format 1 (no fingerprint): an older kit's record is measured again, not an error
     old = json.loads(_record(project, firmware=firmware).to_json())
@@ -199,9 +202,10 @@ _FIELDS = {"format": 2, "app": "selftest", "npu": "virtual", "model_sha256": SHA
         json.dumps({**_FIELDS, "stack_used": "2344"}),
         json.dumps({**_FIELDS, "stack_used": -8}),
         json.dumps({**_FIELDS, "firmware": {"sdk": ["x"]}}),
+        json.dumps({**_FIELDS, "npu": "virtual */ #error x"}),
         "\udcff",
     ],
-    ids=["syntax", "deep", "missing", "list", "type", "negative", "firmware", "not-utf8"],
+    ids=["syntax", "deep", "missing", "list", "type", "negative", "firmware", "npu", "not-utf8"],
 )
 def test_a_record_that_is_not_one_is_one_error(tmp_path: Path, text: str) -> None:
     project = tmp_path / "fw"

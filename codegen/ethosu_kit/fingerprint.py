@@ -186,8 +186,10 @@ def firmware_fingerprint(board: Board, app: str, toolchain: str, project: Path) 
 
 def changed(old: dict[str, str], new: dict[str, str]) -> list[str]:
     """The parts (PARTS' descriptions) that differ between two fingerprints, in PARTS'
-    order; a part only one of them has counts as changed."""
-    names = [n for n in PARTS if old.get(n) != new.get(n)]
-    others = old.keys() | new.keys()
-    names += sorted(n for n in others if n not in PARTS and old.get(n) != new.get(n))
-    return [PARTS.get(n, n) for n in names]
+    order; a part only one of them has counts as changed. A name this kit does not know
+    (a record of another kit, or edited) is not repeated: it is text from the file, and
+    the why goes into generated C comments."""
+    parts = [PARTS[n] for n in PARTS if old.get(n) != new.get(n)]
+    if any(n not in PARTS for n in old.keys() | new.keys()):
+        parts.append("parts this kit does not fingerprint")
+    return parts

@@ -197,6 +197,8 @@ def read_measurement(project: Path) -> Measurement | None:
         numbers = [m.stack_used, m.stack_size, m.heap_used, m.heap_size, m.npu_entry, m.stack_cpu]
         if min(numbers + [n for pool in m.pools.values() for n in pool]) < 0:
             raise ValueError("a negative size")
+        if m.npu not in ("virtual", "none", "driver"):  # the why names it, in C comments
+            raise ValueError("npu: not virtual, none or driver")
     except (OSError, ValueError, TypeError, RecursionError) as exc:
         raise KitError(
             f"{path}: not a measurement ({exc})", hint="delete it and measure again"
