@@ -89,7 +89,7 @@ def test_identical_firmware_is_reused_a_changed_part_is_measured_again_and_named
 
     # every other kit tree is a part of its own
     for tree, name in (("apps/selftest", "apps"), ("drivers/ethosu_virtual", "drivers"),
-                       ("cmake", "cmake"), ("linker", "templates")):  # fmt: skip
+                       ("cmake", "cmake"), ("linker", "codegen")):  # fmt: skip
         target = next(p for p in sorted((kit / tree).rglob("*")) if p.is_file())
         target.write_bytes(target.read_bytes() + b"\n")
         later = firmware_fingerprint(board, "selftest", "gcc", project)

@@ -10,7 +10,7 @@ Each part is a digest of file contents (or of a compiler's version line), so a p
 that changed can be named in the plan's "why" ("measured again: the kit's SDK sources
 changed"). Contents, not timestamps: a fresh checkout of the same sources matches.
 Only what the measured build reads is hashed, and only for the app that reads it: the
-ExecuTorch trees for the executor_runner (~7 MB, ~0.2 s), nothing of the checkouts for
+ExecuTorch trees for the executor_runner (~5 MB, 0.2-0.4 s), nothing of the checkouts for
 the self-test, so the cost stays well under a second (docs/memory.md).
 """
 
@@ -32,7 +32,7 @@ PARTS: dict[str, str] = {
     "apps": "the kit's apps (apps/)",
     "drivers": "the kit's drivers (drivers/: the virtual NPU, UART, timer)",
     "cmake": "the kit's CMake functions (cmake/)",
-    "templates": "the kit's code and linker templates",
+    "codegen": "the kit's code generator (its Python, code and linker templates)",
     "kit_version": "the kit's version",
     "board": "the board (its board.toml and own code)",
     "compiler": "the compiler",
@@ -43,6 +43,8 @@ PARTS: dict[str, str] = {
 # third-party code (flatbuffers headers) change only with a new release, which changes
 # these too.
 EXECUTORCH_TREES = ("runtime", "kernels", "schema", "backends/arm/runtime")
+# The code generator's files: its Python and its templates.
+CODEGEN_SUFFIXES = (".py", ".j2")
 # What a compile reads from an include folder of the board's port.
 HEADER_SUFFIXES = (".h", ".hpp", ".hh", ".inc")
 _SKIP_DIRS = ("__pycache__",)
@@ -164,15 +166,17 @@ def firmware_fingerprint(board: Board, app: str, toolchain: str, project: Path) 
     from ethosu_kit.paths import kit_root, linker_templates_dir, templates_dir
 
     root = kit_root()
+    package = templates_dir().parent
     parts = {
         "sdk": tree_digest(root, [root / "sdk"]),
         "apps": tree_digest(root, [root / "apps"]),
         "drivers": tree_digest(root, [root / "drivers"]),
         "cmake": tree_digest(root, [root / "cmake"]),
-        "templates": _digest_of(
+        # what renders the generated files (their CPU flags, sections, start-up tables)
+        "codegen": _digest_of(
             # each beside its own base: in a wheel they are not in one folder
             tree_digest(root, [linker_templates_dir()]),
-            tree_digest(templates_dir().parent, [templates_dir()]),
+            tree_digest(package.parent, [package], CODEGEN_SUFFIXES),
         ),
         "kit_version": __version__,
         "board": board_digest(board),
