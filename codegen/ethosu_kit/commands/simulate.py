@@ -121,8 +121,16 @@ def run(args: argparse.Namespace) -> int:
             shapes = io_shapes(blocks, "input")
             inputs = []
             for i, (t, given_array) in enumerate(zip(blocks.inputs, arrays, strict=True)):
-                q = made[i].quant if i < len(made) else None
+                arg = made[i] if i < len(made) else None
+                q = arg.quant if arg is not None else None
                 named = given_array
+                if named.array.dtype.kind == "f" and arg is not None and arg.method_input is None:
+                    # the program makes this input on the CPU (a quantize after a CPU
+                    # operator, or a CPU operator's integers): a method input is not it,
+                    # and its quantize's scale is not the method input's
+                    raise _not_a_method_input(
+                        named, (k, i), streams, made_by, dtype=tensor_dtype(t), shape=shapes[i]
+                    )
                 if named.array.dtype.kind == "f" and q is not None:
                     named = quantize_like_the_program(named, q, tensor_dtype(t))
                     notes.append(
@@ -171,6 +179,46 @@ def _method_floats(
         order = ", ".join(f"{i}: method input {m.method_input}" for i, m in enumerate(made))
         notes.append(f"  inputs: the method's, in the delegate's order ({order})")
     return picked
+
+
+def _not_a_method_input(
+    named: NamedArray,
+    where_to: tuple[int, int],
+    streams: list[Any],
+    made_by: dict[tuple[str, int], list[DelegateArg]],
+    *,
+    dtype: np.dtype[Any],
+    shape: tuple[int, ...],
+) -> Exception:
+    """A float array (a method input) given to delegate k's input i, which the program
+    makes on the CPU: the error names where the method's inputs go instead."""
+    from ethosu_kit.errors import KitError
+
+    k, i = where_to
+    method = streams[k].method
+    feeds: list[str] = []
+    to: set[int] = set()
+    for other, blocks in enumerate(streams):
+        if blocks.method != method:
+            continue
+        args = made_by.get((blocks.method, blocks.delegate_index), [])[: len(blocks.inputs)]
+        for n, a in enumerate(args):
+            if a.method_input is not None:
+                feeds.append(f"method input {a.method_input} feeds delegate {other} input {n}")
+                to.add(other)
+    where = ", ".join(feeds) if feeds else "no method input feeds an Ethos-U delegate"
+    run_those = (
+        f"; simulate this one with --delegate {' or '.join(str(d) for d in sorted(to))}"
+        if to
+        else ""
+    )
+    return KitError(
+        f"{named.source}: a float array is a method input ({where}), not delegate {k} "
+        f"input {i}: the program makes that on the CPU",
+        hint=f"give delegate {k} its own {dtype} integers {list(shape)} (delegate{k}_input{i} "
+        "of a vectors file: what the program's CPU operators make of the earlier delegates' "
+        f"outputs){run_those} (docs/memory.md, Comparing results)",
+    )
 
 
 def quantize_like_the_program(
