@@ -182,3 +182,18 @@ def test_nan_and_infinity_are_refused_by_run_and_gen_as_by_simulate(
             result = run_kit(*args)
             line = assert_refused(result, "holds NaN or infinity", absent=[out, tmp_path / "gen"])
             assert str(given) in line and "BRINGUP" not in result.stdout, result
+
+
+def test_output_parent_folders_are_created(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """`simulate -o a/b/out` (and `run -o`, through the same save_npz) makes a/b/
+    (docs/input-files.md); a failed command makes no folder."""
+    from ethosu_kit.inputs import save_npz
+
+    result = run_kit("simulate", pte_u55_shared, "-o", tmp_path / "a" / "b" / "out")
+    assert result.returncode == 0, result
+    assert (tmp_path / "a" / "b" / "out.npz").is_file()
+    bad = tmp_path / "bad.npy"
+    bad.write_bytes(_npy(np.full(SHAPE, 300, dtype=np.int16)))
+    result = run_kit("simulate", pte_u55_shared, "--inputs", bad, "-o", tmp_path / "c" / "out")
+    assert_refused(result, "300", absent=[tmp_path / "c"])
+    assert save_npz(tmp_path / "d" / "e" / "r", {"output0": np.zeros(2)}).is_file()

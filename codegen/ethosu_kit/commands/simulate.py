@@ -33,12 +33,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "as the program does); needs a single delegate or --delegate",
     )
     parser.add_argument(
-        "--delegate", type=int, metavar="K", help="run only Ethos-U delegate K (from 0)"
+        "--delegate",
+        type=int,
+        metavar="K",
+        help="run only Ethos-U delegate K (from 0, as inspect lists them); needed for --inputs "
+        "when the model has several. A float input goes only to the delegate it feeds",
     )
     parser.add_argument(
         "--seed", type=seed_arg, default=0, help="seed of the random inputs, 0..2^64-1 (0)"
     )
-    parser.add_argument("-o", "--output", type=Path, help="save inputs and outputs to this .npz")
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        help="save inputs and outputs to this .npz (missing parent folders are created)",
+    )
 
 
 SEED_MAX = (1 << 64) - 1
