@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from ethosu_kit.pte import VelaBlocks
 
 
-def _runs(blocks: VelaBlocks, size: int) -> bool:
+def runs_with(blocks: VelaBlocks, size: int) -> bool:
     """Does the delegate run on zero inputs with a region 2 of `size` bytes?"""
     import numpy as np
 
@@ -47,12 +47,12 @@ def region2_need(blocks: VelaBlocks, given: int, ceiling: int) -> int | None:
     """The bytes of region 2 the delegate's stream touches when more than `given`, else
     None; None too when it does not run with `ceiling` bytes either (not region 2's
     fault, or the host cannot run it)."""
-    if given >= ceiling or _runs(blocks, given) or not _runs(blocks, ceiling):
+    if given >= ceiling or runs_with(blocks, given) or not runs_with(blocks, ceiling):
         return None
     low, high = given, ceiling  # fails at low, runs at high: monotone in the size
     while high - low > 1:
         middle = (low + high) // 2
-        if _runs(blocks, middle):
+        if runs_with(blocks, middle):
             high = middle
         else:
             low = middle
