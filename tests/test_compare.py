@@ -99,11 +99,11 @@ def test_another_models_pte_is_refused(
     # a runner's file (method tensors) against simulate's, with the other model's pte
     with np.load(tmp_path / "a.npz") as sim:
         ints = sim["delegate0_input0"]
-    np.savez(tmp_path / "run.npz", input0=ints.astype(np.float32) / 64)
+    np.savez(tmp_path / "run.npz", input_0=ints.astype(np.float32) / 64)  # input_<i> too
     assert (
         main(["compare", str(tmp_path / "run.npz"), *args[2:], "--pte", str(pte_cpu_between)]) == 2
     )
-    assert "run.npz[input0] has shape [1, 3, 16, 16]" in capsys.readouterr().err
+    assert "run.npz[input_0] has shape [1, 3, 16, 16]" in capsys.readouterr().err
 
 
 @pytest.mark.parametrize("lsb", ["inf", "-inf", "nan", "-1", "1e400"])

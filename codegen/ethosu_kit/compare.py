@@ -166,7 +166,11 @@ def compare(
     for p in found:
         x, y = a[p.a], b[p.b]
         for name, key, value in ((names[0], p.a, x), (names[1], p.b, y)):
-            want = (shapes or {}).get(key)
+            kind, index, delegate = _role(key)  # `output_0` is `output0` too
+            canonical = (
+                f"{kind}{index}" if delegate is None else f"delegate{delegate}_{kind}{index}"
+            )
+            want = (shapes or {}).get(canonical) if kind else None
             if want is not None and _squeezed(value.shape) != _squeezed(want):
                 # another model's --pte: its scales on these arrays would be a FAIL
                 # (or a PASS) about nothing
