@@ -2,8 +2,9 @@
 
 Each Ethos-U delegate's Vela command stream runs on the virtual Ethos-U55/U65/U85 (the C
 library of drivers/ethosu_virtual; docs/virtual-npu.md) on the given inputs (the delegate's
-integers, or the method's float32 inputs quantized as the program's own quantize does), or
-on full-range random ones, and its outputs are printed or saved. The outputs are the
+integers, or the method's float32 inputs quantized as the program's own quantize does, for
+the delegate input that quantize feeds and no other), or on full-range random ones, and
+its outputs are printed or saved. The outputs are the
 delegate's own (quantized, as the NPU sees them), not the method's float tensors.
 """
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ethosu_kit.inputs import NamedArray
+    from ethosu_kit.pte import VelaBlocks
     from ethosu_kit.pte.reader import DelegateArg, Quantization
 
 HELP = "run each Ethos-U delegate of a .pte on the virtual NPU (given or random inputs)"
@@ -193,7 +195,7 @@ def _method_floats(
 def _not_a_method_input(
     named: NamedArray,
     where_to: tuple[int, int],
-    streams: list[Any],
+    streams: list[VelaBlocks],
     made_by: dict[tuple[str, int], list[DelegateArg]],
     *,
     dtype: np.dtype[Any],
