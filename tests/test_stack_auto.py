@@ -190,7 +190,7 @@ def test_method_pool_auto_is_the_runners(pte_u55_shared: Path, tmp_path: Path) -
 def test_method_pool_in_bytes_is_planned_and_said(pte_u55_shared: Path, tmp_path: Path) -> None:
     plan = json.loads(
         (
-            _gen_runner(pte_u55_shared, tmp_path / "fw", "--method-pool", "1000")
+            _gen_runner(pte_u55_shared, tmp_path / "fw", "--method-pool", "1008")
             / "memory_plan.json"
         ).read_text()
     )

@@ -26,6 +26,67 @@ def size_or_auto(text: str) -> int | str:
     return "auto" if text == "auto" else size_arg(text)
 
 
+# The smallest stack gen takes. Below it an image cannot even report that its stack is
+# too small: the start-up's frames (reset handler, C library init, main, the app's entry)
+# and, on top of them, one exception frame with the FP state (26 words + 4 B of alignment,
+# 108 B) and the fault handler's report (kit_vprintf alone is 104 B with GCC 12) must fit
+# for a stack overflow to be named (exit 16, `E: stack overflow`). Measured on the
+# self-test (Corstone-300, QEMU): with 1 KiB it prints its first lines and names the
+# overflow; with 256 B QEMU dies without a word. No kit app runs in less: the bring-up's
+# own frames need more, the self-test's and the runner's several KiB (docs/memory.md).
+MIN_STACK = 1024
+# The smallest heap: 8, one alignment unit, which is what `--heap auto` gives a program
+# that allocates nothing. Not 0: a zero-length heap buffer has no address of its own to
+# check (the bring-up app's placement check fails on it), and the runner's delegate
+# allocates with `new`.
+MIN_HEAP = 8
+
+
+def _sized(option: str, what: str, align: int, minimum: int) -> Callable[[str], int | str]:
+    """The argparse type of `--<option>`: a size that is a multiple of `align` (the
+    buffer's alignment: the planner would round it, the C header would not) and at least
+    `minimum`, or `auto`. A wrong one is refused naming the number and the valid ones."""
+
+    def parse(text: str) -> int | str:
+        size = size_or_auto(text)
+        if isinstance(size, str):
+            return size
+        if size < minimum:
+            raise argparse.ArgumentTypeError(
+                f"{size} bytes is below the smallest {what} ({minimum} bytes): use {minimum} "
+                f"or more, or auto"
+            )
+        if size % align:
+            down, up = size // align * align, -(-size // align) * align
+            nearest = f"{up}" if down < minimum else f"{down} or {up}"
+            raise argparse.ArgumentTypeError(
+                f"{size} bytes is not a multiple of {align} (the {what}'s alignment): use {nearest}"
+            )
+        return size
+
+    parse.__name__ = option  # argparse names the type in some of its messages
+    return parse
+
+
+def stack_size(text: str) -> int | str:
+    from ethosu_kit.usage import ROUND
+
+    return _sized("stack", "stack", ROUND, MIN_STACK)(text)
+
+
+def heap_size(text: str) -> int | str:
+    from ethosu_kit.usage import ROUND
+
+    return _sized("heap", "heap", ROUND, MIN_HEAP)(text)
+
+
+def method_pool_size(text: str) -> int | str:
+    from ethosu_kit.usage import POOL_ROUND
+
+    # one alignment unit at least: the planner's MIN_POOL, no zero-length array in the C
+    return _sized("method-pool", "method pool", POOL_ROUND, POOL_ROUND)(text)
+
+
 def size_arg(text: str) -> int:
     """A size as a board file writes it (`393216`, `0x60000`, `384KiB`, `2 MiB`) -> bytes."""
     from ethosu_kit.board_loader import parse_size
@@ -69,23 +130,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--stack",
-        type=size_or_auto,
+        type=stack_size,
         metavar="SIZE|auto",
-        help="stack size (default 16KiB); auto: the high-water mark of a QEMU run of the "
-        "app + 256 B for an interrupt (docs/memory.md)",
+        help="stack size: a multiple of 8, at least 1KiB (default 16KiB); auto: the "
+        "high-water mark of a QEMU run of the app + 256 B for an interrupt (docs/memory.md)",
     )
     parser.add_argument(
         "--heap",
-        type=size_or_auto,
+        type=heap_size,
         metavar="SIZE|auto",
-        help="heap size (default 32KiB); auto: measured in a QEMU run of the app",
+        help="heap size: a multiple of 8, at least 8 (default 32KiB); auto: measured in a "
+        "QEMU run of the app",
     )
     parser.add_argument(
         "--method-pool",
-        type=size_or_auto,
+        type=method_pool_size,
         metavar="SIZE|auto",
-        help="executor_runner's method allocator pool (default: estimated from the "
-        "program); auto: measured in a QEMU run, as --stack/--heap auto also do",
+        help="executor_runner's method allocator pool: a multiple of 16 (default: estimated "
+        "from the program); auto: measured in a QEMU run, as --stack/--heap auto also do",
     )
     parser.add_argument(
         "--toolchain",
