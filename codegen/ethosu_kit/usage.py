@@ -122,6 +122,8 @@ def stack_need(m: Measurement, npu: str = "virtual") -> int:
     driver_path = m.npu_entry + DRIVER_PATH_BYTES
     if _driver_sized(m, npu):
         return max(m.stack_cpu, driver_path)
+    if npu == "virtual":
+        return m.stack_used  # the image measured: the driver's path is in no such image
     return max(m.stack_used, driver_path) if m.npu_entry else m.stack_used
 
 
@@ -152,7 +154,7 @@ def stack_why(m: Measurement, size: int, npu: str = "virtual") -> str:
             f"for the Arm driver: the deeper of {m.stack_cpu} B high-water mark outside the "
             f"virtual NPU's jobs (painted stack, {_source(m)}) and {driver}"
         )
-    elif m.npu_entry:
+    elif m.npu_entry and npu != "virtual":  # a virtual NPU plan takes the mark alone
         what = (
             f"the deeper of {m.stack_used} B high-water mark measured (painted stack, "
             f"{_source(m)}) and {driver}"
