@@ -8,6 +8,7 @@ write leaves nothing on disk.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -270,7 +271,10 @@ def run(args: argparse.Namespace) -> int:
 
     plan, files = render(options)
     if "auto" in (args.stack, args.heap, args.method_pool):
-        from ethosu_kit.output import restored_on_failure
+        from ethosu_kit.output import before_writing, restored_on_failure, since
+
+        _require_qemu(args, plan)
+        before = before_writing(files, args.output.resolve())
 
         # the measurement writes and builds the project in place (so the user's build
         # folder stays warm); a failure anywhere puts the folder back as it was
@@ -283,13 +287,46 @@ def run(args: argparse.Namespace) -> int:
                 lambda: write_project(files, args.output, force=args.force),
             )
             plan, files = render(options)
-            result = write_project(files, args.output, force=args.force)
+            result = since(write_project(files, args.output, force=args.force), before, files)
     else:
         result = write_project(files, args.output, force=args.force)
     if not args.quiet:
         _print_summary(model, plan, result)
     print(result.out_dir)
     return 0
+
+
+def _auto_options(args: argparse.Namespace) -> str:
+    """`--stack/--heap auto`: the options the user gave as auto, for a message."""
+    names = [n for n in ("stack", "heap", "method_pool") if getattr(args, n) == "auto"]
+    return "/".join(f"--{n.replace('_', '-')}" for n in names) + " auto"
+
+
+def _require_qemu(args: argparse.Namespace, plan: MemoryPlan) -> None:
+    """auto measures the app in a QEMU run: refuse before the minutes of building when
+    QEMU cannot run the plan's image (the test `run` would apply to it after the build),
+    naming the ways out: the board's stand-in machine, or sizes measured on the board."""
+    from ethosu_kit.errors import KitError
+    from ethosu_kit.qemu import why_not_in_qemu
+
+    why = why_not_in_qemu(plan)
+    if not why:
+        return
+    board = plan.board
+    stand_in = board.qemu is not None and board.qemu.layout is not None and not board.qemu_layout
+    raise KitError(
+        f"{_auto_options(args)} measures the {args.app} app in a QEMU run, and QEMU cannot "
+        f"run this image: {why}",
+        hint=(
+            "generate with --qemu-stand-in to measure it on the board's QEMU stand-in, or "
+            if stand_in
+            else ""
+        )
+        + "run the app on the board and pass what its `usage:` lines say in bytes: "
+        "--stack N --heap N"
+        + (" --method-pool N" if args.app == "executor_runner" else "")
+        + " (docs/memory.md)",
+    )
 
 
 def _measured(
@@ -308,12 +345,22 @@ def _measured(
     from ethosu_kit.errors import KitError
     from ethosu_kit.fingerprint import firmware_fingerprint
 
+    def progress(line: str) -> None:
+        """The measurement takes from seconds to minutes (the runner's first build):
+        say what it is doing, on stderr (stdout ends with the project's path)."""
+        if not args.quiet:
+            print(f"measuring: {line}", file=sys.stderr, flush=True)
+
     firmware = firmware_fingerprint(board, args.app, args.toolchain, args.output)
     m, note = usage.reuse(args.output, model.sha256, args.app, args.toolchain, firmware)
     if m is None:
         write()
         npu = "virtual" if model.ethosu_delegates else "none"
-        m = usage.measure_project(args.output, args.app, npu, args.toolchain, firmware)
+        m = usage.measure_project(
+            args.output, args.app, npu, args.toolchain, firmware, progress=progress
+        )
+    else:
+        progress(note)
 
     def said(why: str) -> str:
         """The why, and whether the record was reused or why it was measured (again)."""
