@@ -227,6 +227,16 @@ def run(args: argparse.Namespace) -> int:
                 f"--mode {args.mode!r} is not a memory mode",
                 hint="use Sram_Only, Shared_Sram or Dedicated_Sram",
             ) from None
+    if args.inputs and args.app == "selftest":
+        # the self-test runs each delegate on its vectors: compiled-in method inputs would
+        # be bytes in its image that nothing reads
+        raise KitError(
+            "--inputs: the selftest app does not read the method's inputs (it runs each "
+            "delegate's command stream on its vectors)",
+            hint="give it vectors: ethosu-kit simulate model.pte --inputs x.npy -o "
+            "vectors.npz, then --vectors vectors.npz; compiled-in inputs are for "
+            "--app executor_runner",
+        )
     input_data = None
     if args.inputs:
         from ethosu_kit.input_data import load_input_data
