@@ -152,8 +152,9 @@ def test_a_failed_measurement_leaves_the_folder_as_it_was(
     before = snapshot()
     fresh = tmp_path / "new" / "fw"
     for out, absent in ((project, []), (fresh, [fresh.parent])):
+        # -q: without it the progress lines (measuring: …) come before the error line
         result = run_kit("gen", "--pte", pte_u55_shared, "--app", "selftest", "--vectors", bad,
-                         "--stack", "auto", "-o", out)  # fmt: skip
+                         "--stack", "auto", "-q", "-o", out)  # fmt: skip
         assert_refused(result, "measuring selftest", "exit code 1", absent=absent)
     assert snapshot() == before
     assert not list(tmp_path.glob(".fw.*")), "no backup or temporary folder left"
@@ -170,8 +171,9 @@ def test_a_measurement_that_cannot_build_names_the_way_out(
     need_cross_gcc()
     out = tmp_path / "fw"
     env = {"EXECUTORCH_ROOT": str(tmp_path / "no-executorch-here")}
+    # -q: without it the progress lines (measuring: …) come before the error line
     result = run_kit("gen", "--pte", pte_u55_shared, "--app", "executor_runner",
-                     "--stack", "auto", "-o", out, env=env)  # fmt: skip
+                     "--stack", "auto", "-q", "-o", out, env=env)  # fmt: skip
     line = assert_refused(result, "building executor_runner to measure it failed", absent=[out])
     assert "EXECUTORCH_ROOT" in line
     assert "rerun by hand" not in result.stderr and "EXECUTORCH_ROOT" in result.stderr
