@@ -169,6 +169,7 @@ def test_a_measurement_that_cannot_build_names_the_way_out(
     from hostile import assert_refused, run_kit
 
     need_cross_gcc()
+    need_qemu()  # without QEMU, gen refuses before building (nothing could run the image)
     out = tmp_path / "fw"
     env = {"EXECUTORCH_ROOT": str(tmp_path / "no-executorch-here")}
     # -q: without it the progress lines (measuring: …) come before the error line
