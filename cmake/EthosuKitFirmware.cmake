@@ -315,6 +315,10 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
   target_include_directories(${lib} PUBLIC
     "${kit}/sdk/include" ${hal_includes} ${ETHOSU_KIT_PORT_INCLUDE_DIRS} "${gdir}")
   target_compile_definitions(${lib} PRIVATE "KIT_QEMU_MACHINE=\"${ETHOSU_KIT_QEMU_MACHINE}\"")
+  # the app's name (APP's last part: bringup, selftest, executor_runner, an app folder's) in
+  # .kit.info: `run --inputs/-o` refuses an app that takes no host IO before QEMU starts
+  get_filename_component(app_name "${app}" NAME)
+  target_compile_definitions(${lib} PRIVATE "KIT_APP_NAME=\"${app_name}\"")
   # Semihosting file I/O with the host (ethosu-kit run --inputs/-o): a BKPT that faults
   # on hardware without a debugger, so images for such boards turn it off.
   if(NOT DEFINED ETHOSU_KIT_HOST_IO OR ETHOSU_KIT_HOST_IO)
