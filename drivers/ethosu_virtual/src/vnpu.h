@@ -370,6 +370,51 @@ enum
     IFM2_STRIDE_C = 0x086,
 };
 
+/* The feature maps an operation addresses (the index of vnpu_fm_regs). */
+enum
+{
+    FM_IFM,
+    FM_IFM2,
+    FM_OFM
+};
+
+/* The registers of one feature map: the same codes on the U55/U65 and the U85. */
+struct vnpu_fm_regs
+{
+    uint16_t precision, region, zero_point, width0_m1, height0_m1, height1_m1; /* cmd0 */
+    uint16_t base0, stride_x, stride_y, stride_c;                              /* cmd1; BASE0..3 in a row */
+    unsigned precision_lsb; /* activation_precision: bits 3:2 of an input's register, 2:1 of the OFM's */
+};
+
+static inline const struct vnpu_fm_regs *vnpu_fm_regs(int which)
+{
+    static const struct vnpu_fm_regs regs[3] = {
+        {IFM_PRECISION, IFM_REGION, IFM_ZERO_POINT, IFM_WIDTH0_M1, IFM_HEIGHT0_M1, IFM_HEIGHT1_M1, IFM_BASE0,
+         IFM_STRIDE_X, IFM_STRIDE_Y, IFM_STRIDE_C, 2},
+        {IFM2_PRECISION, IFM2_REGION, IFM2_ZERO_POINT, IFM2_WIDTH0_M1, IFM2_HEIGHT0_M1, IFM2_HEIGHT1_M1, IFM2_BASE0,
+         IFM2_STRIDE_X, IFM2_STRIDE_Y, IFM2_STRIDE_C, 2},
+        {OFM_PRECISION, OFM_REGION, OFM_ZERO_POINT, OFM_WIDTH0_M1, OFM_HEIGHT0_M1, OFM_HEIGHT1_M1, OFM_BASE0,
+         OFM_STRIDE_X, OFM_STRIDE_Y, OFM_STRIDE_C, 1},
+    };
+    return &regs[which];
+}
+
+/*
+ * What every product reads alike of the feature map `d` describes: its tile split and
+ * zero point into f. Returns its precision register, *bits its activation_precision field.
+ * Base addresses and strides are the caller's (32-bit on the U55/U65, 40-bit on the U85).
+ */
+static inline uint32_t vnpu_fm_read_regs(const struct regs *r, const struct vnpu_fm_regs *d, struct fm *f, int *bits)
+{
+    uint32_t prec = R0(d->precision);
+    *bits = (int)((prec >> d->precision_lsb) & 3u);
+    f->h0 = R0(d->height0_m1) + 1;
+    f->h1 = R0(d->height1_m1) + 1;
+    f->w0 = R0(d->width0_m1) + 1;
+    f->zp = (int16_t)R0(d->zero_point);
+    return prec;
+}
+
 /* Kernel geometry of a POOL/CONV/DEPTHWISE (same registers on the U55, U65 and U85). */
 struct kernel
 {

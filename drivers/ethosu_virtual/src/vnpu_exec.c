@@ -87,70 +87,26 @@ static int region_of(struct run *run, unsigned region, uint8_t **mem, size_t *si
     return vnpu_region(run->env, region, mem, size, what, why, sizeof(why)) != 0 ? fail(run, "%s", why) : 0;
 }
 
-/* Precision field positions differ between IFM (bits 3:2) and OFM (bits 2:1). */
-static int setup_fm(struct run *run, struct fm *f, int ofm, int ifm2, const char *what)
+/* Feature map `which` (FM_IFM, FM_IFM2, FM_OFM) from the registers. */
+static int setup_fm(struct run *run, struct fm *f, int which, const char *what)
 {
     struct regs *r = &run->regs;
-    uint32_t prec;
-    unsigned region;
+    const struct vnpu_fm_regs *d = vnpu_fm_regs(which);
     int bits;
-    if (ofm)
+    uint32_t prec = vnpu_fm_read_regs(r, d, f, &bits);
+    for (int t = 0; t < 4; t++)
     {
-        prec = R0(OFM_PRECISION);
-        bits = (int)((prec >> 1) & 3u);
-        region = R0(OFM_REGION) & 7u;
-        for (int t = 0; t < 4; t++)
-        {
-            f->base[t] = W1(OFM_BASE0 + t);
-        }
-        f->h0 = R0(OFM_HEIGHT0_M1) + 1;
-        f->h1 = R0(OFM_HEIGHT1_M1) + 1;
-        f->w0 = R0(OFM_WIDTH0_M1) + 1;
-        f->sx = (int32_t)W1(OFM_STRIDE_X);
-        f->sy = (int32_t)W1(OFM_STRIDE_Y);
-        f->sc = (int32_t)W1(OFM_STRIDE_C);
-        f->zp = (int16_t)R0(OFM_ZERO_POINT);
+        f->base[t] = W1(d->base0 + t);
     }
-    else if (ifm2)
-    {
-        prec = R0(IFM2_PRECISION);
-        bits = (int)((prec >> 2) & 3u);
-        region = R0(IFM2_REGION) & 7u;
-        for (int t = 0; t < 4; t++)
-        {
-            f->base[t] = W1(IFM2_BASE0 + t);
-        }
-        f->h0 = R0(IFM2_HEIGHT0_M1) + 1;
-        f->h1 = R0(IFM2_HEIGHT1_M1) + 1;
-        f->w0 = R0(IFM2_WIDTH0_M1) + 1;
-        f->sx = (int32_t)W1(IFM2_STRIDE_X);
-        f->sy = (int32_t)W1(IFM2_STRIDE_Y);
-        f->sc = (int32_t)W1(IFM2_STRIDE_C);
-        f->zp = (int16_t)R0(IFM2_ZERO_POINT);
-    }
-    else
-    {
-        prec = R0(IFM_PRECISION);
-        bits = (int)((prec >> 2) & 3u);
-        region = R0(IFM_REGION) & 7u;
-        for (int t = 0; t < 4; t++)
-        {
-            f->base[t] = W1(IFM_BASE0 + t);
-        }
-        f->h0 = R0(IFM_HEIGHT0_M1) + 1;
-        f->h1 = R0(IFM_HEIGHT1_M1) + 1;
-        f->w0 = R0(IFM_WIDTH0_M1) + 1;
-        f->sx = (int32_t)W1(IFM_STRIDE_X);
-        f->sy = (int32_t)W1(IFM_STRIDE_Y);
-        f->sc = (int32_t)W1(IFM_STRIDE_C);
-        f->zp = (int16_t)R0(IFM_ZERO_POINT);
-    }
+    f->sx = (int32_t)W1(d->stride_x);
+    f->sy = (int32_t)W1(d->stride_y);
+    f->sc = (int32_t)W1(d->stride_c);
     char why[112];
     if (vnpu_fm_precision(f, prec, bits, what, why, sizeof(why)) != 0)
     {
         return fail(run, "%s", why);
     }
-    return region_of(run, region, &f->mem, &f->size, what);
+    return region_of(run, R0(d->region) & 7u, &f->mem, &f->size, what);
 }
 
 /* ---- output stage ------------------------------------------------------------------------- */
@@ -249,7 +205,7 @@ static void stored_extent(const struct kernel *k, int *h, int *w)
 static int setup_ofm(struct run *run, struct fm *ofm)
 {
     struct regs *r = &run->regs;
-    if (setup_fm(run, ofm, 1, 0, "OFM") != 0)
+    if (setup_fm(run, ofm, FM_OFM, "OFM") != 0)
     {
         return -1;
     }
@@ -277,7 +233,7 @@ struct kernel_op
 static int setup_kernel_op(struct run *run, struct kernel_op *op, int ifm_depth_reg)
 {
     struct regs *r = &run->regs;
-    if (setup_ofm(run, &op->ofm) != 0 || setup_fm(run, &op->ifm, 0, 0, "IFM") != 0 ||
+    if (setup_ofm(run, &op->ofm) != 0 || setup_fm(run, &op->ifm, FM_IFM, "IFM") != 0 ||
         setup_kernel(run, &op->k, op->ofm.h, op->ofm.w) != 0 || setup_out(run, &op->o, &op->ofm) != 0)
     {
         return -1;
@@ -442,7 +398,7 @@ static int op_elementwise(struct run *run, uint32_t mode)
                     mode < 10 ? names[mode] : "undefined");
     }
     int unary = mode == 6;
-    if (setup_ofm(run, &ofm) != 0 || setup_fm(run, &ifm, 0, 0, "IFM") != 0 || setup_out(run, &o, &ofm) != 0)
+    if (setup_ofm(run, &ofm) != 0 || setup_fm(run, &ifm, FM_IFM, "IFM") != 0 || setup_out(run, &o, &ofm) != 0)
     {
         return -1;
     }
@@ -459,7 +415,7 @@ static int op_elementwise(struct run *run, uint32_t mode)
     int64_t scalar_value = 0;
     if (!unary)
     {
-        if (setup_fm(run, &ifm2, 0, 1, "IFM2") != 0)
+        if (setup_fm(run, &ifm2, FM_IFM2, "IFM2") != 0)
         {
             return -1;
         }

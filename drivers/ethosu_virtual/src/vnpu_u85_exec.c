@@ -136,13 +136,6 @@ static int ofm_round(struct run85 *run, uint32_t param, const char *what)
 
 /* ---- feature maps ------------------------------------------------------------------------ */
 
-enum
-{
-    FM_IFM,
-    FM_IFM2,
-    FM_OFM
-};
-
 /* Chained maps are dense NHWC in the workspace: no tiles. */
 static void chained_layout(struct fm *f, uint8_t *mem, const struct chain *ch)
 {
@@ -166,52 +159,10 @@ static void chained_layout(struct fm *f, uint8_t *mem, const struct chain *ch)
 static int setup_fm(struct run85 *run, struct fm *f, int which, int *storage, const char *what)
 {
     struct regs *r = &run->regs;
-    uint32_t prec;
-    unsigned region;
+    const struct vnpu_fm_regs *d = vnpu_fm_regs(which);
     int bits;
-    unsigned base0, sx, sy, sc;
-    if (which == FM_OFM)
-    {
-        prec = R0(OFM_PRECISION);
-        bits = (int)((prec >> 1) & 3u);
-        region = R0(OFM_REGION) & 7u;
-        base0 = OFM_BASE0;
-        sx = OFM_STRIDE_X;
-        sy = OFM_STRIDE_Y;
-        sc = OFM_STRIDE_C;
-        f->h0 = R0(OFM_HEIGHT0_M1) + 1;
-        f->h1 = R0(OFM_HEIGHT1_M1) + 1;
-        f->w0 = R0(OFM_WIDTH0_M1) + 1;
-        f->zp = (int16_t)R0(OFM_ZERO_POINT);
-    }
-    else if (which == FM_IFM2)
-    {
-        prec = R0(IFM2_PRECISION);
-        bits = (int)((prec >> 2) & 3u);
-        region = R0(IFM2_REGION) & 7u;
-        base0 = IFM2_BASE0;
-        sx = IFM2_STRIDE_X;
-        sy = IFM2_STRIDE_Y;
-        sc = IFM2_STRIDE_C;
-        f->h0 = R0(IFM2_HEIGHT0_M1) + 1;
-        f->h1 = R0(IFM2_HEIGHT1_M1) + 1;
-        f->w0 = R0(IFM2_WIDTH0_M1) + 1;
-        f->zp = (int16_t)R0(IFM2_ZERO_POINT);
-    }
-    else
-    {
-        prec = R0(IFM_PRECISION);
-        bits = (int)((prec >> 2) & 3u);
-        region = R0(IFM_REGION) & 7u;
-        base0 = IFM_BASE0;
-        sx = IFM_STRIDE_X;
-        sy = IFM_STRIDE_Y;
-        sc = IFM_STRIDE_C;
-        f->h0 = R0(IFM_HEIGHT0_M1) + 1;
-        f->h1 = R0(IFM_HEIGHT1_M1) + 1;
-        f->w0 = R0(IFM_WIDTH0_M1) + 1;
-        f->zp = (int16_t)R0(IFM_ZERO_POINT);
-    }
+    uint32_t prec = vnpu_fm_read_regs(r, d, f, &bits);
+    unsigned region = R0(d->region) & 7u;
     char why[112];
     /* B64 (int16 transpose convolution): 48-bit accumulators written and read back sign-extended */
     int b64 = bits == 3 && (prec & 1u) && which == run->b64_fm;
@@ -256,11 +207,11 @@ static int setup_fm(struct run85 *run, struct fm *f, int which, int *storage, co
     }
     for (int t = 0; t < 4; t++)
     {
-        f->base[t] = addr40(r, base0 + (unsigned)t);
+        f->base[t] = addr40(r, d->base0 + (unsigned)t);
     }
-    f->sx = addr40(r, sx);
-    f->sy = addr40(r, sy);
-    f->sc = addr40(r, sc);
+    f->sx = addr40(r, d->stride_x);
+    f->sy = addr40(r, d->stride_y);
+    f->sc = addr40(r, d->stride_c);
     return region_of(run, region, &f->mem, &f->size, what);
 }
 
