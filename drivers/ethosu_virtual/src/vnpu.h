@@ -622,6 +622,44 @@ static inline int64_t vnpu_lut16(const uint8_t *table, int64_t v)
     return (y + 64) >> 7;
 }
 
+/* An operation's output stage after the rescale: zero point, LUT, clamps (setup_out of each product fills it). */
+struct vnpu_out
+{
+    int zp;
+    int lut; /* 0 none, 8 = 8-bit in/out, 16 = interpolating int16; U85: 816/832 = int8 in, 16/32-bit out */
+    const uint8_t *table;
+    int lut_unsigned;
+    struct vnpu_limits lim;
+    int simple; /* no LUT and overlapping clamps: one clamp, to [lim.lo, lim.hi] */
+};
+
+/* A rescaled value through the output stage: once per output value, so inline and the common cases first. */
+static inline int64_t vnpu_out_value(const struct vnpu_out *o, int64_t v)
+{
+    v += o->zp;
+    if (o->simple)
+    {
+        return v < o->lim.lo ? o->lim.lo : (v > o->lim.hi ? o->lim.hi : v);
+    }
+    if (o->lut == 8)
+    {
+        v = vnpu_lut8(o->table, o->lut_unsigned, v);
+    }
+    else if (o->lut == 16)
+    {
+        v = vnpu_lut16(o->table, v);
+    }
+    else if (o->lut == 816 || o->lut == 832)
+    {
+        v = v < -128 ? -128 : (v > 127 ? 127 : v);
+        const uint8_t *e = o->table + (size_t)(v + 128) * (o->lut == 816 ? 2u : 4u);
+        v = o->lut == 816 ? (int16_t)(uint16_t)(e[0] | (e[1] << 8))
+                          : (int32_t)((uint32_t)e[0] | ((uint32_t)e[1] << 8) | ((uint32_t)e[2] << 16) |
+                                      ((uint32_t)e[3] << 24));
+    }
+    return vnpu_limit(&o->lim, v);
+}
+
 extern uint32_t vnpu_mutation_mask; /* ethosu_virtual_mutation bits, 0 = the real NPU */
 
 /* Pull decoder of an MLW weight stream: one 9-bit value at a time. */

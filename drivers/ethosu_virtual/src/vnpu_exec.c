@@ -111,17 +111,7 @@ static int setup_fm(struct run *run, struct fm *f, int which, const char *what)
 
 /* ---- output stage ------------------------------------------------------------------------- */
 
-struct out_stage
-{
-    int zp;
-    int lut; /* 0 none, 8 = 256-entry int8/uint8, 16 = interpolating int16 */
-    const uint8_t *table;
-    int lut_unsigned;
-    struct vnpu_limits lim;
-    int simple; /* no LUT and overlapping clamps: one clamp, to [lim.lo, lim.hi] */
-};
-
-static int setup_out(struct run *run, struct out_stage *o, const struct fm *ofm)
+static int setup_out(struct run *run, struct vnpu_out *o, const struct fm *ofm)
 {
     struct regs *r = &run->regs;
     uint32_t act = R0(ACTIVATION);
@@ -168,24 +158,6 @@ static int setup_out(struct run *run, struct out_stage *o, const struct fm *ofm)
     return 0;
 }
 
-static inline int64_t out_value(const struct out_stage *o, int64_t v)
-{
-    v += o->zp;
-    if (o->simple)
-    {
-        return v < o->lim.lo ? o->lim.lo : (v > o->lim.hi ? o->lim.hi : v);
-    }
-    if (o->lut == 8)
-    {
-        v = vnpu_lut8(o->table, o->lut_unsigned, v);
-    }
-    else if (o->lut == 16)
-    {
-        v = vnpu_lut16(o->table, v);
-    }
-    return vnpu_limit(&o->lim, v);
-}
-
 /* ---- kernel geometry ---------------------------------------------------------------------- */
 
 
@@ -224,7 +196,7 @@ struct kernel_op
     struct fm ifm;
     struct fm ofm;
     struct kernel k;
-    struct out_stage o;
+    struct vnpu_out o;
     int round;    /* OFM round_mode */
     int ukh, ukw; /* undilated kernel taps */
 };
@@ -271,7 +243,7 @@ static int op_pool(struct run *run, uint32_t mode)
     const struct fm ifm = op.ifm;
     const struct fm ofm = op.ofm;
     const struct kernel k = op.k;
-    const struct out_stage o = op.o;
+    const struct vnpu_out o = op.o;
     if (mode == 2 && ofm.c != 1)
     {
         return fail(run, "REDUCE_SUM with OFM depth %d (expected 1)", ofm.c);
@@ -346,7 +318,7 @@ static int op_pool(struct run *run, uint32_t mode)
                     int64_t q = (m + count / 2) / count;
                     acc = acc < 0 ? -q : q;
                 }
-                fm_write(&ofm, oy, ox, c, out_value(&o, vnpu_rescale(acc, scale, shift, round)));
+                fm_write(&ofm, oy, ox, c, vnpu_out_value(&o, vnpu_rescale(acc, scale, shift, round)));
             }
         }
     }
@@ -390,7 +362,7 @@ static int op_elementwise(struct run *run, uint32_t mode)
     struct fm ifm;
     struct fm ifm2;
     struct fm ofm;
-    struct out_stage o;
+    struct vnpu_out o;
     static const char *const names[] = {"MUL", "ADD", "SUB", "MIN", "MAX", "LRELU", "ABS", "CLZ", "SHR", "SHL"};
     if (mode == 5 || mode >= 7)
     {
@@ -591,7 +563,7 @@ static int op_elementwise(struct run *run, uint32_t mode)
                     res = a < 0 ? -a : a;
                     break;
                 }
-                store_elem(po + fm_chan(&ofm, c), ofm.elem, out_value(&o, vnpu_rescale_by(&out_scale, res)));
+                store_elem(po + fm_chan(&ofm, c), ofm.elem, vnpu_out_value(&o, vnpu_rescale_by(&out_scale, res)));
             }
         }
     }
@@ -740,7 +712,7 @@ static int op_conv(struct run *run, int depthwise)
     const struct fm ifm = op.ifm;
     const struct fm ofm = op.ofm;
     const struct kernel k = op.k;
-    const struct out_stage o = op.o;
+    const struct vnpu_out o = op.o;
     if ((R0(OFM_PRECISION) >> 8) & 1u)
     {
         return fail(run, "OFM scale_mode GLOBAL for a convolution is not modelled");
@@ -977,7 +949,7 @@ static int op_conv(struct run *run, int depthwise)
                         acc += sum;
                     }
                 }
-                store_elem(po + fm_chan(&ofm, oc), ofm.elem, out_value(&o, vnpu_rescale_by(&ch->rescale, acc)));
+                store_elem(po + fm_chan(&ofm, oc), ofm.elem, vnpu_out_value(&o, vnpu_rescale_by(&ch->rescale, acc)));
             }
         }
     }

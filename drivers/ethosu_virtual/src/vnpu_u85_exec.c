@@ -360,17 +360,7 @@ static void ofm_done(struct run85 *run, const struct ofm85 *o)
 
 /* ---- output stage ------------------------------------------------------------------------- */
 
-struct out85
-{
-    int zp;
-    int lut; /* 0 none, 8 = 8-bit in/out, 816/832 = int8 in, 16/32-bit out, 16 = interpolating int16 */
-    const uint8_t *table;
-    int lut_unsigned;
-    struct vnpu_limits lim;
-    int simple; /* no LUT and overlapping clamps: one clamp, to [lim.lo, lim.hi] */
-};
-
-static int setup_out(struct run85 *run, struct out85 *o, const struct fm *ofm)
+static int setup_out(struct run85 *run, struct vnpu_out *o, const struct fm *ofm)
 {
     struct regs *r = &run->regs;
     uint32_t act = R0(ACTIVATION);
@@ -421,32 +411,6 @@ static int setup_out(struct run85 *run, struct out85 *o, const struct fm *ofm)
     vnpu_limits_init(&o->lim, ofm, R0(ACTIVATION_MIN), R0(ACTIVATION_MAX), ((act >> 12) & 1u) == 0);
     o->simple = o->lut == 0 && o->lim.lo <= o->lim.hi;
     return 0;
-}
-
-static inline int64_t out_value(const struct out85 *o, int64_t v)
-{
-    v += o->zp;
-    if (o->simple)
-    {
-        return v < o->lim.lo ? o->lim.lo : (v > o->lim.hi ? o->lim.hi : v);
-    }
-    if (o->lut == 8)
-    {
-        v = vnpu_lut8(o->table, o->lut_unsigned, v);
-    }
-    else if (o->lut == 816 || o->lut == 832)
-    {
-        v = v < -128 ? -128 : (v > 127 ? 127 : v);
-        const uint8_t *e = o->table + (size_t)(v + 128) * (o->lut == 816 ? 2u : 4u);
-        v = o->lut == 816 ? (int16_t)(uint16_t)(e[0] | (e[1] << 8))
-                          : (int32_t)((uint32_t)e[0] | ((uint32_t)e[1] << 8) | ((uint32_t)e[2] << 16) |
-                                      ((uint32_t)e[3] << 24));
-    }
-    else if (o->lut == 16)
-    {
-        v = vnpu_lut16(o->table, v);
-    }
-    return vnpu_limit(&o->lim, v);
 }
 
 /* ---- kernel geometry ---------------------------------------------------------------------- */
@@ -639,7 +603,7 @@ static int op_pool_acc(struct run85 *run);
 
 /* The output value of a pool's accumulator over `count` valid taps. */
 static inline int64_t pool_eval(int mode, int64_t acc, int count, const struct vnpu_rescaler *out_scale,
-                                const struct out85 *o)
+                                const struct vnpu_out *o)
 {
     if (mode == 1 && count > 0)
     {
@@ -653,7 +617,7 @@ static inline int64_t pool_eval(int mode, int64_t acc, int count, const struct v
         int avg_round = (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_AVG_FLOOR) ? ROUND_FLOOR : ROUND_NATURAL;
         acc = vnpu_rescale(acc, mult, 30u + (unsigned)kbits, avg_round);
     }
-    return out_value(o, vnpu_rescale_by(out_scale, acc));
+    return vnpu_out_value(o, vnpu_rescale_by(out_scale, acc));
 }
 
 static int op_pool(struct run85 *run, uint32_t mode)
@@ -662,7 +626,7 @@ static int op_pool(struct run85 *run, uint32_t mode)
     struct fm ifm;
     struct ofm85 ofm;
     struct kernel k;
-    struct out85 o;
+    struct vnpu_out o;
     static const char *const names[8] = {"MAX", "AVERAGE", "REDUCE_SUM", "SUM", "NONE", "MIN", "ARGMAX_X", "ARGMAX_Y"};
     if (mode >= 6)
     {
@@ -885,7 +849,7 @@ struct ew
     uint32_t mode;
     int rescaled;
     struct vnpu_rescaler r1, r2, ro;
-    const struct out85 *o;
+    const struct vnpu_out *o;
 };
 
 /* The output value for operands a, b as fetched (raw for the bitwise operations, else
@@ -949,14 +913,14 @@ static inline int64_t ew_eval(const struct ew *e, int64_t a, int64_t b)
     {
         res = -res;
     }
-    return out_value(e->o, vnpu_rescale_by(&e->ro, res));
+    return vnpu_out_value(e->o, vnpu_rescale_by(&e->ro, res));
 }
 
 static int op_elementwise(struct run85 *run, uint32_t mode)
 {
     struct regs *r = &run->regs;
     struct ofm85 ofm;
-    struct out85 o;
+    struct vnpu_out o;
     struct operand a_op;
     struct operand b_op;
     struct in_scale s1;
@@ -1129,7 +1093,7 @@ static int op_pool_acc(struct run85 *run)
 {
     struct regs *r = &run->regs;
     struct ofm85 ofm;
-    struct out85 o;
+    struct vnpu_out o;
     struct operand acc_in;
     uint32_t acc = R0(ACC_FORMAT);
     if (((acc >> 4) & 3u) != 2)
@@ -1190,7 +1154,7 @@ static int op_pool_acc(struct run85 *run)
             {
                 int64_t v = operand_at(&acc_in, y, x, c);
                 v = (low32 ? (int64_t)(uint32_t)v : v) + bias;
-                ofm_put(&ofm, y, x, c, out_value(&o, vnpu_rescale_by(&chan_scale, v)));
+                ofm_put(&ofm, y, x, c, vnpu_out_value(&o, vnpu_rescale_by(&chan_scale, v)));
             }
         }
     }
@@ -1477,7 +1441,7 @@ static int op_matmul(struct run85 *run)
     struct fm ifm;
     struct fm ifm2;
     struct ofm85 ofm;
-    struct out85 o;
+    struct vnpu_out o;
     int storage = STORAGE_TILE2X2;
     if (R0(KERNEL_WIDTH_M1) != 0 || R0(KERNEL_HEIGHT_M1) != 0 || (R0(KERNEL_STRIDE) & 0x25bu) != 0)
     {
@@ -1525,7 +1489,7 @@ static int op_matmul(struct run85 *run)
                 {
                     acc += (fm_read(&ifm, y, x, i) - ifm.zp) * (fm_read(&ifm2, rows2 > 1 ? y : 0, oc, i) - ifm2.zp);
                 }
-                ofm_put(&ofm, y, x, oc, out_value(&o, vnpu_rescale(acc, scale, shift, round)));
+                ofm_put(&ofm, y, x, oc, vnpu_out_value(&o, vnpu_rescale(acc, scale, shift, round)));
             }
         }
     }
@@ -1542,7 +1506,7 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
     struct fm ifm;
     struct ofm85 ofm;
     struct kernel k;
-    struct out85 o;
+    struct vnpu_out o;
     if (!depthwise && (param & 1u))
     {
         return op_matmul(run);
@@ -1910,7 +1874,7 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
                     continue;
                 }
                 ofm_put(&ofm, oy, ox, oc,
-                        out_value(&o, vnpu_rescale(acc, chans[oc].scale, chans[oc].shift, round)));
+                        vnpu_out_value(&o, vnpu_rescale(acc, chans[oc].scale, chans[oc].shift, round)));
             }
         }
     }
@@ -1934,7 +1898,7 @@ static int op_resize(struct run85 *run, uint32_t mode)
 {
     struct regs *r = &run->regs;
     struct ofm85 ofm;
-    struct out85 o;
+    struct vnpu_out o;
     struct fm ifm;
     int storage = STORAGE_TILE2X2;
     if (mode == 1)
@@ -2015,7 +1979,7 @@ static int op_resize(struct run85 *run, uint32_t mode)
                 {
                     acc = fm_read(&ifm, dy >= n[0] / 2 ? y1 : y0, dx >= n[1] / 2 ? x1 : x0, c) - ifm.zp;
                 }
-                ofm_put(&ofm, oy, ox, c, out_value(&o, vnpu_rescale(acc * 65536, scale, shift, round)));
+                ofm_put(&ofm, oy, ox, c, vnpu_out_value(&o, vnpu_rescale(acc * 65536, scale, shift, round)));
             }
         }
     }
