@@ -50,7 +50,6 @@ extern const struct vnpu_isa vnpu_isa_u85; /* vnpu_u85_cmd.c */
 const struct vnpu_cmd_desc *vnpu_isa_find(const struct vnpu_isa *isa, uint32_t code);
 int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nwords, size_t *index, char *buf,
                     size_t len);
-const struct vnpu_cmd_desc *vnpu_find_cmd(uint32_t code); /* U55/U65 */
 uint32_t vnpu_code_of(uint32_t word0);
 
 /* What one run of a command stream sees: the regions and the NPU it runs on. */
@@ -413,6 +412,57 @@ static inline uint32_t vnpu_fm_read_regs(const struct regs *r, const struct vnpu
     f->w0 = R0(d->width0_m1) + 1;
     f->zp = (int16_t)R0(d->zero_point);
     return prec;
+}
+
+/* What vnpu_next_command found. */
+enum
+{
+    VNPU_CMD_REGISTER,  /* a register write, done */
+    VNPU_CMD_OPERATION, /* an NPU_OP_* (cmd0 below 0x100), for the product to run */
+    VNPU_CMD_UNKNOWN,   /* a code the instruction set does not have */
+    VNPU_CMD_TRUNCATED, /* a cmd1 without its payload word */
+    VNPU_CMD_CMD1_OP    /* a cmd1 operation (0x4100 and up: the U85's NPU_OP_BRANCH) */
+};
+
+/*
+ * The command at words[*i], as every product encodes it: *code and *param from its
+ * first word; a register write goes into r (Vela only emits changes, so one register
+ * file lives for the whole stream) and, like an operation, moves *i past the command.
+ * Once per command, not per value: the interpreters' loop.
+ */
+static inline int vnpu_next_command(const struct vnpu_isa *isa, struct regs *r, const uint32_t *words, size_t nwords,
+                                    size_t *i, uint32_t *code, uint32_t *param)
+{
+    uint32_t w0 = words[*i];
+    *code = vnpu_code_of(w0);
+    *param = w0 >> 16;
+    if (vnpu_isa_find(isa, *code) == NULL)
+    {
+        return VNPU_CMD_UNKNOWN;
+    }
+    if (*code & 0x4000u)
+    {
+        if (*i + 1 >= nwords)
+        {
+            return VNPU_CMD_TRUNCATED;
+        }
+        uint32_t op = *code & 0x3ffu;
+        if (op >= 0x100)
+        {
+            return VNPU_CMD_CMD1_OP;
+        }
+        r->w1[op] = words[*i + 1];
+        r->p1[op] = (uint16_t)*param;
+        *i += 2;
+        return VNPU_CMD_REGISTER;
+    }
+    *i += 1;
+    if (*code >= 0x100)
+    {
+        r->p0[*code & 0xffu] = (uint16_t)*param;
+        return VNPU_CMD_REGISTER;
+    }
+    return VNPU_CMD_OPERATION;
 }
 
 /* Kernel geometry of a POOL/CONV/DEPTHWISE (same registers on the U55, U65 and U85). */

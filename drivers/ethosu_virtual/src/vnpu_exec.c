@@ -1025,39 +1025,29 @@ int vnpu_run(struct vnpu_env *env, const uint32_t *words, size_t nwords)
     size_t i = 0;
     while (i < nwords)
     {
-        uint32_t w0 = words[i];
-        uint32_t code = vnpu_code_of(w0);
-        uint32_t param = w0 >> 16;
+        uint32_t code;
+        uint32_t param;
         run.word = i;
+        int kind = vnpu_next_command(&vnpu_isa_u55, r, words, nwords, &i, &code, &param);
         run.code = code;
-        if (vnpu_find_cmd(code) == NULL)
+        if (kind == VNPU_CMD_REGISTER)
+        {
+            continue;
+        }
+        if (kind == VNPU_CMD_UNKNOWN)
         {
             snprintf(env->error, ETHOSU_VIRTUAL_ERROR_LEN,
                      "unknown command code 0x%04lx (param 0x%04lx) at command word %lu", (unsigned long)code,
-                     (unsigned long)param, (unsigned long)i);
+                     (unsigned long)param, (unsigned long)run.word);
             return -1;
         }
-        if (code & 0x4000u)
+        if (kind == VNPU_CMD_TRUNCATED)
         {
-            if (i + 1 >= nwords)
-            {
-                return fail(&run, "truncated: the payload word is missing");
-            }
-            uint32_t op = code & 0x3ffu;
-            if (op >= 0x100)
-            {
-                return fail(&run, "cmd1 operation 0x%03lx is not defined for U55/U65", (unsigned long)op);
-            }
-            r->w1[op] = words[i + 1];
-            r->p1[op] = (uint16_t)param;
-            i += 2;
-            continue;
+            return fail(&run, "truncated: the payload word is missing");
         }
-        i += 1;
-        if (code >= 0x100)
+        if (kind == VNPU_CMD_CMD1_OP)
         {
-            r->p0[code & 0xffu] = (uint16_t)param;
-            continue;
+            return fail(&run, "cmd1 operation 0x%03lx is not defined for U55/U65", (unsigned long)(code & 0x3ffu));
         }
         int rc = 0;
         switch (code)
