@@ -414,6 +414,22 @@ static inline uint32_t vnpu_fm_read_regs(const struct regs *r, const struct vnpu
     return prec;
 }
 
+/* The operations (cmd0 codes below 0x100): the same codes on every product; RESIZE is the U85's. */
+enum
+{
+    OP_STOP = 0x000,
+    OP_IRQ = 0x001,
+    OP_CONV = 0x002,
+    OP_DEPTHWISE = 0x003,
+    OP_POOL = 0x005,
+    OP_ELEMENTWISE = 0x006,
+    OP_RESIZE = 0x007,
+    OP_DMA_START = 0x010,
+    OP_DMA_WAIT = 0x011,
+    OP_KERNEL_WAIT = 0x012,
+    OP_PMU_MASK = 0x013,
+};
+
 /* What vnpu_next_command found. */
 enum
 {

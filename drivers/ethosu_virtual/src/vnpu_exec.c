@@ -28,19 +28,6 @@ enum
     OPB_SCALE = 0x026,
 };
 
-enum
-{
-    OP_STOP = 0x000,
-    OP_IRQ = 0x001,
-    OP_CONV = 0x002,
-    OP_DEPTHWISE = 0x003,
-    OP_POOL = 0x005,
-    OP_ELEMENTWISE = 0x006,
-    OP_DMA_START = 0x010,
-    OP_DMA_WAIT = 0x011,
-    OP_KERNEL_WAIT = 0x012,
-    OP_PMU_MASK = 0x013,
-};
 
 
 struct run

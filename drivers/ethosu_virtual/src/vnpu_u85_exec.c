@@ -2198,31 +2198,31 @@ int vnpu_u85_run(struct vnpu_env *env, const uint32_t *words, size_t nwords)
         int rc = 0;
         switch (code)
         {
-        case 0x000: /* STOP */
+        case OP_STOP:
             return 0;
-        case 0x002:
+        case OP_CONV:
             rc = op_conv(&run, 0, param);
             break;
-        case 0x003:
+        case OP_DEPTHWISE:
             rc = op_conv(&run, 1, param);
             break;
-        case 0x005:
+        case OP_POOL:
             rc = op_pool(&run, param & 7u);
             break;
-        case 0x006:
+        case OP_ELEMENTWISE:
             rc = op_elementwise(&run, param & 0x3fu);
             break;
-        case 0x007:
+        case OP_RESIZE:
             rc = op_resize(&run, param & 3u);
             break;
-        case 0x010:
+        case OP_DMA_START:
             rc = op_dma(&run);
             break;
-        case 0x001: /* IRQ */
-        case 0x011: /* DMA_WAIT */
-        case 0x012: /* KERNEL_WAIT */
-        case 0x013: /* PMU_MASK */
-            break;  /* everything already ran to completion in order */
+        case OP_IRQ:
+        case OP_DMA_WAIT:
+        case OP_KERNEL_WAIT:
+        case OP_PMU_MASK:
+            break; /* everything already ran to completion in order */
         default:
             rc = fail(&run, "operation is not modelled");
             break;
