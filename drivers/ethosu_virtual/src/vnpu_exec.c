@@ -945,6 +945,22 @@ static int op_conv(struct run *run, int depthwise)
 
 /* ---- DMA ----------------------------------------------------------------------------------- */
 
+/* The memory of the region a DMA*_REGION register names, proved to hold [addr, addr + len). */
+static int dma_span(struct run *run, uint32_t region_reg, uint64_t addr, uint64_t len, uint8_t **mem, const char *what)
+{
+    size_t size = 0;
+    if (region_of(run, region_reg & 7u, mem, &size, what) != 0)
+    {
+        return -1;
+    }
+    if (addr + len > size)
+    {
+        return fail(run, "%s [%llu, +%llu) outside region %lu of %lu bytes", what, (unsigned long long)addr,
+                    (unsigned long long)len, (unsigned long)(region_reg & 7u), (unsigned long)size);
+    }
+    return 0;
+}
+
 static int op_dma(struct run *run)
 {
     struct regs *r = &run->regs;
@@ -963,15 +979,9 @@ static int op_dma(struct run *run)
         return fail(run, "DMA from internal memory (SRC region_mode INTERNAL) is not modelled");
     }
     uint8_t *smem = NULL;
-    size_t ssize = 0;
-    if (region_of(run, src_reg & 7u, &smem, &ssize, "DMA source") != 0)
+    if (dma_span(run, src_reg, src, len, &smem, "DMA source") != 0)
     {
         return -1;
-    }
-    if (src + len > ssize)
-    {
-        return fail(run, "DMA source [%llu, +%llu) outside region %lu of %lu bytes", (unsigned long long)src,
-                    (unsigned long long)len, (unsigned long)(src_reg & 7u), (unsigned long)ssize);
     }
     if ((dst_reg >> 8) & 1u)
     {
@@ -986,15 +996,9 @@ static int op_dma(struct run *run)
         return 0;
     }
     uint8_t *dmem = NULL;
-    size_t dsize = 0;
-    if (region_of(run, dst_reg & 7u, &dmem, &dsize, "DMA destination") != 0)
+    if (dma_span(run, dst_reg, dst, len, &dmem, "DMA destination") != 0)
     {
         return -1;
-    }
-    if (dst + len > dsize)
-    {
-        return fail(run, "DMA destination [%llu, +%llu) outside region %lu of %lu bytes", (unsigned long long)dst,
-                    (unsigned long long)len, (unsigned long)(dst_reg & 7u), (unsigned long)dsize);
     }
     memmove(dmem + dst, smem + src, (size_t)len);
     return 0;
