@@ -441,6 +441,26 @@ def test_npu_selftest_on_ports(
     assert "SELFTEST PASS (1 of 1 delegates passed)" in run.output, run.output
 
 
+def test_too_small_stack_on_a_core_without_a_stack_limit_is_an_overflow(
+    pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """Cortex-M7 (Armv7-M: no MSPLIM): a stack of 1024 B for a self-test that needs ~2.4 KiB
+    once ran over into .bss and still printed SELFTEST PASS, exit 0. The painted stack's
+    mark at its bottom word is an overflow: named, exit 16, the usage line kept."""
+    from ethosu_kit.cli import main as kit_main
+
+    need_cross_gcc()
+    project = tmp_path / "fw"
+    args = ["gen", "--pte", str(pte_u55_shared), "--board", str(AN500), "--app", "selftest"]
+    assert kit_main([*args, "--npu", "virtual", "--stack", "1024", "-o", str(project), "-q"]) == 0
+    assert kit_main(["build", str(project), "--app", "selftest", "--npu", "virtual"]) == 0
+    run = qemu_run(project / "build" / "gcc" / "selftest.elf", timeout=60)
+    assert run.exit_code == 16, run.output
+    assert "E: stack overflow: the stack of 1024 bytes" in run.output, run.output
+    assert "SELFTEST PASS" not in run.output, run.output
+    assert "kit: exit 16" in run.output, run.output
+
+
 @pytest.mark.slow
 def test_executor_runner_on_the_m33_example(pte_u55_shared: Path, tmp_path: Path) -> None:
     """The executor_runner (the user's ExecuTorch, soft-float: this M33 has no FPU) with the
