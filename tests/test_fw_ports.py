@@ -266,6 +266,38 @@ def test_fault_reaches_the_console_and_exit_code(
     )
 
 
+SILENT_APP = """\
+#include "kit/app.h"
+
+/* No kit_platform_init(): the console never comes up, so not even the exit line is seen. */
+int ethosu_kit_app_main(void) { return kit_app_result(0); }
+"""
+
+
+def test_an_app_that_never_prints_its_exit_line_is_not_a_pass(
+    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """QEMU's status 0 alone once made `run` report success for a custom app that never
+    brought its console up: without the `kit: exit <code>` line it is exit 125, as on an
+    FVP, and the hint names the contract (docs/apps.md)."""
+    from ethosu_kit.cli import main as kit_main
+
+    need_cross_gcc()
+    need_qemu()
+    app = tmp_path / "silent_app"
+    app.mkdir()
+    (app / "main.c").write_text(SILENT_APP)
+    project = generate(pte_u55_shared, str(AN500), "Shared_Sram", tmp_path / "fw")
+    assert kit_main(["build", str(project), "--app", str(app), "--npu", "none"]) == 0
+    elf = project / "build" / "gcc" / "silent_app.elf"
+    assert qemu_run(elf).exit_code == 0, "QEMU's own status says 0"
+    capsys.readouterr()
+    assert kit_main(["run", str(elf)]) == 125
+    err = capsys.readouterr().err
+    assert "without the firmware's last line `kit: exit <code>`" in err, err
+    assert "kit_platform_init()" in err and "docs/apps.md" in err, err
+
+
 OWN_TIMER = """
 static uint64_t fake_cycles;
 
