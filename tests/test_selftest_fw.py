@@ -262,3 +262,36 @@ def test_the_virtual_npus_64_bit_text_on_the_host(tmp_path: Path) -> None:
     assert text.split() == [
         "-9223372036854775808", "-1", "0", "9223372036854775807", "18446744073709551615"
     ]  # fmt: skip
+
+
+POOL_APP = """\
+#include "kit/app.h"
+#include "kit_memory_config.h"
+
+int ethosu_kit_app_main(void) { return kit_app_result(kit_method_pool[0]); }
+"""
+
+
+def test_an_app_whose_pools_the_selftest_plan_lacks_names_the_fix(
+    pte_u55_shared: Path, root: Path
+) -> None:
+    """A self-test plan has no runner pools: building the runner (or an app of one's own
+    that takes the method pool) from it stops with the way out, not with `undefined
+    reference to kit_method_pool`."""
+    from ethosu_kit.build import build_project
+
+    need_cross_gcc()
+    project = generate(pte_u55_shared, "cs300", "Shared_Sram", root / "pools", app="selftest")
+    with pytest.raises(KitError) as err:
+        build_project(project, app="executor_runner", npu="virtual")
+    assert "the memory plan in" in str(err.value) and 'is for app "selftest"' in str(err.value)
+    assert "gen-firmware --app executor_runner" in str(err.value)
+
+    app = root / "pool_app"
+    app.mkdir()
+    (app / "main.c").write_text(POOL_APP)
+    with pytest.raises(KitError) as err:
+        build_project(project, app=str(app), npu="virtual")
+    assert "undefined reference" not in str(err.value)
+    # the build's error line keeps the compiler's last words: the fix
+    assert "regenerate the project for this app (gen-firmware --app <this app>)" in str(err.value)
