@@ -48,6 +48,11 @@ TEMP_ALIGN_SLACK = NPU_ALIGN
 # dimension; the margin covers 1024 elements. Other kernels need none.
 TEMP_USING_KERNELS: dict[str, int] = {"aten::topk": 16 * KIB}
 MIN_POOL = NPU_ALIGN  # no zero-length arrays in the generated C
+# The stack's base alignment (generated as KIT_STACK_ALIGN): on an Armv7-M core with an
+# MPU the kit's start-up makes the stack's lowest KIT_STACK_ALIGN bytes a no-access MPU
+# region, its overflow guard (sdk/src/startup.c), and a PMSAv7 region is at least 32 B
+# and aligned to its size. 8 would do for the AAPCS.
+STACK_ALIGN = 32
 
 
 def cpu_temp_need(model: ModelInfo) -> tuple[int, str]:
@@ -412,7 +417,7 @@ class _Planner:
                 "stack",
                 Role.STACK,
                 self.options.stack,
-                8,
+                STACK_ALIGN,
                 False,
                 False,
                 stack_regions,

@@ -14,6 +14,12 @@
 extern "C" {
 #endif
 
+/* Bytes at the stack's bottom no access may touch: the MPU guard the kit's start-up puts
+ * there on an Armv7-M core with an MPU (0 elsewhere); the paint and the scan skip them. */
+extern size_t kit_stack_guard;
+/* Whether `addr` is in that guard (a MemManage fault there is a stack overflow). */
+int kit_stack_guard_hit(uintptr_t addr);
+
 /* Fill the stack below the live frame with the paint pattern. Call it first thing in
  * the app: everything above the caller's frame counts as used. */
 void kit_stack_paint(void);
