@@ -223,18 +223,20 @@ __attribute__((naked)) void HardFault_Handler(void)
                    "mrseq r0, msp\n"
                    "mrsne r0, psp\n"
 #if !KIT_COMPILED_ARMV8M && !defined(__ARMCC_VERSION)
-        /* The stack guard (kit_stack_guard_init): the MPU off, so the report's pushes do
-         * not fault again; and when the stack pointer is in the guard or below the
-         * stack, the report runs from the stack's top (the image ends here anyway). */
+        /* With the stack guard (kit_stack_guard_init): the MPU off, so the report's pushes
+         * do not fault again; and when the stack pointer is in the guard or below the
+         * stack, the report runs from the stack's top (the image ends here anyway). No
+         * guard (no MPU): nothing to undo, MPU_CTRL is not touched. */
+        "ldr r3, =kit_stack_guard\n"
+        "ldr r3, [r3]\n"
+        "cbz r3, 1f\n"
         "ldr r1, =0xE000ED94\n" /* MPU_CTRL_ADDR */
         "movs r2, #0\n"
         "str r2, [r1]\n"
         "dsb\n"
         "isb\n"
         "mrs r1, msp\n"
-        "ldr r2, =kit_stack_guard\n"
-        "ldr r2, [r2]\n"
-        "ldr r3, =__StackLimit\n"
+        "ldr r2, =__StackLimit\n"
         "add r2, r3\n"
         "cmp r1, r2\n"
         "bhs 1f\n"
