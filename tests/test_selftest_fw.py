@@ -217,10 +217,16 @@ def test_a_driver_selftest_where_no_npu_answers_names_npu_base(
     assert out.output.rstrip().endswith("kit: exit 16"), out.output
 
 
-def test_a_virtual_npu_error_prints_its_64_bit_figures(pte_u65_dedicated: Path, root: Path) -> None:
+def test_a_virtual_npu_error_prints_its_64_bit_figures(
+    pte_u65_dedicated: Path, root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
     """The virtual NPU's messages print 64-bit values; the firmware's newlib-nano snprintf
     has no %lld/%llu, which once made this `[ld, ld) outside its region of 1522771260
-    bytes`. A fast scratch of 16 B for a stream that needs 768 B: the right figures."""
+    bytes`. A fast scratch of 16 B for a stream that needs 768 B: the right figures. (gen
+    now refuses that size up front; its host check is set aside to get the image.)"""
+    from ethosu_kit.vnpu import fast_scratch
+
+    monkeypatch.setattr(fast_scratch, "check_fast_scratch", lambda *args, **kwargs: None)
     need_cross_gcc()
     project = root / "fast16"
     args = ["gen", "--pte", str(pte_u65_dedicated), "--board", "cs300", "--app", "selftest"]
