@@ -68,3 +68,26 @@ def test_an_app_without_the_protocol_is_named(bringup: Built, tmp_path: Path) ->
     result = run_kit("run", bringup.elf, "-o", out)
     assert "BRINGUP PASS" in result.stdout
     assert_refused(result, "wrote no kit_output_0.bin", absent=[out], code=2)
+
+
+def test_inputs_sent_back_are_read_and_checked(tmp_path: Path) -> None:
+    """run -o without --inputs: the kit_input_<i>.bin the firmware sent back become
+    input<i>, checked like the outputs; none at all (an image from before the firmware
+    sent them) is None, so the outputs are still saved."""
+    from ethosu_kit.errors import KitError
+    from ethosu_kit.run_io import Tensor, read_inputs
+
+    wants = [Tensor(np.dtype(np.float32), (1, 2)), Tensor(np.dtype(np.int8), (3,))]
+    elf = tmp_path / "fw.elf"
+    assert read_inputs(tmp_path, wants, elf) is None
+    (tmp_path / "kit_input_0.bin").write_bytes(np.array([[1.5, -2]], "<f4").tobytes())
+    with pytest.raises(KitError, match=r"wrote no kit_input_1\.bin \(input 1, int8 \[3\]\)"):
+        read_inputs(tmp_path, wants, elf)
+    (tmp_path / "kit_input_1.bin").write_bytes(b"\x01\x02")
+    with pytest.raises(KitError, match=r"kit_input_1\.bin has 2 bytes, input 1 \(int8 \[3\]\)"):
+        read_inputs(tmp_path, wants, elf)
+    (tmp_path / "kit_input_1.bin").write_bytes(b"\x01\x02\xff")
+    got = read_inputs(tmp_path, wants, elf)
+    assert got is not None
+    assert got[0].dtype == np.float32 and got[0].tolist() == [[1.5, -2.0]]
+    assert got[1].tolist() == [1, 2, -1]
