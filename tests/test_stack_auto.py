@@ -51,6 +51,7 @@ def test_sized_from_a_measurement_and_too_small_is_named(
     assert stack["size"] == sized_stack(m, "driver") < sized_stack(m, "virtual") < 16 * 1024
     assert "--stack auto: for the Arm driver" in str(stack["why"])
     assert MEASURE_FILE in str(stack["why"]) and "--heap auto:" in str(heap["why"])
+    assert str(stack["why"]).endswith(f"(measured now: no {MEASURE_FILE} yet)")
     assert "--stack auto:" in (project / "memory_report.txt").read_text()
 
     # built with the virtual NPU, the plan takes the stack its own frames need
@@ -67,7 +68,21 @@ def test_sized_from_a_measurement_and_too_small_is_named(
         .replace(f'"stack_cpu": {m.stack_cpu}', '"stack_cpu": 4000')
     )
     want = sized_stack(replace(m, stack_cpu=4000), "driver")
-    assert _gen(pte_u55_shared, project, "--stack", "auto")["stack"]["size"] == want
+    stack = _gen(pte_u55_shared, project, "--stack", "auto")["stack"]
+    assert stack["size"] == want and "reused: the same app, compiler, firmware" in str(stack["why"])
+
+    # ... unless the firmware changed since: here the kit's SDK sources, as the record's
+    # fingerprint says; measured again (the mark comes back) and the why says why
+    record = json.loads((project / MEASURE_FILE).read_text())
+    record["firmware"]["sdk"] = "0" * 64
+    (project / MEASURE_FILE).write_text(json.dumps(record))
+    stack = _gen(pte_u55_shared, project, "--stack", "auto")["stack"]
+    assert stack["size"] == sized_stack(m, "driver"), stack
+    assert str(stack["why"]).endswith(
+        "(measured again: the kit's SDK sources (sdk/) changed since the record)"
+    ), stack
+    again = json.loads((project / MEASURE_FILE).read_text())
+    assert again["stack_cpu"] == m.stack_cpu and again["firmware"] == m.firmware
 
     small = tmp_path / "small"
     too_small = measured["stack_used"] // 2 // 8 * 8
@@ -229,16 +244,23 @@ def test_measured_with_the_compiler_it_is_built_with(pte_u55_shared: Path, tmp_p
     need_qemu()
     if shutil.which("clang-19") is None and shutil.which("clang") is None:
         pytest.skip("clang is not installed")
+    from ethosu_kit.board_loader import load_board
+    from ethosu_kit.fingerprint import firmware_fingerprint
+
     project = tmp_path / "fw"
     _gen(pte_u55_shared, project)
     sha = json.loads((project / "memory_plan.json").read_text())["model"]["sha256"]
-    gcc_record = {"app": "selftest", "npu": "virtual", "board": "corstone-300",
+    # a GCC record of today's firmware: refused for being GCC's, not for being stale
+    firmware = firmware_fingerprint(load_board("corstone-300"), "selftest", "gcc", project)
+    gcc_record = {"format": 2, "app": "selftest", "npu": "virtual", "board": "corstone-300",
                   "model_sha256": sha, "stack_used": 64, "stack_size": 16384, "heap_used": 0,
-                  "heap_size": 32768, "pools": {}, "exit_code": 0, "toolchain": "gcc"}  # fmt: skip
+                  "heap_size": 32768, "pools": {}, "exit_code": 0, "toolchain": "gcc",
+                  "firmware": firmware}  # fmt: skip
     (project / MEASURE_FILE).write_text(json.dumps(gcc_record))
     buffers = _gen(pte_u55_shared, project, "--stack", "auto", "--toolchain", "clang")
     measured = json.loads((project / MEASURE_FILE).read_text())
     assert measured["toolchain"] == "clang" and measured["stack_cpu"] > 64, measured
     assert "built with clang" in str(buffers["stack"]["why"])
+    assert "(measured again: the record is of a gcc build)" in str(buffers["stack"]["why"])
     run = run_elf(build_project(project, app="selftest", npu="virtual", toolchain="clang"))
     assert run.exit_code == 0, run.output

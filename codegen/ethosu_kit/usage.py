@@ -8,9 +8,11 @@ measured quantity (sdk/include/kit/usage.h):
     usage: method_pool used 976 of 2048 bytes
 
 `measure_project` builds a generated project's app, runs it in QEMU and records those
-lines in `<project>/measured_usage.json`; `gen --stack auto --heap auto` plans the stack
-and heap from that record plus a stated margin (`sized`), and the memory plan's "why"
-of each says where its number came from.
+lines in `<project>/measured_usage.json`, with a fingerprint of the firmware that made
+the image (ethosu_kit.fingerprint); `gen --stack auto --heap auto` plans the stack and
+heap from that record plus a stated margin (`sized`), and the memory plan's "why" of
+each says where its number came from. A record is reused only for the same app,
+compiler, pte bytes and firmware (`reuse`); anything else is measured again.
 
 Why a QEMU run and not a static bound from -fstack-usage: the runner's deepest paths go
 through function pointers (ExecuTorch's kernel registry, the delegate interface,
@@ -36,7 +38,9 @@ from typing import Any
 from ethosu_kit.errors import KitError
 
 MEASURE_FILE = "measured_usage.json"
-MEASURE_FORMAT = 1
+# 2: the record holds the firmware's fingerprint; a record of format 1 does not, so it
+# is measured again (never reused for firmware that may have changed since)
+MEASURE_FORMAT = 2
 USAGE_LINE = re.compile(r"^usage: (\w+) used (\d+) of (\d+) bytes", re.M)
 # The margins: what one QEMU run of the image cannot see (docs/memory.md).
 # Stack: an interrupt at the deepest point. The run with the virtual NPU takes no
@@ -47,11 +51,16 @@ USAGE_LINE = re.compile(r"^usage: (\w+) used (\d+) of (\d+) bytes", re.M)
 # One frame: the kit's interrupts (NPU, SysTick wraps) keep the reset priority, no nesting.
 # The Arm driver's path is not in the run: the virtual NPU reports the stack depth where
 # the delegate enters the driver (`usage: npu_entry`), and the driver's own deepest chain
-# from ethosu_invoke_v3 is a static bound: 284 B by -fstack-usage (GCC 12 -O3:
-# invoke_v3 32, invoke_async 48, verify_optimizer_config 56, its error print through
-# kit_vprintf 148), + the console's putc and the cache hooks = DRIVER_PATH_BYTES. The
-# stack covers the larger of the measured mark and that path (today the virtual NPU's
-# own frames, a 1.3 KiB convolution, make the measured mark the larger).
+# from ethosu_invoke_v3 is a static bound: by GCC 12 -O3 -fcallgraph-info=su 316 B on
+# the U55, 332 B on the U85 (invoke_v3 32, invoke_async 48, verify_optimizer_config
+# 56/72, its error print kit_fprintf 12 + kit_vprintf 104, whose libgcc division counts
+# 64), with room for a port's own console putc and cache hooks = DRIVER_PATH_BYTES.
+# tests/test_driver_stack_path.py takes that chain from the real driver build and fails
+# when it outgrows this. A documented figure, not one computed per build: the build
+# measured runs the virtual NPU (no driver in it), newlib and libgcc have no frame data,
+# and a bound taken wrong would undersize the stack on the board, where the run cannot
+# catch it. The stack covers the larger of the measured mark and that path (today the
+# virtual NPU's own frames, a 1.3 KiB convolution, make the measured mark the larger).
 DRIVER_PATH_BYTES = 512
 # Faults need none: the fault handler lifts the stack limit and the image ends there.
 STACK_INTERRUPT_BYTES = 256
@@ -83,6 +92,10 @@ class Measurement:
     # the compiler of the measured build: frames differ between compilers (a clang-19
     # self-test needs 2.5x the stack of the GCC 12 one), so a record is for one of them
     toolchain: str = "gcc"
+    # what made the measured image, part -> digest (ethosu_kit.fingerprint): the frames
+    # change with the kit's sources, the board's code, the compiler or the ExecuTorch
+    # checkout, so a record is for the firmware it measured
+    firmware: dict[str, str] = field(default_factory=dict)
 
     def to_json(self) -> str:
         return json.dumps({"format": MEASURE_FORMAT, **asdict(self)}, indent=2) + "\n"
@@ -166,27 +179,76 @@ def method_pool_why(m: Measurement, used: int, size: int) -> str:
     )
 
 
-def load_measurement(
-    project: Path, model_sha256: str, app: str, toolchain: str = "gcc"
-) -> Measurement | None:
-    """The project's record, if it is one of `app` built with `toolchain` on these pte
-    bytes; else None."""
+def read_measurement(project: Path) -> Measurement | None:
+    """The project's record; None when there is none or it is of another format (an
+    older kit's: not reused); a KitError when the file is not a record."""
+    from ethosu_kit.files import MAX_PLAN, read_text
+    from ethosu_kit.typed_json import decode
+
     path = project / MEASURE_FILE
     if not path.is_file():
         return None
     try:
-        from ethosu_kit.files import MAX_PLAN, read_text
-
-        data: dict[str, Any] = json.loads(read_text(path, MAX_PLAN))
-        data.pop("format", None)
-        data["pools"] = {k: (int(v[0]), int(v[1])) for k, v in data.get("pools", {}).items()}
-        m = Measurement(**data)
-    except (OSError, ValueError, TypeError, KeyError, IndexError) as exc:
+        data: Any = json.loads(read_text(path, MAX_PLAN))
+        if isinstance(data, dict) and data.get("format") != MEASURE_FORMAT:
+            return None
+        # typed: a field of the wrong shape is named here, not a traceback in the sizing
+        m = decode(Measurement, data)
+        numbers = [m.stack_used, m.stack_size, m.heap_used, m.heap_size, m.npu_entry, m.stack_cpu]
+        if min(numbers + [n for pool in m.pools.values() for n in pool]) < 0:
+            raise ValueError("a negative size")
+        if m.npu not in ("virtual", "none", "driver"):  # the why names it, in C comments
+            raise ValueError("npu: not virtual, none or driver")
+    except (OSError, ValueError, TypeError, RecursionError) as exc:
         raise KitError(
             f"{path}: not a measurement ({exc})", hint="delete it and measure again"
         ) from None
-    same = m.model_sha256 == model_sha256 and m.app == app and m.toolchain == toolchain
-    return m if same else None
+    return m
+
+
+def reuse(
+    project: Path, model_sha256: str, app: str, toolchain: str, firmware: dict[str, str]
+) -> tuple[Measurement | None, str]:
+    """The project's record when it measured `app` built with `toolchain` from the same
+    firmware (`firmware`: ethosu_kit.fingerprint) on these pte bytes, else None; and
+    what the plan's "why" says of it (reused, or why it is measured again)."""
+    from ethosu_kit.fingerprint import changed
+
+    if not (project / MEASURE_FILE).is_file():
+        return None, f"measured now: no {MEASURE_FILE} yet"
+    m = read_measurement(project)
+    if m is None:
+        return None, f"measured again: {MEASURE_FILE} is an older kit's (no firmware fingerprint)"
+    if m.model_sha256 != model_sha256:
+        return None, "measured again: the record is of other pte bytes"
+    if m.app != app:
+        return None, f"measured again: the record is of the {_known(m.app)} app"
+    if m.toolchain != toolchain:
+        return None, f"measured again: the record is of a {_known(m.toolchain)} build"
+    parts = changed(m.firmware, firmware)
+    if parts:
+        return None, f"measured again: {', '.join(parts)} changed since the record"
+    return m, f"{MEASURE_FILE} reused: the same app, compiler, firmware and pte bytes"
+
+
+def _known(name: str) -> str:
+    """A name read from the record, for a message: only one of the kit's own."""
+    return name if name in ("selftest", "executor_runner", "bringup", "gcc", "clang") else "another"
+
+
+def load_measurement(
+    project: Path,
+    model_sha256: str,
+    app: str,
+    toolchain: str = "gcc",
+    firmware: dict[str, str] | None = None,
+) -> Measurement | None:
+    """The project's record, if it is one of `app` built with `toolchain` on these pte
+    bytes (and, given `firmware`, from that firmware); else None."""
+    m = read_measurement(project)
+    if m is None or (m.model_sha256, m.app, m.toolchain) != (model_sha256, app, toolchain):
+        return None
+    return m if firmware is None or m.firmware == firmware else None
 
 
 def measurement_from_run(
@@ -198,6 +260,7 @@ def measurement_from_run(
     model_sha256: str,
     board: str,
     toolchain: str = "gcc",
+    firmware: dict[str, str] | None = None,
 ) -> Measurement:
     usage = parse_usage(uart)
     if exit_code != 0 or "stack" not in usage or "heap" not in usage:
@@ -224,18 +287,29 @@ def measurement_from_run(
         npu_entry=usage["npu_entry"][0] if "npu_entry" in usage else 0,
         stack_cpu=usage["stack_cpu"][0] if "stack_cpu" in usage else 0,
         toolchain=toolchain,
+        firmware=dict(firmware or {}),
     )
 
 
 def measure_project(
-    project: Path, app: str, npu: str = "virtual", toolchain: str = "gcc"
+    project: Path,
+    app: str,
+    npu: str = "virtual",
+    toolchain: str = "gcc",
+    firmware: dict[str, str] | None = None,
 ) -> Measurement:
-    """Build `app` of the generated `project`, run it in QEMU, record and return its usage."""
+    """Build `app` of the generated `project`, run it in QEMU, record and return its
+    usage with `firmware`, the fingerprint of what the build reads (default: taken now,
+    before the build, for the board of the project's plan)."""
     from ethosu_kit.build import build_project
     from ethosu_kit.elf_check import load_plan
     from ethosu_kit.qemu import run_elf
 
     plan = load_plan(project / "memory_plan.json")
+    if firmware is None:
+        from ethosu_kit.fingerprint import firmware_fingerprint
+
+        firmware = firmware_fingerprint(plan.board, app, toolchain, project)
     try:
         elf = build_project(project, app, toolchain, npu)
     except KitError as exc:
@@ -257,6 +331,7 @@ def measure_project(
         model_sha256=plan.model_sha256,
         board=plan.board.name,
         toolchain=toolchain,
+        firmware=firmware,
     )
     (project / MEASURE_FILE).write_text(m.to_json())
     return m

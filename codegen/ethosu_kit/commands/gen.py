@@ -214,7 +214,11 @@ def run(args: argparse.Namespace) -> int:
         # folder stays warm); a failure anywhere puts the folder back as it was
         with restored_on_failure(args.output):
             options = _measured(
-                args, model, options, lambda: write_project(files, args.output, force=args.force)
+                args,
+                model,
+                board,
+                options,
+                lambda: write_project(files, args.output, force=args.force),
             )
             plan, files = render(options)
             result = write_project(files, args.output, force=args.force)
@@ -227,30 +231,42 @@ def run(args: argparse.Namespace) -> int:
 
 
 def _measured(
-    args: argparse.Namespace, model: ModelInfo, options: PlanOptions, write: Callable[[], object]
+    args: argparse.Namespace,
+    model: ModelInfo,
+    board: Board,
+    options: PlanOptions,
+    write: Callable[[], object],
 ) -> PlanOptions:
     """`options` with the stack and/or heap sized from a measurement of this app on this
-    model: the project's record, or a QEMU run of the project written with `write` first."""
+    model: the project's record when it is of the same firmware, or a QEMU run of the
+    project written with `write` first."""
     from dataclasses import replace
 
     from ethosu_kit import usage
     from ethosu_kit.errors import KitError
+    from ethosu_kit.fingerprint import firmware_fingerprint
 
-    m = usage.load_measurement(args.output, model.sha256, args.app, args.toolchain)
+    firmware = firmware_fingerprint(board, args.app, args.toolchain, args.output)
+    m, note = usage.reuse(args.output, model.sha256, args.app, args.toolchain, firmware)
     if m is None:
         write()
         npu = "virtual" if model.ethosu_delegates else "none"
-        m = usage.measure_project(args.output, args.app, npu, args.toolchain)
+        m = usage.measure_project(args.output, args.app, npu, args.toolchain, firmware)
+
+    def said(why: str) -> str:
+        """The why, and whether the record was reused or why it was measured (again)."""
+        return f"{why} ({note})"
+
     if args.stack == "auto":
         size = usage.sized_stack(m, args.npu)
-        options = replace(options, stack=size, stack_why=usage.stack_why(m, size, args.npu))
+        options = replace(options, stack=size, stack_why=said(usage.stack_why(m, size, args.npu)))
         if args.npu == "driver":
             size = usage.sized_stack(m, "virtual")
-            why = usage.stack_why(m, size, "virtual")
+            why = said(usage.stack_why(m, size, "virtual"))
             options = replace(options, stack_virtual=size, stack_virtual_why=why)
     if args.heap == "auto":
         size = usage.sized_heap(m.heap_used)
-        options = replace(options, heap=size, heap_why=usage.heap_why(m, size))
+        options = replace(options, heap=size, heap_why=said(usage.heap_why(m, size)))
     # the method pool too, unless given in bytes: the same run measured it
     pool = m.pools.get("method_pool")
     if args.method_pool == "auto" and pool is None:
@@ -260,9 +276,8 @@ def _measured(
         )
     if pool is not None and not isinstance(args.method_pool, int):
         size = usage.sized_method_pool(pool[0])
-        options = replace(
-            options, method_pool=size, method_pool_why=usage.method_pool_why(m, pool[0], size)
-        )
+        why = said(usage.method_pool_why(m, pool[0], size))
+        options = replace(options, method_pool=size, method_pool_why=why)
     return options
 
 
