@@ -233,6 +233,28 @@ def two_io() -> Built:
     return TwoIo().eval(), calib[0], calib
 
 
+def conv_relu6_conv() -> Built:
+    """A relu6 between two convs: on the Ethos-U55 the partitioner leaves the hardtanh on
+    the CPU, so the program dequantizes delegate 0's output, clamps it and quantizes it
+    again (a scale of its own) for delegate 1. Delegate 1's input has the method input's
+    shape, so a float method input could pass for it by size."""
+    import torch
+    from torch import nn
+
+    class ConvRelu6Conv(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.conv1 = nn.Conv2d(4, 4, 3, padding=1)
+            self.conv2 = nn.Conv2d(4, 4, 3, padding=1)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.conv2(nn.functional.relu6(self.conv1(x)))
+
+    torch.manual_seed(0)
+    shape = (1, 4, 6, 6)
+    return ConvRelu6Conv().eval(), (torch.rand(shape),), _calibration(shape)
+
+
 @dataclass(frozen=True)
 class TestModel:
     """One fixture's model and how to lower it."""
@@ -271,6 +293,7 @@ MODELS: dict[str, TestModel] = {
         TestModel("half_mb", linear_stack, Target(U55, memory_mode="Shared_Sram")),
         TestModel("big_input", big_input, Target(U55, memory_mode="Shared_Sram")),
         TestModel("two_io", two_io, Target(U55, memory_mode="Shared_Sram")),
+        TestModel("cpu_between", conv_relu6_conv, Target(U55, memory_mode="Shared_Sram")),
     )
 }
 

@@ -60,12 +60,63 @@ def test_runner_floats_against_simulate_integers(
     assert main([*args, "--pte", str(pte_u55_shared)]) == 1
     assert main([*args, "--pte", str(pte_u55_shared), "--lsb", "1"]) == 0
     capsys.readouterr()
-    # floats without the pte: bit-exact only; a tolerance needs the scale
-    assert main(args) == 1
-    capsys.readouterr()
-    assert main([*args, "--lsb", "1"]) == 2
+    # floats against integers without the pte: no scale to relate them, refused (it
+    # said "max 124 (float, no scale: exact only) ... DIFFERENT"), with or without --lsb
+    for extra in ([], ["--lsb", "1"]):
+        assert main([*args, *extra]) == 2
+        out, err = capsys.readouterr()
+        assert "COMPARE" not in out and "Traceback" not in err, out + err
+        error, hint = err.splitlines()
+        assert error.startswith("error: run.npz[input0] is float32, sim.npz[delegate0_input0] int8")
+        assert hint.startswith("hint: pass --pte"), err
+    # floats against floats without the pte: bit-exact only; a tolerance needs the scale
+    runner_only = tmp_path / "run2.npz"
+    np.savez(runner_only, **runner)
+    assert main(["compare", str(tmp_path / "run.npz"), str(runner_only)]) == 0
+    assert main(["compare", str(tmp_path / "run.npz"), str(runner_only), "--lsb", "1"]) == 2
     err = capsys.readouterr().err
     assert err.startswith("error: ") and "--pte" in err and "Traceback" not in err
+
+
+def test_another_models_pte_is_refused(
+    pte_u55_shared: Path, pte_cpu_between: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--pte` of another model gave these arrays that model's scales: a FAIL (or a PASS)
+    about nothing. Each array paired with a program tensor must have that tensor's shape;
+    the error names both."""
+    _simulate(pte_u55_shared, tmp_path / "a.npz")
+    _simulate(pte_u55_shared, tmp_path / "b.npz", seed="4")
+    args = ["compare", str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]
+    assert main([*args, "--pte", str(pte_u55_shared)]) == 1  # its own pte: compared
+    capsys.readouterr()
+    assert main([*args, "--pte", str(pte_cpu_between)]) == 2
+    out, err = capsys.readouterr()
+    assert "COMPARE" not in out and len(err.splitlines()) == 2, out + err
+    assert err.startswith(
+        f"error: a.npz[delegate0_input0] has shape [1, 3, 16, 16], {pte_cpu_between.name}'s "
+        "delegate 0 input 0 is [1, 4, 6, 6]"
+    ), err
+    # a runner's file (method tensors) against simulate's, with the other model's pte
+    with np.load(tmp_path / "a.npz") as sim:
+        ints = sim["delegate0_input0"]
+    np.savez(tmp_path / "run.npz", input_0=ints.astype(np.float32) / 64)  # input_<i> too
+    assert (
+        main(["compare", str(tmp_path / "run.npz"), *args[2:], "--pte", str(pte_cpu_between)]) == 2
+    )
+    assert "run.npz[input_0] has shape [1, 3, 16, 16]" in capsys.readouterr().err
+
+
+@pytest.mark.parametrize("lsb", ["inf", "-inf", "nan", "-1", "1e400"])
+def test_lsb_must_be_finite_and_not_negative(
+    lsb: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`--lsb inf` passed every difference; NaN and negative were already refused."""
+    np.savez(tmp_path / "a.npz", output0=np.zeros(3, np.int8))
+    np.savez(tmp_path / "b.npz", output0=np.full(3, 100, np.int8))
+    assert main(["compare", str(tmp_path / "a.npz"), str(tmp_path / "b.npz"), f"--lsb={lsb}"]) == 2
+    out, err = capsys.readouterr()
+    assert "COMPARE" not in out and err.startswith("error: --lsb "), out + err
+    assert "finite number >= 0" in err
 
 
 def test_nothing_in_common_is_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -170,3 +221,33 @@ def test_an_output_made_on_the_cpu_is_named_not_compared(
     result = main(["inspect", str(pte_cpu_op)])
     assert result == 0
     assert "output 0: not quantized (through a CPU operator" in capsys.readouterr().out
+
+
+def test_a_cpu_operator_between_delegates_is_compared_one_delegate_at_a_time(
+    pte_cpu_between: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """conv, relu6 on the CPU, conv (docs/memory.md, "Comparing results"): the runner's
+    input pairs with simulate --delegate 0's input, its output with simulate --delegate 1's
+    output; the other method tensor is named as another delegate's, not compared."""
+    (qin,), (qout,) = io_quantization(pte_cpu_between)
+    assert qin is not None and qout is not None
+    x = np.random.default_rng(5).uniform(-1, 1, (1, 4, 6, 6)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    pte = str(pte_cpu_between)
+    assert main(["simulate", pte, "--inputs", str(tmp_path / "x.npy"), "--delegate", "0",
+                 "-o", str(tmp_path / "s0.npz")]) == 0  # fmt: skip
+    assert main(["simulate", pte, "--delegate", "1", "-o", str(tmp_path / "s1.npz")]) == 0
+    with np.load(tmp_path / "s1.npz") as s1:
+        y = ((s1["delegate1_output0"].astype(np.float32) - qout.zero_point) * qout.scale).astype(
+            np.float32
+        )
+    np.savez(tmp_path / "run.npz", input0=x, output0=y)  # what run -o writes
+    capsys.readouterr()
+    for sim, paired, other in (("s0", "input0", "output0"), ("s1", "output0", "input0")):
+        args = ["compare", str(tmp_path / "run.npz"), str(tmp_path / f"{sim}.npz"), "--pte", pte]
+        assert main(args) == 0
+        out = capsys.readouterr().out
+        assert f"run.npz[{paired}] vs {sim}.npz[delegate" in out, out
+        elsewhere = "delegate 1 output 0" if sim == "s0" else "delegate 0 input 0"
+        assert f"{other}: not compared: it is {elsewhere}, which the files do not hold" in out
+        assert f"COMPARE PASS (1 of 1; 1 not compared: {other})" in out, out

@@ -150,3 +150,50 @@ def test_good_inputs_round_trip(pte_u55_shared: Path, tmp_path: Path) -> None:
     assert np.array_equal(ra["delegate0_input0"].reshape(-1), x.astype(np.int8).reshape(-1))
     [loaded] = load_arrays([tmp_path / "x.npz"])
     assert loaded.source.endswith("x.npz[a]") and np.array_equal(loaded.array, x)
+
+
+@pytest.mark.firmware
+def test_nan_and_infinity_are_refused_by_run_and_gen_as_by_simulate(
+    pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """`simulate` refused a float input holding NaN or infinity ("it cannot be quantized");
+    `run --inputs` and `gen --inputs` sent it to the program's quantize (ExecuTorch casts
+    the float to int: undefined). One loader, one check: all three refuse it alike."""
+    from fw_helpers import built
+
+    elf = built(pte_u55_shared, "cs300", "Shared_Sram", tmp_path / "fw").elf
+    x = np.zeros((1, *SHAPE), dtype=np.float32)
+    for name, value in (("nan", np.nan), ("inf", np.inf), ("-inf", -np.inf)):
+        x.reshape(-1)[5] = value
+        path = tmp_path / f"{name}.npy"
+        np.save(path, x)
+        packed = tmp_path / f"{name}.npz"
+        np.savez(packed, input0=x)
+        out = tmp_path / "out.npz"
+        for command, given in (
+            (("simulate", pte_u55_shared), path),
+            (("run", elf), path),
+            (("run", elf), packed),
+            (("gen", "--pte", pte_u55_shared, "-o", tmp_path / "gen"), path),
+        ):
+            args = [*command, "--inputs", given]
+            if command[0] != "gen":
+                args += ["-o", out]
+            result = run_kit(*args)
+            line = assert_refused(result, "holds NaN or infinity", absent=[out, tmp_path / "gen"])
+            assert str(given) in line and "BRINGUP" not in result.stdout, result
+
+
+def test_output_parent_folders_are_created(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """`simulate -o a/b/out` (and `run -o`, through the same save_npz) makes a/b/
+    (docs/input-files.md); a failed command makes no folder."""
+    from ethosu_kit.inputs import save_npz
+
+    result = run_kit("simulate", pte_u55_shared, "-o", tmp_path / "a" / "b" / "out")
+    assert result.returncode == 0, result
+    assert (tmp_path / "a" / "b" / "out.npz").is_file()
+    bad = tmp_path / "bad.npy"
+    bad.write_bytes(_npy(np.full(SHAPE, 300, dtype=np.int16)))
+    result = run_kit("simulate", pte_u55_shared, "--inputs", bad, "-o", tmp_path / "c" / "out")
+    assert_refused(result, "300", absent=[tmp_path / "c"])
+    assert save_npz(tmp_path / "d" / "e" / "r", {"output0": np.zeros(2)}).is_file()

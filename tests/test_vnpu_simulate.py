@@ -109,3 +109,37 @@ def test_float_inputs_are_quantized_as_the_program_does(
     np.save(tmp_path / "nan.npy", x)
     assert main(["simulate", str(pte_u55_shared), "--inputs", str(tmp_path / "nan.npy")]) == 2
     assert "NaN or infinity" in capsys.readouterr().err
+
+
+def test_a_float_input_is_not_given_to_a_delegate_it_does_not_feed(
+    pte_cpu_between: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """conv, relu6 on the CPU, conv: two delegates, and delegate 1's input is the program's
+    quantize of the CPU's relu6, with a scale of its own. The method's float input (same
+    shape) was quantized with that scale and fed to delegate 1 (simulate printed the
+    internal quantize's scale, compare then failed 568 of 576): it feeds delegate 0 only."""
+    x = np.random.default_rng(4).uniform(-1, 1, (1, 4, 6, 6)).astype(np.float32)
+    np.save(tmp_path / "x.npy", x)
+    args = ["simulate", str(pte_cpu_between), "--inputs", str(tmp_path / "x.npy")]
+    assert main([*args, "--delegate", "1", "-o", str(tmp_path / "s1.npz")]) == 2
+    out, err = capsys.readouterr()
+    assert "quantized" not in out and not (tmp_path / "s1.npz").exists()
+    lines = err.splitlines()
+    assert len(lines) == 2 and lines[0].startswith("error: ") and "Traceback" not in err, err
+    assert "method input 0 feeds delegate 0 input 0" in lines[0], err
+    assert "not delegate 1 input 0" in lines[0], err
+    assert lines[1].startswith("hint: ") and "--delegate 0" in lines[1], err
+    assert "delegate1_input0" in lines[1], err
+    # the delegate it feeds takes it; delegate 1 takes its own integers
+    s0 = _simulate(pte_cpu_between, tmp_path / "s0.npz", *args[2:], "--delegate", "0")
+    assert set(s0) == {"delegate0_input0", "delegate0_output0"}
+    np.savez(tmp_path / "v1.npz", delegate1_input0=s0["delegate0_output0"])
+    s1 = _simulate(
+        pte_cpu_between,
+        tmp_path / "s1.npz",
+        "--inputs",
+        str(tmp_path / "v1.npz"),
+        "--delegate",
+        "1",
+    )
+    assert np.array_equal(s1["delegate1_input0"], s0["delegate0_output0"])

@@ -119,6 +119,20 @@ def pairs(
     return out
 
 
+def other_delegates(links: Links, key: str) -> str:
+    """Which delegate tensors a method key (`input0`) is, as `delegate 0 input 0` (or
+    "" when none is): a method tensor left unpaired may be another delegate's."""
+    kind, index, delegate = _role(key)
+    if not kind or delegate is not None:
+        return ""
+    found = [
+        f"delegate {k} {kind} {table[(kind, index)]}"
+        for k, table in sorted(links.items())
+        if (kind, index) in table
+    ]
+    return " and ".join(found)
+
+
 def compare(
     a: dict[str, Array],
     b: dict[str, Array],
@@ -128,7 +142,11 @@ def compare(
     *,
     links: Links | None = None,
     unpaired: list[str] | None = None,
+    shapes: Shapes | None = None,
+    pte: str = "the program",
 ) -> list[PairResult]:
+    """`shapes` (from the .pte, `tensor_shapes`): each array paired with a program tensor
+    must have its shape, or the program (its scales) is not the one the files are of."""
     found = pairs(a, b, links, unpaired)
     if not found and unpaired:
         raise KitError(
@@ -147,6 +165,21 @@ def compare(
     results = []
     for p in found:
         x, y = a[p.a], b[p.b]
+        for name, key, value in ((names[0], p.a, x), (names[1], p.b, y)):
+            kind, index, delegate = _role(key)  # `output_0` is `output0` too
+            canonical = (
+                f"{kind}{index}" if delegate is None else f"delegate{delegate}_{kind}{index}"
+            )
+            want = (shapes or {}).get(canonical) if kind else None
+            if want is not None and _squeezed(value.shape) != _squeezed(want):
+                # another model's --pte: its scales on these arrays would be a FAIL
+                # (or a PASS) about nothing
+                raise KitError(
+                    f"{name}[{key}] has shape {list(value.shape)}, {pte}'s "
+                    f"{_tensor_name(key)} is {list(want)}: not this program's tensor",
+                    hint="pass the .pte the files come from (ethosu-kit inspect shows its "
+                    "inputs and outputs)",
+                )
         if x.size != y.size:
             raise KitError(
                 f"{names[0]}[{p.a}] has shape {list(x.shape)}, {names[1]}[{p.b}] "
@@ -157,6 +190,17 @@ def compare(
             table = quant[0] if p.kind == "input" else quant[1]
             q = table[p.index] if p.index < len(table) else None
         floats = x.dtype.kind == "f" or y.dtype.kind == "f"
+        if q is None and (x.dtype.kind == "f") != (y.dtype.kind == "f"):
+            # a float and an integer side are the same tensor only through its scale and
+            # zero point: without them any difference means nothing
+            raise KitError(
+                f"{names[0]}[{p.a}] is {x.dtype}, {names[1]}[{p.b}] {y.dtype}: a float "
+                "and an integer tensor compare only through the tensor's scale and zero point",
+                hint="pass --pte model.pte (the program's quantize/dequantize give them)"
+                if quant is None
+                else f"{pte} has no quantize or dequantize for this tensor: compare it with "
+                "an array of the same kind",
+            )
         if floats and q is None and lsb > 0:
             raise KitError(
                 f"{names[0]}[{p.a}] / {names[1]}[{p.b}]: float values need the tensor's "
@@ -185,6 +229,44 @@ def compare(
             PairResult(p, unit, float(diff.max()) if diff.size else 0.0, beyond, int(diff.size))
         )
     return results
+
+
+# a key (`input0`, `output1`, `delegate0_input0`) -> the program tensor's shape
+Shapes = dict[str, tuple[int, ...]]
+
+
+def _squeezed(shape: tuple[int, ...]) -> tuple[int, ...]:
+    """A shape without its leading 1s (a reference may drop the batch dimension)."""
+    out = list(shape)
+    while out and out[0] == 1:
+        out.pop(0)
+    return tuple(out)
+
+
+def _tensor_name(key: str) -> str:
+    """`input0` -> `input 0`, `delegate1_output0` -> `delegate 1 output 0`."""
+    kind, index, delegate = _role(key)
+    return f"{kind} {index}" if delegate is None else f"delegate {delegate} {kind} {index}"
+
+
+def tensor_shapes(path: Path) -> Shapes:
+    """The shape of every tensor a result file may hold of this program: the first
+    method's inputs and outputs (`run -o`) and each Ethos-U delegate's (`simulate -o`)."""
+    from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes, vela_streams_from_bytes
+    from ethosu_kit.vnpu.delegate import io_shapes
+
+    data = read_pte_bytes(path)
+    out: Shapes = {}
+    methods = model_from_bytes(data, str(path)).methods
+    if methods:
+        for kind, tensors in (("input", methods[0].inputs), ("output", methods[0].outputs)):
+            for i, t in enumerate(tensors):
+                out[f"{kind}{i}"] = tuple(int(d) for d in t.shape)
+    for k, blocks in enumerate(vela_streams_from_bytes(data, str(path))):
+        for kind in ("input", "output"):
+            for i, shape in enumerate(io_shapes(blocks, kind)):
+                out[f"delegate{k}_{kind}{i}"] = shape
+    return out
 
 
 def links_from_pte(path: Path) -> Links:

@@ -14,7 +14,8 @@ integers. Here, before a byte of data is read:
   datetime and complex arrays are refused by name;
 - the declared shape times the item size must be the bytes the file (or member)
   actually holds, and within the limit, so a header claiming 10^12 elements never
-  allocates.
+  allocates;
+- a float array holds no NaN or infinity (refused for every command alike).
 
 API:
 
@@ -23,7 +24,7 @@ API:
   for messages.
 - `conform(named, dtype, shape, what) -> ndarray`: the array as a tensor of `dtype`
   and `shape` (an integer dtype), refusing a wrong element count, a float array
-  (with a hint to quantize; NaN included) and values outside the dtype's range.
+  (with a hint to quantize) and values outside the dtype's range.
 - `save_npz(path, arrays)`: write an `.npz` atomically (a temporary sibling renamed
   over the target), after checking the target is not a folder nor under a file.
 """
@@ -164,18 +165,38 @@ def load_arrays(paths: Sequence[str | Path]) -> list[NamedArray]:
             magic = f.read(6)
             f.seek(0)
             if magic == _NPY_MAGIC:
-                out.append(NamedArray(str(path), _read_npy(f, str(path), size)))
+                arrays = [NamedArray(str(path), _read_npy(f, str(path), size))]
             elif magic[:4] in _ZIP_MAGICS:
                 arrays = _read_npz(f, path)
                 if not arrays:
                     raise InputError(f"{path}: the .npz holds no arrays")
-                out.extend(arrays)
             else:
                 raise InputError(
                     f"{path}: not a .npy or .npz file (starts with {magic!r})",
                     hint="save inputs with np.save (one array) or np.savez (several)",
                 )
+        for named in arrays:
+            _check_finite(named)
+        out.extend(arrays)
     return out
+
+
+def _check_finite(named: NamedArray) -> None:
+    """Refuse a float array holding NaN or infinity, for every command alike (simulate,
+    run, gen --inputs, compare): the program's quantize_per_tensor has no integer for
+    them (ExecuTorch's kernel casts the float to int, undefined in C), and a NaN in a
+    result would make every difference compare as within tolerance."""
+    value = named.array
+    if value.dtype.kind != "f" or not value.size:
+        return
+    bad = ~np.isfinite(value)
+    if bad.any():
+        first = tuple(int(i) for i in np.argwhere(bad)[0])
+        raise InputError(
+            f"{named.source}: holds NaN or infinity ({int(bad.sum())} of {value.size} values, "
+            f"the first at index {list(first)}); it cannot be quantized, and the kit reads "
+            "finite numbers only"
+        )
 
 
 def conform(named: NamedArray, dtype: np.dtype[Any], shape: tuple[int, ...], what: str) -> Array:
@@ -191,9 +212,8 @@ def conform(named: NamedArray, dtype: np.dtype[Any], shape: tuple[int, ...], wha
         )
     info = np.iinfo(dtype)
     if value.dtype.kind == "f":
-        nan = " (it holds NaN)" if value.size and np.isnan(value).any() else ""
         raise InputError(
-            f"{source}: {what}: is {value.dtype}{nan}, the NPU takes {dtype} "
+            f"{source}: {what}: is {value.dtype}, the NPU takes {dtype} "
             f"[{info.min}, {info.max}]; float inputs are not cast silently",
             hint="quantize first: q = clip(round(x / scale) + zero_point) with the input's "
             "scale and zero point, saved as that integer type",

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import math
 from pathlib import Path
 
 HELP = "compare two result files (run -o, simulate -o, a reference) within N LSB"
@@ -27,25 +28,42 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ethosu_kit.compare import compare, load
+    from ethosu_kit.compare import compare, load, other_delegates
     from ethosu_kit.errors import KitError
 
-    if not args.lsb >= 0:
-        raise KitError(f"--lsb {args.lsb}: must be a number >= 0")
+    if not math.isfinite(args.lsb) or args.lsb < 0:
+        # inf would pass every difference, NaN none
+        raise KitError(f"--lsb {args.lsb}: must be a finite number >= 0")
     quant = None
     links = None
+    shapes = None
     if args.pte is not None:
-        from ethosu_kit.compare import links_from_pte
+        from ethosu_kit.compare import links_from_pte, tensor_shapes
         from ethosu_kit.pte.reader import io_quantization
 
         quant = io_quantization(args.pte)
         links = links_from_pte(args.pte)
+        shapes = tensor_shapes(args.pte)
     names = (args.a.name, args.b.name)
     unpaired: list[str] = []
     results = compare(
-        load(args.a), load(args.b), quant, args.lsb, names, links=links, unpaired=unpaired
+        load(args.a),
+        load(args.b),
+        quant,
+        args.lsb,
+        names,
+        links=links,
+        unpaired=unpaired,
+        shapes=shapes,
+        pte=args.pte.name if args.pte is not None else "the program",
     )
     for key in unpaired:
+        elsewhere = other_delegates(links or {}, key)
+        if elsewhere:
+            # a model with CPU operators between delegates: simulate -o of one delegate
+            # holds that delegate's tensors only
+            print(f"{key}: not compared: it is {elsewhere}, which the files do not hold")
+            continue
         print(
             f"{key}: not compared: the program makes it on the CPU from the delegate's "
             "tensors (or feeds it through a CPU operator), so no delegate tensor is it "

@@ -181,6 +181,10 @@ def run(args: argparse.Namespace) -> int:
         npu=args.npu,
         vnpu_workspace=vnpu_workspace_need(args.pte, model) if args.npu == "virtual" else None,
     )
+    if args.fast_scratch is not None:  # less than the streams touch fails only at run time
+        from ethosu_kit.vnpu.fast_scratch import check_fast_scratch
+
+        check_fast_scratch(args.pte, model, args.fast_scratch)
     if args.vectors is not None and args.app != "selftest":
         raise KitError("--vectors is for --app selftest", hint="add --app selftest")
     if "auto" in (args.stack, args.heap, args.method_pool) and args.app == "bringup":

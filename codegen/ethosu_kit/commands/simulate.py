@@ -2,8 +2,9 @@
 
 Each Ethos-U delegate's Vela command stream runs on the virtual Ethos-U55/U65/U85 (the C
 library of drivers/ethosu_virtual; docs/virtual-npu.md) on the given inputs (the delegate's
-integers, or the method's float32 inputs quantized as the program's own quantize does), or
-on full-range random ones, and its outputs are printed or saved. The outputs are the
+integers, or the method's float32 inputs quantized as the program's own quantize does, for
+the delegate input that quantize feeds and no other), or on full-range random ones, and
+its outputs are printed or saved. The outputs are the
 delegate's own (quantized, as the NPU sees them), not the method's float tensors.
 """
 
@@ -17,6 +18,7 @@ if TYPE_CHECKING:
     import numpy as np
 
     from ethosu_kit.inputs import NamedArray
+    from ethosu_kit.pte import VelaBlocks
     from ethosu_kit.pte.reader import DelegateArg, Quantization
 
 HELP = "run each Ethos-U delegate of a .pte on the virtual NPU (given or random inputs)"
@@ -33,12 +35,21 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "as the program does); needs a single delegate or --delegate",
     )
     parser.add_argument(
-        "--delegate", type=int, metavar="K", help="run only Ethos-U delegate K (from 0)"
+        "--delegate",
+        type=int,
+        metavar="K",
+        help="run only Ethos-U delegate K (from 0, as inspect lists them); needed for --inputs "
+        "when the model has several. A float input goes only to the delegate it feeds",
     )
     parser.add_argument(
         "--seed", type=seed_arg, default=0, help="seed of the random inputs, 0..2^64-1 (0)"
     )
-    parser.add_argument("-o", "--output", type=Path, help="save inputs and outputs to this .npz")
+    parser.add_argument(
+        "-o",
+        "--output",
+        type=Path,
+        help="save inputs and outputs to this .npz (missing parent folders are created)",
+    )
 
 
 SEED_MAX = (1 << 64) - 1
@@ -121,8 +132,16 @@ def run(args: argparse.Namespace) -> int:
             shapes = io_shapes(blocks, "input")
             inputs = []
             for i, (t, given_array) in enumerate(zip(blocks.inputs, arrays, strict=True)):
-                q = made[i].quant if i < len(made) else None
+                arg = made[i] if i < len(made) else None
+                q = arg.quant if arg is not None else None
                 named = given_array
+                if named.array.dtype.kind == "f" and arg is not None and arg.method_input is None:
+                    # the program makes this input on the CPU (a quantize after a CPU
+                    # operator, or a CPU operator's integers): a method input is not it,
+                    # and its quantize's scale is not the method input's
+                    raise _not_a_method_input(
+                        named, (k, i), streams, made_by, dtype=tensor_dtype(t), shape=shapes[i]
+                    )
                 if named.array.dtype.kind == "f" and q is not None:
                     named = quantize_like_the_program(named, q, tensor_dtype(t))
                     notes.append(
@@ -173,6 +192,46 @@ def _method_floats(
     return picked
 
 
+def _not_a_method_input(
+    named: NamedArray,
+    where_to: tuple[int, int],
+    streams: list[VelaBlocks],
+    made_by: dict[tuple[str, int], list[DelegateArg]],
+    *,
+    dtype: np.dtype[Any],
+    shape: tuple[int, ...],
+) -> Exception:
+    """A float array (a method input) given to delegate k's input i, which the program
+    makes on the CPU: the error names where the method's inputs go instead."""
+    from ethosu_kit.errors import KitError
+
+    k, i = where_to
+    method = streams[k].method
+    feeds: list[str] = []
+    to: set[int] = set()
+    for other, blocks in enumerate(streams):
+        if blocks.method != method:
+            continue
+        args = made_by.get((blocks.method, blocks.delegate_index), [])[: len(blocks.inputs)]
+        for n, a in enumerate(args):
+            if a.method_input is not None:
+                feeds.append(f"method input {a.method_input} feeds delegate {other} input {n}")
+                to.add(other)
+    where = ", ".join(feeds) if feeds else "no method input feeds an Ethos-U delegate"
+    run_those = (
+        f"; simulate this one with --delegate {' or '.join(str(d) for d in sorted(to))}"
+        if to
+        else ""
+    )
+    return KitError(
+        f"{named.source}: a float array is a method input ({where}), not delegate {k} "
+        f"input {i}: the program makes that on the CPU",
+        hint=f"give delegate {k} its own {dtype} integers {list(shape)} (delegate{k}_input{i} "
+        "of a vectors file: what the program's CPU operators make of the earlier delegates' "
+        f"outputs){run_those} (docs/memory.md, Comparing results)",
+    )
+
+
 def quantize_like_the_program(
     named: NamedArray, q: Quantization, dtype: np.dtype[Any]
 ) -> NamedArray:
@@ -191,11 +250,7 @@ def quantize_like_the_program(
             "method's input): float inputs are not cast silently",
             hint="save it as float32, or give the quantized integers the NPU sees",
         )
-    x = named.array
-    if x.size and not np.isfinite(x).all():
-        from ethosu_kit.errors import KitError
-
-        raise KitError(f"{named.source}: holds NaN or infinity; it cannot be quantized")
+    x = named.array  # finite: load_arrays refuses NaN and infinity
     inv = np.float32(1.0) / np.float32(q.scale)
     info = np.iinfo(dtype)
     value = np.rint(x * inv).astype(np.float64) + q.zero_point
