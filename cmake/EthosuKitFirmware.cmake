@@ -325,6 +325,10 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
   target_include_directories(${lib} PUBLIC
     "${kit}/sdk/include" ${hal_includes} ${ETHOSU_KIT_PORT_INCLUDE_DIRS} "${gdir}")
   target_compile_definitions(${lib} PRIVATE "KIT_QEMU_MACHINE=\"${ETHOSU_KIT_QEMU_MACHINE}\"")
+  # the app's name (APP's last part: bringup, selftest, executor_runner, an app folder's) in
+  # .kit.info: `run --inputs/-o` refuses an app that takes no host IO before QEMU starts
+  get_filename_component(app_name "${app}" NAME)
+  target_compile_definitions(${lib} PRIVATE "KIT_APP_NAME=\"${app_name}\"")
   # Semihosting file I/O with the host (ethosu-kit run --inputs/-o): a BKPT that faults
   # on hardware without a debugger, so images for such boards turn it off.
   if(NOT DEFINED ETHOSU_KIT_HOST_IO OR ETHOSU_KIT_HOST_IO)
@@ -420,6 +424,19 @@ macro(_ethosu_kit_port_cmake target)
   endif()
 endmacro()
 
+# What ethosu_add_firmware and ethosu_add_model end with once the target links: the
+# executor_runner's own sources (when it is the app), the plan beside the ELF, the
+# board's [port].cmake. A macro, like _ethosu_kit_port_cmake: the port file sees the
+# caller's variables.
+macro(_ethosu_kit_finish_target target gen app npu)
+  if("${app}" STREQUAL "executor_runner")
+    include("${ETHOSU_KIT_ROOT}/apps/executor_runner/executor_runner.cmake")
+    ethosu_kit_add_executor_runner(${target} "${gen}/generated" NPU ${npu})
+  endif()
+  _ethosu_kit_plan_beside(${target} "${gen}")
+  _ethosu_kit_port_cmake(${target})
+endmacro()
+
 function(ethosu_add_firmware)
   cmake_parse_arguments(ARG "" "TARGET;APP;GENERATED_DIR;PTE;BOARD;MODE;FAST_SCRATCH;NPU" "" ${ARGN})
   if(NOT ARG_TARGET)
@@ -460,12 +477,7 @@ function(ethosu_add_firmware)
   endif()
   _ethosu_kit_link_runtime(${ARG_TARGET} "${toolchain}")
 
-  if(ARG_APP STREQUAL "executor_runner")
-    include("${kit}/apps/executor_runner/executor_runner.cmake")
-    ethosu_kit_add_executor_runner(${ARG_TARGET} "${gdir}" NPU ${ARG_NPU})
-  endif()
-  _ethosu_kit_plan_beside(${ARG_TARGET} "${gen}")
-  _ethosu_kit_port_cmake(${ARG_TARGET})
+  _ethosu_kit_finish_target(${ARG_TARGET} "${gen}" "${ARG_APP}" "${ARG_NPU}")
 endfunction()
 
 function(ethosu_add_model target)
@@ -493,12 +505,7 @@ function(ethosu_add_model target)
     set_property(TARGET ${target} APPEND PROPERTY LINK_DEPENDS
                  "${gdir}/kit_sections.ld" "${gdir}/kit_check.ld")
   endif()
-  if(ARG_APP STREQUAL "executor_runner")
-    include("${ETHOSU_KIT_ROOT}/apps/executor_runner/executor_runner.cmake")
-    ethosu_kit_add_executor_runner(${target} "${gdir}" NPU ${ARG_NPU})
-  endif()
-  _ethosu_kit_plan_beside(${target} "${gen}")
-  _ethosu_kit_port_cmake(${target})
+  _ethosu_kit_finish_target(${target} "${gen}" "${ARG_APP}" "${ARG_NPU}")
 endfunction()
 
 # check-elf and run find the plan beside the ELF (the target's output folder): without it

@@ -16,7 +16,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ethosu_kit.pte import read_vela_streams
+from ethosu_kit.pte import VelaBlocks, read_vela_streams
 from ethosu_kit.vnpu import VirtualNpu, run_delegate
 from ethosu_kit.vnpu.delegate import random_inputs
 from ethosu_kit.vnpu.npu import disassemble
@@ -39,20 +39,28 @@ def _best_ms(fn: object, repeats: int) -> float:
     return best * 1e3
 
 
-@pytest.mark.parametrize("name", ["mobilenet", "block", "conv_deep", "permute", "softmax"])
-def test_bench_virtual_npu_vs_tosa_reference(name: str) -> None:
-    blocks, tosa = op_model(BY_NAME[name])
-    ops = sum(1 for line in disassemble(blocks.command_stream) if " NPU_OP_" in line)
+def _bench_against_tosa(
+    label: str, blocks: VelaBlocks, tosa: bytes, product: int, repeats: int
+) -> None:
+    """Prove the virtual NPU equal to the reference on seeded inputs, then time both and
+    print the bench line. `product`: CONFIG.product of the stream (0 U55, 2 U85)."""
+    ops = sum(1 for line in disassemble(blocks.command_stream, product) if " NPU_OP_" in line)
     inputs = random_inputs(blocks, np.random.default_rng(0))
     with VirtualNpu(blocks.cop.config, blocks.cop.id) as npu:
         assert mismatches(run_delegate(blocks, inputs, npu), tosa_run(tosa, inputs)) == 0
-        vnpu_ms = _best_ms(lambda: run_delegate(blocks, inputs, npu), REPEATS)
-    tosa_ms = _best_ms(lambda: tosa_run(tosa, inputs), max(3, REPEATS // 3))
+        vnpu_ms = _best_ms(lambda: run_delegate(blocks, inputs, npu), repeats)
+    tosa_ms = _best_ms(lambda: tosa_run(tosa, inputs), max(3, repeats // 3))
     print(
-        f"\n[bench_vnpu] {name}: {ops} NPU ops, weights {len(blocks.weight_data)} B, "
+        f"\n[bench_vnpu] {label}: {ops} NPU ops, weights {len(blocks.weight_data)} B, "
         f"scratch {blocks.scratch_size} B | virtual NPU {vnpu_ms:.2f} ms/inference | "
         f"tosa_reference_model {tosa_ms:.2f} ms/inference | ratio {tosa_ms / vnpu_ms:.2f}x"
     )
+
+
+@pytest.mark.parametrize("name", ["mobilenet", "block", "conv_deep", "permute", "softmax"])
+def test_bench_virtual_npu_vs_tosa_reference(name: str) -> None:
+    blocks, tosa = op_model(BY_NAME[name])
+    _bench_against_tosa(name, blocks, tosa, product=0, repeats=REPEATS)
 
 
 def _reused_runner(pte: Path, name: str) -> tuple[Path, Path]:
@@ -123,16 +131,5 @@ def test_bench_u85_virtual_npu_vs_tosa_reference(name: str) -> None:
     model = U85_MODELS[name]
     tosa = tosa_graph(model)
     blocks = compiled(model, accel, mode)
-    ops = sum(1 for line in disassemble(blocks.command_stream, 2) if " NPU_OP_" in line)
-    inputs = random_inputs(blocks, np.random.default_rng(0))
     repeats = 3 if name == "u85_mobilenet" else REPEATS
-    with VirtualNpu(blocks.cop.config, blocks.cop.id) as npu:
-        assert mismatches(run_delegate(blocks, inputs, npu), tosa_run(tosa, inputs)) == 0
-        vnpu_ms = _best_ms(lambda: run_delegate(blocks, inputs, npu), repeats)
-    tosa_ms = _best_ms(lambda: tosa_run(tosa, inputs), max(3, repeats // 3))
-    print(
-        f"\n[bench_vnpu] {name} ({accel} {mode}): {ops} NPU ops, weights "
-        f"{len(blocks.weight_data)} B, scratch {blocks.scratch_size} B | virtual NPU "
-        f"{vnpu_ms:.2f} ms/inference | tosa_reference_model {tosa_ms:.2f} ms/inference | "
-        f"ratio {tosa_ms / vnpu_ms:.2f}x"
-    )
+    _bench_against_tosa(f"{name} ({accel} {mode})", blocks, tosa, product=2, repeats=repeats)

@@ -84,36 +84,22 @@ def test_cpu_only_program_is_refused(
     assert_refused(capsys, gen("--pte", pte_cpu_only, "-o", out), out, r"no Ethos-U delegate")
 
 
-def test_mode_mismatch_is_refused(
-    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+# options a valid .pte cannot take: (the options, what the error line names)
+BAD_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
+    "mode_mismatch": (("--mode", "Sram_Only"), r"Shared_Sram.*Sram_Only|Sram_Only.*Shared_Sram"),
+    "u55_dedicated_sram": (("--mode", "Dedicated_Sram"), r"Dedicated_Sram.*(U55|u55)"),
+    "unknown_mode": (("--mode", "Turbo"), r"Turbo"),
+    "unknown_board": (("--board", "corstone-999"), r"corstone-999"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BAD_OPTIONS))
+def test_bad_option_is_refused(
+    case: str, pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    options, match = BAD_OPTIONS[case]
     out = tmp_path / "fw"
-    argv = gen("--pte", pte_u55_shared, "--mode", "Sram_Only", "-o", out)
-    assert_refused(capsys, argv, out, r"Shared_Sram.*Sram_Only|Sram_Only.*Shared_Sram")
-
-
-def test_u55_dedicated_sram_is_refused(
-    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = tmp_path / "fw"
-    argv = gen("--pte", pte_u55_shared, "--mode", "Dedicated_Sram", "-o", out)
-    assert_refused(capsys, argv, out, r"Dedicated_Sram.*(U55|u55)")
-
-
-def test_unknown_mode_is_refused(
-    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = tmp_path / "fw"
-    argv = gen("--pte", pte_u55_shared, "--mode", "Turbo", "-o", out)
-    assert_refused(capsys, argv, out, r"Turbo")
-
-
-def test_unknown_board_is_refused(
-    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
-) -> None:
-    out = tmp_path / "fw"
-    argv = gen("--pte", pte_u55_shared, "--board", "corstone-999", "-o", out)
-    assert_refused(capsys, argv, out, r"corstone-999")
+    assert_refused(capsys, gen("--pte", pte_u55_shared, *options, "-o", out), out, match)
 
 
 def _edit(text: str, old: str, new: str) -> str:

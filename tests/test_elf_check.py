@@ -46,6 +46,12 @@ def _relink(
     )
 
 
+def _temp_pool_in(region: str) -> Callable[[str], str]:
+    """The edit that sends the temp pool's output section to `region` instead of SRAM."""
+    keep = "KEEP(*(.kit.temp_pool))\n  } > "
+    return lambda s: s.replace(keep + "SRAM", keep + region)
+
+
 def _violations(good: Built, tmp: Path, edit: Callable[[str], str]) -> list[str]:
     proc = _relink(good, tmp, edit)
     assert proc.returncode == 0, proc.stderr
@@ -63,13 +69,7 @@ def test_good_elf_passes(good: Built, capsys: pytest.CaptureFixture[str]) -> Non
 
 
 def test_scratch_in_ddr_under_shared_sram(good: Built, tmp_path: Path) -> None:
-    messages = _violations(
-        good,
-        tmp_path,
-        lambda s: s.replace(
-            "KEEP(*(.kit.temp_pool))\n  } > SRAM", "KEEP(*(.kit.temp_pool))\n  } > DDR"
-        ),
-    )
+    messages = _violations(good, tmp_path, _temp_pool_in("DDR"))
     assert any(
         re.match(
             r"temp_pool: kit_temp_pool at 0x7\w+ \(\d+ bytes\) is in DDR, "
@@ -81,13 +81,7 @@ def test_scratch_in_ddr_under_shared_sram(good: Built, tmp_path: Path) -> None:
 
 
 def test_npu_buffer_in_dtcm(good: Built, tmp_path: Path) -> None:
-    messages = _violations(
-        good,
-        tmp_path,
-        lambda s: s.replace(
-            "KEEP(*(.kit.temp_pool))\n  } > SRAM", "KEEP(*(.kit.temp_pool))\n  } > DTCM"
-        ),
-    )
+    messages = _violations(good, tmp_path, _temp_pool_in("DTCM"))
     assert any("is in DTCM, the Shared_Sram plan requires SRAM" in m for m in messages), messages
     assert any("a TCM the NPU cannot reach" in m for m in messages), messages
 
@@ -130,9 +124,7 @@ def test_linker_asserts_stop_the_link(good: Built, tmp_path: Path) -> None:
     proc = _relink(
         good,
         tmp_path,
-        lambda s: s.replace(
-            "KEEP(*(.kit.temp_pool))\n  } > SRAM", "KEEP(*(.kit.temp_pool))\n  } > DDR"
-        ),
+        _temp_pool_in("DDR"),
         keep_asserts=True,
     )
     assert proc.returncode != 0
@@ -144,13 +136,7 @@ def test_linker_asserts_stop_the_link(good: Built, tmp_path: Path) -> None:
 def test_cli_exit_code_and_message(
     good: Built, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    proc = _relink(
-        good,
-        tmp_path,
-        lambda s: s.replace(
-            "KEEP(*(.kit.temp_pool))\n  } > SRAM", "KEEP(*(.kit.temp_pool))\n  } > DDR"
-        ),
-    )
+    proc = _relink(good, tmp_path, _temp_pool_in("DDR"))
     assert proc.returncode == 0, proc.stderr
     code = kit_main(["check-elf", str(tmp_path / "bad.elf"), "--plan", str(good.plan), "-q"])
     err = capsys.readouterr().err

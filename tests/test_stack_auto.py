@@ -152,8 +152,9 @@ def test_a_failed_measurement_leaves_the_folder_as_it_was(
     before = snapshot()
     fresh = tmp_path / "new" / "fw"
     for out, absent in ((project, []), (fresh, [fresh.parent])):
+        # -q: without it the progress lines (measuring: …) come before the error line
         result = run_kit("gen", "--pte", pte_u55_shared, "--app", "selftest", "--vectors", bad,
-                         "--stack", "auto", "-o", out)  # fmt: skip
+                         "--stack", "auto", "-q", "-o", out)  # fmt: skip
         assert_refused(result, "measuring selftest", "exit code 1", absent=absent)
     assert snapshot() == before
     assert not list(tmp_path.glob(".fw.*")), "no backup or temporary folder left"
@@ -168,10 +169,12 @@ def test_a_measurement_that_cannot_build_names_the_way_out(
     from hostile import assert_refused, run_kit
 
     need_cross_gcc()
+    need_qemu()  # without QEMU, gen refuses before building (nothing could run the image)
     out = tmp_path / "fw"
     env = {"EXECUTORCH_ROOT": str(tmp_path / "no-executorch-here")}
+    # -q: without it the progress lines (measuring: …) come before the error line
     result = run_kit("gen", "--pte", pte_u55_shared, "--app", "executor_runner",
-                     "--stack", "auto", "-o", out, env=env)  # fmt: skip
+                     "--stack", "auto", "-q", "-o", out, env=env)  # fmt: skip
     line = assert_refused(result, "building executor_runner to measure it failed", absent=[out])
     assert "EXECUTORCH_ROOT" in line
     assert "rerun by hand" not in result.stderr and "EXECUTORCH_ROOT" in result.stderr
@@ -190,7 +193,7 @@ def test_method_pool_auto_is_the_runners(pte_u55_shared: Path, tmp_path: Path) -
 def test_method_pool_in_bytes_is_planned_and_said(pte_u55_shared: Path, tmp_path: Path) -> None:
     plan = json.loads(
         (
-            _gen_runner(pte_u55_shared, tmp_path / "fw", "--method-pool", "1000")
+            _gen_runner(pte_u55_shared, tmp_path / "fw", "--method-pool", "1008")
             / "memory_plan.json"
         ).read_text()
     )

@@ -65,13 +65,14 @@ def _run(cmd: list[str], cwd: Path, what: str) -> None:
         )
 
 
-def plan_virtual_npu(project: Path) -> None:
+def plan_virtual_npu(project: Path, force: bool = False) -> None:
     """Give the project's plan the virtual NPU's working memory, when it lacks it.
 
     A project generated for the Ethos-U driver has no buffer for it. The plan is made
     again from the project's own memory_plan.json (board, mode and options, typed) and
     generated/model.pte with the workspace measured on the host, so it is fit-checked
-    like every other buffer; files a user edited are never overwritten.
+    like every other buffer; files a user edited are overwritten only with `force`
+    (`ethosu-kit build --force`).
     """
     from dataclasses import replace
 
@@ -104,7 +105,7 @@ def plan_virtual_npu(project: Path) -> None:
 
     pte_bytes = read_pte_bytes(pte)  # a regular file, bounded: the project folder is the user's
     files = render_project(model, new_plan, pte_bytes, selftest, project_input_data(project, plan))
-    write_project(files, project)
+    write_project(files, project, force=force)
 
 
 def elf_path(project: Path, toolchain: str, app: str) -> Path:
@@ -130,10 +131,33 @@ def _require_npu_facts(project: Path) -> None:
         )
 
 
+def project_npu(project: Path) -> str:
+    """The NPU library `project` links by default: what gen's `--npu` chose (its
+    memory_plan.json, which the generated CMakeLists.txt's ETHOSU_KIT_NPU was rendered
+    from), "none" for a program with no Ethos-U delegate (as that CMakeLists.txt says).
+
+    `cmake --preset` alone would take the cache's value, which an earlier build's `-D`
+    may have changed; so `build` always passes this one. Not a generated project (no
+    plan): "driver", and configure says what is wrong."""
+    from ethosu_kit.memory_plan import MemoryPlan
+
+    plan_path = project / "memory_plan.json"
+    if not plan_path.is_file():
+        return "driver"
+    plan = MemoryPlan.from_json(plan_path)
+    return "none" if plan.accelerator == "none" else plan.options.npu
+
+
 def build_project(
-    project: Path, app: str = "bringup", toolchain: str = "gcc", npu: str = "driver"
+    project: Path,
+    app: str = "bringup",
+    toolchain: str = "gcc",
+    npu: str | None = None,
+    force: bool = False,
 ) -> Path:
-    """Configure + build; return the ELF path."""
+    """Configure + build; return the ELF path. `npu` None: the project's own (project_npu)."""
+    if npu is None:
+        npu = project_npu(project)
     if toolchain not in TOOLCHAINS:
         raise KitError(f"unknown toolchain {toolchain!r}", hint=f"one of {', '.join(TOOLCHAINS)}")
     presets = project / "CMakePresets.json"
@@ -154,7 +178,7 @@ def build_project(
             "clang-19 lld-19 (clang); Arm Compiler 6 comes from Arm (armclang)",
         )
     if npu == "virtual":
-        plan_virtual_npu(project)
+        plan_virtual_npu(project, force)
     _run(
         ["cmake", "--preset", toolchain, f"-DETHOSU_KIT_APP={app}", f"-DETHOSU_KIT_NPU={npu}"],
         project,

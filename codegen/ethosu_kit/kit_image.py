@@ -159,9 +159,22 @@ def _board_of(elf: Path, name: str, plan: MemoryPlan | None, plan_path: Path | N
     raise KitError(
         f"{elf}: built for board {name!r}, which is not a built-in board, and no "
         f"memory_plan.json of its project is beside it",
-        hint=f"copy {elf.stem}.memory_plan.json (beside the ELF in the project's "
-        "build/<toolchain>/) next to it, or pass --plan <project>/memory_plan.json",
+        hint=f"{plan_copy_hint(elf)}, or pass --plan <project>/memory_plan.json",
     )
+
+
+def plan_copy_hint(elf: Path) -> str:
+    """How to bring an ELF's plan along. The build leaves it beside the ELF named after
+    the ELF as built (build/<toolchain>/<app>.memory_plan.json), and the copy must be named
+    after the ELF's name now (`<elf name>.memory_plan.json` is what is looked for): for an
+    ELF renamed on the way, those differ. .kit.info's `app` says the name it was built as."""
+    try:
+        app = read_kit_info(elf).get("app", "")
+    except KitError:
+        app = ""
+    built = f"{app}.memory_plan.json" if app else "<name as built>.memory_plan.json"
+    renamed = "" if app == elf.stem else f" as {elf.stem}.memory_plan.json"
+    return f"copy the project's build/<toolchain>/{built} next to it{renamed}"
 
 
 def _wrong_plan(elf: Path, board: str, plan_path: Path, plan_board: str) -> KitError:

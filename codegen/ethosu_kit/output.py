@@ -282,6 +282,38 @@ def _write(files: Mapping[str, bytes], out_dir: Path, old: dict[str, str] | None
     return result
 
 
+@dataclass(frozen=True)
+class Before:
+    """An output folder before a command that writes it more than once (gen --stack auto:
+    the project with default sizes, its build, the sized project), so that its summary
+    tells what changed since the command started, not since its own first write."""
+
+    manifest: dict[str, str] | None  # what the kit had generated there (None: nothing)
+    entries: frozenset[str]  # the user's entries there (_user_entries)
+
+
+def before_writing(files: Mapping[str, bytes], out_dir: Path) -> Before:
+    if not out_dir.is_dir():
+        return Before(None, frozenset())
+    old = read_manifest(out_dir)
+    tracked = set(files) | set(old or {}) | {MANIFEST}
+    return Before(old, frozenset(_user_entries(out_dir, tracked)))
+
+
+def since(result: WriteResult, before: Before, files: Mapping[str, bytes]) -> WriteResult:
+    """`result` of the last write, counted against the folder as it was `before`: a file
+    is unchanged only if the kit had written those bytes there before the command, an
+    entry is the user's (kept) only if it was there before (not the command's own build
+    folder or measured_usage.json)."""
+    previous = before.manifest or {}
+    out = WriteResult(result.out_dir)
+    for rel, data in sorted(files.items()):
+        (out.unchanged if previous.get(rel) == sha256(data) else out.written).append(rel)
+    out.removed = sorted(set(previous) - set(files))
+    out.kept = [rel for rel in result.kept if rel in before.entries]
+    return out
+
+
 @contextlib.contextmanager
 def restored_on_failure(out_dir: Path) -> Iterator[None]:
     """Run a step that writes into `out_dir` more than once (gen --stack auto: the

@@ -630,42 +630,27 @@ class _Planner:
         size = model.file_bytes
         base_why = f"the .pte, {size} B, incbin'd 16-aligned (command streams and weights in place)"
         if mode == MemoryMode.SRAM_ONLY and has_npu:
-            self.place(
-                _Want(
-                    "network",
-                    Role.NETWORK,
-                    size,
-                    NPU_ALIGN,
-                    True,
-                    True,
-                    npu_sram,
-                    f"Sram_Only: {base_why} in on-chip SRAM",
-                    "the network does not fit next to the scratch in SRAM: lower for "
-                    "Shared_Sram (network in flash/DRAM), with Vela --optimise Size, or "
-                    "use a board with more SRAM",
-                )
+            regions = npu_sram
+            why = f"Sram_Only: {base_why} in on-chip SRAM"
+            hint = (
+                "the network does not fit next to the scratch in SRAM: lower for "
+                "Shared_Sram (network in flash/DRAM), with Vela --optimise Size, or "
+                "use a board with more SRAM"
             )
-            return
+        else:
 
-        def ok(r: MemoryRegion) -> bool:
-            return _is_external(r) and r.cpu and r.loadable and (r.npu or not has_npu)
+            def ok(r: MemoryRegion) -> bool:
+                return _is_external(r) and r.cpu and r.loadable and (r.npu or not has_npu)
 
-        # flash (non-volatile) first: the network survives reset and leaves DRAM free
-        regions = _select(board, ok, lambda r: 0 if not r.volatile else 1)
-        where = "external: flash if it fits, else DRAM"
-        self.place(
-            _Want(
-                "network",
-                Role.NETWORK,
-                size,
-                NPU_ALIGN,
-                has_npu,
-                True,
-                regions,
-                f"{mode.value}: {base_why}, {where}",
+            # flash (non-volatile) first: the network survives reset and leaves DRAM free
+            regions = _select(board, ok, lambda r: 0 if not r.volatile else 1)
+            why = f"{mode.value}: {base_why}, external: flash if it fits, else DRAM"
+            hint = (
                 "the .pte is larger than the board's external memory: lower it with Vela "
-                "--optimise Size or use a bigger board",
+                "--optimise Size or use a bigger board"
             )
+        self.place(
+            _Want("network", Role.NETWORK, size, NPU_ALIGN, has_npu, True, regions, why, hint)
         )
 
     def _const_data_regions(self) -> list[MemoryRegion]:

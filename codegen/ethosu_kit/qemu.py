@@ -21,6 +21,7 @@ from pathlib import Path
 from ethosu_kit.board import Board, MemoryRegion
 from ethosu_kit.errors import KitError
 from ethosu_kit.kit_image import KitImage, check_fits, identify
+from ethosu_kit.memory_plan import MemoryPlan
 from ethosu_kit.process import ChildResult, run_child
 
 QEMU = "qemu-system-arm"
@@ -82,6 +83,35 @@ def check_image(image: KitImage, target: QemuTarget) -> None:
         if layout and not image.board.qemu_layout
         else "the image was linked for another memory map: regenerate its project for this board",
     )
+
+
+def why_not_in_qemu(plan: MemoryPlan) -> str:
+    """Why QEMU cannot run an image of `plan`, or "" when it can: the test `run` applies
+    to a built image (target_for, check_image), made on the plan before anything is built
+    (gen --stack auto). The image's sections lie in the regions the plan's link layout
+    names (code, data, vectors, every buffer); each must be where the machine has memory
+    for the board (its own regions, or its stand-in's laid-out ones)."""
+    from ethosu_kit.link_layout import link_layout
+
+    board = plan.board
+    target = qemu_target(board)
+    if target is None:
+        return f"board {board.name} ({board.source}) names no QEMU machine ([qemu] machine)"
+    if target.regions:
+        used = {u.region.name: u.used for u in plan.region_uses()}
+        names = {n for _, vma, lma in link_layout(plan).image_sections for n in (vma, lma)}
+        for region in board.regions:
+            span = max(1, used.get(region.name, 0))
+            if region.name in names and not any(
+                r.contains(region.base, span) for r in target.regions
+            ):
+                return (
+                    f"its {region.name} at 0x{region.base:08x} is outside the memory QEMU's "
+                    f"{target.machine} has for {board.name}"
+                )
+    if shutil.which(QEMU) is None:
+        return f"{QEMU} is not installed"
+    return ""
 
 
 @functools.cache

@@ -31,6 +31,7 @@ from __future__ import annotations
 
 import json
 import re
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -122,6 +123,8 @@ def stack_need(m: Measurement, npu: str = "virtual") -> int:
     driver_path = m.npu_entry + DRIVER_PATH_BYTES
     if _driver_sized(m, npu):
         return max(m.stack_cpu, driver_path)
+    if npu == "virtual":
+        return m.stack_used  # the image measured: the driver's path is in no such image
     return max(m.stack_used, driver_path) if m.npu_entry else m.stack_used
 
 
@@ -152,7 +155,7 @@ def stack_why(m: Measurement, size: int, npu: str = "virtual") -> str:
             f"for the Arm driver: the deeper of {m.stack_cpu} B high-water mark outside the "
             f"virtual NPU's jobs (painted stack, {_source(m)}) and {driver}"
         )
-    elif m.npu_entry:
+    elif m.npu_entry and npu != "virtual":  # a virtual NPU plan takes the mark alone
         what = (
             f"the deeper of {m.stack_used} B high-water mark measured (painted stack, "
             f"{_source(m)}) and {driver}"
@@ -297,10 +300,13 @@ def measure_project(
     npu: str = "virtual",
     toolchain: str = "gcc",
     firmware: dict[str, str] | None = None,
+    *,
+    progress: Callable[[str], None] | None = None,
 ) -> Measurement:
     """Build `app` of the generated `project`, run it in QEMU, record and return its
     usage with `firmware`, the fingerprint of what the build reads (default: taken now,
-    before the build, for the board of the project's plan)."""
+    before the build, for the board of the project's plan). `progress` is told each
+    step as it starts (gen prints it: the runner's first build takes minutes)."""
     from ethosu_kit.build import build_project
     from ethosu_kit.elf_check import load_plan
     from ethosu_kit.qemu import run_elf
@@ -310,6 +316,8 @@ def measure_project(
         from ethosu_kit.fingerprint import firmware_fingerprint
 
         firmware = firmware_fingerprint(plan.board, app, toolchain, project)
+    say = progress or (lambda _line: None)
+    say(f"building {app} ({toolchain}, NPU {npu}) in {project} …")
     try:
         elf = build_project(project, app, toolchain, npu)
     except KitError as exc:
@@ -320,7 +328,15 @@ def measure_project(
             "ETHOSU_DRIVER_ROOT, CMSIS_ROOT: docs/executorch.md), or give --stack/--heap "
             "in bytes",
         ) from None
-    result = run_elf(elf, timeout=120)
+    say(f"running {app} in QEMU …")
+    try:
+        result = run_elf(elf, timeout=120)
+    except KitError as exc:
+        # the ELF is in gen's work in progress, gone after the error: say what failed
+        raise KitError(
+            f"--stack/--heap auto: running {app} in QEMU to measure it failed: {exc.message}",
+            hint="measure on the board and give --stack/--heap in bytes (docs/memory.md)",
+        ) from None
     if result.timed_out:
         raise KitError(f"measuring {app}: {elf} did not exit in QEMU within 120 s")
     m = measurement_from_run(

@@ -14,6 +14,12 @@
 #define KIT_NPU_MACS 0
 #endif
 
+/* The app's name (CMake's APP, its last part): `run --inputs/-o` refuses one that takes no
+ * inputs from the host. Empty when built some other way: nothing is refused. */
+#ifndef KIT_APP_NAME
+#define KIT_APP_NAME ""
+#endif
+
 #define KIT_INFO_STR_(x) #x
 #define KIT_INFO_STR(x) KIT_INFO_STR_(x)
 
@@ -24,4 +30,5 @@ __attribute__((used, section(KIT_SECTION_INFO))) const char kit_info[] =
     "npu=" KIT_NPU_KIND "\n"
     "macs=" KIT_INFO_STR(KIT_NPU_MACS) "\n"
     "qemu=" KIT_QEMU_MACHINE "\n"
-    "qemu_cpu=" KIT_QEMU_CPU "\n";
+    "qemu_cpu=" KIT_QEMU_CPU "\n"
+    "app=" KIT_APP_NAME "\n";

@@ -21,8 +21,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--npu",
         choices=("driver", "virtual", "none"),
-        default="driver",
-        help="Ethos-U core driver (ETHOSU_DRIVER_ROOT), the virtual NPU, or none",
+        default=None,
+        help="Ethos-U core driver (ETHOSU_DRIVER_ROOT), the virtual NPU, or none "
+        "(default: the project's own, gen's --npu)",
     )
     parser.add_argument(
         "--vectors",
@@ -32,12 +33,19 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "delegate<K>_output<o>, as `ethosu-kit simulate -o` writes); default: seeded "
         "random inputs, outputs from the virtual NPU on the host",
     )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="when the build regenerates the project (--app selftest, --npu virtual on a "
+        "driver plan), overwrite generated files you edited",
+    )
 
 
-def _for_selftest(project: Path, vectors: Path | None) -> None:
+def _for_selftest(project: Path, vectors: Path | None, force: bool = False) -> None:
     """Regenerate `project` for the self-test (its plan plus the vectors) unless it already
     is one and no new vectors were given. Same board, mode and options as it was made with
-    (its memory_plan.json, typed); a file edited since generation stops it."""
+    (its memory_plan.json, typed); a file edited since generation stops it, unless
+    `force` (build --force: build regenerates, so build is where the flag is)."""
     from dataclasses import replace
 
     from ethosu_kit.commands.gen import plan_and_render
@@ -72,7 +80,7 @@ def _for_selftest(project: Path, vectors: Path | None) -> None:
         options=replace(plan.options, app="selftest"), vectors=vectors,
         input_data=project_input_data(project, plan),
     )  # fmt: skip
-    write_project(files, project)
+    write_project(files, project, force=force)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -80,9 +88,9 @@ def run(args: argparse.Namespace) -> int:
     from ethosu_kit.errors import KitError
 
     if args.app == "selftest":
-        _for_selftest(args.project, args.vectors)
+        _for_selftest(args.project, args.vectors, args.force)
     elif args.vectors is not None:
         raise KitError("--vectors is for --app selftest", hint="add --app selftest")
-    elf = build_project(args.project, args.app, args.toolchain, args.npu)
+    elf = build_project(args.project, args.app, args.toolchain, args.npu, args.force)
     print(elf)
     return 0

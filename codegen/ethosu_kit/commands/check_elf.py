@@ -25,11 +25,11 @@ def run(args: argparse.Namespace) -> int:
 
     plan = image_plan(args.elf, args.plan)
     if plan is None:
+        from ethosu_kit.kit_image import plan_copy_hint
+
         raise KitError(
             f"{args.elf}: no memory_plan.json found near it",
-            hint="pass --plan <project>/memory_plan.json, or copy "
-            f"{args.elf.stem}.memory_plan.json (beside the ELF in the project's "
-            "build/<toolchain>/) next to it",
+            hint=f"pass --plan <project>/memory_plan.json, or {plan_copy_hint(args.elf)}",
         )
     check_or_raise(args.elf, plan, args.quiet)
     return 0

@@ -8,6 +8,7 @@ write leaves nothing on disk.
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -24,6 +25,67 @@ HELP = "generate a firmware project from a .pte (same as gen-firmware)"
 def size_or_auto(text: str) -> int | str:
     """A size, or `auto` (measured: ethosu_kit.usage)."""
     return "auto" if text == "auto" else size_arg(text)
+
+
+# The smallest stack gen takes. Below it an image cannot even report that its stack is
+# too small: the start-up's frames (reset handler, C library init, main, the app's entry)
+# and, on top of them, one exception frame with the FP state (26 words + 4 B of alignment,
+# 108 B) and the fault handler's report (kit_vprintf alone is 104 B with GCC 12) must fit
+# for a stack overflow to be named (exit 16, `E: stack overflow`). Measured on the
+# self-test (Corstone-300, QEMU): with 1 KiB it prints its first lines and names the
+# overflow; with 256 B QEMU dies without a word. No kit app runs in less: the bring-up's
+# own frames need more, the self-test's and the runner's several KiB (docs/memory.md).
+MIN_STACK = 1024
+# The smallest heap: 8, one alignment unit, which is what `--heap auto` gives a program
+# that allocates nothing. Not 0: a zero-length heap buffer has no address of its own to
+# check (the bring-up app's placement check fails on it), and the runner's delegate
+# allocates with `new`.
+MIN_HEAP = 8
+
+
+def _sized(option: str, what: str, align: int, minimum: int) -> Callable[[str], int | str]:
+    """The argparse type of `--<option>`: a size that is a multiple of `align` (the
+    buffer's alignment: the planner would round it, the C header would not) and at least
+    `minimum`, or `auto`. A wrong one is refused naming the number and the valid ones."""
+
+    def parse(text: str) -> int | str:
+        size = size_or_auto(text)
+        if isinstance(size, str):
+            return size
+        if size < minimum:
+            raise argparse.ArgumentTypeError(
+                f"{size} bytes is below the smallest {what} ({minimum} bytes): use {minimum} "
+                f"or more, or auto"
+            )
+        if size % align:
+            down, up = size // align * align, -(-size // align) * align
+            nearest = f"{up}" if down < minimum else f"{down} or {up}"
+            raise argparse.ArgumentTypeError(
+                f"{size} bytes is not a multiple of {align} (the {what}'s alignment): use {nearest}"
+            )
+        return size
+
+    parse.__name__ = option  # argparse names the type in some of its messages
+    return parse
+
+
+def stack_size(text: str) -> int | str:
+    from ethosu_kit.usage import ROUND
+
+    return _sized("stack", "stack", ROUND, MIN_STACK)(text)
+
+
+def heap_size(text: str) -> int | str:
+    from ethosu_kit.usage import ROUND
+
+    return _sized("heap", "heap", ROUND, MIN_HEAP)(text)
+
+
+def method_pool_size(text: str) -> int | str:
+    from ethosu_kit.usage import POOL_ROUND
+
+    # one alignment unit at least: the planner's MIN_POOL, no zero-length array in the C
+    return _sized("method-pool", "method pool", POOL_ROUND, POOL_ROUND)(text)
 
 
 def size_arg(text: str) -> int:
@@ -69,23 +131,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--stack",
-        type=size_or_auto,
+        type=stack_size,
         metavar="SIZE|auto",
-        help="stack size (default 16KiB); auto: the high-water mark of a QEMU run of the "
-        "app + 256 B for an interrupt (docs/memory.md)",
+        help="stack size: a multiple of 8, at least 1KiB (default 16KiB); auto: the "
+        "high-water mark of a QEMU run of the app + 256 B for an interrupt (docs/memory.md)",
     )
     parser.add_argument(
         "--heap",
-        type=size_or_auto,
+        type=heap_size,
         metavar="SIZE|auto",
-        help="heap size (default 32KiB); auto: measured in a QEMU run of the app",
+        help="heap size: a multiple of 8, at least 8 (default 32KiB); auto: measured in a "
+        "QEMU run of the app",
     )
     parser.add_argument(
         "--method-pool",
-        type=size_or_auto,
+        type=method_pool_size,
         metavar="SIZE|auto",
-        help="executor_runner's method allocator pool (default: estimated from the "
-        "program); auto: measured in a QEMU run, as --stack/--heap auto also do",
+        help="executor_runner's method allocator pool: a multiple of 16 (default: estimated "
+        "from the program); auto: measured in a QEMU run, as --stack/--heap auto also do",
     )
     parser.add_argument(
         "--toolchain",
@@ -164,6 +227,16 @@ def run(args: argparse.Namespace) -> int:
                 f"--mode {args.mode!r} is not a memory mode",
                 hint="use Sram_Only, Shared_Sram or Dedicated_Sram",
             ) from None
+    if args.inputs and args.app == "selftest":
+        # the self-test runs each delegate on its vectors: compiled-in method inputs would
+        # be bytes in its image that nothing reads
+        raise KitError(
+            "--inputs: the selftest app does not read the method's inputs (it runs each "
+            "delegate's command stream on its vectors)",
+            hint="give it vectors: ethosu-kit simulate model.pte --inputs x.npy -o "
+            "vectors.npz, then --vectors vectors.npz; compiled-in inputs are for "
+            "--app executor_runner",
+        )
     input_data = None
     if args.inputs:
         from ethosu_kit.input_data import load_input_data
@@ -212,7 +285,10 @@ def run(args: argparse.Namespace) -> int:
 
     plan, files = render(options)
     if "auto" in (args.stack, args.heap, args.method_pool):
-        from ethosu_kit.output import restored_on_failure
+        from ethosu_kit.output import before_writing, restored_on_failure, since
+
+        _require_qemu(args, plan)
+        before = before_writing(files, args.output.resolve())
 
         # the measurement writes and builds the project in place (so the user's build
         # folder stays warm); a failure anywhere puts the folder back as it was
@@ -225,13 +301,46 @@ def run(args: argparse.Namespace) -> int:
                 lambda: write_project(files, args.output, force=args.force),
             )
             plan, files = render(options)
-            result = write_project(files, args.output, force=args.force)
+            result = since(write_project(files, args.output, force=args.force), before, files)
     else:
         result = write_project(files, args.output, force=args.force)
     if not args.quiet:
         _print_summary(model, plan, result)
     print(result.out_dir)
     return 0
+
+
+def _auto_options(args: argparse.Namespace) -> str:
+    """`--stack/--heap auto`: the options the user gave as auto, for a message."""
+    names = [n for n in ("stack", "heap", "method_pool") if getattr(args, n) == "auto"]
+    return "/".join(f"--{n.replace('_', '-')}" for n in names) + " auto"
+
+
+def _require_qemu(args: argparse.Namespace, plan: MemoryPlan) -> None:
+    """auto measures the app in a QEMU run: refuse before the minutes of building when
+    QEMU cannot run the plan's image (the test `run` would apply to it after the build),
+    naming the ways out: the board's stand-in machine, or sizes measured on the board."""
+    from ethosu_kit.errors import KitError
+    from ethosu_kit.qemu import why_not_in_qemu
+
+    why = why_not_in_qemu(plan)
+    if not why:
+        return
+    board = plan.board
+    stand_in = board.qemu is not None and board.qemu.layout is not None and not board.qemu_layout
+    raise KitError(
+        f"{_auto_options(args)} measures the {args.app} app in a QEMU run, and QEMU cannot "
+        f"run this image: {why}",
+        hint=(
+            "generate with --qemu-stand-in to measure it on the board's QEMU stand-in, or "
+            if stand_in
+            else ""
+        )
+        + "run the app on the board and pass what its `usage:` lines say in bytes: "
+        "--stack N --heap N"
+        + (" --method-pool N" if args.app == "executor_runner" else "")
+        + " (docs/memory.md)",
+    )
 
 
 def _measured(
@@ -250,12 +359,22 @@ def _measured(
     from ethosu_kit.errors import KitError
     from ethosu_kit.fingerprint import firmware_fingerprint
 
+    def progress(line: str) -> None:
+        """The measurement takes from seconds to minutes (the runner's first build):
+        say what it is doing, on stderr (stdout ends with the project's path)."""
+        if not args.quiet:
+            print(f"measuring: {line}", file=sys.stderr, flush=True)
+
     firmware = firmware_fingerprint(board, args.app, args.toolchain, args.output)
     m, note = usage.reuse(args.output, model.sha256, args.app, args.toolchain, firmware)
     if m is None:
         write()
         npu = "virtual" if model.ethosu_delegates else "none"
-        m = usage.measure_project(args.output, args.app, npu, args.toolchain, firmware)
+        m = usage.measure_project(
+            args.output, args.app, npu, args.toolchain, firmware, progress=progress
+        )
+    else:
+        progress(note)
 
     def said(why: str) -> str:
         """The why, and whether the record was reused or why it was measured (again)."""

@@ -107,12 +107,55 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+# The kit's apps that take no inputs from the host and send no outputs back, and what
+# they run instead. The executor_runner does (docs/running.md); an app folder of the
+# user's may, and an image from before .kit.info named its app cannot say: not refused.
+NO_HOST_IO = {
+    "bringup": (
+        "checks where the plan's buffers are",
+        "to run the program on inputs, build the executor_runner: "
+        "ethosu-kit build DIR --app executor_runner",
+    ),
+    "selftest": (
+        "runs each delegate's command stream on the vectors built into it",
+        "give the self-test its inputs as vectors: ethosu-kit simulate model.pte --inputs "
+        "x.npy -o vectors.npz, then ethosu-kit build DIR --app selftest --vectors "
+        "vectors.npz; the program's own outputs come from the executor_runner",
+    ),
+}
+
+
+def _require_host_io(args: argparse.Namespace, image: KitImage) -> None:
+    """--inputs/-o/--print-outputs on an app that reads and writes no files on the host:
+    refused before the emulator starts (else the run passes, then no output file is there)."""
+    from ethosu_kit.errors import KitError
+
+    app = image.info.get("app", "")
+    asked = [
+        flag
+        for flag, given in (
+            ("--inputs", bool(args.inputs)),
+            ("-o", args.output is not None),
+            ("--print-outputs", args.print_outputs),
+        )
+        if given
+    ]
+    if app in NO_HOST_IO and asked:
+        what, hint = NO_HOST_IO[app]
+        raise KitError(
+            f"{args.elf}: {'/'.join(asked)}: the {app} app takes no inputs from the host and "
+            f"sends no outputs back (it {what})",
+            hint=hint,
+        )
+
+
 def run(args: argparse.Namespace) -> int:
     import tempfile
 
     from ethosu_kit.kit_image import identify
 
     image = identify(args.elf, args.plan)
+    _require_host_io(args, image)
     emulator = "fvp" if args.fvp is not None else args.emulator
     if emulator == "auto":
         from ethosu_kit.fvp import find_fvp

@@ -12,6 +12,7 @@ Slot of field id n in the vtable = 4 + 2 * n (flatc's layout).
 from __future__ import annotations
 
 import struct
+from typing import Any
 
 from flatbuffers import number_types as N
 from flatbuffers.table import Table
@@ -82,32 +83,32 @@ class FbTable:
 
     # -- scalars ------------------------------------------------------------------------
 
+    def _int(self, field_id: int, flags: Any, default: int) -> int:
+        """An integer field read as `flags` (a flatbuffers number_types class; the width
+        checked is its bytewidth), `default` when absent."""
+        at = self._field(field_id, flags.bytewidth)
+        return int(self._t.Get(flags, at)) if at else default
+
     def u8(self, field_id: int, default: int = 0) -> int:
-        at = self._field(field_id, 1)
-        return int(self._t.Get(N.Uint8Flags, at)) if at else default
+        return self._int(field_id, N.Uint8Flags, default)
 
     def i8(self, field_id: int, default: int = 0) -> int:
-        at = self._field(field_id, 1)
-        return int(self._t.Get(N.Int8Flags, at)) if at else default
+        return self._int(field_id, N.Int8Flags, default)
 
     def u32(self, field_id: int, default: int = 0) -> int:
-        at = self._field(field_id, 4)
-        return int(self._t.Get(N.Uint32Flags, at)) if at else default
+        return self._int(field_id, N.Uint32Flags, default)
 
     def i32(self, field_id: int, default: int = 0) -> int:
-        at = self._field(field_id, 4)
-        return int(self._t.Get(N.Int32Flags, at)) if at else default
+        return self._int(field_id, N.Int32Flags, default)
 
     def u64(self, field_id: int, default: int = 0) -> int:
-        at = self._field(field_id, 8)
-        return int(self._t.Get(N.Uint64Flags, at)) if at else default
+        return self._int(field_id, N.Uint64Flags, default)
 
     def i64(self, field_id: int, default: int = 0) -> int:
-        at = self._field(field_id, 8)
-        return int(self._t.Get(N.Int64Flags, at)) if at else default
+        return self._int(field_id, N.Int64Flags, default)
 
     def f64(self, field_id: int, default: float = 0.0) -> float:
-        at = self._field(field_id, 8)
+        at = self._field(field_id, N.Float64Flags.bytewidth)
         return float(self._t.Get(N.Float64Flags, at)) if at else default
 
     # -- references ---------------------------------------------------------------------

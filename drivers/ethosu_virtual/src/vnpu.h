@@ -50,7 +50,6 @@ extern const struct vnpu_isa vnpu_isa_u85; /* vnpu_u85_cmd.c */
 const struct vnpu_cmd_desc *vnpu_isa_find(const struct vnpu_isa *isa, uint32_t code);
 int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nwords, size_t *index, char *buf,
                     size_t len);
-const struct vnpu_cmd_desc *vnpu_find_cmd(uint32_t code); /* U55/U65 */
 uint32_t vnpu_code_of(uint32_t word0);
 
 /* What one run of a command stream sees: the regions and the NPU it runs on. */
@@ -370,6 +369,118 @@ enum
     IFM2_STRIDE_C = 0x086,
 };
 
+/* The feature maps an operation addresses (the index of vnpu_fm_regs). */
+enum
+{
+    FM_IFM,
+    FM_IFM2,
+    FM_OFM
+};
+
+/* The registers of one feature map: the same codes on the U55/U65 and the U85. */
+struct vnpu_fm_regs
+{
+    uint16_t precision, region, zero_point, width0_m1, height0_m1, height1_m1; /* cmd0 */
+    uint16_t base0, stride_x, stride_y, stride_c;                              /* cmd1; BASE0..3 in a row */
+    unsigned precision_lsb; /* activation_precision: bits 3:2 of an input's register, 2:1 of the OFM's */
+};
+
+static inline const struct vnpu_fm_regs *vnpu_fm_regs(int which)
+{
+    static const struct vnpu_fm_regs regs[3] = {
+        {IFM_PRECISION, IFM_REGION, IFM_ZERO_POINT, IFM_WIDTH0_M1, IFM_HEIGHT0_M1, IFM_HEIGHT1_M1, IFM_BASE0,
+         IFM_STRIDE_X, IFM_STRIDE_Y, IFM_STRIDE_C, 2},
+        {IFM2_PRECISION, IFM2_REGION, IFM2_ZERO_POINT, IFM2_WIDTH0_M1, IFM2_HEIGHT0_M1, IFM2_HEIGHT1_M1, IFM2_BASE0,
+         IFM2_STRIDE_X, IFM2_STRIDE_Y, IFM2_STRIDE_C, 2},
+        {OFM_PRECISION, OFM_REGION, OFM_ZERO_POINT, OFM_WIDTH0_M1, OFM_HEIGHT0_M1, OFM_HEIGHT1_M1, OFM_BASE0,
+         OFM_STRIDE_X, OFM_STRIDE_Y, OFM_STRIDE_C, 1},
+    };
+    return &regs[which];
+}
+
+/*
+ * What every product reads alike of the feature map `d` describes: its tile split and
+ * zero point into f. Returns its precision register, *bits its activation_precision field.
+ * Base addresses and strides are the caller's (32-bit on the U55/U65, 40-bit on the U85).
+ */
+static inline uint32_t vnpu_fm_read_regs(const struct regs *r, const struct vnpu_fm_regs *d, struct fm *f, int *bits)
+{
+    uint32_t prec = R0(d->precision);
+    *bits = (int)((prec >> d->precision_lsb) & 3u);
+    f->h0 = R0(d->height0_m1) + 1;
+    f->h1 = R0(d->height1_m1) + 1;
+    f->w0 = R0(d->width0_m1) + 1;
+    f->zp = (int16_t)R0(d->zero_point);
+    return prec;
+}
+
+/* The operations (cmd0 codes below 0x100): the same codes on every product; RESIZE is the U85's. */
+enum
+{
+    OP_STOP = 0x000,
+    OP_IRQ = 0x001,
+    OP_CONV = 0x002,
+    OP_DEPTHWISE = 0x003,
+    OP_POOL = 0x005,
+    OP_ELEMENTWISE = 0x006,
+    OP_RESIZE = 0x007,
+    OP_DMA_START = 0x010,
+    OP_DMA_WAIT = 0x011,
+    OP_KERNEL_WAIT = 0x012,
+    OP_PMU_MASK = 0x013,
+};
+
+/* What vnpu_next_command found. */
+enum
+{
+    VNPU_CMD_REGISTER,  /* a register write, done */
+    VNPU_CMD_OPERATION, /* an NPU_OP_* (cmd0 below 0x100), for the product to run */
+    VNPU_CMD_UNKNOWN,   /* a code the instruction set does not have */
+    VNPU_CMD_TRUNCATED, /* a cmd1 without its payload word */
+    VNPU_CMD_CMD1_OP    /* a cmd1 operation (0x4100 and up: the U85's NPU_OP_BRANCH) */
+};
+
+/*
+ * The command at words[*i], as every product encodes it: *code and *param from its
+ * first word; a register write goes into r (Vela only emits changes, so one register
+ * file lives for the whole stream) and, like an operation, moves *i past the command.
+ * Once per command, not per value: the interpreters' loop.
+ */
+static inline int vnpu_next_command(const struct vnpu_isa *isa, struct regs *r, const uint32_t *words, size_t nwords,
+                                    size_t *i, uint32_t *code, uint32_t *param)
+{
+    uint32_t w0 = words[*i];
+    *code = vnpu_code_of(w0);
+    *param = w0 >> 16;
+    if (vnpu_isa_find(isa, *code) == NULL)
+    {
+        return VNPU_CMD_UNKNOWN;
+    }
+    if (*code & 0x4000u)
+    {
+        if (*i + 1 >= nwords)
+        {
+            return VNPU_CMD_TRUNCATED;
+        }
+        uint32_t op = *code & 0x3ffu;
+        if (op >= 0x100)
+        {
+            return VNPU_CMD_CMD1_OP;
+        }
+        r->w1[op] = words[*i + 1];
+        r->p1[op] = (uint16_t)*param;
+        *i += 2;
+        return VNPU_CMD_REGISTER;
+    }
+    *i += 1;
+    if (*code >= 0x100)
+    {
+        r->p0[*code & 0xffu] = (uint16_t)*param;
+        return VNPU_CMD_REGISTER;
+    }
+    return VNPU_CMD_OPERATION;
+}
+
 /* Kernel geometry of a POOL/CONV/DEPTHWISE (same registers on the U55, U65 and U85). */
 struct kernel
 {
@@ -575,6 +686,44 @@ static inline int64_t vnpu_lut16(const uint8_t *table, int64_t v)
     int32_t slope = (int16_t)(uint16_t)(e[2] | (e[3] << 8));
     int32_t y = base * 128 + slope * (int32_t)(u & 127u);
     return (y + 64) >> 7;
+}
+
+/* An operation's output stage after the rescale: zero point, LUT, clamps (setup_out of each product fills it). */
+struct vnpu_out
+{
+    int zp;
+    int lut; /* 0 none, 8 = 8-bit in/out, 16 = interpolating int16; U85: 816/832 = int8 in, 16/32-bit out */
+    const uint8_t *table;
+    int lut_unsigned;
+    struct vnpu_limits lim;
+    int simple; /* no LUT and overlapping clamps: one clamp, to [lim.lo, lim.hi] */
+};
+
+/* A rescaled value through the output stage: once per output value, so inline and the common cases first. */
+static inline int64_t vnpu_out_value(const struct vnpu_out *o, int64_t v)
+{
+    v += o->zp;
+    if (o->simple)
+    {
+        return v < o->lim.lo ? o->lim.lo : (v > o->lim.hi ? o->lim.hi : v);
+    }
+    if (o->lut == 8)
+    {
+        v = vnpu_lut8(o->table, o->lut_unsigned, v);
+    }
+    else if (o->lut == 16)
+    {
+        v = vnpu_lut16(o->table, v);
+    }
+    else if (o->lut == 816 || o->lut == 832)
+    {
+        v = v < -128 ? -128 : (v > 127 ? 127 : v);
+        const uint8_t *e = o->table + (size_t)(v + 128) * (o->lut == 816 ? 2u : 4u);
+        v = o->lut == 816 ? (int16_t)(uint16_t)(e[0] | (e[1] << 8))
+                          : (int32_t)((uint32_t)e[0] | ((uint32_t)e[1] << 8) | ((uint32_t)e[2] << 16) |
+                                      ((uint32_t)e[3] << 24));
+    }
+    return vnpu_limit(&o->lim, v);
 }
 
 extern uint32_t vnpu_mutation_mask; /* ethosu_virtual_mutation bits, 0 = the real NPU */

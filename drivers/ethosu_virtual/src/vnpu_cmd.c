@@ -185,11 +185,6 @@ const struct vnpu_cmd_desc *vnpu_isa_find(const struct vnpu_isa *isa, uint32_t c
     return NULL;
 }
 
-const struct vnpu_cmd_desc *vnpu_find_cmd(uint32_t code)
-{
-    return vnpu_isa_find(&vnpu_isa_u55, code);
-}
-
 uint32_t vnpu_code_of(uint32_t word0)
 {
     uint32_t control = (word0 >> 14) & 3u;

@@ -28,19 +28,6 @@ enum
     OPB_SCALE = 0x026,
 };
 
-enum
-{
-    OP_STOP = 0x000,
-    OP_IRQ = 0x001,
-    OP_CONV = 0x002,
-    OP_DEPTHWISE = 0x003,
-    OP_POOL = 0x005,
-    OP_ELEMENTWISE = 0x006,
-    OP_DMA_START = 0x010,
-    OP_DMA_WAIT = 0x011,
-    OP_KERNEL_WAIT = 0x012,
-    OP_PMU_MASK = 0x013,
-};
 
 
 struct run
@@ -87,85 +74,31 @@ static int region_of(struct run *run, unsigned region, uint8_t **mem, size_t *si
     return vnpu_region(run->env, region, mem, size, what, why, sizeof(why)) != 0 ? fail(run, "%s", why) : 0;
 }
 
-/* Precision field positions differ between IFM (bits 3:2) and OFM (bits 2:1). */
-static int setup_fm(struct run *run, struct fm *f, int ofm, int ifm2, const char *what)
+/* Feature map `which` (FM_IFM, FM_IFM2, FM_OFM) from the registers. */
+static int setup_fm(struct run *run, struct fm *f, int which, const char *what)
 {
     struct regs *r = &run->regs;
-    uint32_t prec;
-    unsigned region;
+    const struct vnpu_fm_regs *d = vnpu_fm_regs(which);
     int bits;
-    if (ofm)
+    uint32_t prec = vnpu_fm_read_regs(r, d, f, &bits);
+    for (int t = 0; t < 4; t++)
     {
-        prec = R0(OFM_PRECISION);
-        bits = (int)((prec >> 1) & 3u);
-        region = R0(OFM_REGION) & 7u;
-        for (int t = 0; t < 4; t++)
-        {
-            f->base[t] = W1(OFM_BASE0 + t);
-        }
-        f->h0 = R0(OFM_HEIGHT0_M1) + 1;
-        f->h1 = R0(OFM_HEIGHT1_M1) + 1;
-        f->w0 = R0(OFM_WIDTH0_M1) + 1;
-        f->sx = (int32_t)W1(OFM_STRIDE_X);
-        f->sy = (int32_t)W1(OFM_STRIDE_Y);
-        f->sc = (int32_t)W1(OFM_STRIDE_C);
-        f->zp = (int16_t)R0(OFM_ZERO_POINT);
+        f->base[t] = W1(d->base0 + t);
     }
-    else if (ifm2)
-    {
-        prec = R0(IFM2_PRECISION);
-        bits = (int)((prec >> 2) & 3u);
-        region = R0(IFM2_REGION) & 7u;
-        for (int t = 0; t < 4; t++)
-        {
-            f->base[t] = W1(IFM2_BASE0 + t);
-        }
-        f->h0 = R0(IFM2_HEIGHT0_M1) + 1;
-        f->h1 = R0(IFM2_HEIGHT1_M1) + 1;
-        f->w0 = R0(IFM2_WIDTH0_M1) + 1;
-        f->sx = (int32_t)W1(IFM2_STRIDE_X);
-        f->sy = (int32_t)W1(IFM2_STRIDE_Y);
-        f->sc = (int32_t)W1(IFM2_STRIDE_C);
-        f->zp = (int16_t)R0(IFM2_ZERO_POINT);
-    }
-    else
-    {
-        prec = R0(IFM_PRECISION);
-        bits = (int)((prec >> 2) & 3u);
-        region = R0(IFM_REGION) & 7u;
-        for (int t = 0; t < 4; t++)
-        {
-            f->base[t] = W1(IFM_BASE0 + t);
-        }
-        f->h0 = R0(IFM_HEIGHT0_M1) + 1;
-        f->h1 = R0(IFM_HEIGHT1_M1) + 1;
-        f->w0 = R0(IFM_WIDTH0_M1) + 1;
-        f->sx = (int32_t)W1(IFM_STRIDE_X);
-        f->sy = (int32_t)W1(IFM_STRIDE_Y);
-        f->sc = (int32_t)W1(IFM_STRIDE_C);
-        f->zp = (int16_t)R0(IFM_ZERO_POINT);
-    }
+    f->sx = (int32_t)W1(d->stride_x);
+    f->sy = (int32_t)W1(d->stride_y);
+    f->sc = (int32_t)W1(d->stride_c);
     char why[112];
     if (vnpu_fm_precision(f, prec, bits, what, why, sizeof(why)) != 0)
     {
         return fail(run, "%s", why);
     }
-    return region_of(run, region, &f->mem, &f->size, what);
+    return region_of(run, R0(d->region) & 7u, &f->mem, &f->size, what);
 }
 
 /* ---- output stage ------------------------------------------------------------------------- */
 
-struct out_stage
-{
-    int zp;
-    int lut; /* 0 none, 8 = 256-entry int8/uint8, 16 = interpolating int16 */
-    const uint8_t *table;
-    int lut_unsigned;
-    struct vnpu_limits lim;
-    int simple; /* no LUT and overlapping clamps: one clamp, to [lim.lo, lim.hi] */
-};
-
-static int setup_out(struct run *run, struct out_stage *o, const struct fm *ofm)
+static int setup_out(struct run *run, struct vnpu_out *o, const struct fm *ofm)
 {
     struct regs *r = &run->regs;
     uint32_t act = R0(ACTIVATION);
@@ -212,24 +145,6 @@ static int setup_out(struct run *run, struct out_stage *o, const struct fm *ofm)
     return 0;
 }
 
-static inline int64_t out_value(const struct out_stage *o, int64_t v)
-{
-    v += o->zp;
-    if (o->simple)
-    {
-        return v < o->lim.lo ? o->lim.lo : (v > o->lim.hi ? o->lim.hi : v);
-    }
-    if (o->lut == 8)
-    {
-        v = vnpu_lut8(o->table, o->lut_unsigned, v);
-    }
-    else if (o->lut == 16)
-    {
-        v = vnpu_lut16(o->table, v);
-    }
-    return vnpu_limit(&o->lim, v);
-}
-
 /* ---- kernel geometry ---------------------------------------------------------------------- */
 
 
@@ -249,7 +164,7 @@ static void stored_extent(const struct kernel *k, int *h, int *w)
 static int setup_ofm(struct run *run, struct fm *ofm)
 {
     struct regs *r = &run->regs;
-    if (setup_fm(run, ofm, 1, 0, "OFM") != 0)
+    if (setup_fm(run, ofm, FM_OFM, "OFM") != 0)
     {
         return -1;
     }
@@ -268,7 +183,7 @@ struct kernel_op
     struct fm ifm;
     struct fm ofm;
     struct kernel k;
-    struct out_stage o;
+    struct vnpu_out o;
     int round;    /* OFM round_mode */
     int ukh, ukw; /* undilated kernel taps */
 };
@@ -277,7 +192,7 @@ struct kernel_op
 static int setup_kernel_op(struct run *run, struct kernel_op *op, int ifm_depth_reg)
 {
     struct regs *r = &run->regs;
-    if (setup_ofm(run, &op->ofm) != 0 || setup_fm(run, &op->ifm, 0, 0, "IFM") != 0 ||
+    if (setup_ofm(run, &op->ofm) != 0 || setup_fm(run, &op->ifm, FM_IFM, "IFM") != 0 ||
         setup_kernel(run, &op->k, op->ofm.h, op->ofm.w) != 0 || setup_out(run, &op->o, &op->ofm) != 0)
     {
         return -1;
@@ -315,7 +230,7 @@ static int op_pool(struct run *run, uint32_t mode)
     const struct fm ifm = op.ifm;
     const struct fm ofm = op.ofm;
     const struct kernel k = op.k;
-    const struct out_stage o = op.o;
+    const struct vnpu_out o = op.o;
     if (mode == 2 && ofm.c != 1)
     {
         return fail(run, "REDUCE_SUM with OFM depth %d (expected 1)", ofm.c);
@@ -390,7 +305,7 @@ static int op_pool(struct run *run, uint32_t mode)
                     int64_t q = (m + count / 2) / count;
                     acc = acc < 0 ? -q : q;
                 }
-                fm_write(&ofm, oy, ox, c, out_value(&o, vnpu_rescale(acc, scale, shift, round)));
+                fm_write(&ofm, oy, ox, c, vnpu_out_value(&o, vnpu_rescale(acc, scale, shift, round)));
             }
         }
     }
@@ -434,7 +349,7 @@ static int op_elementwise(struct run *run, uint32_t mode)
     struct fm ifm;
     struct fm ifm2;
     struct fm ofm;
-    struct out_stage o;
+    struct vnpu_out o;
     static const char *const names[] = {"MUL", "ADD", "SUB", "MIN", "MAX", "LRELU", "ABS", "CLZ", "SHR", "SHL"};
     if (mode == 5 || mode >= 7)
     {
@@ -442,7 +357,7 @@ static int op_elementwise(struct run *run, uint32_t mode)
                     mode < 10 ? names[mode] : "undefined");
     }
     int unary = mode == 6;
-    if (setup_ofm(run, &ofm) != 0 || setup_fm(run, &ifm, 0, 0, "IFM") != 0 || setup_out(run, &o, &ofm) != 0)
+    if (setup_ofm(run, &ofm) != 0 || setup_fm(run, &ifm, FM_IFM, "IFM") != 0 || setup_out(run, &o, &ofm) != 0)
     {
         return -1;
     }
@@ -459,7 +374,7 @@ static int op_elementwise(struct run *run, uint32_t mode)
     int64_t scalar_value = 0;
     if (!unary)
     {
-        if (setup_fm(run, &ifm2, 0, 1, "IFM2") != 0)
+        if (setup_fm(run, &ifm2, FM_IFM2, "IFM2") != 0)
         {
             return -1;
         }
@@ -635,7 +550,7 @@ static int op_elementwise(struct run *run, uint32_t mode)
                     res = a < 0 ? -a : a;
                     break;
                 }
-                store_elem(po + fm_chan(&ofm, c), ofm.elem, out_value(&o, vnpu_rescale_by(&out_scale, res)));
+                store_elem(po + fm_chan(&ofm, c), ofm.elem, vnpu_out_value(&o, vnpu_rescale_by(&out_scale, res)));
             }
         }
     }
@@ -784,7 +699,7 @@ static int op_conv(struct run *run, int depthwise)
     const struct fm ifm = op.ifm;
     const struct fm ofm = op.ofm;
     const struct kernel k = op.k;
-    const struct out_stage o = op.o;
+    const struct vnpu_out o = op.o;
     if ((R0(OFM_PRECISION) >> 8) & 1u)
     {
         return fail(run, "OFM scale_mode GLOBAL for a convolution is not modelled");
@@ -1021,7 +936,7 @@ static int op_conv(struct run *run, int depthwise)
                         acc += sum;
                     }
                 }
-                store_elem(po + fm_chan(&ofm, oc), ofm.elem, out_value(&o, vnpu_rescale_by(&ch->rescale, acc)));
+                store_elem(po + fm_chan(&ofm, oc), ofm.elem, vnpu_out_value(&o, vnpu_rescale_by(&ch->rescale, acc)));
             }
         }
     }
@@ -1029,6 +944,22 @@ static int op_conv(struct run *run, int depthwise)
 }
 
 /* ---- DMA ----------------------------------------------------------------------------------- */
+
+/* The memory of the region a DMA*_REGION register names, proved to hold [addr, addr + len). */
+static int dma_span(struct run *run, uint32_t region_reg, uint64_t addr, uint64_t len, uint8_t **mem, const char *what)
+{
+    size_t size = 0;
+    if (region_of(run, region_reg & 7u, mem, &size, what) != 0)
+    {
+        return -1;
+    }
+    if (addr + len > size)
+    {
+        return fail(run, "%s [%llu, +%llu) outside region %lu of %lu bytes", what, (unsigned long long)addr,
+                    (unsigned long long)len, (unsigned long)(region_reg & 7u), (unsigned long)size);
+    }
+    return 0;
+}
 
 static int op_dma(struct run *run)
 {
@@ -1048,15 +979,9 @@ static int op_dma(struct run *run)
         return fail(run, "DMA from internal memory (SRC region_mode INTERNAL) is not modelled");
     }
     uint8_t *smem = NULL;
-    size_t ssize = 0;
-    if (region_of(run, src_reg & 7u, &smem, &ssize, "DMA source") != 0)
+    if (dma_span(run, src_reg, src, len, &smem, "DMA source") != 0)
     {
         return -1;
-    }
-    if (src + len > ssize)
-    {
-        return fail(run, "DMA source [%llu, +%llu) outside region %lu of %lu bytes", (unsigned long long)src,
-                    (unsigned long long)len, (unsigned long)(src_reg & 7u), (unsigned long)ssize);
     }
     if ((dst_reg >> 8) & 1u)
     {
@@ -1071,15 +996,9 @@ static int op_dma(struct run *run)
         return 0;
     }
     uint8_t *dmem = NULL;
-    size_t dsize = 0;
-    if (region_of(run, dst_reg & 7u, &dmem, &dsize, "DMA destination") != 0)
+    if (dma_span(run, dst_reg, dst, len, &dmem, "DMA destination") != 0)
     {
         return -1;
-    }
-    if (dst + len > dsize)
-    {
-        return fail(run, "DMA destination [%llu, +%llu) outside region %lu of %lu bytes", (unsigned long long)dst,
-                    (unsigned long long)len, (unsigned long)(dst_reg & 7u), (unsigned long)dsize);
     }
     memmove(dmem + dst, smem + src, (size_t)len);
     return 0;
@@ -1097,39 +1016,29 @@ int vnpu_run(struct vnpu_env *env, const uint32_t *words, size_t nwords)
     size_t i = 0;
     while (i < nwords)
     {
-        uint32_t w0 = words[i];
-        uint32_t code = vnpu_code_of(w0);
-        uint32_t param = w0 >> 16;
+        uint32_t code;
+        uint32_t param;
         run.word = i;
+        int kind = vnpu_next_command(&vnpu_isa_u55, r, words, nwords, &i, &code, &param);
         run.code = code;
-        if (vnpu_find_cmd(code) == NULL)
+        if (kind == VNPU_CMD_REGISTER)
+        {
+            continue;
+        }
+        if (kind == VNPU_CMD_UNKNOWN)
         {
             snprintf(env->error, ETHOSU_VIRTUAL_ERROR_LEN,
                      "unknown command code 0x%04lx (param 0x%04lx) at command word %lu", (unsigned long)code,
-                     (unsigned long)param, (unsigned long)i);
+                     (unsigned long)param, (unsigned long)run.word);
             return -1;
         }
-        if (code & 0x4000u)
+        if (kind == VNPU_CMD_TRUNCATED)
         {
-            if (i + 1 >= nwords)
-            {
-                return fail(&run, "truncated: the payload word is missing");
-            }
-            uint32_t op = code & 0x3ffu;
-            if (op >= 0x100)
-            {
-                return fail(&run, "cmd1 operation 0x%03lx is not defined for U55/U65", (unsigned long)op);
-            }
-            r->w1[op] = words[i + 1];
-            r->p1[op] = (uint16_t)param;
-            i += 2;
-            continue;
+            return fail(&run, "truncated: the payload word is missing");
         }
-        i += 1;
-        if (code >= 0x100)
+        if (kind == VNPU_CMD_CMD1_OP)
         {
-            r->p0[code & 0xffu] = (uint16_t)param;
-            continue;
+            return fail(&run, "cmd1 operation 0x%03lx is not defined for U55/U65", (unsigned long)(code & 0x3ffu));
         }
         int rc = 0;
         switch (code)

@@ -136,13 +136,6 @@ static int ofm_round(struct run85 *run, uint32_t param, const char *what)
 
 /* ---- feature maps ------------------------------------------------------------------------ */
 
-enum
-{
-    FM_IFM,
-    FM_IFM2,
-    FM_OFM
-};
-
 /* Chained maps are dense NHWC in the workspace: no tiles. */
 static void chained_layout(struct fm *f, uint8_t *mem, const struct chain *ch)
 {
@@ -166,52 +159,10 @@ static void chained_layout(struct fm *f, uint8_t *mem, const struct chain *ch)
 static int setup_fm(struct run85 *run, struct fm *f, int which, int *storage, const char *what)
 {
     struct regs *r = &run->regs;
-    uint32_t prec;
-    unsigned region;
+    const struct vnpu_fm_regs *d = vnpu_fm_regs(which);
     int bits;
-    unsigned base0, sx, sy, sc;
-    if (which == FM_OFM)
-    {
-        prec = R0(OFM_PRECISION);
-        bits = (int)((prec >> 1) & 3u);
-        region = R0(OFM_REGION) & 7u;
-        base0 = OFM_BASE0;
-        sx = OFM_STRIDE_X;
-        sy = OFM_STRIDE_Y;
-        sc = OFM_STRIDE_C;
-        f->h0 = R0(OFM_HEIGHT0_M1) + 1;
-        f->h1 = R0(OFM_HEIGHT1_M1) + 1;
-        f->w0 = R0(OFM_WIDTH0_M1) + 1;
-        f->zp = (int16_t)R0(OFM_ZERO_POINT);
-    }
-    else if (which == FM_IFM2)
-    {
-        prec = R0(IFM2_PRECISION);
-        bits = (int)((prec >> 2) & 3u);
-        region = R0(IFM2_REGION) & 7u;
-        base0 = IFM2_BASE0;
-        sx = IFM2_STRIDE_X;
-        sy = IFM2_STRIDE_Y;
-        sc = IFM2_STRIDE_C;
-        f->h0 = R0(IFM2_HEIGHT0_M1) + 1;
-        f->h1 = R0(IFM2_HEIGHT1_M1) + 1;
-        f->w0 = R0(IFM2_WIDTH0_M1) + 1;
-        f->zp = (int16_t)R0(IFM2_ZERO_POINT);
-    }
-    else
-    {
-        prec = R0(IFM_PRECISION);
-        bits = (int)((prec >> 2) & 3u);
-        region = R0(IFM_REGION) & 7u;
-        base0 = IFM_BASE0;
-        sx = IFM_STRIDE_X;
-        sy = IFM_STRIDE_Y;
-        sc = IFM_STRIDE_C;
-        f->h0 = R0(IFM_HEIGHT0_M1) + 1;
-        f->h1 = R0(IFM_HEIGHT1_M1) + 1;
-        f->w0 = R0(IFM_WIDTH0_M1) + 1;
-        f->zp = (int16_t)R0(IFM_ZERO_POINT);
-    }
+    uint32_t prec = vnpu_fm_read_regs(r, d, f, &bits);
+    unsigned region = R0(d->region) & 7u;
     char why[112];
     /* B64 (int16 transpose convolution): 48-bit accumulators written and read back sign-extended */
     int b64 = bits == 3 && (prec & 1u) && which == run->b64_fm;
@@ -256,11 +207,11 @@ static int setup_fm(struct run85 *run, struct fm *f, int which, int *storage, co
     }
     for (int t = 0; t < 4; t++)
     {
-        f->base[t] = addr40(r, base0 + (unsigned)t);
+        f->base[t] = addr40(r, d->base0 + (unsigned)t);
     }
-    f->sx = addr40(r, sx);
-    f->sy = addr40(r, sy);
-    f->sc = addr40(r, sc);
+    f->sx = addr40(r, d->stride_x);
+    f->sy = addr40(r, d->stride_y);
+    f->sc = addr40(r, d->stride_c);
     return region_of(run, region, &f->mem, &f->size, what);
 }
 
@@ -409,17 +360,7 @@ static void ofm_done(struct run85 *run, const struct ofm85 *o)
 
 /* ---- output stage ------------------------------------------------------------------------- */
 
-struct out85
-{
-    int zp;
-    int lut; /* 0 none, 8 = 8-bit in/out, 816/832 = int8 in, 16/32-bit out, 16 = interpolating int16 */
-    const uint8_t *table;
-    int lut_unsigned;
-    struct vnpu_limits lim;
-    int simple; /* no LUT and overlapping clamps: one clamp, to [lim.lo, lim.hi] */
-};
-
-static int setup_out(struct run85 *run, struct out85 *o, const struct fm *ofm)
+static int setup_out(struct run85 *run, struct vnpu_out *o, const struct fm *ofm)
 {
     struct regs *r = &run->regs;
     uint32_t act = R0(ACTIVATION);
@@ -470,32 +411,6 @@ static int setup_out(struct run85 *run, struct out85 *o, const struct fm *ofm)
     vnpu_limits_init(&o->lim, ofm, R0(ACTIVATION_MIN), R0(ACTIVATION_MAX), ((act >> 12) & 1u) == 0);
     o->simple = o->lut == 0 && o->lim.lo <= o->lim.hi;
     return 0;
-}
-
-static inline int64_t out_value(const struct out85 *o, int64_t v)
-{
-    v += o->zp;
-    if (o->simple)
-    {
-        return v < o->lim.lo ? o->lim.lo : (v > o->lim.hi ? o->lim.hi : v);
-    }
-    if (o->lut == 8)
-    {
-        v = vnpu_lut8(o->table, o->lut_unsigned, v);
-    }
-    else if (o->lut == 816 || o->lut == 832)
-    {
-        v = v < -128 ? -128 : (v > 127 ? 127 : v);
-        const uint8_t *e = o->table + (size_t)(v + 128) * (o->lut == 816 ? 2u : 4u);
-        v = o->lut == 816 ? (int16_t)(uint16_t)(e[0] | (e[1] << 8))
-                          : (int32_t)((uint32_t)e[0] | ((uint32_t)e[1] << 8) | ((uint32_t)e[2] << 16) |
-                                      ((uint32_t)e[3] << 24));
-    }
-    else if (o->lut == 16)
-    {
-        v = vnpu_lut16(o->table, v);
-    }
-    return vnpu_limit(&o->lim, v);
 }
 
 /* ---- kernel geometry ---------------------------------------------------------------------- */
@@ -688,7 +603,7 @@ static int op_pool_acc(struct run85 *run);
 
 /* The output value of a pool's accumulator over `count` valid taps. */
 static inline int64_t pool_eval(int mode, int64_t acc, int count, const struct vnpu_rescaler *out_scale,
-                                const struct out85 *o)
+                                const struct vnpu_out *o)
 {
     if (mode == 1 && count > 0)
     {
@@ -702,7 +617,7 @@ static inline int64_t pool_eval(int mode, int64_t acc, int count, const struct v
         int avg_round = (vnpu_mutation_mask & ETHOSU_VIRTUAL_MUT_U85_AVG_FLOOR) ? ROUND_FLOOR : ROUND_NATURAL;
         acc = vnpu_rescale(acc, mult, 30u + (unsigned)kbits, avg_round);
     }
-    return out_value(o, vnpu_rescale_by(out_scale, acc));
+    return vnpu_out_value(o, vnpu_rescale_by(out_scale, acc));
 }
 
 static int op_pool(struct run85 *run, uint32_t mode)
@@ -711,7 +626,7 @@ static int op_pool(struct run85 *run, uint32_t mode)
     struct fm ifm;
     struct ofm85 ofm;
     struct kernel k;
-    struct out85 o;
+    struct vnpu_out o;
     static const char *const names[8] = {"MAX", "AVERAGE", "REDUCE_SUM", "SUM", "NONE", "MIN", "ARGMAX_X", "ARGMAX_Y"};
     if (mode >= 6)
     {
@@ -934,7 +849,7 @@ struct ew
     uint32_t mode;
     int rescaled;
     struct vnpu_rescaler r1, r2, ro;
-    const struct out85 *o;
+    const struct vnpu_out *o;
 };
 
 /* The output value for operands a, b as fetched (raw for the bitwise operations, else
@@ -998,14 +913,14 @@ static inline int64_t ew_eval(const struct ew *e, int64_t a, int64_t b)
     {
         res = -res;
     }
-    return out_value(e->o, vnpu_rescale_by(&e->ro, res));
+    return vnpu_out_value(e->o, vnpu_rescale_by(&e->ro, res));
 }
 
 static int op_elementwise(struct run85 *run, uint32_t mode)
 {
     struct regs *r = &run->regs;
     struct ofm85 ofm;
-    struct out85 o;
+    struct vnpu_out o;
     struct operand a_op;
     struct operand b_op;
     struct in_scale s1;
@@ -1178,7 +1093,7 @@ static int op_pool_acc(struct run85 *run)
 {
     struct regs *r = &run->regs;
     struct ofm85 ofm;
-    struct out85 o;
+    struct vnpu_out o;
     struct operand acc_in;
     uint32_t acc = R0(ACC_FORMAT);
     if (((acc >> 4) & 3u) != 2)
@@ -1239,7 +1154,7 @@ static int op_pool_acc(struct run85 *run)
             {
                 int64_t v = operand_at(&acc_in, y, x, c);
                 v = (low32 ? (int64_t)(uint32_t)v : v) + bias;
-                ofm_put(&ofm, y, x, c, out_value(&o, vnpu_rescale_by(&chan_scale, v)));
+                ofm_put(&ofm, y, x, c, vnpu_out_value(&o, vnpu_rescale_by(&chan_scale, v)));
             }
         }
     }
@@ -1526,7 +1441,7 @@ static int op_matmul(struct run85 *run)
     struct fm ifm;
     struct fm ifm2;
     struct ofm85 ofm;
-    struct out85 o;
+    struct vnpu_out o;
     int storage = STORAGE_TILE2X2;
     if (R0(KERNEL_WIDTH_M1) != 0 || R0(KERNEL_HEIGHT_M1) != 0 || (R0(KERNEL_STRIDE) & 0x25bu) != 0)
     {
@@ -1574,7 +1489,7 @@ static int op_matmul(struct run85 *run)
                 {
                     acc += (fm_read(&ifm, y, x, i) - ifm.zp) * (fm_read(&ifm2, rows2 > 1 ? y : 0, oc, i) - ifm2.zp);
                 }
-                ofm_put(&ofm, y, x, oc, out_value(&o, vnpu_rescale(acc, scale, shift, round)));
+                ofm_put(&ofm, y, x, oc, vnpu_out_value(&o, vnpu_rescale(acc, scale, shift, round)));
             }
         }
     }
@@ -1591,7 +1506,7 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
     struct fm ifm;
     struct ofm85 ofm;
     struct kernel k;
-    struct out85 o;
+    struct vnpu_out o;
     if (!depthwise && (param & 1u))
     {
         return op_matmul(run);
@@ -1959,7 +1874,7 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
                     continue;
                 }
                 ofm_put(&ofm, oy, ox, oc,
-                        out_value(&o, vnpu_rescale(acc, chans[oc].scale, chans[oc].shift, round)));
+                        vnpu_out_value(&o, vnpu_rescale(acc, chans[oc].scale, chans[oc].shift, round)));
             }
         }
     }
@@ -1983,7 +1898,7 @@ static int op_resize(struct run85 *run, uint32_t mode)
 {
     struct regs *r = &run->regs;
     struct ofm85 ofm;
-    struct out85 o;
+    struct vnpu_out o;
     struct fm ifm;
     int storage = STORAGE_TILE2X2;
     if (mode == 1)
@@ -2064,7 +1979,7 @@ static int op_resize(struct run85 *run, uint32_t mode)
                 {
                     acc = fm_read(&ifm, dy >= n[0] / 2 ? y1 : y0, dx >= n[1] / 2 ? x1 : x0, c) - ifm.zp;
                 }
-                ofm_put(&ofm, oy, ox, c, out_value(&o, vnpu_rescale(acc * 65536, scale, shift, round)));
+                ofm_put(&ofm, oy, ox, c, vnpu_out_value(&o, vnpu_rescale(acc * 65536, scale, shift, round)));
             }
         }
     }
@@ -2256,68 +2171,58 @@ int vnpu_u85_run(struct vnpu_env *env, const uint32_t *words, size_t nwords)
     size_t i = 0;
     while (i < nwords)
     {
-        uint32_t w0 = words[i];
-        uint32_t code = vnpu_code_of(w0);
-        uint32_t param = w0 >> 16;
+        uint32_t code;
+        uint32_t param;
         run.word = i;
+        int kind = vnpu_next_command(&vnpu_isa_u85, r, words, nwords, &i, &code, &param);
         run.code = code;
-        if (vnpu_isa_find(&vnpu_isa_u85, code) == NULL)
+        if (kind == VNPU_CMD_REGISTER)
+        {
+            continue;
+        }
+        if (kind == VNPU_CMD_UNKNOWN)
         {
             snprintf(env->error, ETHOSU_VIRTUAL_ERROR_LEN,
                      "Ethos-U85: unknown command code 0x%04lx (param 0x%04lx) at command word %lu",
-                     (unsigned long)code, (unsigned long)param, (unsigned long)i);
+                     (unsigned long)code, (unsigned long)param, (unsigned long)run.word);
             return -1;
         }
-        if (code & 0x4000u)
+        if (kind == VNPU_CMD_TRUNCATED)
         {
-            if (i + 1 >= nwords)
-            {
-                return fail(&run, "truncated: the payload word is missing");
-            }
-            uint32_t op = code & 0x3ffu;
-            if (op >= 0x100)
-            {
-                return fail(&run, "NPU_OP_BRANCH (control flow) is not modelled");
-            }
-            r->w1[op] = words[i + 1];
-            r->p1[op] = (uint16_t)param;
-            i += 2;
-            continue;
+            return fail(&run, "truncated: the payload word is missing");
         }
-        i += 1;
-        if (code >= 0x100)
+        if (kind == VNPU_CMD_CMD1_OP)
         {
-            r->p0[code & 0xffu] = (uint16_t)param;
-            continue;
+            return fail(&run, "NPU_OP_BRANCH (control flow) is not modelled");
         }
         int rc = 0;
         switch (code)
         {
-        case 0x000: /* STOP */
+        case OP_STOP:
             return 0;
-        case 0x002:
+        case OP_CONV:
             rc = op_conv(&run, 0, param);
             break;
-        case 0x003:
+        case OP_DEPTHWISE:
             rc = op_conv(&run, 1, param);
             break;
-        case 0x005:
+        case OP_POOL:
             rc = op_pool(&run, param & 7u);
             break;
-        case 0x006:
+        case OP_ELEMENTWISE:
             rc = op_elementwise(&run, param & 0x3fu);
             break;
-        case 0x007:
+        case OP_RESIZE:
             rc = op_resize(&run, param & 3u);
             break;
-        case 0x010:
+        case OP_DMA_START:
             rc = op_dma(&run);
             break;
-        case 0x001: /* IRQ */
-        case 0x011: /* DMA_WAIT */
-        case 0x012: /* KERNEL_WAIT */
-        case 0x013: /* PMU_MASK */
-            break;  /* everything already ran to completion in order */
+        case OP_IRQ:
+        case OP_DMA_WAIT:
+        case OP_KERNEL_WAIT:
+        case OP_PMU_MASK:
+            break; /* everything already ran to completion in order */
         default:
             rc = fail(&run, "operation is not modelled");
             break;
