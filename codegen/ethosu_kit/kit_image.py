@@ -181,14 +181,21 @@ def _wrong_plan(elf: Path, board: str, plan_path: Path, plan_board: str) -> KitE
     return KitError(
         f"{elf}: built for board {board!r}, and {plan_path} is for board {plan_board!r}: "
         "not this image's plan",
-        hint=_PLAN_HINT.format(stem=elf.stem),
+        hint=_plan_hint(elf),
     )
 
 
-_PLAN_HINT = (
-    "pass --plan with the memory_plan.json of the project that built it "
-    "(build/<toolchain>/{stem}.memory_plan.json there)"
-)
+def _plan_hint(elf: Path) -> str:
+    """--plan, with the file's name in the project: the build's copy is named after the
+    app as built (.kit.info's `app`), which a renamed ELF's name no longer says."""
+    try:
+        app = read_kit_info(elf).get("app", "")
+    except KitError:
+        app = ""
+    return (
+        "pass --plan with the memory_plan.json of the project that built it (or its "
+        f"build/<toolchain>/{app or '<app>'}.memory_plan.json)"
+    )
 
 
 def _other_model(elf: Path, info: dict[str, str], plan_path: Path, plan: MemoryPlan) -> str:
@@ -232,7 +239,7 @@ def find_plan(
             raise _wrong_plan(elf, info["board"], plan_path, plan.board.name)
         reason = _other_model(elf, info, plan_path, plan)
         if reason:
-            raise KitError(reason, hint=_PLAN_HINT.format(stem=elf.stem))
+            raise KitError(reason, hint=_plan_hint(elf))
         return plan_path, plan
     first: tuple[Path, MemoryPlan] | None = None
     for path in plan_candidates(elf):
@@ -247,7 +254,7 @@ def find_plan(
     path, plan = first
     if plan.board.name != info["board"]:
         raise _wrong_plan(elf, info["board"], path, plan.board.name)
-    raise KitError(_other_model(elf, info, path, plan), hint=_PLAN_HINT.format(stem=elf.stem))
+    raise KitError(_other_model(elf, info, path, plan), hint=_plan_hint(elf))
 
 
 def image_plan(elf: Path, plan_path: Path | None) -> Path | None:
