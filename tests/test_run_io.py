@@ -22,7 +22,24 @@ pytestmark = pytest.mark.firmware
 
 @pytest.fixture(scope="module")
 def bringup(pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
-    return built(pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("run_io"))
+    """The bring-up image as `run` sees an app that may follow the protocol: its .kit.info
+    without the `app` line (an image of a user's app folder, or from before the line), so
+    the host-side checks are reached; `run` refuses the kit's bring-up by name up front."""
+    import dataclasses
+    import shutil
+    import subprocess
+
+    b = built(pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("run_io"))
+    elf = b.elf.with_name("no_app.elf")  # beside the original: the same plan is its own
+    info = b.elf.with_name("no_app.kit.info")
+    objcopy = shutil.which("arm-none-eabi-objcopy") or "arm-none-eabi-objcopy"
+    subprocess.run([objcopy, f"--dump-section=.kit.info={info}", str(b.elf), str(elf)],
+                   check=True)  # fmt: skip
+    lines = info.read_bytes().split(b"\0", 1)[0].decode().splitlines()
+    info.write_bytes("".join(f"{x}\n" for x in lines if not x.startswith("app=")).encode() + b"\0")
+    subprocess.run([objcopy, f"--update-section=.kit.info={info}", str(b.elf), str(elf)],
+                   check=True)  # fmt: skip
+    return dataclasses.replace(b, elf=elf)
 
 
 def test_wrong_arrays_are_refused_before_the_run(bringup: Built, tmp_path: Path) -> None:
@@ -58,6 +75,13 @@ def test_wrong_arrays_are_refused_before_the_run(bringup: Built, tmp_path: Path)
 def test_output_to_a_folder_is_refused(bringup: Built, tmp_path: Path) -> None:
     result = run_kit("run", bringup.elf, "-o", tmp_path)
     assert_refused(result, "is a folder", code=2)
+    assert "BRINGUP" not in result.stdout
+
+
+def test_the_kit_bringup_is_refused_up_front(pte_u55_shared: Path, bringup: Built) -> None:
+    original = bringup.elf.with_name("bringup.elf")
+    result = run_kit("run", original, "-o", bringup.elf.with_name("out.npz"))
+    assert_refused(result, "the bringup app takes no inputs from the host", code=2)
     assert "BRINGUP" not in result.stdout
 
 
