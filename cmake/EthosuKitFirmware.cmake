@@ -396,6 +396,18 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
   endif()
 
   if(app STREQUAL "executor_runner")
+    # A plan holds the buffers of the app it was generated for: the self-test's has no
+    # method pool or planned buffers, which would otherwise be an undefined reference.
+    file(STRINGS "${gdir}/kit_memory_config.h" plan_app REGEX "^#define KIT_PLAN_APP ")
+    file(STRINGS "${gdir}/kit_memory_config.h" no_pools REGEX "^#define KIT_PLAN_NO_RUNNER_POOLS")
+    if(no_pools)
+      string(REGEX REPLACE "^#define KIT_PLAN_APP " "" plan_app "${plan_app}")
+      message(FATAL_ERROR "ethosu-porting-kit: APP executor_runner needs the runner's pools "
+                          "(method_pool, planned buffers) and the memory plan in ${gdir} is "
+                          "for app ${plan_app}, which has none: regenerate it with "
+                          "`gen-firmware --app executor_runner` (ethosu_add_firmware/"
+                          "ethosu_add_model: APP executor_runner)")
+    endif()
     return()
   endif()
   if(IS_DIRECTORY "${kit}/apps/${app}")

@@ -245,25 +245,56 @@ int ethosu_kit_app_main(void)
 """
 
 
+def _app_elf(pte: Path, board: Path, tmp_path: Path, name: str, source: str) -> Path:
+    """An app of one's own (a folder with main.c) built on `board` without an NPU."""
+    from ethosu_kit.cli import main as kit_main
+
+    need_cross_gcc()
+    app = tmp_path / name
+    app.mkdir()
+    (app / "main.c").write_text(source)
+    project = generate(pte, str(board), "Shared_Sram", tmp_path / "fw")
+    assert kit_main(["build", str(project), "--app", str(app), "--npu", "none"]) == 0
+    return project / "build" / "gcc" / f"{name}.elf"
+
+
 @pytest.mark.parametrize("folder", [AN500, AN521], ids=["m7-own-console", "m33-semihosting"])
 def test_fault_reaches_the_console_and_exit_code(
     pte_u55_shared: Path, tmp_path: Path, folder: Path
 ) -> None:
     """The HAL's fault default: the registers on the board's console, then exit 16."""
-    from ethosu_kit.cli import main as kit_main
-
-    need_cross_gcc()
-    app = tmp_path / "fault_app"
-    app.mkdir()
-    (app / "main.c").write_text(FAULT_APP)
-    project = generate(pte_u55_shared, str(folder), "Shared_Sram", tmp_path / "fw")
-    assert kit_main(["build", str(project), "--app", str(app), "--npu", "none"]) == 0
-    run = qemu_run(project / "build" / "gcc" / "fault_app.elf")
+    run = qemu_run(_app_elf(pte_u55_shared, folder, tmp_path, "fault_app", FAULT_APP))
     assert run.exit_code == 16, run.output
     assert "faulting now" in run.output, run.output
     assert re.search(r"E: fault: exception 6 pc=0x[0-9a-f]{8} .*CFSR=0x00010000", run.output), (
         run.output
     )
+
+
+SILENT_APP = """\
+#include "kit/app.h"
+
+/* No kit_platform_init(): the console never comes up, so not even the exit line is seen. */
+int ethosu_kit_app_main(void) { return kit_app_result(0); }
+"""
+
+
+def test_an_app_that_never_prints_its_exit_line_is_not_a_pass(
+    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """QEMU's status 0 alone once made `run` report success for a custom app that never
+    brought its console up: without the `kit: exit <code>` line it is exit 125, as on an
+    FVP, and the hint names the contract (docs/apps.md)."""
+    from ethosu_kit.cli import main as kit_main
+
+    need_qemu()
+    elf = _app_elf(pte_u55_shared, AN500, tmp_path, "silent_app", SILENT_APP)
+    assert qemu_run(elf).exit_code == 0, "QEMU's own status says 0"
+    capsys.readouterr()
+    assert kit_main(["run", str(elf)]) == 125
+    err = capsys.readouterr().err
+    assert "without the firmware's last line `kit: exit <code>`" in err, err
+    assert "kit_platform_init()" in err and "docs/apps.md" in err, err
 
 
 OWN_TIMER = """
@@ -439,6 +470,74 @@ def test_npu_selftest_on_ports(
     run = qemu_run(project / "build" / "gcc" / "selftest.elf", timeout=60)
     assert run.exit_code == 0, run.output
     assert "SELFTEST PASS (1 of 1 delegates passed)" in run.output, run.output
+
+
+def test_too_small_stack_on_a_core_without_a_stack_limit_is_an_overflow(
+    pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """Cortex-M7 (Armv7-M: no MSPLIM): a stack of 1024 B for a self-test that needs ~2.4 KiB
+    once ran over into .bss and still printed SELFTEST PASS, exit 0. Its MPU now guards
+    the stack's lowest 32 B: the overflow is a fault, named, exit 16."""
+    from ethosu_kit.cli import main as kit_main
+
+    need_cross_gcc()
+    project = tmp_path / "fw"
+    args = ["gen", "--pte", str(pte_u55_shared), "--board", str(AN500), "--app", "selftest"]
+    assert kit_main([*args, "--npu", "virtual", "--stack", "1024", "-o", str(project), "-q"]) == 0
+    assert kit_main(["build", str(project), "--app", "selftest", "--npu", "virtual"]) == 0
+    elf = project / "build" / "gcc" / "selftest.elf"
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+
+    with elf.open("rb") as f:
+        symtab = ELFFile(f).get_section_by_name(".symtab")
+        assert isinstance(symtab, SymbolTableSection)
+        (stack,) = symtab.get_symbol_by_name("kit_stack") or []
+        assert stack["st_value"] % 32 == 0, "the guard is an MPU region: 32-aligned"
+    run = qemu_run(elf, timeout=60)
+    assert run.exit_code == 16, run.output
+    assert (
+        "E: stack overflow: the stack of 1024 bytes is too small (the MPU guard at its bottom "
+        "was hit;" in run.output
+    ), run.output
+    assert "SELFTEST PASS" not in run.output, run.output
+    assert run.output.rstrip().endswith("kit: exit 16"), run.output
+
+
+STEPPED_OVER_APP = """\
+#include <stdint.h>
+
+#include "kit/app.h"
+#include "kit/platform.h"
+#include "kit/usage.h"
+#include "kit_memory_config.h"
+
+int ethosu_kit_app_main(void)
+{
+    kit_stack_paint();
+    if (kit_platform_init() != 0) {
+        return kit_app_result(KIT_EXIT_INIT);
+    }
+    /* What a frame larger than the guard leaves when it steps over it, and what a core
+     * without an MPU leaves of any overflow: the stack's lowest word written, no fault. */
+    *(volatile uint32_t *)(kit_stack + kit_stack_guard) = 0u;
+    kit_usage_report_stack_heap();
+    return kit_app_result(KIT_EXIT_OK);
+}
+"""
+
+
+def test_a_stack_used_to_its_bottom_without_a_fault_is_an_overflow(
+    pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """The check every core gets (the only one without MSPLIM or an MPU): the painted
+    stack's mark at the bottom is an overflow, after the usage line; exit 16."""
+    run = qemu_run(_app_elf(pte_u55_shared, AN500, tmp_path, "stepped", STEPPED_OVER_APP))
+    assert run.exit_code == 16, run.output
+    used = re.search(r"^usage: stack used (\d+) of (\d+) bytes$", run.output, re.M)
+    assert used and int(used.group(2)) - int(used.group(1)) == 32, "all but the guard"
+    assert "was used to its bottom (painted stack)" in run.output, run.output
+    assert run.output.rstrip().endswith("kit: exit 16"), run.output
 
 
 @pytest.mark.slow

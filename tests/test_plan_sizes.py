@@ -104,3 +104,41 @@ def test_method_pool_arithmetic_is_spelled_out(pte_cpu_op: Path) -> None:
     assert f"{method.num_values} values x 16" in why
     assert f"{method.num_tensors} tensors x 96" in why
     assert f"rounded to 256 = {size}" in why
+
+
+def test_the_selftest_plan_holds_only_what_the_selftest_uses(
+    pte_u85_shared: Path, tmp_path: Path
+) -> None:
+    """A self-test plan once carried the runner's planned buffers, method pool and its
+    16 KiB / 32 KiB stack and heap: 76 % of the Corstone-320 stand-in's 32 KiB DTCM. The
+    self-test uses the temp pool, the network and its vectors; the runner's plan is kept."""
+    from ethosu_kit.cli import main as kit_main
+    from ethosu_kit.memory_plan import MemoryPlan
+
+    def gen(app: str) -> tuple[MemoryPlan, str]:
+        out = tmp_path / app
+        args = ["gen", "--pte", str(pte_u85_shared), "--board", "cs320", "--qemu-stand-in"]
+        assert kit_main([*args, "--app", app, "-o", str(out), "-q"]) == 0
+        config = (out / "generated" / "kit_memory_config.h").read_text()
+        return MemoryPlan.from_json(out / "memory_plan.json"), config
+
+    runner, runner_config = gen("executor_runner")
+    selftest, selftest_config = gen("selftest")
+    runner_names = {b.name for b in runner.buffers}
+    names = {b.name for b in selftest.buffers}
+    assert {"method_pool", "planned_1"} <= runner_names
+    assert not {n for n in names if n.startswith(("planned_", "input_", "output_"))}
+    assert "method_pool" not in names
+    assert {"temp_pool", "network", "selftest_vectors", "stack", "heap"} <= names
+    assert (selftest.buffer("stack").size, selftest.buffer("heap").size) == (8 * KIB, 4 * KIB)
+    assert (runner.buffer("stack").size, runner.buffer("heap").size) == (16 * KIB, 32 * KIB)
+    assert "the default for app selftest" in selftest.buffer("stack").why
+
+    def dtcm_used(plan: MemoryPlan) -> int:
+        return next(u.used for u in plan.region_uses() if u.region.name == "DTCM")
+
+    assert dtcm_used(selftest) * 100 // (32 * KIB) < 40 < dtcm_used(runner) * 100 // (32 * KIB)
+    # the generated header says whose plan it is, and what a runner build would lack
+    assert '#define KIT_PLAN_APP "selftest"' in selftest_config
+    assert "KIT_PLAN_NO_RUNNER_POOLS" in selftest_config
+    assert "KIT_PLAN_NO_RUNNER_POOLS" not in runner_config

@@ -15,6 +15,7 @@
 #include "kit/log.h"
 #include "kit/platform.h"
 #include "kit/timing.h"
+#include "kit/usage.h"
 #include "kit_board_config.h"
 #include "kit_memory_config.h"
 #include "kit_model.h"
@@ -23,7 +24,6 @@
 #define CPU_ALIGN 8u  /* AAPCS stack and double-word data */
 #define STACK_MARGIN 512u /* bytes kept below the live stack pointer */
 
-size_t kit_heap_used(void);
 
 typedef struct {
     const char *name;
@@ -119,8 +119,9 @@ static void check_buffer(const char *name, uint8_t *addr, size_t size, const cha
         memory = memory_ok ? "pte-magic-ok" : "pte-magic-BAD";
     } else if (strcmp(name, "stack") == 0) {
         const uintptr_t sp = kit_get_msp();
-        if (sp > a + STACK_MARGIN && sp <= a + size) {
-            memory_ok = pattern_test(addr, (size_t)(sp - STACK_MARGIN - a));
+        const uintptr_t low = a + kit_stack_guard; /* above the MPU guard, if there is one */
+        if (sp > low + STACK_MARGIN && sp <= a + size) {
+            memory_ok = pattern_test(addr + kit_stack_guard, (size_t)(sp - STACK_MARGIN - low));
             memory = memory_ok ? "ok-below-sp" : "BAD";
         } else {
             memory_ok = 0;

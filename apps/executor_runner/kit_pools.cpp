@@ -6,6 +6,10 @@
 
 #include "kit_memory_config.h"
 
+#if defined(KIT_PLAN_NO_RUNNER_POOLS)
+#error "the project's memory plan is for another app (KIT_PLAN_APP) and has no method pool or planned buffers: regenerate it with gen-firmware --app executor_runner"
+#endif
+
 extern "C" uint8_t kit_method_pool[];
 extern "C" uint8_t kit_temp_pool[];
 #define KIT_RUNNER_DECLARE(index, name, symbol, size, region) extern "C" uint8_t symbol[];

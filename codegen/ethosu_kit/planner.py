@@ -48,6 +48,11 @@ TEMP_ALIGN_SLACK = NPU_ALIGN
 # dimension; the margin covers 1024 elements. Other kernels need none.
 TEMP_USING_KERNELS: dict[str, int] = {"aten::topk": 16 * KIB}
 MIN_POOL = NPU_ALIGN  # no zero-length arrays in the generated C
+# The stack's base alignment (generated as KIT_STACK_ALIGN): on an Armv7-M core with an
+# MPU the kit's start-up makes the stack's lowest KIT_STACK_ALIGN bytes a no-access MPU
+# region, its overflow guard (sdk/src/startup.c), and a PMSAv7 region is at least 32 B
+# and aligned to its size. 8 would do for the AAPCS.
+STACK_ALIGN = 32
 
 
 def cpu_temp_need(model: ModelInfo) -> tuple[int, str]:
@@ -76,12 +81,34 @@ METHOD_FIXED = 1 * KIB  # chains, input/output index tables, delegate-name strin
 # Linker-sized parts the plan must leave room for (override with PlanOptions.*_reserve).
 # executor_runner: runtime core ~69 KB, prim ops ~16 KB, delegate ~7 KB, driver ~9 KB,
 # selected kernels and libc/libstdc++ (measured on the firmware side).
-# The self-test plans what the runner plans (plus its vectors), so that the runner still
-# fits a project generated for it: the default estimates are the runner's.
-CODE_ESTIMATE = {"executor_runner": 320 * KIB, "bringup": 32 * KIB}
-DATA_ESTIMATE = {"executor_runner": 32 * KIB, "bringup": 8 * KIB}
+# selftest: ~103 KB of code with the virtual NPU (GCC 12, U55 and U65 streams), less with
+# the Arm driver; ~7 KiB of statics (the virtual NPU's state and per-run tables).
+CODE_ESTIMATE = {"executor_runner": 320 * KIB, "bringup": 32 * KIB, "selftest": 192 * KIB}
+DATA_ESTIMATE = {"executor_runner": 32 * KIB, "bringup": 8 * KIB, "selftest": 16 * KIB}
 DEFAULT_CODE_ESTIMATE = 320 * KIB
 DEFAULT_DATA_ESTIMATE = 32 * KIB
+
+# The apps whose plan has no ExecuTorch runner pools (planned_<i>, input_<i>/output_<i>
+# copies, method_pool): the self-test runs the command streams itself, from the temp
+# pool, the fast scratch and its vectors. Every other app gets them: the runner uses
+# them, bringup proves them on the board, and a folder of the user's may be a runner too.
+NO_RUNNER_POOLS = frozenset({"selftest"})
+# Stack and heap when not given, by app (else PlanOptions' defaults, the runner's
+# 16 KiB / 32 KiB). The self-test's deepest stack is ~2.4 KiB with GCC and ~5.7 KiB with
+# clang-19 (the virtual NPU's frames, docs/memory.md); its heap a few hundred bytes.
+DEFAULT_STACK_HEAP = {"selftest": (8 * KIB, 4 * KIB)}
+
+
+def uses_runner_pools(app: str) -> bool:
+    """Whether the plan for `app` holds the ExecuTorch runner's pools."""
+    return app not in NO_RUNNER_POOLS
+
+
+def default_stack_heap(app: str) -> tuple[int, int]:
+    """The stack and heap `app` is planned with when no size is given."""
+    runner = PlanOptions()
+    return DEFAULT_STACK_HEAP.get(app, (runner.stack, runner.heap))
+
 
 _SIZE_SUFFIX = re.compile(r"_(\d+)(KB|MB)$", re.IGNORECASE)
 
@@ -390,12 +417,11 @@ class _Planner:
                 "stack",
                 Role.STACK,
                 self.options.stack,
-                8,
+                STACK_ALIGN,
                 False,
                 False,
                 stack_regions,
-                self.options.stack_why
-                or f"--stack {self.options.stack} (option; ExecuTorch + driver call depth)",
+                self.options.stack_why or f"--stack {self.options.stack} ({self._whose(0)})",
                 "pass a smaller --stack, or use a board with more on-chip RAM",
             )
         )
@@ -418,68 +444,19 @@ class _Planner:
                 False,
                 False,
                 cpu_ram,
-                self.options.heap_why
-                or f"--heap {self.options.heap} (option; delegate handles use new, "
-                "the driver's semaphores malloc)",
+                self.options.heap_why or f"--heap {self.options.heap} ({self._whose(1)})",
                 "pass a smaller --heap, or use a board with more on-chip RAM",
             )
         )
 
         # 3. CPU buffers, hottest first: planned activations, IO, then the method pool.
-        for i, size in enumerate(method.planned_buffers, start=1):
-            self.place(
-                _Want(
-                    f"planned_{i}",
-                    Role.PLANNED,
-                    size,
-                    NPU_ALIGN,
-                    False,
-                    False,
-                    cpu_ram,
-                    f"mem_id {i} of method {method.name}: non_const_buffer_sizes[{i}] = {size}",
-                    _CPU_HINT,
-                )
+        if uses_runner_pools(app):
+            self._runner_pools(method, cpu_ram)
+        else:
+            self.notes.append(
+                f"app {app}: no ExecuTorch runner pools (planned buffers, IO copies, method "
+                "pool); gen --app executor_runner plans them"
             )
-        for kind, role, tensors in (
-            ("input", Role.INPUT, method.inputs),
-            ("output", Role.OUTPUT, method.outputs),
-        ):
-            for i, t in enumerate(tensors):
-                if t.planned or t.nbytes == 0:
-                    continue  # already inside planned_<mem_id>: a copy would count it twice
-                self.place(
-                    _Want(
-                        f"{kind}_{i}",
-                        role,
-                        t.nbytes,
-                        NPU_ALIGN,
-                        False,
-                        False,
-                        cpu_ram,
-                        f"{kind} {i} of {method.name} (not memory-planned): "
-                        f"{t.dtype}{list(t.shape)} = {t.nbytes} B",
-                        _CPU_HINT,
-                        symbol=f"kit_{kind}_{i}",
-                        section=f".kit.{kind}_{i}",
-                    )
-                )
-        pool, pool_why = method_pool_size(method)
-        if self.options.method_pool is not None:
-            pool = max(MIN_POOL, _round_up(self.options.method_pool, NPU_ALIGN))
-            pool_why = self.options.method_pool_why or f"--method-pool {pool} (option)"
-        self.place(
-            _Want(
-                "method_pool",
-                Role.METHOD_POOL,
-                pool,
-                NPU_ALIGN,
-                False,
-                False,
-                cpu_ram,
-                pool_why,
-                _CPU_HINT,
-            )
-        )
 
         if self.options.npu == "virtual" and self.options.vnpu_workspace is not None:
             size = max(MIN_POOL, _round_up(self.options.vnpu_workspace, NPU_ALIGN))
@@ -553,6 +530,70 @@ class _Planner:
             buffers=tuple(self.buffers),
             options=self.options,
             notes=tuple(self.notes),
+        )
+
+    def _whose(self, which: int) -> str:
+        """Where the stack (0) or heap (1) size came from, for the plan's why."""
+        app = self.options.app
+        if (self.options.stack, self.options.heap)[which] == default_stack_heap(app)[which]:
+            return f"the default for app {app}; --stack/--heap auto sizes it from a measurement"
+        return "option"
+
+    def _runner_pools(self, method: MethodInfo, cpu_ram: list[MemoryRegion]) -> None:
+        """The executor_runner's: planned activations, unplanned IO, the method pool."""
+        for i, size in enumerate(method.planned_buffers, start=1):
+            self.place(
+                _Want(
+                    f"planned_{i}",
+                    Role.PLANNED,
+                    size,
+                    NPU_ALIGN,
+                    False,
+                    False,
+                    cpu_ram,
+                    f"mem_id {i} of method {method.name}: non_const_buffer_sizes[{i}] = {size}",
+                    _CPU_HINT,
+                )
+            )
+        for kind, role, tensors in (
+            ("input", Role.INPUT, method.inputs),
+            ("output", Role.OUTPUT, method.outputs),
+        ):
+            for i, t in enumerate(tensors):
+                if t.planned or t.nbytes == 0:
+                    continue  # already inside planned_<mem_id>: a copy would count it twice
+                self.place(
+                    _Want(
+                        f"{kind}_{i}",
+                        role,
+                        t.nbytes,
+                        NPU_ALIGN,
+                        False,
+                        False,
+                        cpu_ram,
+                        f"{kind} {i} of {method.name} (not memory-planned): "
+                        f"{t.dtype}{list(t.shape)} = {t.nbytes} B",
+                        _CPU_HINT,
+                        symbol=f"kit_{kind}_{i}",
+                        section=f".kit.{kind}_{i}",
+                    )
+                )
+        pool, pool_why = method_pool_size(method)
+        if self.options.method_pool is not None:
+            pool = max(MIN_POOL, _round_up(self.options.method_pool, NPU_ALIGN))
+            pool_why = self.options.method_pool_why or f"--method-pool {pool} (option)"
+        self.place(
+            _Want(
+                "method_pool",
+                Role.METHOD_POOL,
+                pool,
+                NPU_ALIGN,
+                False,
+                False,
+                cpu_ram,
+                pool_why,
+                _CPU_HINT,
+            )
         )
 
     def _temp_pool(self, regions: list[MemoryRegion], cpu_ram: list[MemoryRegion]) -> None:

@@ -15,7 +15,9 @@
 #include "kit/armv8m.h"
 #include "kit/hal.h"
 #include "kit/platform.h"
+#include "kit/usage.h"
 #include "kit_board_config.h"
+#include "kit_memory_config.h"
 #include "kit_sections.h"
 
 #if defined(__ARM_ARCH_8M_MAIN__) || defined(__ARM_ARCH_8_1M_MAIN__)
@@ -115,6 +117,35 @@ _Static_assert(sizeof(kit_vectors) <= KIT_VECTOR_TABLE_ALIGN, "VTOR alignment to
  */
 __attribute__((weak)) void *__dso_handle = NULL;
 
+#if !KIT_COMPILED_ARMV8M && !defined(__ARMCC_VERSION)
+/* Armv7-M has no stack limit register. Where the core has an MPU, the stack's lowest
+ * KIT_STACK_ALIGN bytes become a no-access region: a push into them is a MemManage fault
+ * before anything below the stack is written (a frame larger than the guard that skips
+ * it is left to the painted stack's check, kit_usage_report_stack_heap). The plan aligns
+ * the stack's base to KIT_STACK_ALIGN (planner.STACK_ALIGN), a region's size and
+ * alignment. The highest region number wins where a port's own regions overlap it. */
+_Static_assert(KIT_STACK_ALIGN >= 32u && (KIT_STACK_ALIGN & (KIT_STACK_ALIGN - 1u)) == 0u,
+               "the stack guard is an MPU region: a power of two of at least 32 bytes");
+static void kit_stack_guard_init(void)
+{
+    const uint32_t regions = MPU_TYPE_DREGION(MPU_TYPE);
+    if (regions == 0u) {
+        return; /* no MPU: the painted stack's check only */
+    }
+    MPU_RNR = regions - 1u;
+    MPU_RBAR = (uint32_t)(uintptr_t)__StackLimit;
+    MPU_RASR = MPU_RASR_XN | MPU_RASR_SIZE((uint32_t)__builtin_ctz(KIT_STACK_ALIGN)) |
+               MPU_RASR_ENABLE;
+    MPU_CTRL = MPU_CTRL_PRIVDEFENA | MPU_CTRL_ENABLE;
+    kit_dsb();
+    kit_isb();
+    kit_stack_guard = KIT_STACK_ALIGN;
+}
+#define KIT_STACK_GUARD_INIT() kit_stack_guard_init()
+#else
+#define KIT_STACK_GUARD_INIT() ((void)0)
+#endif
+
 __attribute__((noreturn)) void Reset_Handler(void)
 {
 #if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
@@ -158,6 +189,7 @@ __attribute__((noreturn)) void Reset_Handler(void)
 
     SCB_VTOR = (uint32_t)(uintptr_t)kit_vectors;
     kit_system_init();
+    KIT_STACK_GUARD_INIT(); /* after .bss: it records the guard in kit_stack_guard */
 
     /* C++ static constructors (no crti/_init: the arrays are all there is). */
     for (kit_vector_t *f = __preinit_array_start; f < __preinit_array_end; ++f) {
@@ -190,5 +222,27 @@ __attribute__((naked)) void HardFault_Handler(void)
                    "ite eq\n"
                    "mrseq r0, msp\n"
                    "mrsne r0, psp\n"
+#if !KIT_COMPILED_ARMV8M && !defined(__ARMCC_VERSION)
+        /* With the stack guard (kit_stack_guard_init): the MPU off, so the report's pushes
+         * do not fault again; and when the stack pointer is in the guard or below the
+         * stack, the report runs from the stack's top (the image ends here anyway). No
+         * guard (no MPU): nothing to undo, MPU_CTRL is not touched. */
+        "ldr r3, =kit_stack_guard\n"
+        "ldr r3, [r3]\n"
+        "cbz r3, 1f\n"
+        "ldr r1, =0xE000ED94\n" /* MPU_CTRL_ADDR */
+        "movs r2, #0\n"
+        "str r2, [r1]\n"
+        "dsb\n"
+        "isb\n"
+        "mrs r1, msp\n"
+        "ldr r2, =__StackLimit\n"
+        "add r2, r3\n"
+        "cmp r1, r2\n"
+        "bhs 1f\n"
+        "ldr r1, =__StackTop\n"
+        "msr msp, r1\n"
+        "1:\n"
+#endif
                    "b kit_fault_report\n");
 }

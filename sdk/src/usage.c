@@ -1,7 +1,9 @@
 #include "kit/usage.h"
 
 #include "kit/armv8m.h"
+#include "kit/hal.h"
 #include "kit/log.h"
+#include "kit/platform.h"
 
 #if defined(__ARMCC_VERSION)
 extern uint8_t Image$$ARM_LIB_STACK$$ZI$$Base[];
@@ -30,6 +32,8 @@ extern uint8_t __kit_heap_limit[];
 __attribute__((weak)) size_t kit_heap_used(void) { return 0; }
 #endif
 
+size_t kit_stack_guard;
+
 #define PAINT 0x5AC3A53Cu
 /* Bytes below the live stack pointer left unpainted: this function's own frame and an
  * interrupt's exception frame may land there while it runs. */
@@ -38,7 +42,7 @@ __attribute__((weak)) size_t kit_heap_used(void) { return 0; }
 void kit_stack_paint(void)
 {
     const uintptr_t sp = kit_get_msp();
-    uint32_t *w = (uint32_t *)(uintptr_t)STACK_LIMIT;
+    uint32_t *w = (uint32_t *)(uintptr_t)(STACK_LIMIT + kit_stack_guard);
     uint32_t *end = (uint32_t *)((sp - PAINT_MARGIN) & ~(uintptr_t)3u);
     while (w < end) {
         *w++ = PAINT;
@@ -52,7 +56,7 @@ static int npu_tracked;
 
 size_t kit_stack_high_water(void)
 {
-    const uint32_t *w = (const uint32_t *)(uintptr_t)STACK_LIMIT;
+    const uint32_t *w = (const uint32_t *)(uintptr_t)(STACK_LIMIT + kit_stack_guard);
     const uint32_t *top = (const uint32_t *)(uintptr_t)STACK_TOP;
     while (w < top && *w == PAINT) {
         ++w;
@@ -61,6 +65,11 @@ size_t kit_stack_high_water(void)
 }
 
 size_t kit_stack_size(void) { return (size_t)(STACK_TOP - STACK_LIMIT); }
+
+int kit_stack_guard_hit(uintptr_t addr)
+{
+    return addr - (uintptr_t)STACK_LIMIT < kit_stack_guard;
+}
 
 size_t kit_heap_size(void) { return (size_t)(HEAP_LIMIT - HEAP_BASE); }
 
@@ -90,7 +99,8 @@ void kit_stack_npu_leave(void)
 void kit_usage_report_stack_heap(void)
 {
     const size_t mark = kit_stack_high_water();
-    kit_usage_report("stack", mark > npu_mark ? mark : npu_mark, kit_stack_size());
+    const size_t deepest = mark > npu_mark ? mark : npu_mark;
+    kit_usage_report("stack", deepest, kit_stack_size());
     kit_usage_report("heap", kit_heap_used(), kit_heap_size());
     if (npu_tracked) {
         kit_usage_report("stack_cpu", mark > cpu_mark ? mark : cpu_mark, kit_stack_size());
@@ -100,5 +110,19 @@ void kit_usage_report_stack_heap(void)
     const uintptr_t entry = kit_npu_lowest_entry();
     if (entry != 0 && entry <= (uintptr_t)STACK_TOP) {
         kit_usage_report("npu_entry", (size_t)((uintptr_t)STACK_TOP - entry), kit_stack_size());
+    }
+    /* A mark at the bottom word (above the guard, where there is one): the stack was used
+     * to its last byte, so it most likely went on below it into whatever the link put
+     * there (.bss on many layouts). Armv8-M faults on that at the first push (MSPLIM) and
+     * an Armv7-M MPU guard on an access to it, but a core with neither, or a frame that
+     * stepped over the guard, overflows silently: this is the check every core gets. An
+     * image that used every byte with none to spare for an interrupt is wrong anyway. */
+    if (deepest >= kit_stack_size() - kit_stack_guard) {
+        kit_printf("E: stack overflow: the stack of %u bytes was used to its bottom (painted "
+                   "stack), memory below it may be corrupt; gen-firmware --stack auto sizes it "
+                   "from a measurement\n",
+                   (unsigned)kit_stack_size());
+        kit_printf("kit: exit %d\n", KIT_EXIT_FAULT); /* the code `ethosu-kit run` reports */
+        kit_exit(KIT_EXIT_FAULT);
     }
 }

@@ -133,15 +133,16 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--stack",
         type=stack_size,
         metavar="SIZE|auto",
-        help="stack size: a multiple of 8, at least 1KiB (default 16KiB); auto: the "
-        "high-water mark of a QEMU run of the app + 256 B for an interrupt (docs/memory.md)",
+        help="stack size: a multiple of 8, at least 1KiB (default 16KiB, selftest 8KiB); "
+        "auto: the high-water mark of a QEMU run of the app + 256 B for an interrupt "
+        "(docs/memory.md)",
     )
     parser.add_argument(
         "--heap",
         type=heap_size,
         metavar="SIZE|auto",
-        help="heap size: a multiple of 8, at least 8 (default 32KiB); auto: measured in a "
-        "QEMU run of the app",
+        help="heap size: a multiple of 8, at least 8 (default 32KiB, selftest 4KiB); auto: "
+        "measured in a QEMU run of the app",
     )
     parser.add_argument(
         "--method-pool",
@@ -161,8 +162,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "--app",
         default="executor_runner",
         choices=["executor_runner", "bringup", "selftest"],
-        help="the app the pools are sized for and CMake builds by default (selftest: the "
-        "runner's plan plus the NPU self-test's vectors)",
+        help="the app the plan holds buffers for and CMake builds by default (selftest: "
+        "the NPU self-test's vectors, none of the runner's pools; docs/apps.md)",
     )
     parser.add_argument(
         "--vectors",
@@ -242,12 +243,14 @@ def run(args: argparse.Namespace) -> int:
         from ethosu_kit.input_data import load_input_data
 
         input_data = load_input_data(args.inputs, model)
-    defaults = PlanOptions()
+    from ethosu_kit.planner import default_stack_heap
+
+    stack, heap = default_stack_heap(args.app)
     options = PlanOptions(
         input_data=tuple(len(input_data[i]) for i in sorted(input_data)) if input_data else (),
         fast_scratch=args.fast_scratch,
-        stack=args.stack if isinstance(args.stack, int) else defaults.stack,
-        heap=args.heap if isinstance(args.heap, int) else defaults.heap,
+        stack=args.stack if isinstance(args.stack, int) else stack,
+        heap=args.heap if isinstance(args.heap, int) else heap,
         method_pool=args.method_pool if isinstance(args.method_pool, int) else None,
         app=args.app,
         allow_cpu_only=args.allow_cpu_only,

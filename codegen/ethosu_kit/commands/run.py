@@ -201,6 +201,19 @@ def run(args: argparse.Namespace) -> int:
             error.exit_code = NO_EXIT_LINE
             raise error
         code = result.exit_code if result.exit_code is not None else 1
+        if code == 0 and not _exit_lines(result.output) and image.board.console.kind != "none":
+            from ethosu_kit.errors import KitError
+
+            # Exit status 0 alone is not a pass: an app whose console never came up (no
+            # kit_platform_init) or that left by another way than kit_app_result is unproven.
+            error = KitError(
+                f"{args.elf}: {name} exited with status 0 without the firmware's last line "
+                "`kit: exit <code>`: the app never said how it ended",
+                hint="a kit app calls kit_platform_init() first and ends through "
+                "kit_app_result(code) (docs/apps.md)",
+            )
+            error.exit_code = NO_EXIT_LINE
+            raise error
         if code == 0:
             io.collect(workdir)
     from ethosu_kit.exit_codes import describe

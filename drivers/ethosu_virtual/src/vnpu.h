@@ -505,6 +505,17 @@ int vnpu_fm_precision(struct fm *f, uint32_t prec, int bits, const char *what, c
 /* Base address and size of region `region` (the driver's base_addr[region]). */
 int vnpu_region(const struct vnpu_env *env, unsigned region, uint8_t **mem, size_t *size, const char *what,
                 char *why, size_t len);
+/*
+ * Decimal text of a 64-bit value, for error messages: the firmware's C library
+ * (newlib-nano) has no %lld/%llu, so a message prints VNPU_I64(x) / VNPU_U64(x) with %s.
+ * The text is in a compound literal of the caller's block (C99: it lives until the block
+ * ends), so several may be arguments of one snprintf.
+ */
+#define VNPU_NUM_LEN 21 /* "-9223372036854775808" and its NUL */
+const char *vnpu_i64(char *buf, int64_t v);
+const char *vnpu_u64(char *buf, uint64_t v);
+#define VNPU_I64(v) vnpu_i64((char[VNPU_NUM_LEN]){0}, (int64_t)(v))
+#define VNPU_U64(v) vnpu_u64((char[VNPU_NUM_LEN]){0}, (uint64_t)(v))
 /* "<prefix><command name> at command word N: <message>" into env->error. */
 void vnpu_error(struct vnpu_env *env, const struct vnpu_isa *isa, uint32_t code, size_t word, const char *prefix,
                 const char *fmt, va_list ap);

@@ -352,7 +352,7 @@ int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nw
         {
             /* a 40-bit address: addr_hi in param bits 7:0, addr_lo in the payload */
             unsigned long long addr = ((unsigned long long)(param & 0xffu) << 32) | payload;
-            snprintf(tmp, sizeof(tmp), " %.*s=%llu", (int)name_len, name, addr);
+            snprintf(tmp, sizeof(tmp), " %.*s=%s", (int)name_len, name, VNPU_U64(addr));
             append(buf, len, &used, tmp);
             continue;
         }

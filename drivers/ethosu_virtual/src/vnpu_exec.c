@@ -721,8 +721,8 @@ static int op_conv(struct run *run, int depthwise)
     uint64_t slen = W1(SCALE_LENGTH) & 0xfffffu;
     if (slen < (uint64_t)depth_out * 10u || sbase + slen > ssize)
     {
-        return fail(run, "scale stream [%llu, +%llu) does not hold %d records inside its region of %lu bytes",
-                    (unsigned long long)sbase, (unsigned long long)slen, depth_out, (unsigned long)ssize);
+        return fail(run, "scale stream [%s, +%s) does not hold %d records inside its region of %lu bytes",
+                    VNPU_U64(sbase), VNPU_U64(slen), depth_out, (unsigned long)ssize);
     }
     const uint8_t *scales = smem + sbase;
 
@@ -737,8 +737,8 @@ static int op_conv(struct run *run, int depthwise)
     uint64_t wlen = W1(WEIGHT_LENGTH);
     if (wbase + wlen > wsize)
     {
-        return fail(run, "weight stream [%llu, +%llu) outside its region of %lu bytes", (unsigned long long)wbase,
-                    (unsigned long long)wlen, (unsigned long)wsize);
+        return fail(run, "weight stream [%s, +%s) outside its region of %lu bytes", VNPU_U64(wbase),
+                    VNPU_U64(wlen), (unsigned long)wsize);
     }
     size_t ws_size;
     uint8_t *ws = (uint8_t *)vnpu_workspace(&ws_size);
@@ -955,8 +955,8 @@ static int dma_span(struct run *run, uint32_t region_reg, uint64_t addr, uint64_
     }
     if (addr + len > size)
     {
-        return fail(run, "%s [%llu, +%llu) outside region %lu of %lu bytes", what, (unsigned long long)addr,
-                    (unsigned long long)len, (unsigned long)(region_reg & 7u), (unsigned long)size);
+        return fail(run, "%s [%s, +%s) outside region %lu of %lu bytes", what, VNPU_U64(addr), VNPU_U64(len),
+                    (unsigned long)(region_reg & 7u), (unsigned long)size);
     }
     return 0;
 }
@@ -989,8 +989,8 @@ static int op_dma(struct run *run)
         uint64_t lut_base = shram - 2048u;
         if (shram < 2048u || dst < lut_base || dst + len > shram)
         {
-            return fail(run, "DMA into SHRAM [%llu, +%llu) outside the LUT area [%llu, %llu)", (unsigned long long)dst,
-                        (unsigned long long)len, (unsigned long long)lut_base, (unsigned long long)shram);
+            return fail(run, "DMA into SHRAM [%s, +%s) outside the LUT area [%s, %s)", VNPU_U64(dst),
+                        VNPU_U64(len), VNPU_U64(lut_base), VNPU_U64(shram));
         }
         memcpy(run->env->lut + (dst - lut_base), smem + src, (size_t)len);
         return 0;

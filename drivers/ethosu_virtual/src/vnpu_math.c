@@ -109,8 +109,8 @@ int vnpu_fm_check(const struct fm *f, const char *what, char *why, size_t len)
         }
         if (lo < 0 || hi + f->elem > (int64_t)f->size)
         {
-            snprintf(why, len, "%s tile %d spans bytes [%lld, %lld) outside its region of %lu bytes", what, t,
-                     (long long)lo, (long long)(hi + f->elem), (unsigned long)f->size);
+            snprintf(why, len, "%s tile %d spans bytes [%s, %s) outside its region of %lu bytes", what, t,
+                     VNPU_I64(lo), VNPU_I64(hi + f->elem), (unsigned long)f->size);
             return -1;
         }
     }
@@ -329,6 +329,30 @@ void vnpu_tap16(const struct fm *ifm, const struct kernel *k, int y, int x, int1
             }
         }
     }
+}
+
+const char *vnpu_u64(char *buf, uint64_t v)
+{
+    char *p = buf + VNPU_NUM_LEN - 1;
+    *p = '\0';
+    do
+    {
+        *--p = (char)('0' + (int)(v % 10u));
+        v /= 10u;
+    } while (v != 0);
+    return p;
+}
+
+const char *vnpu_i64(char *buf, int64_t v)
+{
+    if (v >= 0)
+    {
+        return vnpu_u64(buf, (uint64_t)v);
+    }
+    /* the magnitude in unsigned arithmetic: -INT64_MIN does not fit an int64_t */
+    char *p = (char *)vnpu_u64(buf, 0u - (uint64_t)v);
+    *--p = '-';
+    return p;
 }
 
 #ifdef ETHOSU_VIRTUAL_WEIGHT_CACHE

@@ -1052,8 +1052,8 @@ static int setup_scales(struct run85 *run, struct scale_stream *ss, int channels
     uint64_t slen = W1(SCALE_LENGTH) & 0xfffffu;
     if (sbase < 0 || slen < (uint64_t)channels * 10u || (uint64_t)sbase + slen > ssize)
     {
-        return fail(run, "scale stream [%lld, +%llu) does not hold %d records inside its region of %lu bytes",
-                    (long long)sbase, (unsigned long long)slen, channels, (unsigned long)ssize);
+        return fail(run, "scale stream [%s, +%s) does not hold %d records inside its region of %lu bytes",
+                    VNPU_I64(sbase), VNPU_U64(slen), channels, (unsigned long)ssize);
     }
     ss->rec = smem + sbase;
     return 0;
@@ -1676,8 +1676,8 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
         uint64_t wlen = W1(base_reg + 1u);
         if (wbase < 0 || (uint64_t)wbase + wlen > wsize)
         {
-            return fail(run, "weight stream %d [%lld, +%llu) outside its region of %lu bytes", s, (long long)wbase,
-                        (unsigned long long)wlen, (unsigned long)wsize);
+            return fail(run, "weight stream %d [%s, +%s) outside its region of %lu bytes", s, VNPU_I64(wbase),
+                        VNPU_U64(wlen), (unsigned long)wsize);
         }
         if (s < 4)
         {
@@ -1709,7 +1709,7 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
         uint64_t wlen = W1(base_reg + 1u);
         if (fwd_format && fwd_init(&fwd, wmem + wbase, (size_t)wlen) != 0)
         {
-            return fail(run, "FWD weight stream of %llu bytes has no header", (unsigned long long)wlen);
+            return fail(run, "FWD weight stream of %s bytes has no header", VNPU_U64(wlen));
         }
         for (int part = 0; part < (fwd_format ? g.streams : 1); part++)
         {
@@ -2038,9 +2038,9 @@ static int op_dma_indexed(struct run85 *run, unsigned mode)
     if (len < 0 || n0 < 1 || n1 < 1 || skip1 < 0 || idx < 0 || idx_end > (int64_t)isize)
     {
         return fail(run,
-                    "indexed DMA of %lldx%lld rows of %lld bytes, indices [%lld, %lld): "
+                    "indexed DMA of %sx%s rows of %s bytes, indices [%s, %s): "
                     "not inside region %lu of %lu bytes",
-                    (long long)n1, (long long)n0, (long long)len, (long long)idx, (long long)idx_end,
+                    VNPU_I64(n1), VNPU_I64(n0), VNPU_I64(len), VNPU_I64(idx), VNPU_I64(idx_end),
                     (unsigned long)(R0(DMA0_IDX_REGION) & 7u), (unsigned long)isize);
     }
     for (int64_t i = 0; i < n0 * n1; i++)
@@ -2056,15 +2056,15 @@ static int op_dma_indexed(struct run85 *run, unsigned mode)
         }
         if (k < 0 || k > idx_max)
         {
-            return fail(run, "indexed DMA: index %lld (row %lld) outside 0..IDX_MAX %lld", (long long)k,
-                        (long long)i, (long long)idx_max);
+            return fail(run, "indexed DMA: index %s (row %s) outside 0..IDX_MAX %s", VNPU_I64(k),
+                        VNPU_I64(i), VNPU_I64(idx_max));
         }
         int64_t s = src + i1 * ss1 + (scatter ? i0 : k) * ss0;
         int64_t d = dst + i1 * ds1 + (scatter ? k : i0) * ds0;
         if (s < 0 || s + len > (int64_t)ssize || d < 0 || d + len > (int64_t)dsize)
         {
-            return fail(run, "indexed DMA row %lld: [%lld, +%lld) -> [%lld, +%lld) outside its regions",
-                        (long long)i, (long long)s, (long long)len, (long long)d, (long long)len);
+            return fail(run, "indexed DMA row %s: [%s, +%s) -> [%s, +%s) outside its regions",
+                        VNPU_I64(i), VNPU_I64(s), VNPU_I64(len), VNPU_I64(d), VNPU_I64(len));
         }
         memmove(dmem + d, smem + s, (size_t)len);
     }
@@ -2117,8 +2117,8 @@ static int op_dma(struct run85 *run)
     }
     if (len < 0 || n0 < 1 || n1 < 1)
     {
-        return fail(run, "DMA of %lld bytes x %lld x %lld is not defined", (long long)len, (long long)n0,
-                    (long long)n1);
+        return fail(run, "DMA of %s bytes x %s x %s is not defined", VNPU_I64(len), VNPU_I64(n0),
+                    VNPU_I64(n1));
     }
     /* every row must lie inside both memories: check the corners */
     for (int corner = 0; corner < 4; corner++)
@@ -2129,13 +2129,13 @@ static int op_dma(struct run85 *run)
         int64_t d = dst + i1 * ds1 + i0 * ds0;
         if (s < 0 || s + len > (int64_t)ssize)
         {
-            return fail(run, "DMA source row [%lld, +%lld) outside region %lu of %lu bytes", (long long)s,
-                        (long long)len, (unsigned long)(src_reg & 7u), (unsigned long)ssize);
+            return fail(run, "DMA source row [%s, +%s) outside region %lu of %lu bytes", VNPU_I64(s),
+                        VNPU_I64(len), (unsigned long)(src_reg & 7u), (unsigned long)ssize);
         }
         if (d < 0 || d + len > (int64_t)dsize)
         {
-            return fail(run, "DMA destination row [%lld, +%lld) outside %s of %lu bytes", (long long)d,
-                        (long long)len, ((dst_reg >> 8) & 1u) ? "the lutram" : "its region", (unsigned long)dsize);
+            return fail(run, "DMA destination row [%s, +%s) outside %s of %lu bytes", VNPU_I64(d),
+                        VNPU_I64(len), ((dst_reg >> 8) & 1u) ? "the lutram" : "its region", (unsigned long)dsize);
         }
     }
     for (int64_t i1 = 0; i1 < n1; i1++)

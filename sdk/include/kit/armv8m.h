@@ -21,6 +21,8 @@
 #define SCB_CFSR KIT_REG32(0xE000ED28u)
 #define SCB_CFSR_STKOF (1u << 20) /* UsageFault: stack limit (MSPLIM) violated */
 #define SCB_CFSR_BFARVALID (1u << 15) /* BusFault: BFAR holds the faulting address */
+#define SCB_CFSR_MMARVALID (1u << 7)  /* MemManage: MMFAR holds the faulting address */
+#define SCB_CFSR_MSTKERR (1u << 4)    /* MemManage: exception entry's stacking faulted */
 #define SCB_HFSR KIT_REG32(0xE000ED2Cu)
 #define SCB_MMFAR KIT_REG32(0xE000ED34u)
 #define SCB_BFAR KIT_REG32(0xE000ED38u)
@@ -33,6 +35,20 @@
 #define SCB_SHCSR_FAULTS_ENA (7u << 16) /* MemManage, BusFault, UsageFault enables */
 /* CP10/CP11 = FPU and MVE (Armv8.1-M shares the coprocessor enables): full access */
 #define SCB_CPACR_CP10_CP11_FULL (0xFu << 20)
+
+/* Armv7-M MPU (PMSAv7) */
+#define MPU_TYPE KIT_REG32(0xE000ED90u)
+#define MPU_CTRL_ADDR 0xE000ED94u
+#define MPU_CTRL KIT_REG32(MPU_CTRL_ADDR)
+#define MPU_RNR KIT_REG32(0xE000ED98u)
+#define MPU_RBAR KIT_REG32(0xE000ED9Cu)
+#define MPU_RASR KIT_REG32(0xE000EDA0u)
+#define MPU_TYPE_DREGION(t) (((t) >> 8) & 0xFFu)
+#define MPU_CTRL_ENABLE (1u << 0)
+#define MPU_CTRL_PRIVDEFENA (1u << 2) /* the default memory map for what no region covers */
+#define MPU_RASR_ENABLE (1u << 0)
+#define MPU_RASR_SIZE(log2) (((log2) - 1u) << 1) /* region of 2^log2 bytes */
+#define MPU_RASR_XN (1u << 28)                    /* AP = 0 (bits 26:24): no access at all */
 
 /* Cache maintenance operations (B11.2, "Cache maintenance operations") */
 #define CACHE_ICIALLU KIT_REG32(0xE000EF50u)

@@ -14,6 +14,12 @@
 extern "C" {
 #endif
 
+/* Bytes at the stack's bottom no access may touch: the MPU guard the kit's start-up puts
+ * there on an Armv7-M core with an MPU (0 elsewhere); the paint and the scan skip them. */
+extern size_t kit_stack_guard;
+/* Whether `addr` is in that guard (a MemManage fault there is a stack overflow). */
+int kit_stack_guard_hit(uintptr_t addr);
+
 /* Fill the stack below the live frame with the paint pattern. Call it first thing in
  * the app: everything above the caller's frame counts as used. */
 void kit_stack_paint(void);
@@ -29,7 +35,9 @@ size_t kit_heap_size(void);
 /* One `usage: <what> used <n> of <m> bytes` line, the format the host parses. */
 void kit_usage_report(const char *what, size_t used, size_t size);
 /* The stack and heap lines (and, with the virtual NPU, `stack_cpu` and `npu_entry`: the
- * stack depth where the NPU driver was entered). */
+ * stack depth where the NPU driver was entered). A stack used to its bottom word is an
+ * overflow: it then prints `E: stack overflow: …` and `kit: exit 16` and does not return
+ * (docs/memory.md). */
 void kit_usage_report_stack_heap(void);
 /* The lowest stack address at the NPU driver's entry, or 0 where it is not recorded. */
 uintptr_t kit_npu_lowest_entry(void);

@@ -44,11 +44,17 @@ void kit_hal_fault_report(const kit_fault_t *fault)
         for (;;) { /* the fault is the semihosting call itself: no host, nothing to tell */
         }
     }
-    if (fault->cfsr & SCB_CFSR_STKOF) {
-        /* Stacking itself hit the stack limit (MSPLIM): the frame is not there. */
-        kit_printf("\nE: stack overflow: the stack of %u bytes is too small (CFSR.STKOF; "
+    /* Armv7-M: an access to the MPU guard at the stack's bottom, or exception entry's
+     * stacking into it (MSTKERR: the frame is not there); the guard is the only region. */
+    const int guard = kit_stack_guard != 0u &&
+                      ((fault->cfsr & SCB_CFSR_MSTKERR) ||
+                       ((fault->cfsr & SCB_CFSR_MMARVALID) && kit_stack_guard_hit(fault->mmfar)));
+    if ((fault->cfsr & SCB_CFSR_STKOF) || guard) {
+        /* Stacking itself hit the stack limit (MSPLIM) or the guard: no frame to show. */
+        kit_printf("\nE: stack overflow: the stack of %u bytes is too small (%s; "
                    "gen-firmware --stack auto sizes it from a measurement)\n",
-                   (unsigned)kit_stack_size());
+                   (unsigned)kit_stack_size(),
+                   guard ? "the MPU guard at its bottom was hit" : "CFSR.STKOF");
     } else if (fault->frame == NULL) {
         kit_printf("\nE: unhandled %s %u\n", fault->exception >= 16u ? "interrupt" : "exception",
                    (unsigned)(fault->exception >= 16u ? fault->exception - 16u : fault->exception));
