@@ -176,8 +176,18 @@ function(_ethosu_kit_link_runtime target toolchain)
                           "'${ETHOSU_KIT_CPU_FLAGS_GCC}' (apt install gcc-arm-none-eabi libnewlib-arm-none-eabi)")
     endif()
     get_filename_component(libdir "${libc}" DIRECTORY)
+    # C++ code (the executor_runner) needs libstdc++'s runtime (operator new/delete,
+    # __cxa_* guards, __aeabi_atexit): the nano builds next to libc_nano, what
+    # arm-none-eabi-g++ --specs=nano.specs links. Archives: nothing is pulled into a C app.
+    set(cxx_libs "")
+    foreach(lib IN ITEMS stdc++_nano supc++_nano)
+      if(EXISTS "${libdir}/lib${lib}.a")
+        list(APPEND cxx_libs ${lib})
+      endif()
+    endforeach()
     target_link_options(${target} PRIVATE -fuse-ld=lld -nostdlib "-L${libdir}")
-    target_link_libraries(${target} PRIVATE -Wl,--start-group c_nano m "${libgcc}" -Wl,--end-group)
+    target_link_libraries(${target} PRIVATE
+                          -Wl,--start-group ${cxx_libs} c_nano m "${libgcc}" -Wl,--end-group)
   elseif(toolchain STREQUAL "armclang")
     # armlink: the scatter file places everything; the Arm C library has its own startup hooks.
   else()

@@ -81,10 +81,12 @@ def build_runner(project: Path, npu: str, *defines: str, timeout: float = 1800) 
     return elf
 
 
-def build_with_cli(project: Path, npu: str, timeout: float = 1800) -> Path:
-    """`ethosu-kit build DIR --app executor_runner --npu NPU`: the user's path; the ELF."""
+def build_with_cli(project: Path, npu: str, timeout: float = 1800, toolchain: str = "gcc") -> Path:
+    """`ethosu-kit build DIR --app executor_runner --npu NPU [--toolchain T]`: the user's
+    path; the ELF."""
+    argv = ["ethosu-kit", "build", str(project), "--app", "executor_runner", "--npu", npu]
     result = subprocess.run(
-        ["ethosu-kit", "build", str(project), "--app", "executor_runner", "--npu", npu],
+        [*argv, "--toolchain", toolchain],
         capture_output=True,
         text=True,
         check=False,

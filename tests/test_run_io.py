@@ -22,7 +22,24 @@ pytestmark = pytest.mark.firmware
 
 @pytest.fixture(scope="module")
 def bringup(pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
-    return built(pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("run_io"))
+    """The bring-up image as `run` sees an app that may follow the protocol: its .kit.info
+    without the `app` line (an image of a user's app folder, or from before the line), so
+    the host-side checks are reached; `run` refuses the kit's bring-up by name up front."""
+    import dataclasses
+    import shutil
+    import subprocess
+
+    b = built(pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("run_io"))
+    elf = b.elf.with_name("no_app.elf")  # beside the original: the same plan is its own
+    info = b.elf.with_name("no_app.kit.info")
+    objcopy = shutil.which("arm-none-eabi-objcopy") or "arm-none-eabi-objcopy"
+    subprocess.run([objcopy, f"--dump-section=.kit.info={info}", str(b.elf), str(elf)],
+                   check=True)  # fmt: skip
+    lines = info.read_bytes().split(b"\0", 1)[0].decode().splitlines()
+    info.write_bytes("".join(f"{x}\n" for x in lines if not x.startswith("app=")).encode() + b"\0")
+    subprocess.run([objcopy, f"--update-section=.kit.info={info}", str(b.elf), str(elf)],
+                   check=True)  # fmt: skip
+    return dataclasses.replace(b, elf=elf)
 
 
 def test_wrong_arrays_are_refused_before_the_run(bringup: Built, tmp_path: Path) -> None:
@@ -61,6 +78,13 @@ def test_output_to_a_folder_is_refused(bringup: Built, tmp_path: Path) -> None:
     assert "BRINGUP" not in result.stdout
 
 
+def test_the_kit_bringup_is_refused_up_front(pte_u55_shared: Path, bringup: Built) -> None:
+    original = bringup.elf.with_name("bringup.elf")
+    result = run_kit("run", original, "-o", bringup.elf.with_name("out.npz"))
+    assert_refused(result, "the bringup app takes no inputs from the host", code=2)
+    assert "BRINGUP" not in result.stdout
+
+
 @pytest.mark.qemu
 def test_an_app_without_the_protocol_is_named(bringup: Built, tmp_path: Path) -> None:
     need_qemu()
@@ -68,3 +92,26 @@ def test_an_app_without_the_protocol_is_named(bringup: Built, tmp_path: Path) ->
     result = run_kit("run", bringup.elf, "-o", out)
     assert "BRINGUP PASS" in result.stdout
     assert_refused(result, "wrote no kit_output_0.bin", absent=[out], code=2)
+
+
+def test_inputs_sent_back_are_read_and_checked(tmp_path: Path) -> None:
+    """run -o without --inputs: the kit_input_<i>.bin the firmware sent back become
+    input<i>, checked like the outputs; none at all (an image from before the firmware
+    sent them) is None, so the outputs are still saved."""
+    from ethosu_kit.errors import KitError
+    from ethosu_kit.run_io import Tensor, read_inputs
+
+    wants = [Tensor(np.dtype(np.float32), (1, 2)), Tensor(np.dtype(np.int8), (3,))]
+    elf = tmp_path / "fw.elf"
+    assert read_inputs(tmp_path, wants, elf) is None
+    (tmp_path / "kit_input_0.bin").write_bytes(np.array([[1.5, -2]], "<f4").tobytes())
+    with pytest.raises(KitError, match=r"wrote no kit_input_1\.bin \(input 1, int8 \[3\]\)"):
+        read_inputs(tmp_path, wants, elf)
+    (tmp_path / "kit_input_1.bin").write_bytes(b"\x01\x02")
+    with pytest.raises(KitError, match=r"kit_input_1\.bin has 2 bytes, input 1 \(int8 \[3\]\)"):
+        read_inputs(tmp_path, wants, elf)
+    (tmp_path / "kit_input_1.bin").write_bytes(b"\x01\x02\xff")
+    got = read_inputs(tmp_path, wants, elf)
+    assert got is not None
+    assert got[0].dtype == np.float32 and got[0].tolist() == [[1.5, -2.0]]
+    assert got[1].tolist() == [1, 2, -1]

@@ -183,6 +183,29 @@ def test_runner_reports_measured_stack_heap_and_pools(run: RunResult) -> None:
     assert 0 < used < size, usage
 
 
+def test_run_o_without_inputs_saves_the_inputs_used(
+    pte_u55_shared: Path, firmware: tuple[Path, Path], tmp_path: Path
+) -> None:
+    """`run -o` without --inputs: the runner fills its inputs itself (every element 1)
+    and sends them back, so out.npz holds input0 and `simulate --inputs out.npz`
+    reproduces its outputs bit for bit."""
+    import numpy as np
+
+    out = tmp_path / "run.npz"
+    ran = _kit("run", str(firmware[1]), "-o", str(out))
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr
+    assert "kit: input 0: wrote kit_input_0.bin 3072 bytes" in ran.stdout, ran.stdout
+    saved = np.load(out)
+    assert sorted(saved.files) == ["input0", "output0"]
+    assert saved["input0"].dtype == np.float32 and saved["input0"].shape == (1, 3, 16, 16)
+    assert np.all(saved["input0"] == 1.0)
+    sim = _kit("simulate", str(pte_u55_shared), "--inputs", str(out), "-o", str(tmp_path / "s.npz"))
+    assert sim.returncode == 0, sim.stderr
+    same = _kit("compare", str(out), str(tmp_path / "s.npz"), "--pte", str(pte_u55_shared))
+    assert same.returncode == 0, same.stdout + same.stderr
+    assert "run.npz[output0] vs s.npz[delegate0_output0]: max 0 LSB" in same.stdout, same.stdout
+
+
 def test_compiled_in_inputs(
     pte_u55_shared: Path, firmware: tuple[Path, Path], io_run: tuple[Path, Path, Path]
 ) -> None:
@@ -203,6 +226,13 @@ def test_compiled_in_inputs(
     want = np.load(run_npz)["output0"].reshape(-1)
     (got,) = out.outputs()
     assert np.allclose(np.array(got.values), want, atol=1e-6), (got.values, want)
+    # run -o without --inputs saves the compiled-in input the runner used: x itself
+    saved_npz = x_path.parent / "compiled_in.npz"
+    ran = _kit("run", str(elf), "-o", str(saved_npz))
+    assert ran.returncode == 0, ran.stdout[-3000:] + ran.stderr
+    saved = np.load(saved_npz)
+    assert np.array_equal(saved["input0"], np.load(x_path))
+    assert saved["output0"].tobytes() == np.load(run_npz)["output0"].tobytes()
 
 
 def test_too_small_workspace_names_needed_and_available_bytes(

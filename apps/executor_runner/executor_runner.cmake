@@ -138,6 +138,25 @@ function(ethosu_kit_add_executor_runner target generated_dir)
             "(no generated/kit_memory_config.h); run gen-firmware first")
     endif()
 
+    # The kit's clang toolchain file found no C++ headers for the board's CPU (clang's
+    # bare-metal driver has none of its own): say why and what to do, before ExecuTorch
+    # fails on <cstring>.
+    if(DEFINED ETHOSU_KIT_CLANG_CXX_INCLUDES AND NOT ETHOSU_KIT_CLANG_CXX_INCLUDES)
+        if(NOT ETHOSU_KIT_BOARD_CMAKE)
+            set(_why "the toolchain file picks the arm-none-eabi libstdc++ headers of the "
+                "board's multilib from its CPU flags (-DETHOSU_KIT_BOARD_CMAKE=<project>/"
+                "generated/kit_board.cmake), and this tree gave it no board: build the "
+                "runner from a generated project (ethosu-kit build DIR --app executor_runner "
+                "--toolchain clang), or with toolchain/arm-none-eabi-gcc.cmake")
+        else()
+            set(_why "toolchain/clang.cmake found no arm-none-eabi libstdc++ headers for "
+                "the board's CPU (`arm-none-eabi-g++ <board gcc flags> -E -v`): install "
+                "libstdc++-arm-none-eabi-dev and libstdc++-arm-none-eabi-newlib")
+        endif()
+        string(CONCAT _why ${_why})
+        message(FATAL_ERROR "ethosu-porting-kit: ${target}: the executor_runner is C++ and "
+            "clang has no C++ library for arm-none-eabi of its own; ${_why}")
+    endif()
     file(STRINGS "${_gen}/kit_model.h" _delegates REGEX "#define KIT_NUM_ETHOSU_DELEGATES")
     set(_model_delegates OFF)
     if(_delegates MATCHES "KIT_NUM_ETHOSU_DELEGATES[ \t]+([1-9][0-9]*)")

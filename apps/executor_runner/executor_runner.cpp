@@ -269,22 +269,36 @@ Error read_host_input(size_t i, uint8_t *dst, size_t nbytes)
     return Error::Ok;
 }
 
-/* Output `o` to the host's kit_output_<o>.bin. */
-Error write_host_output(size_t o, const uint8_t *data, size_t nbytes)
+/* Tensor `index` to the host's kit_<kind>_<index>.bin (kind "output", or "input"). */
+Error write_host_file(const char *kind, size_t index, const uint8_t *data, size_t nbytes)
 {
     char name[32];
-    const int fd = open_host_file("output", o, "wb", name);
+    const int fd = open_host_file(kind, index, "wb", name);
     if (fd < 0) {
         return Error::InvalidState;
     }
     const int rc = nbytes != 0 ? kit_semihost_write(fd, data, nbytes) : 0;
     kit_semihost_close(fd);
     if (rc != 0) {
-        kit_printf("kit: output %lu: writing %s failed\n", ul(o), name);
+        kit_printf("kit: %s %lu: writing %s failed\n", kind, ul(index), name);
         return Error::InvalidState;
     }
-    kit_printf("kit: output %lu: wrote %s %lu bytes\n", ul(o), name, ul(nbytes));
+    kit_printf("kit: %s %lu: wrote %s %lu bytes\n", kind, ul(index), name, ul(nbytes));
     return Error::Ok;
+}
+
+/*
+ * With --kit-outputs but not --kit-inputs the host did not choose the inputs (they are
+ * compiled in, or ones): send back the bytes input `i` has, so the host's out.npz holds
+ * what the outputs were computed from and the run can be reproduced there. Called as
+ * soon as the input is set: a planned input's bytes may be overwritten by execute.
+ */
+Error echo_input(size_t i, const uint8_t *data, size_t nbytes)
+{
+    if (!g_host_outputs || g_host_inputs) {
+        return Error::Ok;
+    }
+    return write_host_file("input", i, data, nbytes);
 }
 
 /* The documented default input: every element 1 in the tensor's dtype. */
@@ -433,6 +447,10 @@ __attribute__((noinline)) Error set_inputs(Method &method, const MethodMeta &met
                 fill_ones(info->scalar_type(), planned, nbytes);
                 kit_printf("kit: input %lu: %lu bytes of ones, in place (no kit_input_data.h)\n",
                            ul(i), ul(nbytes));
+                err = echo_input(i, planned, nbytes);
+                if (err != Error::Ok) {
+                    return err;
+                }
                 continue;
             }
         }
@@ -464,6 +482,10 @@ __attribute__((noinline)) Error set_inputs(Method &method, const MethodMeta &met
         if (!g_host_inputs) {
             kit_printf("kit: input %lu: %lu bytes %s\n", ul(i), ul(nbytes),
                        src != nullptr ? "from kit_input_data.h" : "of ones (no kit_input_data.h)");
+            err = echo_input(i, data, nbytes);
+            if (err != Error::Ok) {
+                return err;
+            }
         }
         TensorImpl impl(info->scalar_type(), static_cast<ssize_t>(info->sizes().size()),
                         const_cast<TensorImpl::SizesType *>(info->sizes().data()), data,
@@ -513,7 +535,7 @@ __attribute__((noinline)) Error print_outputs(const Method &method)
         }
         kit_putc('\n');
         if (g_host_outputs) {
-            const Error err = write_host_output(i, data, t.nbytes());
+            const Error err = write_host_file("output", i, data, t.nbytes());
             if (err != Error::Ok) {
                 return err;
             }

@@ -69,21 +69,33 @@ class _Section:
     nobits: bool
 
 
-def plan_near(elf: Path) -> Path | None:
-    """The memory_plan.json of the generated project an ELF was built in.
+PLAN_NAME = "memory_plan.json"
+
+
+def plan_candidates(elf: Path) -> list[Path]:
+    """The memory_plan.json files that may be the plan of the project an ELF was built in,
+    nearest first.
 
     A build lands in <project>/build/<toolchain>/, a few folders below the plan. CMake's
     ethosu_add_model/ethosu_add_firmware also copy it beside the ELF as
-    `<elf name>.memory_plan.json`, which wins: several executables with a model each can
-    share one output folder (and its last-written memory_plan.json).
+    `<elf name>.memory_plan.json`, which comes first: several executables with a model
+    each can share one output folder (and its last-written memory_plan.json). Which of
+    them is the image's own is kit_image.find_plan's decision (.kit.info names the model).
     """
-    own = elf.resolve().with_name(f"{elf.stem}.memory_plan.json")
+    found = []
+    own = elf.resolve().with_name(f"{elf.stem}.{PLAN_NAME}")
     if own.is_file():
-        return own
+        found.append(own)
     for folder in elf.resolve().parents[:4]:
-        if (folder / "memory_plan.json").is_file():
-            return folder / "memory_plan.json"
-    return None
+        if (folder / PLAN_NAME).is_file():
+            found.append(folder / PLAN_NAME)
+    return found
+
+
+def plan_near(elf: Path) -> Path | None:
+    """The nearest of plan_candidates, whatever model it is for."""
+    found = plan_candidates(elf)
+    return found[0] if found else None
 
 
 def load_plan(plan_path: Path) -> MemoryPlan:

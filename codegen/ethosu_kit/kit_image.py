@@ -6,7 +6,9 @@ an ELF, 32-bit, little-endian, for Arm (EM_ARM), an executable; it carries the
 kit's `.kit.info` section (sdk/src/kit_info.c: board, mode, NPU, MACs); and its
 board is known: the board file recorded in the project's memory_plan.json beside
 the image (a board folder of the user's), else a built-in board of that name. An
-image for an unknown board is refused, never run on a default machine.
+image for an unknown board is refused, never run on a default machine. The plan is
+the image's own (find_plan): .kit.info names the program (the .pte's sha256) and the
+memory mode, and a plan for another is never taken.
 """
 
 from __future__ import annotations
@@ -179,25 +181,102 @@ def _wrong_plan(elf: Path, board: str, plan_path: Path, plan_board: str) -> KitE
     return KitError(
         f"{elf}: built for board {board!r}, and {plan_path} is for board {plan_board!r}: "
         "not this image's plan",
-        hint=f"pass --plan with the memory_plan.json of the project that built it "
-        f"(build/<toolchain>/{elf.stem}.memory_plan.json there)",
+        hint=_plan_hint(elf),
     )
+
+
+def _plan_hint(elf: Path) -> str:
+    """--plan, with the file's name in the project: the build's copy is named after the
+    app as built (.kit.info's `app`), which a renamed ELF's name no longer says."""
+    try:
+        app = read_kit_info(elf).get("app", "")
+    except KitError:
+        app = ""
+    return (
+        "pass --plan with the memory_plan.json of the project that built it (or its "
+        f"build/<toolchain>/{app or '<app>'}.memory_plan.json)"
+    )
+
+
+def _other_model(elf: Path, info: dict[str, str], plan_path: Path, plan: MemoryPlan) -> str:
+    """Why `plan` is not the plan the image was built with, or "" when it is.
+
+    The image names its program (`model_sha256`, the .pte's) and memory mode in
+    .kit.info: a plan for another program or mode places other buffers, and check-elf or
+    run --inputs/-o would prove or feed the wrong ones. Images from before the kit wrote
+    model_sha256 cannot say, and are paired by board alone, as they were."""
+    want = info.get("model_sha256", "")
+    if want and plan.model_sha256 != want:
+        return (
+            f"{elf}: built from the program with sha256 {want[:12]}…, and {plan_path} is "
+            f"for {Path(plan.model_path).name or 'a program'} with sha256 "
+            f"{plan.model_sha256[:12] or 'none'}…: not this image's plan"
+        )
+    mode = info.get("mode", "")
+    if want and mode and plan.mode.value != mode:
+        return (
+            f"{elf}: built for memory mode {mode}, and {plan_path} is for "
+            f"{plan.mode.value}: not this image's plan"
+        )
+    return ""
+
+
+def find_plan(
+    elf: Path, info: dict[str, str], plan_path: Path | None = None
+) -> tuple[Path | None, MemoryPlan | None]:
+    """The image's own memory_plan.json (and the plan), or (None, None) when none is near.
+
+    `plan_path` (--plan) is taken as given, but must be the image's. Without it, the
+    nearest plan that is the image's: `<elf name>.memory_plan.json` beside it, else a
+    memory_plan.json up to three folders above; a plan for another program or board
+    there (a neighbouring project's) is never taken: when no candidate is the image's,
+    a KitError names the ELF, the nearest plan and how they differ."""
+    from ethosu_kit.elf_check import load_plan, plan_candidates
+
+    if plan_path is not None:
+        plan = load_plan(plan_path)
+        if plan.board.name != info["board"]:
+            raise _wrong_plan(elf, info["board"], plan_path, plan.board.name)
+        reason = _other_model(elf, info, plan_path, plan)
+        if reason:
+            raise KitError(reason, hint=_plan_hint(elf))
+        return plan_path, plan
+    first: tuple[Path, MemoryPlan] | None = None
+    for path in plan_candidates(elf):
+        plan = load_plan(path)
+        if not info.get("model_sha256"):
+            return path, plan  # an image without model_sha256: the nearest, as before
+        if plan.board.name == info["board"] and not _other_model(elf, info, path, plan):
+            return path, plan
+        first = first or (path, plan)
+    if first is None:
+        return None, None
+    path, plan = first
+    if plan.board.name != info["board"]:
+        raise _wrong_plan(elf, info["board"], path, plan.board.name)
+    raise KitError(_other_model(elf, info, path, plan), hint=_plan_hint(elf))
+
+
+def image_plan(elf: Path, plan_path: Path | None) -> Path | None:
+    """The plan check-elf proves `elf` against: the image's own (find_plan). An ELF
+    without .kit.info (not a kit image, or not an ELF) gets the nearest plan, and
+    check-elf's own checks say what is wrong with it."""
+    from ethosu_kit.elf_check import plan_near
+
+    try:
+        info = read_kit_info(elf)
+    except KitError:
+        return plan_path or plan_near(elf)
+    return find_plan(elf, info, plan_path)[0]
 
 
 def identify(elf: Path, plan_path: Path | None = None) -> KitImage:
     """The kit image at `elf` and its board, or a KitError saying why it is not one.
 
     `plan_path`: the project's memory_plan.json when the ELF was copied away from it
-    (`run --plan`); by default the one beside the ELF (elf_check.plan_near)."""
-    from ethosu_kit.elf_check import load_plan, plan_near
-
+    (`run --plan`); by default the image's own plan near the ELF (find_plan)."""
     info, segments = _read(elf)
-    given = plan_path is not None
-    if plan_path is None:
-        plan_path = plan_near(elf)
-    plan = load_plan(plan_path) if plan_path is not None else None
-    if given and plan is not None and plan_path is not None and plan.board.name != info["board"]:
-        raise _wrong_plan(elf, info["board"], plan_path, plan.board.name)
+    plan_path, plan = find_plan(elf, info, plan_path)
     board = _board_of(elf, info["board"], plan, plan_path)
     return KitImage(elf, info, board, plan_path, plan, segments)
 

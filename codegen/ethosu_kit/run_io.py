@@ -2,10 +2,12 @@
 
 The firmware (the executor_runner) reads `kit_input_<i>.bin` from the semihosting
 working directory and writes `kit_output_<o>.bin` there when its semihosting command
-line asks for them (`--kit-inputs`, `--kit-outputs`). Here: the program's inputs and
+line asks for them (`--kit-inputs`, `--kit-outputs`); with `--kit-outputs` alone it
+writes back the `kit_input_<i>.bin` it chose itself (compiled in, or ones), so `-o`
+always saves what the outputs were computed from. Here: the program's inputs and
 outputs (dtype, shape) from the image's project, the user's arrays checked against
-them before the emulator starts, the input files written, and the output files read
-back and checked after the run.
+them before the emulator starts, the input files written, and the files the firmware
+wrote read back and checked after the run.
 """
 
 from __future__ import annotations
@@ -161,23 +163,32 @@ def write_inputs(folder: Path, arrays: Sequence[Array]) -> None:
 
 def read_outputs(folder: Path, wants: list[Tensor], elf: Path) -> list[Array]:
     """Each kit_output_<o>.bin the firmware wrote, checked against output o."""
-    outputs = []
-    for o, want in enumerate(wants):
-        path = folder / output_name(o)
-        if not path.is_file():
-            raise KitError(
-                f"{elf}: the firmware wrote no {output_name(o)} (output {o}, {want})",
-                hint="run --inputs/-o needs an app that follows the file protocol "
-                "(the executor_runner; docs/running.md)",
-            )
-        size = path.stat().st_size
-        if size != want.nbytes:
-            raise KitError(
-                f"{elf}: {output_name(o)} has {size} bytes, output {o} ({want}) has {want.nbytes}"
-            )
-        data = np.frombuffer(path.read_bytes(), dtype=want.dtype.newbyteorder("<"))
-        outputs.append(data.astype(want.dtype).reshape(want.shape))
-    return outputs
+    return [_read_tensor(folder, "output", o, want, elf) for o, want in enumerate(wants)]
+
+
+def read_inputs(folder: Path, wants: list[Tensor], elf: Path) -> list[Array] | None:
+    """Each kit_input_<i>.bin the firmware sent back (run -o without --inputs: the inputs
+    it chose), checked against input i; None when it sent none (an image from before the
+    protocol had it send them)."""
+    if wants and not any((folder / input_name(i)).is_file() for i in range(len(wants))):
+        return None
+    return [_read_tensor(folder, "input", i, want, elf) for i, want in enumerate(wants)]
+
+
+def _read_tensor(folder: Path, kind: str, index: int, want: Tensor, elf: Path) -> Array:
+    name = input_name(index) if kind == "input" else output_name(index)
+    path = folder / name
+    if not path.is_file():
+        raise KitError(
+            f"{elf}: the firmware wrote no {name} ({kind} {index}, {want})",
+            hint="run --inputs/-o needs an app that follows the file protocol "
+            "(the executor_runner; docs/running.md)",
+        )
+    size = path.stat().st_size
+    if size != want.nbytes:
+        raise KitError(f"{elf}: {name} has {size} bytes, {kind} {index} ({want}) has {want.nbytes}")
+    data = np.frombuffer(path.read_bytes(), dtype=want.dtype.newbyteorder("<"))
+    return data.astype(want.dtype).reshape(want.shape)
 
 
 def format_outputs(outputs: Sequence[Array]) -> str:

@@ -2,9 +2,12 @@
  * What the image was built for, in a non-allocated ELF section (`.kit.info`) so tools
  * can tell without the project folder: `ethosu-kit run` finds the board (its QEMU
  * machine and CPU, and the MACs an FVP is configured with) here. Lines of key=value.
+ * `model_sha256` (the .pte's) pairs the image with its own memory_plan.json: `run` and
+ * `check-elf` take no plan made for another model, however near the ELF it lies.
  */
 #include "kit_board_config.h"
 #include "kit_memory_config.h"
+#include "kit_model.h"
 #include "kit_sections.h"
 
 #ifndef KIT_NPU_MACS
@@ -23,6 +26,7 @@
 __attribute__((used, section(KIT_SECTION_INFO))) const char kit_info[] =
     "board=" KIT_BOARD_NAME "\n"
     "mode=" KIT_MEMORY_MODE "\n"
+    "model_sha256=" KIT_MODEL_SHA256 "\n"
     "npu=" KIT_NPU_KIND "\n"
     "macs=" KIT_INFO_STR(KIT_NPU_MACS) "\n"
     "qemu=" KIT_QEMU_MACHINE "\n"

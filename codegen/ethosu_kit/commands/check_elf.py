@@ -19,10 +19,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ethosu_kit.elf_check import check_or_raise, plan_near
+    from ethosu_kit.elf_check import check_or_raise
     from ethosu_kit.errors import KitError
+    from ethosu_kit.kit_image import image_plan
 
-    plan = args.plan or plan_near(args.elf)
+    plan = image_plan(args.elf, args.plan)
     if plan is None:
         from ethosu_kit.kit_image import plan_copy_hint
 

@@ -257,8 +257,9 @@ class IoRequest:
     def __init__(self, args: argparse.Namespace, image: KitImage) -> None:
         self.args = args
         self.image = image
-        self.inputs: list[Any] = []
-        self.outputs: list[Any] = []
+        self.inputs: list[Any] = []  # the arrays of --inputs
+        self.input_tensors: list[Any] = []  # the program's inputs (run_io.Tensor)
+        self.outputs: list[Any] = []  # the program's outputs (run_io.Tensor)
         self.wants_outputs = bool(args.output is not None or args.print_outputs)
         self.cmd_line: tuple[str, ...] = ()
 
@@ -272,6 +273,7 @@ class IoRequest:
         if not (args.inputs or io.wants_outputs):
             return io
         ins, outs = run_io.program_tensors(image)
+        io.input_tensors = ins
         io.outputs = outs
         if args.output is not None:
             args.output = check_output_path(args.output)
@@ -299,7 +301,18 @@ class IoRequest:
         if self.args.print_outputs:
             sys.stdout.write(run_io.format_outputs(outputs))
         if self.args.output is not None:
-            arrays = {f"input{i}": a for i, a in enumerate(self.inputs)}
+            inputs: list[Any] | None = self.inputs
+            if not self.args.inputs:
+                # the inputs the firmware chose (compiled in, or ones), as it sent them back
+                inputs = run_io.read_inputs(folder, self.input_tensors, self.image.elf)
+                if inputs is None:
+                    print(
+                        f"ethosu-kit run: note: {self.image.elf} sent back no inputs (an "
+                        f"image built before the kit asked for them): {self.args.output} "
+                        "holds the outputs only; rebuild it, or pass --inputs",
+                        file=sys.stderr,
+                    )
+            arrays = {f"input{i}": a for i, a in enumerate(inputs or [])}
             arrays.update({f"output{o}": a for o, a in enumerate(outputs)})
             written = save_npz(self.args.output, arrays)
             print(f"ethosu-kit run: wrote {written}", file=sys.stderr)
