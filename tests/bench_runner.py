@@ -13,6 +13,8 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
+import subprocess
 from pathlib import Path
 from typing import Any
 
@@ -214,7 +216,17 @@ def test_bench_runner_ram_with_measured_stack_and_heap(
     )
     print(
         f"  whole-ELF RAM, {'--stack/--heap auto, Arm driver':34s} {ram:>9d} B = "
-        f"{ratio:.2f}x (goal <= 1.10) {'MET' if ratio <= 1.10 else 'NOT MET'}"
+        f"{ratio:.2f}x need + stack + heap (goal <= 1.10) {'MET' if ratio <= 1.10 else 'NOT MET'}"
+    )
+    # The method pool is ExecuTorch's dynamic allocation (the method allocator), measured
+    # in the same run as the heap: the same yardstick with every dynamic allocation
+    # measured counts its use as heap. Printed under the strict one, never instead of it.
+    pool_used = m.pools.get("method_pool", (0, 0))[0]
+    dynamic = ram / (base + pool_used)
+    print(
+        f"  the same RAM vs need + stack + heap + {pool_used} B method pool used "
+        f"(every dynamic allocation measured) = {base + pool_used} B: {dynamic:.2f}x "
+        f"(goal <= 1.10) {'MET' if dynamic <= 1.10 else 'NOT MET'}"
     )
     # where the driver image's bytes above the base are
     sizes = {b["name"]: b["size"] for b in plan["buffers"]}
@@ -223,7 +235,6 @@ def test_bench_runner_ram_with_measured_stack_and_heap(
     planned = sum(v for k, v in sections.items() if k.startswith(".kit.")) - sizes.get(
         "vnpu_workspace", 0
     )
-    pool_used = m.pools.get("method_pool", (0, 0))[0]
     rows = [
         ("stack margin (interrupt frame + handler, rounding)", sizes["stack"] - stack),
         ("heap margin (rounding)", sizes["heap"] - m.heap_used),
@@ -245,4 +256,45 @@ def test_bench_runner_ram_with_measured_stack_and_heap(
         f"    = {ram - base} B above the base; 10 % of the base is {base // 10} B"
         + ("" if ratio <= 1.10 else f": the fixed statics alone are {statics / base:.1%}")
     )
+    big = ", ".join(f"{name} {size}" for name, size in _largest_statics(driver, plan))
+    print(f"      the largest fixed statics (B): {big}")
     assert after < before
+
+
+def _largest_statics(elf: Path, plan: dict[str, Any], n: int = 10) -> list[tuple[str, int]]:
+    """The n largest data objects of the ELF's own .data/.bss in RAM (the plan's .kit.*
+    buffers excluded): where the fixed statics are."""
+    from elftools.elf.elffile import ELFFile
+    from elftools.elf.sections import SymbolTableSection
+
+    ram_regions = [r for r in plan["regions"] if r.get("volatile", True)]
+    found: dict[str, int] = {}
+    with elf.open("rb") as f:
+        elffile = ELFFile(f)
+        symtab = elffile.get_section_by_name(".symtab")
+        assert isinstance(symtab, SymbolTableSection)
+        for sym in symtab.iter_symbols():
+            if sym["st_info"]["type"] != "STT_OBJECT" or sym["st_size"] == 0:
+                continue
+            shndx = sym["st_shndx"]
+            if not isinstance(shndx, int):
+                continue
+            section = elffile.get_section(shndx)
+            writable = section["sh_flags"] & 0x1 or section["sh_type"] == "SHT_NOBITS"
+            addr = sym["st_value"]
+            if (
+                section.name.startswith(".kit.")
+                or not writable
+                or not any(r["base"] <= addr < r["base"] + r["size"] for r in ram_regions)
+            ):
+                continue
+            found[sym.name] = max(found.get(sym.name, 0), sym["st_size"])
+    top = sorted(found.items(), key=lambda kv: -kv[1])[:n]
+    filt = shutil.which("arm-none-eabi-c++filt")
+    if filt:  # C++ names readable: `executorch::runtime::(anonymous namespace)::…`
+        names = subprocess.run(
+            [filt], input="\n".join(k for k, _ in top), capture_output=True, text=True, check=False
+        ).stdout.splitlines()
+        if len(names) == len(top):
+            top = [(name.split("::")[-1], size) for name, (_, size) in zip(names, top, strict=True)]
+    return top

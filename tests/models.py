@@ -233,6 +233,29 @@ def two_io() -> Built:
     return TwoIo().eval(), calib[0], calib
 
 
+def cpu_map() -> Built:
+    """A float `map` over the rows of its input (CPU only): control flow, which the
+    emitter writes with ExecuTorch's primitive ops (`aten::sym_size.int`,
+    `executorch_prim::add.Scalar`, `et_copy_index`, ...), the ops a static program
+    otherwise never has."""
+    import torch
+    from torch import nn
+    from torch._higher_order_ops.map import map as map_rows
+
+    class CpuMap(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.bias = nn.Parameter(torch.linspace(-1, 1, 4))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            out: torch.Tensor = map_rows(lambda row, b: torch.relu(row) + b, x, self.bias)
+            return out
+
+    torch.manual_seed(0)
+    shape = (3, 4)
+    return CpuMap().eval(), (torch.rand(shape),), _calibration(shape)
+
+
 def conv_relu6_conv() -> Built:
     """A relu6 between two convs: on the Ethos-U55 the partitioner leaves the hardtanh on
     the CPU, so the program dequantizes delegate 0's output, clamps it and quantizes it
@@ -297,9 +320,14 @@ MODELS: dict[str, TestModel] = {
     )
 }
 
-# Models only the benchmarks use: fixtures like the others (pte_<name>), but not in
-# MODELS, so the tests that run over every model (any_pte) do not lower or run them.
+# Models only the benchmarks and one test each use: fixtures like the others
+# (pte_<name>), but not in MODELS, so the tests that run over every model (any_pte) do
+# not lower or run them.
 BENCH_MODELS: dict[str, TestModel] = {
     m.name: m
-    for m in (TestModel("u55_residual", residual_cnn, Target(U55, memory_mode="Shared_Sram")),)
+    for m in (
+        TestModel("u55_residual", residual_cnn, Target(U55, memory_mode="Shared_Sram")),
+        # the executor_runner links ExecuTorch's prim ops only for a program that uses one
+        TestModel("cpu_map", cpu_map, Target(U55, memory_mode="Shared_Sram"), False, False),
+    )
 }

@@ -15,11 +15,31 @@ get_filename_component(_ETHOSU_KIT_ROOT "${_ETHOSU_KIT_RUNNER_DIR}/../.." ABSOLU
 include("${_ETHOSU_KIT_ROOT}/cmake/executorch.cmake")
 include("${_ETHOSU_KIT_ROOT}/cmake/EthosuKitFirmware.cmake") # _ethosu_kit_python
 
-# Operators of kit_operators.txt (one per line, `#` comments), split by the kernel
-# library that implements them.
-function(_ethosu_kit_read_operators file out_portable out_quantized)
+# The operators ExecuTorch's primitive-op library registers (`aten::sym_size.int`,
+# `executorch_prim::add.Scalar`, ...: what the emitter writes for dynamic shapes and
+# control flow), read from the checkout's kernels/prim_ops/register_prim_ops.cpp so they
+# follow its version. Empty when the source cannot be read.
+function(_ethosu_kit_prim_op_names et_root out)
+    set(_names "")
+    set(_src "${et_root}/kernels/prim_ops/register_prim_ops.cpp")
+    if(EXISTS "${_src}")
+        file(READ "${_src}" _text)
+        string(REGEX MATCHALL "Kernel\\([ \t\r\n]*\"[A-Za-z0-9_:.]+\"" _calls "${_text}")
+        foreach(_call IN LISTS _calls)
+            string(REGEX REPLACE "^Kernel\\([ \t\r\n]*\"([^\"]+)\"$" "\\1" _name "${_call}")
+            list(APPEND _names "${_name}")
+        endforeach()
+    endif()
+    set(${out} "${_names}" PARENT_SCOPE)
+endfunction()
+
+# Operators of kit_operators.txt (one per line, `#` comments), split by the library
+# that implements them: a primitive op (one of `prim_names`, or any `executorch_prim::`)
+# is ExecuTorch's prim-op library's, not a kernel library's.
+function(_ethosu_kit_read_operators file prim_names out_portable out_quantized out_prim)
     set(_portable "")
     set(_quantized "")
+    set(_prim "")
     if(EXISTS "${file}")
         file(STRINGS "${file}" _lines)
         foreach(_line IN LISTS _lines)
@@ -27,20 +47,45 @@ function(_ethosu_kit_read_operators file out_portable out_quantized)
             if(_op STREQUAL "" OR _op MATCHES "^#")
                 continue()
             endif()
-            if(_op MATCHES "^aten::")
+            if(_op IN_LIST prim_names OR _op MATCHES "^executorch_prim::")
+                list(APPEND _prim "${_op}")
+            elseif(_op MATCHES "^aten::")
                 list(APPEND _portable "${_op}")
             elseif(_op MATCHES "^quantized_decomposed::")
                 list(APPEND _quantized "${_op}")
             else()
                 message(FATAL_ERROR "ethosu-porting-kit: ${file}: operator `${_op}` has no kernel "
                     "library the kit builds (aten:: -> portable, quantized_decomposed:: -> "
-                    "quantized); lower the model so the operator is delegated, or add its "
-                    "kernel library to the firmware")
+                    "quantized, ExecuTorch's primitive ops -> prim ops); lower the model so "
+                    "the operator is delegated, or add its kernel library to the firmware")
             endif()
         endforeach()
     endif()
     set(${out_portable} "${_portable}" PARENT_SCOPE)
     set(${out_quantized} "${_quantized}" PARENT_SCOPE)
+    set(${out_prim} "${_prim}" PARENT_SCOPE)
+endfunction()
+
+# ExecuTorch's `executorch` library is `executorch_core` + its ~30 primitive ops,
+# registered whole in a static constructor: a table of them in .data and as many
+# kernel-table slots (~0.7 KiB of RAM in 1.5). Most programs use none (the emitter
+# writes them for dynamic shapes and control flow only), so they link the core alone
+# (`out_lib` executorch_core, `out_n_prim` 0 slots). A program that uses one links them
+# all, and so does every program when the names are unknown (the source could not be
+# read: 64 slots). A prim op missing all the same fails the method load by name
+# ("Missing operator", exit code 3), never silently.
+function(_ethosu_kit_runtime_library prim_names prim_ops out_lib out_n_prim)
+    if(prim_ops OR NOT prim_names)
+        list(LENGTH prim_names _n)
+        if(_n EQUAL 0)
+            set(_n 64)
+        endif()
+        set(${out_lib} executorch PARENT_SCOPE)
+        set(${out_n_prim} ${_n} PARENT_SCOPE)
+    else()
+        set(${out_lib} executorch_core PARENT_SCOPE)
+        set(${out_n_prim} 0 PARENT_SCOPE)
+    endif()
 endfunction()
 
 # One selective registration library over an upstream kernel library.
@@ -112,7 +157,6 @@ function(ethosu_kit_add_executor_runner target generated_dir)
         message(FATAL_ERROR "ethosu-porting-kit: ${target}: the executor_runner is C++ and "
             "clang has no C++ library for arm-none-eabi of its own; ${_why}")
     endif()
-    _ethosu_kit_read_operators("${_gen}/kit_operators.txt" _portable_ops _quantized_ops)
     file(STRINGS "${_gen}/kit_model.h" _delegates REGEX "#define KIT_NUM_ETHOSU_DELEGATES")
     set(_model_delegates OFF)
     if(_delegates MATCHES "KIT_NUM_ETHOSU_DELEGATES[ \t]+([1-9][0-9]*)")
@@ -143,25 +187,25 @@ function(ethosu_kit_add_executor_runner target generated_dir)
         set(_with_ethosu ON)
     endif()
 
-    # Kernel table (12 B a slot, static RAM): ExecuTorch's prim ops, counted in its
-    # source (28 in 1.5; 64 if the count fails), + the model's + 4 spare. Too small is
-    # loud: the registration aborts at start-up naming the kernels it could not add.
-    set(_n_prim 64)
     set(_et "${EXECUTORCH_ROOT}")
     if(NOT _et)
         set(_et "$ENV{EXECUTORCH_ROOT}") # before ethosu_kit_require_executorch caches it
     endif()
-    set(_prim_src "${_et}/kernels/prim_ops/register_prim_ops.cpp")
-    if(EXISTS "${_prim_src}")
-        file(STRINGS "${_prim_src}" _prim_kernels REGEX "^[ \t]*Kernel\\(")
-        list(LENGTH _prim_kernels _n_found)
-        if(_n_found GREATER 0)
-            set(_n_prim ${_n_found})
-        endif()
-    endif()
+    _ethosu_kit_prim_op_names("${_et}" _prim_names)
+    _ethosu_kit_read_operators("${_gen}/kit_operators.txt" "${_prim_names}" _portable_ops
+        _quantized_ops _prim_ops)
+    _ethosu_kit_runtime_library("${_prim_names}" "${_prim_ops}" _runtime _n_prim)
+    # Kernel table (12 B a slot, static RAM): exactly the kernels this build registers,
+    # the prim ops linked + one per operator of the model (selective registration), no
+    # spare. Too small is loud: the registration logs every kernel it could not add,
+    # and the method load then fails with "Missing operator" (exit code 3). A tree that
+    # links kernels of its own sets -DMAX_KERNEL_NUM.
     list(LENGTH _portable_ops _n_portable)
     list(LENGTH _quantized_ops _n_quantized)
-    math(EXPR _max_kernels "${_n_prim} + ${_n_portable} + ${_n_quantized} + 4")
+    math(EXPR _max_kernels "${_n_prim} + ${_n_portable} + ${_n_quantized}")
+    if(_max_kernels EQUAL 0)
+        set(_max_kernels 1) # no CPU operator at all: a zero-length table is not C++
+    endif()
     if(_with_ethosu)
         ethosu_kit_require_executorch(WITH_ETHOSU DRIVER_DIR "${_driver_dir}"
             MAX_KERNELS ${_max_kernels})
@@ -178,7 +222,7 @@ function(ethosu_kit_add_executor_runner target generated_dir)
     endif()
     include("${EXECUTORCH_ROOT}/tools/cmake/Codegen.cmake")
 
-    set(_libs executorch)
+    set(_libs ${_runtime})
     if(_portable_ops)
         _ethosu_kit_portable_kernel_lib(${target}_portable_kernels "${_portable_ops}" _kernels)
         _ethosu_kit_selected_ops(${target}_portable_ops "${_portable_ops}" FUNCTIONS_YAML
@@ -205,5 +249,6 @@ function(ethosu_kit_add_executor_runner target generated_dir)
     target_compile_definitions(${target} PRIVATE C10_USING_CUSTOM_GENERATED_MACROS)
     target_link_libraries(${target} PRIVATE ${_libs})
     message(STATUS "ethosu-porting-kit: executor_runner for ${target}: portable ops "
-        "[${_portable_ops}], quantized ops [${_quantized_ops}], Ethos-U delegate ${_with_ethosu} (NPU ${ARG_NPU})")
+        "[${_portable_ops}], quantized ops [${_quantized_ops}], prim ops [${_prim_ops}] "
+        "(runtime ${_runtime}), Ethos-U delegate ${_with_ethosu} (NPU ${ARG_NPU})")
 endfunction()
