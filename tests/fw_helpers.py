@@ -121,3 +121,22 @@ def elf_symbols(elf: Path) -> set[str]:
         symtab = ELFFile(f).get_section_by_name(".symtab")
         assert isinstance(symtab, SymbolTableSection)
         return {s.name for s in symtab.iter_symbols() if s.name}
+
+
+def without_app_line(b: Built) -> Built:
+    """A copy of `b`'s image, beside it (the same plan is its own), whose .kit.info has no
+    `app` line: how `run` sees an image of a user's app folder, or one from before the
+    line, so the host-side IO checks are reached (`run` refuses the kit's own bring-up
+    and self-test by name before those)."""
+    import dataclasses
+
+    elf = b.elf.with_name("no_app.elf")
+    info = b.elf.with_name("no_app.kit.info")
+    objcopy = shutil.which("arm-none-eabi-objcopy") or "arm-none-eabi-objcopy"
+    subprocess.run([objcopy, f"--dump-section=.kit.info={info}", str(b.elf), str(elf)],
+                   check=True)  # fmt: skip
+    lines = info.read_bytes().split(b"\0", 1)[0].decode().splitlines()
+    info.write_bytes("".join(f"{x}\n" for x in lines if not x.startswith("app=")).encode() + b"\0")
+    subprocess.run([objcopy, f"--update-section=.kit.info={info}", str(b.elf), str(elf)],
+                   check=True)  # fmt: skip
+    return dataclasses.replace(b, elf=elf)

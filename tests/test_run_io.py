@@ -14,7 +14,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from fw_helpers import Built, built, need_qemu
+from fw_helpers import Built, built, need_qemu, without_app_line
 from hostile import assert_refused, run_kit
 
 pytestmark = pytest.mark.firmware
@@ -22,24 +22,12 @@ pytestmark = pytest.mark.firmware
 
 @pytest.fixture(scope="module")
 def bringup(pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Built:
-    """The bring-up image as `run` sees an app that may follow the protocol: its .kit.info
-    without the `app` line (an image of a user's app folder, or from before the line), so
-    the host-side checks are reached; `run` refuses the kit's bring-up by name up front."""
-    import dataclasses
-    import shutil
-    import subprocess
-
-    b = built(pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("run_io"))
-    elf = b.elf.with_name("no_app.elf")  # beside the original: the same plan is its own
-    info = b.elf.with_name("no_app.kit.info")
-    objcopy = shutil.which("arm-none-eabi-objcopy") or "arm-none-eabi-objcopy"
-    subprocess.run([objcopy, f"--dump-section=.kit.info={info}", str(b.elf), str(elf)],
-                   check=True)  # fmt: skip
-    lines = info.read_bytes().split(b"\0", 1)[0].decode().splitlines()
-    info.write_bytes("".join(f"{x}\n" for x in lines if not x.startswith("app=")).encode() + b"\0")
-    subprocess.run([objcopy, f"--update-section=.kit.info={info}", str(b.elf), str(elf)],
-                   check=True)  # fmt: skip
-    return dataclasses.replace(b, elf=elf)
+    """The bring-up image as `run` sees an app that may follow the protocol (its .kit.info
+    without the `app` line), so the host-side checks are reached; `run` refuses the kit's
+    bring-up by name up front."""
+    return without_app_line(
+        built(pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("run_io"))
+    )
 
 
 def test_wrong_arrays_are_refused_before_the_run(bringup: Built, tmp_path: Path) -> None:

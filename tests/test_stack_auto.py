@@ -267,3 +267,23 @@ def test_measured_with_the_compiler_it_is_built_with(pte_u55_shared: Path, tmp_p
     assert "(measured again: the record is of a gcc build)" in str(buffers["stack"]["why"])
     run = run_elf(build_project(project, app="selftest", npu="virtual", toolchain="clang"))
     assert run.exit_code == 0, run.output
+
+
+def test_an_armv7m_stack_is_sized_with_its_mpu_guard(pte_u55_shared: Path, tmp_path: Path) -> None:
+    """On a Cortex-M7 the start-up's MPU guard takes the stack's lowest 32 B and the mark
+    counts from above it: --stack auto adds the guard, says so, and the image runs with
+    the stack it was given (on the Armv8-M Corstone-300 above, no guard is added)."""
+    need_cross_gcc()
+    need_qemu()
+    board = Path(__file__).parents[1] / "docs/examples/boards/mps2-an500"
+    project = tmp_path / "fw"
+    stack = _gen(
+        pte_u55_shared, project, "--board", str(board), "--npu", "virtual", "--stack", "auto"
+    )["stack"]
+    measured = json.loads((project / MEASURE_FILE).read_text())
+    m = load_measurement(project, measured["model_sha256"], "selftest")
+    assert m is not None
+    assert stack["size"] == sized_stack(m, "virtual", 32) == sized_stack(m, "virtual") + 32
+    assert "+ 32 B of MPU stack guard (Armv7-M)" in str(stack["why"]), stack
+    run = run_elf(build_project(project, app="selftest", npu="virtual"), timeout=60)
+    assert run.exit_code == 0, run.output

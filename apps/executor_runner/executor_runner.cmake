@@ -126,6 +126,18 @@ endfunction()
 
 function(ethosu_kit_add_executor_runner target generated_dir)
     cmake_parse_arguments(ARG "" "NPU" "" ${ARGN})
+    # One runner per build tree: ExecuTorch is added once (add_subdirectory), its kernel
+    # table sized for the first runner's model and its Ethos-U driver configured for that
+    # model's memory mode, so a second runner would link a runtime built for another
+    # model. Say so here, not as a missing source or a "Missing operator" at run time.
+    get_property(_first GLOBAL PROPERTY ETHOSU_KIT_RUNNER_TARGET)
+    if(_first AND NOT _first STREQUAL "${target}")
+        message(FATAL_ERROR "ethosu-porting-kit: ${target}: this build tree has an "
+            "executor_runner already (${_first}); ExecuTorch is built once per tree, for "
+            "that target's model (kernel table, NPU driver configuration): build ${target} "
+            "in a build tree of its own (another CMake project or ExternalProject)")
+    endif()
+    set_property(GLOBAL PROPERTY ETHOSU_KIT_RUNNER_TARGET "${target}")
     if(NOT ARG_NPU)
         set(ARG_NPU driver)
     endif()

@@ -131,8 +131,21 @@ def stack_need(m: Measurement, npu: str = "virtual") -> int:
     return max(m.stack_used, driver_path) if m.npu_entry else m.stack_used
 
 
-def sized_stack(m: Measurement, npu: str = "virtual") -> int:
-    return _round(stack_need(m, npu) + STACK_INTERRUPT_BYTES)
+def stack_guard_bytes(core: str) -> int:
+    """Bytes at the stack's bottom no frame may use on `core`: on Armv7-M (no stack limit
+    register) the start-up makes the lowest STACK_ALIGN bytes a no-access MPU region, the
+    overflow guard (sdk/src/startup.c), and the painted mark counts from above it; an
+    Armv8-M core's limit is MSPLIM, no bytes taken. An unknown core counts as Armv7-M:
+    32 B too many is safe, too few is not."""
+    from ethosu_kit.cores import CORES
+    from ethosu_kit.planner import STACK_ALIGN
+
+    known = CORES.get(core)
+    return 0 if known is not None and known.armv8m else STACK_ALIGN
+
+
+def sized_stack(m: Measurement, npu: str = "virtual", guard: int = 0) -> int:
+    return _round(stack_need(m, npu) + STACK_INTERRUPT_BYTES + guard)
 
 
 def sized_heap(used: int) -> int:
@@ -147,7 +160,7 @@ def _source(m: Measurement) -> str:
     return f"{m.app} built with {m.toolchain}, NPU {m.npu}, in QEMU, {MEASURE_FILE}"
 
 
-def stack_why(m: Measurement, size: int, npu: str = "virtual") -> str:
+def stack_why(m: Measurement, size: int, npu: str = "virtual", guard: int = 0) -> str:
     path = m.npu_entry + DRIVER_PATH_BYTES
     driver = (
         f"the Arm driver's path {m.npu_entry} B at its entry + {DRIVER_PATH_BYTES} B "
@@ -165,9 +178,10 @@ def stack_why(m: Measurement, size: int, npu: str = "virtual") -> str:
         )
     else:
         what = f"{m.stack_used} B high-water mark measured (painted stack, {_source(m)})"
+    guarded = f", + {guard} B of MPU stack guard (Armv7-M)" if guard else ""
     return (
         f"--stack auto: {what}, + {STACK_INTERRUPT_BYTES} B for an interrupt at the deepest "
-        f"point (FP exception frame and handler), rounded to {ROUND} = {size}"
+        f"point (FP exception frame and handler){guarded}, rounded to {ROUND} = {size}"
     )
 
 

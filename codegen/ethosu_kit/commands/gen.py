@@ -384,11 +384,13 @@ def _measured(
         return f"{why} ({note})"
 
     if args.stack == "auto":
-        size = usage.sized_stack(m, args.npu)
-        options = replace(options, stack=size, stack_why=said(usage.stack_why(m, size, args.npu)))
+        guard = usage.stack_guard_bytes(board.cpu.core)
+        size = usage.sized_stack(m, args.npu, guard)
+        why = said(usage.stack_why(m, size, args.npu, guard))
+        options = replace(options, stack=size, stack_why=why)
         if args.npu == "driver":
-            size = usage.sized_stack(m, "virtual")
-            why = said(usage.stack_why(m, size, "virtual"))
+            size = usage.sized_stack(m, "virtual", guard)
+            why = said(usage.stack_why(m, size, "virtual", guard))
             options = replace(options, stack_virtual=size, stack_virtual_why=why)
     if args.heap == "auto":
         size = usage.sized_heap(m.heap_used)
