@@ -83,7 +83,7 @@ int kit_vprintf(const char *fmt, va_list ap)
         switch (*p) {
         case 'd':
         case 'i': {
-            long long v = longs >= 2 ? va_arg(ap, long long)
+            long long v = longs >= 2   ? va_arg(ap, long long)
                           : longs == 1 ? (long long)va_arg(ap, long)
                           : size_t_arg ? (long long)va_arg(ap, ptrdiff_t)
                                        : (long long)va_arg(ap, int);
@@ -94,7 +94,7 @@ int kit_vprintf(const char *fmt, va_list ap)
         case 'u':
         case 'x':
         case 'X': {
-            unsigned long long v = longs >= 2  ? va_arg(ap, unsigned long long)
+            unsigned long long v = longs >= 2   ? va_arg(ap, unsigned long long)
                                    : longs == 1 ? va_arg(ap, unsigned long)
                                    : size_t_arg ? va_arg(ap, size_t)
                                                 : va_arg(ap, unsigned int);
