@@ -147,10 +147,9 @@ def run_qemu(elf: Path, timeout: float = 60) -> RunResult:
             str(elf),
         ],
         capture_output=True,
+        # strict UTF-8: garbage on the UART fails the run (ExecuTorch's log formats
+        # go through the kit's vsnprintf, __wrap_vsnprintf in executorch_pal.cpp)
         text=True,
-        # a UART carries any byte: ExecuTorch's "Missing operator: [%zd] %s" through
-        # newlib-nano (no %zd) prints the index as a string pointer
-        errors="replace",
         check=False,
         timeout=timeout,
     )

@@ -260,6 +260,14 @@ function(ethosu_kit_add_executor_runner target generated_dir)
     target_compile_features(${target} PRIVATE cxx_std_17)
     target_compile_definitions(${target} PRIVATE C10_USING_CUSTOM_GENERATED_MACROS)
     target_link_libraries(${target} PRIVATE ${_libs})
+    # ExecuTorch's log messages are formatted with vsnprintf, with %zd/%zu/%lld that
+    # newlib-nano's lacks (a later %s then prints a wrong pointer): the runner's
+    # vsnprintf is the kit's formatter (__wrap_vsnprintf, executorch_pal.cpp). GNU ld
+    # and lld; armlink has no --wrap, and the Arm C library's vsnprintf has them.
+    _ethosu_kit_toolchain(_toolchain)
+    if(NOT _toolchain STREQUAL "armclang")
+        target_link_options(${target} PRIVATE "LINKER:--wrap=vsnprintf")
+    endif()
     message(STATUS "ethosu-porting-kit: executor_runner for ${target}: portable ops "
         "[${_portable_ops}], quantized ops [${_quantized_ops}], prim ops [${_prim_ops}] "
         "(runtime ${_runtime}), Ethos-U delegate ${_with_ethosu} (NPU ${ARG_NPU})")

@@ -55,10 +55,11 @@ USAGE_LINE = re.compile(r"^usage: (\w+) used (\d+) of (\d+) bytes", re.M)
 # never takes one at the deepest point, so the 124 B left are the only room for them.
 # The Arm driver's path is not in the run: the virtual NPU reports the stack depth where
 # the delegate enters the driver (`usage: npu_entry`), and the driver's own deepest chain
-# from ethosu_invoke_v3 is a static bound: by GCC 12 -O3 -fcallgraph-info=su 316 B on
-# the U55, 332 B on the U85 (invoke_v3 32, invoke_async 48, verify_optimizer_config
-# 56/72, its error print kit_fprintf 12 + kit_vprintf 104, whose libgcc division counts
-# 64), with room for a port's own console putc and cache hooks = DRIVER_PATH_BYTES.
+# from ethosu_invoke_v3 is a static bound: by GCC 12 -O3 -fcallgraph-info=su 340 B on
+# the U55, 356 B on the U85 (invoke_v3 32, invoke_async 48, verify_optimizer_config
+# 56/72, its error print kit_fprintf 28 + the formatter kit_format 112, whose libgcc
+# division counts 64), with room for a port's own console putc and cache hooks =
+# DRIVER_PATH_BYTES.
 # tests/test_driver_stack_path.py takes that chain from the real driver build and fails
 # when it outgrows this. A documented figure, not one computed per build: the build
 # measured runs the virtual NPU (no driver in it), newlib and libgcc have no frame data,

@@ -8,6 +8,7 @@
  * et_pal_allocate/et_pal_free keep the runtime's default (nullptr): every pool
  * the runtime uses comes from the generated memory plan.
  */
+#include <cstdarg>
 #include <cstddef>
 #include <cstdint>
 
@@ -58,6 +59,21 @@ void et_pal_emit_log_message(et_timestamp_t timestamp, et_pal_log_level_t level,
                static_cast<unsigned long>(line));
     kit_write(message, length);
     kit_putc('\n');
+}
+
+/*
+ * vsnprintf of the runner's link (-Wl,--wrap=vsnprintf, executor_runner.cmake): the
+ * kit's formatter. ExecuTorch formats every log message with vsnprintf
+ * (runtime/platform/log.cpp), and its formats use %zd/%zu (ET_PRIsize_t) and %lld
+ * (PRId64), which newlib-nano's has not: it reads such an argument with the wrong
+ * size, every later one shifts, and a later %s takes a wrong value as a pointer
+ * ("Missing operator: [%zd] %s" printed garbage, and faults where that address is not
+ * readable) while the runtime reports an error.
+ */
+int __wrap_vsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
+int __wrap_vsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
+{
+    return kit_vsnprintf(buf, n, fmt, ap);
 }
 
 #if !defined(ETHOSU_KIT_CXX_EXCEPTIONS)

@@ -30,8 +30,8 @@ def size_or_auto(text: str) -> int | str:
 # The smallest stack gen takes. Below it an image cannot even report that its stack is
 # too small: the start-up's frames (reset handler, C library init, main, the app's entry)
 # and, on top of them, one exception frame with the FP state (26 words + 4 B of alignment,
-# 108 B) and the fault handler's report (kit_vprintf alone is 104 B with GCC 12) must fit
-# for a stack overflow to be named (exit 16, `E: stack overflow`). Measured on the
+# 108 B) and the fault handler's report (the kit's formatter alone is 112 B with GCC 12)
+# must fit for a stack overflow to be named (exit 16, `E: stack overflow`). Measured on the
 # self-test (Corstone-300, QEMU): with 1 KiB it prints its first lines and names the
 # overflow; with 256 B QEMU dies without a word. No kit app runs in less: the bring-up's
 # own frames need more, the self-test's and the runner's several KiB (docs/memory.md).

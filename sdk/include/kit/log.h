@@ -1,7 +1,9 @@
 /*
  * Logging over the board UART without newlib's printf (a few hundred bytes of code
  * instead of tens of KiB). Formats: %d %i %u %x %X %p %s %c %% with optional
- * '0' flag, width, and 'l'/'ll'/'z' length modifiers.
+ * '-', '0', '+' and ' ' flags, width, precision (a %s's most characters, or '*'), and
+ * 'l'/'ll'/'z' length modifiers (also 'h'/'hh'/'j'/'t'), which newlib-nano's printf
+ * lacks in part ('ll', 'z'). No floating point: a %f (%e %g %a) prints as itself.
  */
 #ifndef KIT_LOG_H
 #define KIT_LOG_H
@@ -18,6 +20,9 @@ void kit_write(const char *s, size_t n);
 void kit_puts(const char *s); /* no newline added */
 int kit_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int kit_vprintf(const char *fmt, va_list ap);
+/* The same formats into buf, C99 vsnprintf's contract: at most n bytes, NUL-terminated
+ * when n > 0; returns the length the whole text has (a result >= n: cut short). */
+int kit_vsnprintf(char *buf, size_t n, const char *fmt, va_list ap);
 
 #define KIT_LOG_INFO(...) kit_printf("I: " __VA_ARGS__)
 #define KIT_LOG_WARN(...) kit_printf("W: " __VA_ARGS__)
