@@ -20,7 +20,7 @@ TORCH_VERSION="2.13.0"
 EXECUTORCH_VERSION="1.5.1"
 APT_PACKAGES=(
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
-  qemu-system-arm clang-19 lld-19 cmake ninja-build
+  qemu-system-arm clang-19 lld-19 clang-format-19 cmake ninja-build
 )
 
 say() { printf '[install] %s\n' "$*"; }

@@ -21,9 +21,8 @@
 #include "kit_model.h"
 #include "kit_sections.h"
 
-#define CPU_ALIGN 8u  /* AAPCS stack and double-word data */
+#define CPU_ALIGN 8u      /* AAPCS stack and double-word data */
 #define STACK_MARGIN 512u /* bytes kept below the live stack pointer */
-
 
 typedef struct {
     const char *name;
@@ -148,7 +147,7 @@ static void check_buffer(const char *name, uint8_t *addr, size_t size, const cha
     }
 }
 
-#define KIT_CHECK_ROW(name, symbol, size, region, npu) \
+#define KIT_CHECK_ROW(name, symbol, size, region, npu)                                             \
     check_buffer(#name, (uint8_t *)(uintptr_t)(symbol), (size_t)(size), region, npu);
 
 static int bringup(void)

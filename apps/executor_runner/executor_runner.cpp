@@ -71,14 +71,11 @@ using executorch::runtime::TensorInfo;
 using kit_runner::PeakAllocator;
 using kit_runner::PlanBuffer;
 
-namespace {
-
+namespace
+{
 
 /* code: KIT_EXIT_* of the generated table (kit_exit_codes.h, via kit/platform.h) */
-[[noreturn]] void finish(int code)
-{
-    kit_exit(kit_app_result(code));
-}
+[[noreturn]] void finish(int code) { kit_exit(kit_app_result(code)); }
 
 unsigned long ul(size_t v) { return static_cast<unsigned long>(v); }
 
@@ -254,8 +251,8 @@ Error read_host_input(size_t i, uint8_t *dst, size_t nbytes)
     }
     const long size = kit_semihost_flen(fd);
     if (size < 0 || static_cast<size_t>(size) != nbytes) {
-        kit_printf("kit: input %lu: %s has %ld bytes, the program's input has %lu\n", ul(i),
-                   name, size, ul(nbytes));
+        kit_printf("kit: input %lu: %s has %ld bytes, the program's input has %lu\n", ul(i), name,
+                   size, ul(nbytes));
         kit_semihost_close(fd);
         return Error::InvalidArgument;
     }
@@ -409,7 +406,7 @@ __attribute__((noinline)) uint8_t *planned_input(Method &method, const MethodMet
 /* noinline, as print_outputs: inlined, their locals would join main's frame, which is
  * live under execute, the stack's deepest point. */
 __attribute__((noinline)) Error set_inputs(Method &method, const MethodMeta &meta,
-                                          PeakAllocator &method_allocator)
+                                           PeakAllocator &method_allocator)
 {
     for (size_t i = 0; i < meta.num_inputs(); ++i) {
         Result<Tag> tag = meta.input_tag(i);
@@ -646,8 +643,7 @@ int ethosu_kit_app_main(void)
         }
         finish(KIT_EXIT_METHOD_LOAD);
     }
-    kit_printf("kit: method \"%s\" loaded, %lu planned buffer(s)\n", method_name,
-               ul(num_planned));
+    kit_printf("kit: method \"%s\" loaded, %lu planned buffer(s)\n", method_name, ul(num_planned));
 
     if (set_inputs(method.get(), meta.get(), method_allocator) != Error::Ok) {
         finish(KIT_EXIT_INPUTS);
@@ -673,8 +669,8 @@ int ethosu_kit_app_main(void)
     kit_puts(" execute (");
     print_u64(kit_cycles_to_us(cycles));
     kit_printf(" us at %lu Hz)\n", static_cast<unsigned long>(kit_cpu_clock_hz()));
-    print_pool("method_pool", method_buf->region, method_allocator.used_size(),
-               method_buf->size, "used");
+    print_pool("method_pool", method_buf->region, method_allocator.used_size(), method_buf->size,
+               "used");
     print_pool("temp_pool", temp_allocator.region(), temp_allocator.peak(), temp_allocator.size(),
                "peak");
     for (size_t id = 0; id < num_planned; ++id) {

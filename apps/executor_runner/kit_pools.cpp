@@ -7,7 +7,8 @@
 #include "kit_memory_config.h"
 
 #if defined(KIT_PLAN_NO_RUNNER_POOLS)
-#error "the project's memory plan is for another app (KIT_PLAN_APP) and has no method pool or planned buffers: regenerate it with gen-firmware --app executor_runner"
+#error                                                                                             \
+    "the project's memory plan is for another app (KIT_PLAN_APP) and has no method pool or planned buffers: regenerate it with gen-firmware --app executor_runner"
 #endif
 
 extern "C" uint8_t kit_method_pool[];
@@ -18,8 +19,10 @@ KIT_INPUT_BUFFERS(KIT_RUNNER_DECLARE)
 KIT_OUTPUT_BUFFERS(KIT_RUNNER_DECLARE)
 #undef KIT_RUNNER_DECLARE
 
-namespace kit_runner {
-namespace {
+namespace kit_runner
+{
+namespace
+{
 
 struct Indexed {
     size_t index;

@@ -15,7 +15,8 @@
 
 #include <executorch/runtime/core/memory_allocator.h>
 
-namespace kit_runner {
+namespace kit_runner
+{
 
 struct PlanBuffer {
     const char *name; /* plan name: "method_pool", "planned_1", "input_0" ... */
@@ -38,7 +39,8 @@ const PlanBuffer *output_buffer(size_t index);
  * temp allocator after every instruction, so its used size after execute() says
  * nothing; the peak is what the plan must cover.
  */
-class PeakAllocator final : public executorch::runtime::MemoryAllocator {
+class PeakAllocator final : public executorch::runtime::MemoryAllocator
+{
   public:
     explicit PeakAllocator(const PlanBuffer &buffer)
         : MemoryAllocator(static_cast<uint32_t>(buffer.size), buffer.base), name_(buffer.name),

@@ -33,9 +33,10 @@
 /* The exit codes: the kit's one table (kit_exit_codes.h, via kit/platform.h). */
 enum {
     SELFTEST_PASS = KIT_EXIT_OK,
-    SELFTEST_MISMATCH = KIT_EXIT_FAIL,     /* an output differs from the expected bytes */
-    SELFTEST_NPU_ERROR = KIT_EXIT_NPU_ERROR, /* the driver refused the stream or the NPU reported an error */
-    SELFTEST_SETUP = KIT_EXIT_SETUP,       /* no NPU driver, or the plan cannot hold a delegate */
+    SELFTEST_MISMATCH = KIT_EXIT_FAIL, /* an output differs from the expected bytes */
+    SELFTEST_NPU_ERROR =
+        KIT_EXIT_NPU_ERROR, /* the driver refused the stream or the NPU reported an error */
+    SELFTEST_SETUP = KIT_EXIT_SETUP, /* no NPU driver, or the plan cannot hold a delegate */
 };
 
 #define SCRATCH_FILL 0xA5u
@@ -63,8 +64,8 @@ static int32_t element(const uint8_t *p, uint32_t elem_size)
 }
 
 /* First differing element of one output (or -1) and how many elements differ. */
-static long first_difference(const uint8_t *got, const uint8_t *want, const kit_selftest_tensor_t *t,
-                             uint32_t *count)
+static long first_difference(const uint8_t *got, const uint8_t *want,
+                             const kit_selftest_tensor_t *t, uint32_t *count)
 {
     const uint32_t size = t->elem_size ? t->elem_size : 1u;
     long first = -1;
@@ -101,8 +102,8 @@ static int run_delegate(struct ethosu_driver *drv, uint32_t k, const kit_selftes
     };
     const size_t size[NUM_BASE_ADDRS] = {d->weight_size, d->scratch_size, KIT_FAST_SCRATCH_SIZE};
     const uint64_t start = kit_cycles();
-    const int rc = ethosu_invoke_v3(drv, KIT_SELFTEST_NETWORK + d->cmd_offset, (int)d->cmd_size, base, size,
-                                    NUM_BASE_ADDRS, NULL);
+    const int rc = ethosu_invoke_v3(drv, KIT_SELFTEST_NETWORK + d->cmd_offset, (int)d->cmd_size,
+                                    base, size, NUM_BASE_ADDRS, NULL);
     const uint64_t cycles = kit_cycles() - start;
     if (rc != 0) {
         kit_printf("delegate %u: FAIL ethosu_invoke_v3 returned %d (%s delegate %u, %u B "
@@ -142,8 +143,7 @@ static int selftest(void)
         return KIT_EXIT_INIT;
     }
     kit_printf("selftest: board %s, mode %s, model for %s, %u delegate(s)\n", kit_board_name(),
-               KIT_MEMORY_MODE, KIT_ACCELERATOR,
-               (unsigned)KIT_SELFTEST_NUM_DELEGATES);
+               KIT_MEMORY_MODE, KIT_ACCELERATOR, (unsigned)KIT_SELFTEST_NUM_DELEGATES);
     kit_printf("selftest: vectors: %s\n", KIT_SELFTEST_VECTORS_SOURCE);
     struct ethosu_driver *drv = (struct ethosu_driver *)kit_npu_driver();
     if (drv == NULL) {
@@ -161,8 +161,9 @@ static int selftest(void)
         }
     }
     kit_usage_report_stack_heap();
-    kit_printf("SELFTEST %s (%u of %u delegates passed)\n", result == SELFTEST_PASS ? "PASS" : "FAIL",
-               (unsigned)passed, (unsigned)KIT_SELFTEST_NUM_DELEGATES);
+    kit_printf("SELFTEST %s (%u of %u delegates passed)\n",
+               result == SELFTEST_PASS ? "PASS" : "FAIL", (unsigned)passed,
+               (unsigned)KIT_SELFTEST_NUM_DELEGATES);
     return result;
 }
 

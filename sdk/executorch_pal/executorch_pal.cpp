@@ -31,10 +31,7 @@ ET_NORETURN void et_pal_abort(void)
     kit_exit(KIT_EXIT_ABORT); /* a runtime ET_CHECK failed */
 }
 
-et_timestamp_t et_pal_current_ticks(void)
-{
-    return static_cast<et_timestamp_t>(kit_cycles());
-}
+et_timestamp_t et_pal_current_ticks(void) { return static_cast<et_timestamp_t>(kit_cycles()); }
 
 et_tick_ratio_t et_pal_ticks_to_ns_multiplier(void)
 {

@@ -17,7 +17,8 @@ void *kit_bump_alloc(kit_bump_t *pool, size_t size, size_t align)
         KIT_LOG_ERROR("%s: alignment %zu is not a power of two\n", pool->name, align);
         return NULL;
     }
-    const uintptr_t start = ((uintptr_t)pool->base + pool->used + (align - 1u)) & ~(uintptr_t)(align - 1u);
+    const uintptr_t start =
+        ((uintptr_t)pool->base + pool->used + (align - 1u)) & ~(uintptr_t)(align - 1u);
     const size_t offset = (size_t)(start - (uintptr_t)pool->base);
     if (offset > pool->size || size > pool->size - offset) {
         KIT_LOG_ERROR("%s: %zu bytes (align %zu) do not fit: %zu of %zu used\n", pool->name, size,

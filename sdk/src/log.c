@@ -143,7 +143,7 @@ static void kit_format(struct kit_sink *sink, const char *fmt, va_list ap)
         case 'x':
         case 'X': {
             /* read unsigned (the same size as signed), sign-extended below for %d */
-            unsigned long long v = longs >= 2  ? va_arg(ap, unsigned long long)
+            unsigned long long v = longs >= 2   ? va_arg(ap, unsigned long long)
                                    : longs == 1 ? va_arg(ap, unsigned long)
                                    : size_t_arg ? va_arg(ap, size_t)
                                                 : va_arg(ap, unsigned int);

@@ -28,7 +28,9 @@ extern uint8_t kit_fast_scratch[];
 /* The virtual NPU's working memory: the plan's buffer (kit_buffers.c), fit-checked. */
 #include "ethosu_virtual.h"
 #ifdef KIT_VNPU_WORKSPACE_LIMIT
-#define KIT_VNPU_GIVE (KIT_VNPU_WORKSPACE_LIMIT < KIT_VNPU_WORKSPACE_SIZE ? KIT_VNPU_WORKSPACE_LIMIT : KIT_VNPU_WORKSPACE_SIZE)
+#define KIT_VNPU_GIVE                                                                              \
+    (KIT_VNPU_WORKSPACE_LIMIT < KIT_VNPU_WORKSPACE_SIZE ? KIT_VNPU_WORKSPACE_LIMIT                 \
+                                                        : KIT_VNPU_WORKSPACE_SIZE)
 #else
 #define KIT_VNPU_GIVE KIT_VNPU_WORKSPACE_SIZE
 #endif
@@ -57,8 +59,8 @@ int kit_npu_init(void)
 #if defined(KIT_NPU_VIRTUAL)
     ethosu_virtual_set_workspace(kit_vnpu_workspace, KIT_VNPU_GIVE);
 #endif
-    if (ethosu_init(&npu, (void *)npu_config.base, fast, fast_size,
-                    (uint32_t)npu_config.secure, (uint32_t)npu_config.privileged) != 0) {
+    if (ethosu_init(&npu, (void *)npu_config.base, fast, fast_size, (uint32_t)npu_config.secure,
+                    (uint32_t)npu_config.privileged) != 0) {
         KIT_LOG_ERROR("ethosu_init failed: NPU at 0x%08x (secure %d, privileged %d)\n",
                       (unsigned)npu_config.base, npu_config.secure, npu_config.privileged);
         return -1;
@@ -69,13 +71,12 @@ int kit_npu_init(void)
 #endif
     const int irq_status = kit_irq_register(npu_config.irq, npu_irq, &npu);
     if (irq_status == -2) {
-        KIT_LOG_ERROR("NPU IRQ %u: all KIT_IRQ_SLOTS interrupt slots are taken\n",
-                      npu_config.irq);
+        KIT_LOG_ERROR("NPU IRQ %u: all KIT_IRQ_SLOTS interrupt slots are taken\n", npu_config.irq);
         return -1;
     }
     if (irq_status != 0) {
-        KIT_LOG_ERROR("NPU IRQ %u is beyond the vector table ([cpu] irqs = %d)\n",
-                      npu_config.irq, KIT_CPU_IRQS);
+        KIT_LOG_ERROR("NPU IRQ %u is beyond the vector table ([cpu] irqs = %d)\n", npu_config.irq,
+                      KIT_CPU_IRQS);
         return -1;
     }
     kit_irq_set_enabled(npu_config.irq, 1);

@@ -67,8 +67,8 @@ int kit_semihost_has_arg(const char *cmdline, const char *word)
 int kit_semihost_open(const char *name, const char *mode)
 {
     /* fopen modes in the order semihosting numbers them */
-    static const char *const modes[] = {"r", "rb", "r+", "r+b", "w", "wb", "w+", "w+b",
-                                        "a", "ab", "a+", "a+b"};
+    static const char *const modes[] = {"r",  "rb",  "r+", "r+b", "w",  "wb",
+                                        "w+", "w+b", "a",  "ab",  "a+", "a+b"};
     for (uint32_t m = 0; m < sizeof(modes) / sizeof(modes[0]); ++m) {
         if (strcmp(mode, modes[m]) == 0) {
             uint32_t block[3] = {(uint32_t)(uintptr_t)name, m, (uint32_t)strlen(name)};

@@ -86,26 +86,26 @@ void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
 
 /* VTOR ignores the low bits: the table is aligned to its size rounded up to a power of 2. */
-__attribute__((used, section(KIT_SECTION_VECTORS), aligned(KIT_VECTOR_TABLE_ALIGN))) const kit_vector_t
-    kit_vectors[16 + KIT_CPU_IRQS] = {
-        (kit_vector_t)(uintptr_t)__StackTop,
-        Reset_Handler,
-        NMI_Handler,
-        HardFault_Handler,
-        MemManage_Handler,
-        BusFault_Handler,
-        UsageFault_Handler,
-        KIT_SECURE_FAULT_VECTOR,
-        0,
-        0,
-        0,
-        SVC_Handler,
-        DebugMon_Handler,
-        0,
-        PendSV_Handler,
-        SysTick_Handler,
-        /* every external interrupt: the run-time dispatcher (GNU range designator) */
-        [16 ... 15 + KIT_CPU_IRQS] = kit_irq_dispatch,
+__attribute__((used, section(KIT_SECTION_VECTORS), aligned(KIT_VECTOR_TABLE_ALIGN)))
+const kit_vector_t kit_vectors[16 + KIT_CPU_IRQS] = {
+    (kit_vector_t)(uintptr_t)__StackTop,
+    Reset_Handler,
+    NMI_Handler,
+    HardFault_Handler,
+    MemManage_Handler,
+    BusFault_Handler,
+    UsageFault_Handler,
+    KIT_SECURE_FAULT_VECTOR,
+    0,
+    0,
+    0,
+    SVC_Handler,
+    DebugMon_Handler,
+    0,
+    PendSV_Handler,
+    SysTick_Handler,
+    /* every external interrupt: the run-time dispatcher (GNU range designator) */
+    [16 ... 15 + KIT_CPU_IRQS] = kit_irq_dispatch,
 };
 _Static_assert(sizeof(kit_vectors) <= KIT_VECTOR_TABLE_ALIGN, "VTOR alignment too small");
 
@@ -134,8 +134,8 @@ static void kit_stack_guard_init(void)
     }
     MPU_RNR = regions - 1u;
     MPU_RBAR = (uint32_t)(uintptr_t)__StackLimit;
-    MPU_RASR = MPU_RASR_XN | MPU_RASR_SIZE((uint32_t)__builtin_ctz(KIT_STACK_ALIGN)) |
-               MPU_RASR_ENABLE;
+    MPU_RASR =
+        MPU_RASR_XN | MPU_RASR_SIZE((uint32_t)__builtin_ctz(KIT_STACK_ALIGN)) | MPU_RASR_ENABLE;
     MPU_CTRL = MPU_CTRL_PRIVDEFENA | MPU_CTRL_ENABLE;
     kit_dsb();
     kit_isb();
@@ -218,10 +218,10 @@ __attribute__((naked)) void HardFault_Handler(void)
         "movs r1, #0\n"
         "msr msplim, r1\n"
 #endif
-                   "tst lr, #4\n"
-                   "ite eq\n"
-                   "mrseq r0, msp\n"
-                   "mrsne r0, psp\n"
+        "tst lr, #4\n"
+        "ite eq\n"
+        "mrseq r0, msp\n"
+        "mrsne r0, psp\n"
 #if !KIT_COMPILED_ARMV8M && !defined(__ARMCC_VERSION)
         /* With the stack guard (kit_stack_guard_init): the MPU off, so the report's pushes
          * do not fault again; and when the stack pointer is in the guard or below the
@@ -244,5 +244,5 @@ __attribute__((naked)) void HardFault_Handler(void)
         "msr msp, r1\n"
         "1:\n"
 #endif
-                   "b kit_fault_report\n");
+        "b kit_fault_report\n");
 }

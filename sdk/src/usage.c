@@ -66,10 +66,7 @@ size_t kit_stack_high_water(void)
 
 size_t kit_stack_size(void) { return (size_t)(STACK_TOP - STACK_LIMIT); }
 
-int kit_stack_guard_hit(uintptr_t addr)
-{
-    return addr - (uintptr_t)STACK_LIMIT < kit_stack_guard;
-}
+int kit_stack_guard_hit(uintptr_t addr) { return addr - (uintptr_t)STACK_LIMIT < kit_stack_guard; }
 
 size_t kit_heap_size(void) { return (size_t)(HEAP_LIMIT - HEAP_BASE); }
 

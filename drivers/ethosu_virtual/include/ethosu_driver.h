@@ -27,30 +27,26 @@ extern "C" {
 #define ETHOSU_SEMAPHORE_WAIT_INFERENCE ETHOSU_SEMAPHORE_WAIT_FOREVER
 #endif
 
-enum ethosu_error_codes
-{
+enum ethosu_error_codes {
     ETHOSU_SUCCESS = 0,
     ETHOSU_GENERIC_FAILURE = -1,
     ETHOSU_INVALID_PARAM = -2
 };
 
-enum ethosu_clock_q_request
-{
+enum ethosu_clock_q_request {
     ETHOSU_CLOCK_Q_DISABLE = 0,
     ETHOSU_CLOCK_Q_ENABLE = 1,
     ETHOSU_CLOCK_Q_UNCHANGED = 2
 };
 
-enum ethosu_power_q_request
-{
+enum ethosu_power_q_request {
     ETHOSU_POWER_Q_DISABLE = 0,
     ETHOSU_POWER_Q_ENABLE = 1,
     ETHOSU_POWER_Q_UNCHANGED = 2
 };
 
 /* ID register, field by field. */
-struct ethosu_id
-{
+struct ethosu_id {
     uint32_t version_status;
     uint32_t version_minor;
     uint32_t version_major;
@@ -61,48 +57,37 @@ struct ethosu_id
 };
 
 /* CONFIG register, the fields the driver reports. */
-struct ethosu_config
-{
+struct ethosu_config {
     uint32_t macs_per_cc;
     uint32_t cmd_stream_version;
     uint32_t custom_dma;
 };
 
-struct ethosu_hw_info
-{
+struct ethosu_hw_info {
     struct ethosu_id version;
     struct ethosu_config cfg;
 };
 
-struct ethosu_driver_version
-{
+struct ethosu_driver_version {
     uint8_t major;
     uint8_t minor;
     uint8_t patch;
 };
 
-enum ethosu_job_state
-{
-    ETHOSU_JOB_IDLE = 0,
-    ETHOSU_JOB_RUNNING,
-    ETHOSU_JOB_DONE
-};
+enum ethosu_job_state { ETHOSU_JOB_IDLE = 0, ETHOSU_JOB_RUNNING, ETHOSU_JOB_DONE };
 
-enum ethosu_job_result
-{
+enum ethosu_job_result {
     ETHOSU_JOB_RESULT_OK = 0,
     ETHOSU_JOB_RESULT_TIMEOUT,
     ETHOSU_JOB_RESULT_ERROR
 };
 
-enum ethosu_request_clients
-{
+enum ethosu_request_clients {
     ETHOSU_PMU_REQUEST = 0,
     ETHOSU_INFERENCE_REQUEST = 1,
 };
 
-struct ethosu_job
-{
+struct ethosu_job {
     volatile enum ethosu_job_state state;
     volatile enum ethosu_job_result result;
     const void *custom_data_ptr;
@@ -117,8 +102,7 @@ struct ethosu_job
 #define ETHOSU_VIRTUAL_ERROR_LEN 192
 
 /* One NPU instance. Allocate it (static is fine) and hand it to ethosu_init(). */
-struct ethosu_driver
-{
+struct ethosu_driver {
     struct ethosu_driver *next;
     struct ethosu_job job;
     void *semaphore;
@@ -136,8 +120,10 @@ struct ethosu_driver
 };
 
 /* Weak hooks the platform may override (driver 1.x signatures). */
-void ethosu_flush_dcache(const uint64_t *base_addr, const size_t *base_addr_size, int num_base_addr);
-void ethosu_invalidate_dcache(const uint64_t *base_addr, const size_t *base_addr_size, int num_base_addr);
+void ethosu_flush_dcache(const uint64_t *base_addr, const size_t *base_addr_size,
+                         int num_base_addr);
+void ethosu_invalidate_dcache(const uint64_t *base_addr, const size_t *base_addr_size,
+                              int num_base_addr);
 void *ethosu_mutex_create(void);
 void ethosu_mutex_destroy(void *mutex);
 int ethosu_mutex_lock(void *mutex);
@@ -153,12 +139,8 @@ unsigned int ethosu_config_select(uint64_t address, int index);
 
 void ethosu_irq_handler(struct ethosu_driver *drv);
 
-int ethosu_init(struct ethosu_driver *drv,
-                void *const base_address,
-                const void *fast_memory,
-                const size_t fast_memory_size,
-                uint32_t secure_enable,
-                uint32_t privilege_enable);
+int ethosu_init(struct ethosu_driver *drv, void *const base_address, const void *fast_memory,
+                const size_t fast_memory_size, uint32_t secure_enable, uint32_t privilege_enable);
 void ethosu_deinit(struct ethosu_driver *drv);
 int ethosu_soft_reset(struct ethosu_driver *drv);
 int ethosu_request_power(struct ethosu_driver *drv);
@@ -166,48 +148,38 @@ void ethosu_release_power(struct ethosu_driver *drv);
 void ethosu_get_driver_version(struct ethosu_driver_version *ver);
 void ethosu_get_hw_info(struct ethosu_driver *drv, struct ethosu_hw_info *hw);
 
-int ethosu_invoke_v3(struct ethosu_driver *drv,
-                     const void *custom_data_ptr,
-                     const int custom_data_size,
-                     uint64_t *const base_addr,
-                     const size_t *base_addr_size,
-                     const int num_base_addr,
-                     void *user_arg);
+int ethosu_invoke_v3(struct ethosu_driver *drv, const void *custom_data_ptr,
+                     const int custom_data_size, uint64_t *const base_addr,
+                     const size_t *base_addr_size, const int num_base_addr, void *user_arg);
 
-#define ethosu_invoke(drv, custom_data_ptr, custom_data_size, base_addr, base_addr_size, num_base_addr)                \
-    ethosu_invoke_v3(drv, custom_data_ptr, custom_data_size, base_addr, base_addr_size, num_base_addr, 0)
+#define ethosu_invoke(drv, custom_data_ptr, custom_data_size, base_addr, base_addr_size,           \
+                      num_base_addr)                                                               \
+    ethosu_invoke_v3(drv, custom_data_ptr, custom_data_size, base_addr, base_addr_size,            \
+                     num_base_addr, 0)
 
-int ethosu_invoke_async(struct ethosu_driver *drv,
-                        const void *custom_data_ptr,
-                        const int custom_data_size,
-                        uint64_t *const base_addr,
-                        const size_t *base_addr_size,
-                        const int num_base_addr,
-                        void *user_arg);
+int ethosu_invoke_async(struct ethosu_driver *drv, const void *custom_data_ptr,
+                        const int custom_data_size, uint64_t *const base_addr,
+                        const size_t *base_addr_size, const int num_base_addr, void *user_arg);
 int ethosu_wait(struct ethosu_driver *drv, bool block);
 
 struct ethosu_driver *ethosu_reserve_driver(void);
 void ethosu_release_driver(struct ethosu_driver *drv);
 
 /* Multi-variant entry points the ExecuTorch delegate looks for (it has weak fallbacks). */
-int ethosu_get_product_config_from_cop_data(const void *custom_data_ptr,
-                                            const int custom_data_size,
-                                            uint32_t *product_out,
-                                            uint32_t *log2_macs_out);
+int ethosu_get_product_config_from_cop_data(const void *custom_data_ptr, const int custom_data_size,
+                                            uint32_t *product_out, uint32_t *log2_macs_out);
 struct ethosu_driver *ethosu_reserve_driver_ex(uint32_t product, uint32_t log2_macs);
 
-static inline int ethosu_invoke_v2(const void *custom_data_ptr,
-                                   const int custom_data_size,
-                                   uint64_t *const base_addr,
-                                   const size_t *base_addr_size,
+static inline int ethosu_invoke_v2(const void *custom_data_ptr, const int custom_data_size,
+                                   uint64_t *const base_addr, const size_t *base_addr_size,
                                    const int num_base_addr)
 {
     struct ethosu_driver *drv = ethosu_reserve_driver();
-    if (!drv)
-    {
+    if (!drv) {
         return -1;
     }
-    int result = ethosu_invoke_v3(drv, custom_data_ptr, custom_data_size, base_addr, base_addr_size, num_base_addr, 0);
+    int result = ethosu_invoke_v3(drv, custom_data_ptr, custom_data_size, base_addr, base_addr_size,
+                                  num_base_addr, 0);
     ethosu_release_driver(drv);
     return result;
 }

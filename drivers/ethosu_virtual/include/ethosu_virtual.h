@@ -62,25 +62,31 @@ const char *ethosu_virtual_last_error(const struct ethosu_driver *drv);
 void ethosu_virtual_report_error(const char *message);
 
 /* Deliberately wrong rules, to prove the tests notice them. 0 = the real NPU. */
-enum ethosu_virtual_mutation
-{
+enum ethosu_virtual_mutation {
     ETHOSU_VIRTUAL_MUT_NONE = 0,
     ETHOSU_VIRTUAL_MUT_NATURAL_FLOOR = 1u << 0, /* NATURAL rounding truncates instead */
     ETHOSU_VIRTUAL_MUT_NO_BIAS = 1u << 1,       /* convolutions drop the bias */
     ETHOSU_VIRTUAL_MUT_CLAMP_32BIT = 1u << 2,   /* 32-bit OFMs get clamped to ACTIVATION_MIN/MAX */
     ETHOSU_VIRTUAL_MUT_SHIFT_18 = 1u << 3,      /* fixed shift 18 instead of 19 for 8-bit ADD/SUB */
     /* Ethos-U85 rules */
-    ETHOSU_VIRTUAL_MUT_U85_NO_SERPENTINE = 1u << 4, /* weight order walks every kernel row left to right */
+    ETHOSU_VIRTUAL_MUT_U85_NO_SERPENTINE =
+        1u << 4, /* weight order walks every kernel row left to right */
     ETHOSU_VIRTUAL_MUT_U85_MINMAX_UNSCALED = 1u << 5, /* MIN/MAX ignore the IFM/IFM2 scales */
     ETHOSU_VIRTUAL_MUT_U85_AVG_FLOOR = 1u << 6,       /* AVERAGE pool divides rounding down */
     ETHOSU_VIRTUAL_MUT_U85_TRANSPOSE_SWAP = 1u << 7,  /* activation_transpose WCH taken as CHW */
-    ETHOSU_VIRTUAL_MUT_U85_FWD_NO_INTERLEAVE = 1u << 8, /* an FWD stream read as if one decoder had it all */
-    ETHOSU_VIRTUAL_MUT_U85_SPARSE_AS_DENSE = 1u << 9,   /* 2:4 sparse weights walked in the dense order */
-    ETHOSU_VIRTUAL_MUT_U85_CMP_TRUE_ONE = 1u << 10,     /* a compare's true is 1 instead of all ones */
-    ETHOSU_VIRTUAL_MUT_U85_B64_LOW32 = 1u << 11,        /* B64 accumulators read back as their low 32 bits */
-    ETHOSU_VIRTUAL_MUT_U85_GATHER_NO_INDEX = 1u << 12,  /* an indexed DMA takes row i for row IDX[i] */
-    ETHOSU_VIRTUAL_MUT_U85_ACC_KEEP_AS_RESET = 1u << 13, /* acc_input KEEP starts from the bias again */
-    ETHOSU_VIRTUAL_MUT_U85_CONV_IFM2_IGNORED = 1u << 14, /* a CONV's acc_input IFM2 partial sum is dropped */
+    ETHOSU_VIRTUAL_MUT_U85_FWD_NO_INTERLEAVE =
+        1u << 8, /* an FWD stream read as if one decoder had it all */
+    ETHOSU_VIRTUAL_MUT_U85_SPARSE_AS_DENSE =
+        1u << 9, /* 2:4 sparse weights walked in the dense order */
+    ETHOSU_VIRTUAL_MUT_U85_CMP_TRUE_ONE = 1u << 10, /* a compare's true is 1 instead of all ones */
+    ETHOSU_VIRTUAL_MUT_U85_B64_LOW32 = 1u
+                                       << 11, /* B64 accumulators read back as their low 32 bits */
+    ETHOSU_VIRTUAL_MUT_U85_GATHER_NO_INDEX = 1u
+                                             << 12, /* an indexed DMA takes row i for row IDX[i] */
+    ETHOSU_VIRTUAL_MUT_U85_ACC_KEEP_AS_RESET =
+        1u << 13, /* acc_input KEEP starts from the bias again */
+    ETHOSU_VIRTUAL_MUT_U85_CONV_IFM2_IGNORED =
+        1u << 14, /* a CONV's acc_input IFM2 partial sum is dropped */
 };
 void ethosu_virtual_set_mutation(uint32_t mask);
 
@@ -89,10 +95,11 @@ void ethosu_virtual_set_mutation(uint32_t mask);
  * "<byte offset> <code> <NAME> field=value ..." and advance *index.
  * Returns 0, or -1 for an unknown command (buf names the code) or a truncated one.
  */
-int ethosu_virtual_disasm(const uint32_t *words, size_t nwords, size_t *index, char *buf, size_t len);
+int ethosu_virtual_disasm(const uint32_t *words, size_t nwords, size_t *index, char *buf,
+                          size_t len);
 /* The same for the instruction set of CONFIG.product `product` (0 U55, 1 U65, 2 U85). */
-int ethosu_virtual_disasm_product(uint32_t product, const uint32_t *words, size_t nwords, size_t *index, char *buf,
-                                  size_t len);
+int ethosu_virtual_disasm_product(uint32_t product, const uint32_t *words, size_t nwords,
+                                  size_t *index, char *buf, size_t len);
 
 /*
  * Decode an MLW weight stream into at most max_out 9-bit values.

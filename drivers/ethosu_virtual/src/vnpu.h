@@ -17,22 +17,19 @@
 
 #define VNPU_MAX_REGIONS 8
 
-struct vnpu_cmd_desc
-{
+struct vnpu_cmd_desc {
     uint16_t code;
     const char *name;
     const char *fields;
 };
 
-struct vnpu_enum_desc
-{
+struct vnpu_enum_desc {
     const char *name;
     const char *values;
 };
 
 /* One instruction set: its commands (sorted by code) and field enumerations. */
-struct vnpu_isa
-{
+struct vnpu_isa {
     const struct vnpu_cmd_desc *commands;
     size_t ncommands;
     const struct vnpu_enum_desc *enums;
@@ -48,19 +45,19 @@ extern const struct vnpu_isa vnpu_isa_u85; /* vnpu_u85_cmd.c */
 #define VNPU_PRODUCT_U85 2u
 
 const struct vnpu_cmd_desc *vnpu_isa_find(const struct vnpu_isa *isa, uint32_t code);
-int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nwords, size_t *index, char *buf,
-                    size_t len);
+int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nwords, size_t *index,
+                    char *buf, size_t len);
 uint32_t vnpu_code_of(uint32_t word0);
 
 /* What one run of a command stream sees: the regions and the NPU it runs on. */
-struct vnpu_env
-{
+struct vnpu_env {
     uint8_t *region[VNPU_MAX_REGIONS];
     size_t region_size[VNPU_MAX_REGIONS];
     int num_regions;
-    uint32_t config; /* CONFIG register: MAC count and SHRAM size select weight order and LUT address */
-    uint8_t *lut;    /* 2 KiB LUT area at the top of SHRAM */
-    char *error;     /* ETHOSU_VIRTUAL_ERROR_LEN bytes */
+    uint32_t
+        config; /* CONFIG register: MAC count and SHRAM size select weight order and LUT address */
+    uint8_t *lut; /* 2 KiB LUT area at the top of SHRAM */
+    char *error;  /* ETHOSU_VIRTUAL_ERROR_LEN bytes */
 };
 
 /* Run a register command stream (no COP1 header). 0 on NPU_OP_STOP, -1 with env->error set. */
@@ -81,27 +78,27 @@ void vnpu_workspace_used(size_t bytes);
  * `base`, so the high-water mark that sizes firmware workspaces is the same with and
  * without the cache. Firmware builds leave it out: they run each stream once.
  */
-struct vnpu_wseg
-{
+struct vnpu_wseg {
     const uint8_t *p;
     size_t len;
 };
 #ifdef ETHOSU_VIRTUAL_WEIGHT_CACHE
 /* The cached weights, or NULL; a hit counts base + need as used and only if it fits ws_size. */
-const int16_t *vnpu_wcache_find(const void *key, size_t key_len, const struct vnpu_wseg *segs, int nsegs,
-                                size_t base, size_t ws_size);
+const int16_t *vnpu_wcache_find(const void *key, size_t key_len, const struct vnpu_wseg *segs,
+                                int nsegs, size_t base, size_t ws_size);
 void vnpu_wcache_add(const void *key, size_t key_len, const struct vnpu_wseg *segs, int nsegs,
                      const int16_t *weights, size_t nweights, size_t need);
 #else
-#define vnpu_wcache_find(key, key_len, segs, nsegs, base, ws_size)                                               \
-    ((void)(key), (void)(key_len), (void)(segs), (void)(nsegs), (void)(base), (void)(ws_size), (const int16_t *)NULL)
-#define vnpu_wcache_add(key, key_len, segs, nsegs, weights, nweights, need)                                        \
-    ((void)(key), (void)(key_len), (void)(segs), (void)(nsegs), (void)(weights), (void)(nweights), (void)(need))
+#define vnpu_wcache_find(key, key_len, segs, nsegs, base, ws_size)                                 \
+    ((void)(key), (void)(key_len), (void)(segs), (void)(nsegs), (void)(base), (void)(ws_size),     \
+     (const int16_t *)NULL)
+#define vnpu_wcache_add(key, key_len, segs, nsegs, weights, nweights, need)                        \
+    ((void)(key), (void)(key_len), (void)(segs), (void)(nsegs), (void)(weights), (void)(nweights), \
+     (void)(need))
 #endif
 
 /* Rounding of vnpu_rescale: the U55's OFM/IFM round_mode values, and FLOOR (no rounding constant). */
-enum
-{
+enum {
     ROUND_DBL = 0,
     ROUND_TRUNCATE = 1, /* towards zero */
     ROUND_NATURAL = 2,
@@ -116,8 +113,7 @@ int64_t vnpu_rescale(int64_t v, uint32_t m, unsigned s, int mode);
 
 /* vnpu_rescale by one (m, s, mode), prepared once for many values (an OFM channel, an
  * operation): its rounding constants are computed once, by vnpu_rescale's own rules. */
-struct vnpu_rescaler
-{
+struct vnpu_rescaler {
     uint32_t m;
     unsigned s;
     int mode;
@@ -129,8 +125,7 @@ void vnpu_rescaler_init(struct vnpu_rescaler *r, uint32_t m, unsigned s, int mod
 
 static inline int64_t vnpu_rescale_by(const struct vnpu_rescaler *r, int64_t v)
 {
-    if (r->fast && v > -((int64_t)1 << 30) && v < ((int64_t)1 << 30))
-    {
+    if (r->fast && v > -((int64_t)1 << 30) && v < ((int64_t)1 << 30)) {
         int64_t p = (int64_t)(int32_t)v * (int64_t)r->m;
         return (p + (p < 0 ? r->c_neg : r->c_pos)) >> r->s;
     }
@@ -145,8 +140,7 @@ static inline int64_t vnpu_rescale_by(const struct vnpu_rescaler *r, int64_t v)
  * per-value cost of the output stages where a 64-bit shift is several instructions
  * (Cortex-M, and QEMU running it).
  */
-struct vnpu_rescale32
-{
+struct vnpu_rescale32 {
     int32_t m;
     unsigned shift;       /* applied to the product's high word */
     int64_t c_pos, c_neg; /* rounding constant for a product >= 0, < 0 */
@@ -156,8 +150,7 @@ struct vnpu_rescale32
 static inline int vnpu_rescale32_init(struct vnpu_rescale32 *q, const struct vnpu_rescaler *r)
 {
     unsigned k = r->s < 32u ? 32u - r->s : 0u;
-    if (!r->fast || ((uint64_t)r->m << k) > 0x7fffffffu)
-    {
+    if (!r->fast || ((uint64_t)r->m << k) > 0x7fffffffu) {
         return 0;
     }
     q->m = (int32_t)(r->m << k);
@@ -175,15 +168,15 @@ static inline int32_t vnpu_rescale32(const struct vnpu_rescale32 *q, int32_t v)
 }
 
 /* The 8-bit output stage of the convolutions' 8-bit paths: rescale, zero point, one clamp. */
-static inline uint8_t vnpu_out8(const struct vnpu_rescale32 *r, int32_t acc, int32_t zp, int32_t lo, int32_t hi)
+static inline uint8_t vnpu_out8(const struct vnpu_rescale32 *r, int32_t acc, int32_t zp, int32_t lo,
+                                int32_t hi)
 {
     int32_t v = vnpu_rescale32(r, acc) + zp;
     return (uint8_t)(v < lo ? lo : (v > hi ? hi : v));
 }
 
 /* A feature map as one operation addresses it: tiles, strides, precision, extent. */
-struct fm
-{
+struct fm {
     uint8_t *mem;
     size_t size;
     int64_t base[4];
@@ -199,31 +192,22 @@ struct fm
 static inline int64_t fm_offset(const struct fm *f, int y, int x, int c)
 {
     int t = 0;
-    if (x >= f->w0)
-    {
+    if (x >= f->w0) {
         x -= f->w0;
-        if (y >= f->h1)
-        {
+        if (y >= f->h1) {
             y -= f->h1;
             t = 3;
-        }
-        else
-        {
+        } else {
             t = 1;
         }
-    }
-    else if (y >= f->h0)
-    {
+    } else if (y >= f->h0) {
         y -= f->h0;
         t = 2;
     }
     int64_t off = f->base[t] + (int64_t)y * f->sy + (int64_t)x * f->sx;
-    if (f->brick)
-    {
+    if (f->brick) {
         off += (int64_t)(c >> 4) * f->sc + (int64_t)(c & 15) * f->elem;
-    }
-    else
-    {
+    } else {
         off += (int64_t)c * f->elem;
     }
     return off;
@@ -232,8 +216,7 @@ static inline int64_t fm_offset(const struct fm *f, int y, int x, int c)
 /* One element at p: kind = bytes * 2 + signed (struct fm's elem and is_signed). */
 static inline int64_t load_elem(const uint8_t *p, int kind)
 {
-    switch (kind)
-    {
+    switch (kind) {
     case 2:
         return p[0];
     case 3:
@@ -243,19 +226,20 @@ static inline int64_t load_elem(const uint8_t *p, int kind)
     case 5:
         return (int16_t)(uint16_t)(p[0] | (p[1] << 8));
     case 8:
-        return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+        return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+               ((uint32_t)p[3] << 24);
     case 16:
     case 17: /* U85 B64: a 48-bit accumulator stored sign-extended */
     {
         uint64_t u = 0;
-        for (int b = 7; b >= 0; b--)
-        {
+        for (int b = 7; b >= 0; b--) {
             u = (u << 8) | p[b];
         }
         return (int64_t)u;
     }
     default:
-        return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24));
+        return (int32_t)((uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) |
+                         ((uint32_t)p[3] << 24));
     }
 }
 
@@ -264,17 +248,14 @@ static inline void store_elem(uint8_t *p, int elem, int64_t v)
 {
     uint32_t u = (uint32_t)v;
     p[0] = (uint8_t)u;
-    if (elem > 1)
-    {
+    if (elem > 1) {
         p[1] = (uint8_t)(u >> 8);
     }
-    if (elem > 2)
-    {
+    if (elem > 2) {
         p[2] = (uint8_t)(u >> 16);
         p[3] = (uint8_t)(u >> 24);
     }
-    if (elem > 4)
-    {
+    if (elem > 4) {
         uint32_t hi = (uint32_t)((uint64_t)v >> 32);
         p[4] = (uint8_t)hi;
         p[5] = (uint8_t)(hi >> 8);
@@ -294,8 +275,7 @@ static inline void fm_write(const struct fm *f, int y, int x, int c, int64_t v)
 }
 
 /* The register file: Vela only emits changes, so one lives for the whole stream. */
-struct regs
-{
+struct regs {
     uint16_t p0[256]; /* cmd0 registers 0x100..0x1ff: the 16-bit param */
     uint32_t w1[256]; /* cmd1 registers 0x000..0x0ff: the payload */
     uint16_t p1[256]; /* ... and their param (U65/U85: addr_hi; *_SCALE: shift, rounding) */
@@ -306,8 +286,7 @@ struct regs
 #define P1(op) (r->p1[(op) & 0xffu])
 
 /* Registers with the same code and meaning on the U55/U65 and the U85 (cmd0 0x1xx, cmd1 0x0xx). */
-enum
-{
+enum {
     IFM_PAD_TOP = 0x100,
     IFM_PAD_LEFT = 0x101,
     IFM_PAD_RIGHT = 0x102,
@@ -370,30 +349,25 @@ enum
 };
 
 /* The feature maps an operation addresses (the index of vnpu_fm_regs). */
-enum
-{
-    FM_IFM,
-    FM_IFM2,
-    FM_OFM
-};
+enum { FM_IFM, FM_IFM2, FM_OFM };
 
 /* The registers of one feature map: the same codes on the U55/U65 and the U85. */
-struct vnpu_fm_regs
-{
+struct vnpu_fm_regs {
     uint16_t precision, region, zero_point, width0_m1, height0_m1, height1_m1; /* cmd0 */
-    uint16_t base0, stride_x, stride_y, stride_c;                              /* cmd1; BASE0..3 in a row */
-    unsigned precision_lsb; /* activation_precision: bits 3:2 of an input's register, 2:1 of the OFM's */
+    uint16_t base0, stride_x, stride_y, stride_c; /* cmd1; BASE0..3 in a row */
+    unsigned
+        precision_lsb; /* activation_precision: bits 3:2 of an input's register, 2:1 of the OFM's */
 };
 
 static inline const struct vnpu_fm_regs *vnpu_fm_regs(int which)
 {
     static const struct vnpu_fm_regs regs[3] = {
-        {IFM_PRECISION, IFM_REGION, IFM_ZERO_POINT, IFM_WIDTH0_M1, IFM_HEIGHT0_M1, IFM_HEIGHT1_M1, IFM_BASE0,
-         IFM_STRIDE_X, IFM_STRIDE_Y, IFM_STRIDE_C, 2},
-        {IFM2_PRECISION, IFM2_REGION, IFM2_ZERO_POINT, IFM2_WIDTH0_M1, IFM2_HEIGHT0_M1, IFM2_HEIGHT1_M1, IFM2_BASE0,
-         IFM2_STRIDE_X, IFM2_STRIDE_Y, IFM2_STRIDE_C, 2},
-        {OFM_PRECISION, OFM_REGION, OFM_ZERO_POINT, OFM_WIDTH0_M1, OFM_HEIGHT0_M1, OFM_HEIGHT1_M1, OFM_BASE0,
-         OFM_STRIDE_X, OFM_STRIDE_Y, OFM_STRIDE_C, 1},
+        {IFM_PRECISION, IFM_REGION, IFM_ZERO_POINT, IFM_WIDTH0_M1, IFM_HEIGHT0_M1, IFM_HEIGHT1_M1,
+         IFM_BASE0, IFM_STRIDE_X, IFM_STRIDE_Y, IFM_STRIDE_C, 2},
+        {IFM2_PRECISION, IFM2_REGION, IFM2_ZERO_POINT, IFM2_WIDTH0_M1, IFM2_HEIGHT0_M1,
+         IFM2_HEIGHT1_M1, IFM2_BASE0, IFM2_STRIDE_X, IFM2_STRIDE_Y, IFM2_STRIDE_C, 2},
+        {OFM_PRECISION, OFM_REGION, OFM_ZERO_POINT, OFM_WIDTH0_M1, OFM_HEIGHT0_M1, OFM_HEIGHT1_M1,
+         OFM_BASE0, OFM_STRIDE_X, OFM_STRIDE_Y, OFM_STRIDE_C, 1},
     };
     return &regs[which];
 }
@@ -403,7 +377,8 @@ static inline const struct vnpu_fm_regs *vnpu_fm_regs(int which)
  * zero point into f. Returns its precision register, *bits its activation_precision field.
  * Base addresses and strides are the caller's (32-bit on the U55/U65, 40-bit on the U85).
  */
-static inline uint32_t vnpu_fm_read_regs(const struct regs *r, const struct vnpu_fm_regs *d, struct fm *f, int *bits)
+static inline uint32_t vnpu_fm_read_regs(const struct regs *r, const struct vnpu_fm_regs *d,
+                                         struct fm *f, int *bits)
 {
     uint32_t prec = R0(d->precision);
     *bits = (int)((prec >> d->precision_lsb) & 3u);
@@ -415,8 +390,7 @@ static inline uint32_t vnpu_fm_read_regs(const struct regs *r, const struct vnpu
 }
 
 /* The operations (cmd0 codes below 0x100): the same codes on every product; RESIZE is the U85's. */
-enum
-{
+enum {
     OP_STOP = 0x000,
     OP_IRQ = 0x001,
     OP_CONV = 0x002,
@@ -431,8 +405,7 @@ enum
 };
 
 /* What vnpu_next_command found. */
-enum
-{
+enum {
     VNPU_CMD_REGISTER,  /* a register write, done */
     VNPU_CMD_OPERATION, /* an NPU_OP_* (cmd0 below 0x100), for the product to run */
     VNPU_CMD_UNKNOWN,   /* a code the instruction set does not have */
@@ -446,25 +419,22 @@ enum
  * file lives for the whole stream) and, like an operation, moves *i past the command.
  * Once per command, not per value: the interpreters' loop.
  */
-static inline int vnpu_next_command(const struct vnpu_isa *isa, struct regs *r, const uint32_t *words, size_t nwords,
-                                    size_t *i, uint32_t *code, uint32_t *param)
+static inline int vnpu_next_command(const struct vnpu_isa *isa, struct regs *r,
+                                    const uint32_t *words, size_t nwords, size_t *i, uint32_t *code,
+                                    uint32_t *param)
 {
     uint32_t w0 = words[*i];
     *code = vnpu_code_of(w0);
     *param = w0 >> 16;
-    if (vnpu_isa_find(isa, *code) == NULL)
-    {
+    if (vnpu_isa_find(isa, *code) == NULL) {
         return VNPU_CMD_UNKNOWN;
     }
-    if (*code & 0x4000u)
-    {
-        if (*i + 1 >= nwords)
-        {
+    if (*code & 0x4000u) {
+        if (*i + 1 >= nwords) {
             return VNPU_CMD_TRUNCATED;
         }
         uint32_t op = *code & 0x3ffu;
-        if (op >= 0x100)
-        {
+        if (op >= 0x100) {
             return VNPU_CMD_CMD1_OP;
         }
         r->w1[op] = words[*i + 1];
@@ -473,8 +443,7 @@ static inline int vnpu_next_command(const struct vnpu_isa *isa, struct regs *r, 
         return VNPU_CMD_REGISTER;
     }
     *i += 1;
-    if (*code >= 0x100)
-    {
+    if (*code >= 0x100) {
         r->p0[*code & 0xffu] = (uint16_t)*param;
         return VNPU_CMD_REGISTER;
     }
@@ -482,8 +451,7 @@ static inline int vnpu_next_command(const struct vnpu_isa *isa, struct regs *r, 
 }
 
 /* Kernel geometry of a POOL/CONV/DEPTHWISE (same registers on the U55, U65 and U85). */
-struct kernel
-{
+struct kernel {
     int kh, kw; /* dilated size (register value + 1) */
     int sy, sx; /* strides */
     int dy, dx; /* dilation */
@@ -501,10 +469,11 @@ int vnpu_kernel_setup(struct kernel *k, const uint16_t *p0, int oh, int ow, char
 /* Every address the box [0,h)x[0,w)x[0,c) of `f` touches lies in its memory. */
 int vnpu_fm_check(const struct fm *f, const char *what, char *why, size_t len);
 /* Element size, signedness and layout from a *_PRECISION register (`bits`: its precision field). */
-int vnpu_fm_precision(struct fm *f, uint32_t prec, int bits, const char *what, char *why, size_t len);
+int vnpu_fm_precision(struct fm *f, uint32_t prec, int bits, const char *what, char *why,
+                      size_t len);
 /* Base address and size of region `region` (the driver's base_addr[region]). */
-int vnpu_region(const struct vnpu_env *env, unsigned region, uint8_t **mem, size_t *size, const char *what,
-                char *why, size_t len);
+int vnpu_region(const struct vnpu_env *env, unsigned region, uint8_t **mem, size_t *size,
+                const char *what, char *why, size_t len);
 /*
  * Decimal text of a 64-bit value, for error messages: the firmware's C library
  * (newlib-nano) has no %lld/%llu, so a message prints VNPU_I64(x) / VNPU_U64(x) with %s.
@@ -517,27 +486,23 @@ const char *vnpu_u64(char *buf, uint64_t v);
 #define VNPU_I64(v) vnpu_i64((char[VNPU_NUM_LEN]){0}, (int64_t)(v))
 #define VNPU_U64(v) vnpu_u64((char[VNPU_NUM_LEN]){0}, (uint64_t)(v))
 /* "<prefix><command name> at command word N: <message>" into env->error. */
-void vnpu_error(struct vnpu_env *env, const struct vnpu_isa *isa, uint32_t code, size_t word, const char *prefix,
-                const char *fmt, va_list ap);
+void vnpu_error(struct vnpu_env *env, const struct vnpu_isa *isa, uint32_t code, size_t word,
+                const char *prefix, const char *fmt, va_list ap);
 
 /* Logical IFM value at (y, x) of the upscaled map, minus the zero point; *valid = 0 for padding. */
-static inline int64_t ifm_tap(const struct fm *ifm, const struct kernel *k, int y, int x, int c, int *valid)
+static inline int64_t ifm_tap(const struct fm *ifm, const struct kernel *k, int y, int x, int c,
+                              int *valid)
 {
-    if (y < 0 || x < 0 || y >= k->ih || x >= k->iw)
-    {
+    if (y < 0 || x < 0 || y >= k->ih || x >= k->iw) {
         *valid = 0;
         return 0;
     }
     *valid = 1;
-    if (k->upscale == 1)
-    {
+    if (k->upscale == 1) {
         y >>= 1;
         x >>= 1;
-    }
-    else if (k->upscale == 2)
-    {
-        if ((y | x) & 1)
-        {
+    } else if (k->upscale == 2) {
+        if ((y | x) & 1) {
             return 0;
         }
         y >>= 1;
@@ -547,8 +512,7 @@ static inline int64_t ifm_tap(const struct fm *ifm, const struct kernel *k, int 
 }
 
 /* An output stage's clamps: the activation range (if `clamp`), then the OFM type's range. */
-struct vnpu_limits
-{
+struct vnpu_limits {
     int clamp;
     int64_t amin, amax;
     int64_t tmin, tmax;
@@ -556,20 +520,17 @@ struct vnpu_limits
 };
 
 /* The limits from the ACTIVATION_MIN/MAX register values for this OFM. */
-static inline void vnpu_limits_init(struct vnpu_limits *l, const struct fm *ofm, uint32_t act_min, uint32_t act_max,
-                                    int clamp)
+static inline void vnpu_limits_init(struct vnpu_limits *l, const struct fm *ofm, uint32_t act_min,
+                                    uint32_t act_max, int clamp)
 {
     /* a 64-bit OFM (U85 B64) holds 48-bit accumulators: saturating there is UNVERIFIED */
     int bits = ofm->elem > 4 ? 48 : ofm->elem * 8;
-    if (ofm->is_signed)
-    {
+    if (ofm->is_signed) {
         l->amin = (int16_t)act_min;
         l->amax = (int16_t)act_max;
         l->tmin = -((int64_t)1 << (bits - 1));
         l->tmax = ((int64_t)1 << (bits - 1)) - 1;
-    }
-    else
-    {
+    } else {
         l->amin = act_min;
         l->amax = act_max;
         l->tmin = 0;
@@ -583,8 +544,7 @@ static inline void vnpu_limits_init(struct vnpu_limits *l, const struct fm *ofm,
 /* v through the activation clamp (if any), then saturated to the OFM type. */
 static inline int64_t vnpu_limit(const struct vnpu_limits *l, int64_t v)
 {
-    if (l->clamp)
-    {
+    if (l->clamp) {
         v = v < l->amin ? l->amin : (v > l->amax ? l->amax : v);
     }
     return v < l->tmin ? l->tmin : (v > l->tmax ? l->tmax : v);
@@ -600,7 +560,8 @@ void vnpu_tap16(const struct fm *ifm, const struct kernel *k, int y, int x, int1
  * The accumulator of one pool output (oy, ox, c): mode 0 MAX, 5 MIN, 2 REDUCE_SUM (over
  * the IFM's channels), otherwise the sum of the valid taps. *count = the valid taps.
  */
-int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, int oy, int ox, int c, int *count);
+int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, int oy, int ox, int c,
+                      int *count);
 
 /* Dot product of 16-bit operands into 32 bits (the caller bounds n so it cannot overflow). */
 static inline int32_t dot16(const int16_t *a, const int16_t *b, size_t n)
@@ -610,8 +571,7 @@ static inline int32_t dot16(const int16_t *a, const int16_t *b, size_t n)
     /* Cortex-M with DSP: SMLAD, two products per instruction, four per iteration (1.75
      * instructions a product instead of 4; under QEMU too) */
     int32_t sum2 = 0;
-    for (; n >= 4u; n -= 4u, a += 4, b += 4)
-    {
+    for (; n >= 4u; n -= 4u, a += 4, b += 4) {
         int16x2_t a0;
         int16x2_t a1;
         int16x2_t b0;
@@ -625,8 +585,7 @@ static inline int32_t dot16(const int16_t *a, const int16_t *b, size_t n)
     }
     sum += sum2;
 #endif
-    for (; n > 0u; n--)
-    {
+    for (; n > 0u; n--) {
         sum += (int32_t)*a++ * (int32_t)*b++;
     }
     return sum;
@@ -642,7 +601,8 @@ typedef int16x2_t __attribute__((may_alias, aligned(2))) vnpu_pair16;
  * channels, 3 loads for 4 products instead of 4. Loads are what a convolution costs
  * under QEMU: MobileNetV2-224 runner + virtual NPU, QEMU CPU time 1.90 s -> 1.58 s.
  */
-static inline void dot16x2(const int16_t *a, const int16_t *b0, const int16_t *b1, size_t n, int32_t *s0, int32_t *s1)
+static inline void dot16x2(const int16_t *a, const int16_t *b0, const int16_t *b1, size_t n,
+                           int32_t *s0, int32_t *s1)
 {
     int32_t sum0 = *s0;
     int32_t sum1 = *s1;
@@ -651,8 +611,7 @@ static inline void dot16x2(const int16_t *a, const int16_t *b0, const int16_t *b
     const vnpu_pair16 *pa = (const vnpu_pair16 *)(const void *)a;
     const vnpu_pair16 *p0 = (const vnpu_pair16 *)(const void *)b0;
     const vnpu_pair16 *p1 = (const vnpu_pair16 *)(const void *)b1;
-    for (size_t i = n >> 2; i > 0u; i--)
-    {
+    for (size_t i = n >> 2; i > 0u; i--) {
         int16x2_t a0 = *pa++;
         int16x2_t a1 = *pa++;
         sum0 = __smlad(a0, *p0++, sum0);
@@ -665,8 +624,7 @@ static inline void dot16x2(const int16_t *a, const int16_t *b0, const int16_t *b
     b1 = (const int16_t *)(const void *)p1;
     n &= 3u;
 #endif
-    for (; n > 0u; n--)
-    {
+    for (; n > 0u; n--) {
         int32_t v = *a++;
         sum0 += v * (int32_t)*b0++;
         sum1 += v * (int32_t)*b1++;
@@ -678,8 +636,7 @@ static inline void dot16x2(const int16_t *a, const int16_t *b0, const int16_t *b
 /* A 256-entry 8-bit LUT (signed tables indexed from -128). */
 static inline int64_t vnpu_lut8(const uint8_t *table, int is_unsigned, int64_t v)
 {
-    if (is_unsigned)
-    {
+    if (is_unsigned) {
         v = v < 0 ? 0 : (v > 255 ? 255 : v);
         return table[v];
     }
@@ -700,8 +657,7 @@ static inline int64_t vnpu_lut16(const uint8_t *table, int64_t v)
 }
 
 /* An operation's output stage after the rescale: zero point, LUT, clamps (setup_out of each product fills it). */
-struct vnpu_out
-{
+struct vnpu_out {
     int zp;
     int lut; /* 0 none, 8 = 8-bit in/out, 16 = interpolating int16; U85: 816/832 = int8 in, 16/32-bit out */
     const uint8_t *table;
@@ -714,25 +670,19 @@ struct vnpu_out
 static inline int64_t vnpu_out_value(const struct vnpu_out *o, int64_t v)
 {
     v += o->zp;
-    if (o->simple)
-    {
+    if (o->simple) {
         return v < o->lim.lo ? o->lim.lo : (v > o->lim.hi ? o->lim.hi : v);
     }
-    if (o->lut == 8)
-    {
+    if (o->lut == 8) {
         v = vnpu_lut8(o->table, o->lut_unsigned, v);
-    }
-    else if (o->lut == 16)
-    {
+    } else if (o->lut == 16) {
         v = vnpu_lut16(o->table, v);
-    }
-    else if (o->lut == 816 || o->lut == 832)
-    {
+    } else if (o->lut == 816 || o->lut == 832) {
         v = v < -128 ? -128 : (v > 127 ? 127 : v);
         const uint8_t *e = o->table + (size_t)(v + 128) * (o->lut == 816 ? 2u : 4u);
         v = o->lut == 816 ? (int16_t)(uint16_t)(e[0] | (e[1] << 8))
-                          : (int32_t)((uint32_t)e[0] | ((uint32_t)e[1] << 8) | ((uint32_t)e[2] << 16) |
-                                      ((uint32_t)e[3] << 24));
+                          : (int32_t)((uint32_t)e[0] | ((uint32_t)e[1] << 8) |
+                                      ((uint32_t)e[2] << 16) | ((uint32_t)e[3] << 24));
     }
     return vnpu_limit(&o->lim, v);
 }
@@ -740,8 +690,7 @@ static inline int64_t vnpu_out_value(const struct vnpu_out *o, int64_t v)
 extern uint32_t vnpu_mutation_mask; /* ethosu_virtual_mutation bits, 0 = the real NPU */
 
 /* Pull decoder of an MLW weight stream: one 9-bit value at a time. */
-struct vnpu_mlw
-{
+struct vnpu_mlw {
     const uint8_t *buf;
     size_t size;
     size_t bitpos;
@@ -776,30 +725,25 @@ int vnpu_mlw_refill(struct vnpu_mlw *d);
  * Inline: it runs once per weight, the slice decode behind it once per slice. */
 static inline int vnpu_mlw_next(struct vnpu_mlw *d, int16_t *value)
 {
-    for (;;)
-    {
-        if (d->zeros > 0)
-        {
+    for (;;) {
+        if (d->zeros > 0) {
             d->zeros--;
             *value = 0;
             return 1;
         }
-        if (d->in_slice && d->index < d->nvalues)
-        {
+        if (d->in_slice && d->index < d->nvalues) {
             int w = d->wval[d->index];
             int v = w < d->palsize ? d->palette[w] : w - d->palsize + d->direct_offset;
             int mag = v >> 1;
             *value = (int16_t)((v & 1) ? -mag : mag);
-            if (d->use_zero_run)
-            {
+            if (d->use_zero_run) {
                 d->zeros = d->zrun[d->index + d->new_palette];
             }
             d->index++;
             return 1;
         }
         int r = vnpu_mlw_refill(d);
-        if (r <= 0)
-        {
+        if (r <= 0) {
             return r;
         }
     }
@@ -815,49 +759,40 @@ static inline size_t vnpu_mlw_read(struct vnpu_mlw *d, int16_t *dst, size_t n, i
 {
     size_t got = 0;
     *status = 1;
-    while (got < n)
-    {
-        if (d->zeros > 0)
-        {
+    while (got < n) {
+        if (d->zeros > 0) {
             size_t z = d->zeros < n - got ? d->zeros : n - got;
             memset(dst + got, 0, z * sizeof(int16_t));
             got += z;
             d->zeros -= (uint32_t)z;
             continue;
         }
-        if (d->in_slice && d->index < d->nvalues)
-        {
+        if (d->in_slice && d->index < d->nvalues) {
             const int palsize = d->palsize;
             const int offset = d->direct_offset - palsize;
             const uint16_t *wval = d->wval;
             int index = d->index;
             int end = d->nvalues;
-            if (d->use_zero_run)
-            {
+            if (d->use_zero_run) {
                 /* one value, then its zero run */
                 end = index + 1;
-            }
-            else if ((size_t)(end - index) > n - got)
-            {
+            } else if ((size_t)(end - index) > n - got) {
                 end = index + (int)(n - got);
             }
-            for (; index < end; index++)
-            {
+            for (; index < end; index++) {
                 int w = wval[index];
                 int v = w < palsize ? d->palette[w] : w + offset;
                 int mag = v >> 1;
                 dst[got++] = (int16_t)((v & 1) ? -mag : mag);
             }
-            if (d->use_zero_run)
-            {
+            if (d->use_zero_run) {
                 d->zeros = d->zrun[index - 1 + d->new_palette]; /* the run after that value */
             }
             d->index = index;
             continue;
         }
         int r = vnpu_mlw_refill(d);
-        if (r <= 0)
-        {
+        if (r <= 0) {
             *status = r;
             break;
         }

@@ -166,19 +166,14 @@ const struct vnpu_cmd_desc *vnpu_isa_find(const struct vnpu_isa *isa, uint32_t c
     size_t lo = 0;
     size_t hi = isa->ncommands;
     const struct vnpu_cmd_desc *commands_ = isa->commands;
-    while (lo < hi)
-    {
+    while (lo < hi) {
         size_t mid = (lo + hi) / 2;
-        if (commands_[mid].code == code)
-        {
+        if (commands_[mid].code == code) {
             return &commands_[mid];
         }
-        if (commands_[mid].code < code)
-        {
+        if (commands_[mid].code < code) {
             lo = mid + 1;
-        }
-        else
-        {
+        } else {
             hi = mid;
         }
     }
@@ -195,8 +190,7 @@ uint32_t vnpu_code_of(uint32_t word0)
 static void append(char *buf, size_t len, size_t *used, const char *text)
 {
     size_t n = strlen(text);
-    if (*used + n + 1 > len)
-    {
+    if (*used + n + 1 > len) {
         n = *used + 1 < len ? len - *used - 1 : 0;
     }
     memcpy(buf + *used, text, n);
@@ -205,51 +199,41 @@ static void append(char *buf, size_t len, size_t *used, const char *text)
 }
 
 /* "0=I32,1=I40" -> the name of `value` uppercased with the enum prefix, or NULL. */
-static int enum_name(const struct vnpu_isa *isa, const char *enum_id, size_t enum_len, uint32_t value, char *out,
-                     size_t out_len)
+static int enum_name(const struct vnpu_isa *isa, const char *enum_id, size_t enum_len,
+                     uint32_t value, char *out, size_t out_len)
 {
     const struct vnpu_enum_desc *enums_ = isa->enums;
-    for (size_t e = 0; e < isa->nenums; e++)
-    {
-        if (strlen(enums_[e].name) != enum_len || strncmp(enums_[e].name, enum_id, enum_len) != 0)
-        {
+    for (size_t e = 0; e < isa->nenums; e++) {
+        if (strlen(enums_[e].name) != enum_len || strncmp(enums_[e].name, enum_id, enum_len) != 0) {
             continue;
         }
         const char *p = enums_[e].values;
-        while (*p)
-        {
+        while (*p) {
             unsigned long v = 0;
-            while (*p >= '0' && *p <= '9')
-            {
+            while (*p >= '0' && *p <= '9') {
                 v = v * 10u + (unsigned long)(*p++ - '0');
             }
             p++; /* '=' */
             const char *start = p;
-            while (*p && *p != ',')
-            {
+            while (*p && *p != ',') {
                 p++;
             }
-            if (v == value)
-            {
+            if (v == value) {
                 size_t used = 0;
-                for (size_t i = 0; i < enum_len && used + 1 < out_len; i++)
-                {
+                for (size_t i = 0; i < enum_len && used + 1 < out_len; i++) {
                     char c = enum_id[i];
                     out[used++] = (char)((c >= 'a' && c <= 'z') ? c - 'a' + 'A' : c);
                 }
-                if (used + 1 < out_len)
-                {
+                if (used + 1 < out_len) {
                     out[used++] = '_';
                 }
-                for (const char *q = start; q < p && used + 1 < out_len; q++)
-                {
+                for (const char *q = start; q < p && used + 1 < out_len; q++) {
                     out[used++] = *q;
                 }
                 out[used] = '\0';
                 return 0;
             }
-            if (*p == ',')
-            {
+            if (*p == ',') {
                 p++;
             }
         }
@@ -257,30 +241,29 @@ static int enum_name(const struct vnpu_isa *isa, const char *enum_id, size_t enu
     return -1;
 }
 
-int ethosu_virtual_disasm(const uint32_t *words, size_t nwords, size_t *index, char *buf, size_t len)
+int ethosu_virtual_disasm(const uint32_t *words, size_t nwords, size_t *index, char *buf,
+                          size_t len)
 {
     return vnpu_isa_disasm(&vnpu_isa_u55, words, nwords, index, buf, len);
 }
 
-int ethosu_virtual_disasm_product(uint32_t product, const uint32_t *words, size_t nwords, size_t *index, char *buf,
-                                  size_t len)
+int ethosu_virtual_disasm_product(uint32_t product, const uint32_t *words, size_t nwords,
+                                  size_t *index, char *buf, size_t len)
 {
-    return vnpu_isa_disasm(product == VNPU_PRODUCT_U85 ? &vnpu_isa_u85 : &vnpu_isa_u55, words, nwords, index, buf,
-                           len);
+    return vnpu_isa_disasm(product == VNPU_PRODUCT_U85 ? &vnpu_isa_u85 : &vnpu_isa_u55, words,
+                           nwords, index, buf, len);
 }
 
-int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nwords, size_t *index, char *buf,
-                    size_t len)
+int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nwords, size_t *index,
+                    char *buf, size_t len)
 {
     char tmp[96];
     size_t used = 0;
-    if (len == 0)
-    {
+    if (len == 0) {
         return -1;
     }
     buf[0] = '\0';
-    if (*index >= nwords)
-    {
+    if (*index >= nwords) {
         append(buf, len, &used, "end of stream");
         return -1;
     }
@@ -289,19 +272,17 @@ int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nw
     uint32_t param = w0 >> 16;
     uint32_t payload = 0;
     const struct vnpu_cmd_desc *cmd = vnpu_isa_find(isa, code);
-    if ((code & 0x4000u) != 0)
-    {
-        if (*index + 1 >= nwords)
-        {
-            snprintf(buf, len, "0x%06lx %04lx truncated cmd1", (unsigned long)(*index * 4u), (unsigned long)code);
+    if ((code & 0x4000u) != 0) {
+        if (*index + 1 >= nwords) {
+            snprintf(buf, len, "0x%06lx %04lx truncated cmd1", (unsigned long)(*index * 4u),
+                     (unsigned long)code);
             return -1;
         }
         payload = words[*index + 1];
     }
     snprintf(tmp, sizeof(tmp), "0x%06lx %04lx ", (unsigned long)(*index * 4u), (unsigned long)code);
     append(buf, len, &used, tmp);
-    if (cmd == NULL)
-    {
+    if (cmd == NULL) {
         snprintf(tmp, sizeof(tmp), "UNKNOWN param=%lu", (unsigned long)param);
         append(buf, len, &used, tmp);
         return -1;
@@ -309,11 +290,9 @@ int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nw
     append(buf, len, &used, cmd->name);
     *index += (code & 0x4000u) ? 2u : 1u;
     const char *f = cmd->fields;
-    while (*f)
-    {
+    while (*f) {
         const char *name = f;
-        while (*f != '=')
-        {
+        while (*f != '=') {
             f++;
         }
         size_t name_len = (size_t)(f - name);
@@ -321,35 +300,29 @@ int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nw
         char src = *f++;
         unsigned hi = 0;
         unsigned lo = 0;
-        while (*f >= '0' && *f <= '9')
-        {
+        while (*f >= '0' && *f <= '9') {
             hi = hi * 10u + (unsigned)(*f++ - '0');
         }
         f++; /* '.' */
-        while (*f >= '0' && *f <= '9')
-        {
+        while (*f >= '0' && *f <= '9') {
             lo = lo * 10u + (unsigned)(*f++ - '0');
         }
         const char *enum_id = NULL;
         size_t enum_len = 0;
-        if (*f == '.')
-        {
+        if (*f == '.') {
             enum_id = ++f;
-            while (*f && *f != ';')
-            {
+            while (*f && *f != ';') {
                 f++;
             }
             enum_len = (size_t)(f - enum_id);
         }
-        if (*f == ';')
-        {
+        if (*f == ';') {
             f++;
         }
         uint32_t raw = src == 'p' ? param : payload;
         uint32_t width = hi - lo + 1u;
         uint32_t value = width >= 32u ? raw : (raw >> lo) & ((1u << width) - 1u);
-        if (src == 'a')
-        {
+        if (src == 'a') {
             /* a 40-bit address: addr_hi in param bits 7:0, addr_lo in the payload */
             unsigned long long addr = ((unsigned long long)(param & 0xffu) << 32) | payload;
             snprintf(tmp, sizeof(tmp), " %.*s=%s", (int)name_len, name, VNPU_U64(addr));
@@ -360,18 +333,15 @@ int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nw
         snprintf(tmp, sizeof(tmp), "%.*s=", (int)name_len, name);
         append(buf, len, &used, tmp);
         char ename[64];
-        if (enum_id != NULL && enum_len == 6 && strncmp(enum_id, "signed", 6) == 0)
-        {
-            long sv = (width < 32u && (value >> (width - 1u)) != 0) ? (long)value - (1L << width) : (long)value;
+        if (enum_id != NULL && enum_len == 6 && strncmp(enum_id, "signed", 6) == 0) {
+            long sv = (width < 32u && (value >> (width - 1u)) != 0) ? (long)value - (1L << width)
+                                                                    : (long)value;
             snprintf(tmp, sizeof(tmp), "%ld", sv);
             append(buf, len, &used, tmp);
-        }
-        else if (enum_id != NULL && enum_name(isa, enum_id, enum_len, value, ename, sizeof(ename)) == 0)
-        {
+        } else if (enum_id != NULL &&
+                   enum_name(isa, enum_id, enum_len, value, ename, sizeof(ename)) == 0) {
             append(buf, len, &used, ename);
-        }
-        else
-        {
+        } else {
             snprintf(tmp, sizeof(tmp), "%lu", (unsigned long)value);
             append(buf, len, &used, tmp);
         }

@@ -37,21 +37,14 @@ static size_t workspace_peak;
 
 void vnpu_workspace_used(size_t bytes)
 {
-    if (bytes > workspace_peak)
-    {
+    if (bytes > workspace_peak) {
         workspace_peak = bytes;
     }
 }
 
-size_t ethosu_virtual_workspace_peak(void)
-{
-    return workspace_peak;
-}
+size_t ethosu_virtual_workspace_peak(void) { return workspace_peak; }
 
-void ethosu_virtual_reset_workspace_peak(void)
-{
-    workspace_peak = 0;
-}
+void ethosu_virtual_reset_workspace_peak(void) { workspace_peak = 0; }
 
 void *vnpu_workspace(size_t *size)
 {
@@ -64,8 +57,7 @@ void ethosu_virtual_set_workspace(void *mem, size_t size)
     /* keep 8-byte alignment for the decoded weights */
     uintptr_t p = (uintptr_t)mem;
     uintptr_t aligned = (p + 7u) & ~(uintptr_t)7u;
-    if (mem == NULL || size < (size_t)(aligned - p) + 64u)
-    {
+    if (mem == NULL || size < (size_t)(aligned - p) + 64u) {
         workspace_mem = default_workspace;
         workspace_size = sizeof(default_workspace);
         return;
@@ -74,21 +66,20 @@ void ethosu_virtual_set_workspace(void *mem, size_t size)
     workspace_size = size - (size_t)(aligned - p);
 }
 
-void ethosu_virtual_set_mutation(uint32_t mask)
-{
-    vnpu_mutation_mask = mask;
-}
+void ethosu_virtual_set_mutation(uint32_t mask) { vnpu_mutation_mask = mask; }
 
 /* ---- weak hooks: the defaults of a single-threaded bare-metal system ------------------- */
 
-void __attribute__((weak)) ethosu_flush_dcache(const uint64_t *base_addr, const size_t *base_addr_size, int num)
+void __attribute__((weak)) ethosu_flush_dcache(const uint64_t *base_addr,
+                                               const size_t *base_addr_size, int num)
 {
     (void)base_addr;
     (void)base_addr_size;
     (void)num;
 }
 
-void __attribute__((weak)) ethosu_invalidate_dcache(const uint64_t *base_addr, const size_t *base_addr_size, int num)
+void __attribute__((weak)) ethosu_invalidate_dcache(const uint64_t *base_addr,
+                                                    const size_t *base_addr_size, int num)
 {
     (void)base_addr;
     (void)base_addr_size;
@@ -98,15 +89,9 @@ void __attribute__((weak)) ethosu_invalidate_dcache(const uint64_t *base_addr, c
 static int mutex_token;
 static int semaphore_count; /* the virtual NPU never blocks: count only */
 
-void *__attribute__((weak)) ethosu_mutex_create(void)
-{
-    return &mutex_token;
-}
+void *__attribute__((weak)) ethosu_mutex_create(void) { return &mutex_token; }
 
-void __attribute__((weak)) ethosu_mutex_destroy(void *mutex)
-{
-    (void)mutex;
-}
+void __attribute__((weak)) ethosu_mutex_destroy(void *mutex) { (void)mutex; }
 
 int __attribute__((weak)) ethosu_mutex_lock(void *mutex)
 {
@@ -120,15 +105,9 @@ int __attribute__((weak)) ethosu_mutex_unlock(void *mutex)
     return 0;
 }
 
-void *__attribute__((weak)) ethosu_semaphore_create(void)
-{
-    return &semaphore_count;
-}
+void *__attribute__((weak)) ethosu_semaphore_create(void) { return &semaphore_count; }
 
-void __attribute__((weak)) ethosu_semaphore_destroy(void *sem)
-{
-    (void)sem;
-}
+void __attribute__((weak)) ethosu_semaphore_destroy(void *sem) { (void)sem; }
 
 int __attribute__((weak)) ethosu_semaphore_take(void *sem, uint64_t timeout)
 {
@@ -180,7 +159,8 @@ void __attribute__((weak)) ethosu_virtual_report_error(const char *message)
 
 /* ---- driver life cycle ---------------------------------------------------------------------- */
 
-static int job_error(struct ethosu_driver *drv, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+static int job_error(struct ethosu_driver *drv, const char *fmt, ...)
+    __attribute__((format(printf, 2, 3)));
 
 static int job_error(struct ethosu_driver *drv, const char *fmt, ...)
 {
@@ -192,24 +172,17 @@ static int job_error(struct ethosu_driver *drv, const char *fmt, ...)
     return -1;
 }
 
-int ethosu_init(struct ethosu_driver *drv,
-                void *const base_address,
-                const void *fast_memory,
-                const size_t fast_memory_size,
-                uint32_t secure_enable,
-                uint32_t privilege_enable)
+int ethosu_init(struct ethosu_driver *drv, void *const base_address, const void *fast_memory,
+                const size_t fast_memory_size, uint32_t secure_enable, uint32_t privilege_enable)
 {
     (void)base_address; /* no registers: the NPU is this library */
-    if (drv == NULL)
-    {
+    if (drv == NULL) {
         return -1;
     }
-    if (driver_mutex == NULL)
-    {
+    if (driver_mutex == NULL) {
         driver_mutex = ethosu_mutex_create();
         driver_semaphore = ethosu_semaphore_create();
-        if (driver_mutex == NULL || driver_semaphore == NULL)
-        {
+        if (driver_mutex == NULL || driver_semaphore == NULL) {
             return -1;
         }
     }
@@ -221,18 +194,15 @@ int ethosu_init(struct ethosu_driver *drv,
     drv->config = ETHOSU_VIRTUAL_U55_128_CONFIG;
     drv->id = ETHOSU_VIRTUAL_U55_ID;
     drv->semaphore = ethosu_semaphore_create();
-    if (drv->semaphore == NULL)
-    {
+    if (drv->semaphore == NULL) {
         return -1;
     }
     ethosu_mutex_lock(driver_mutex);
     struct ethosu_driver **p = &registered_drivers;
-    while (*p != NULL && *p != drv)
-    {
+    while (*p != NULL && *p != drv) {
         p = &(*p)->next;
     }
-    if (*p == NULL)
-    {
+    if (*p == NULL) {
         *p = drv;
         drv->next = NULL;
     }
@@ -244,10 +214,8 @@ int ethosu_init(struct ethosu_driver *drv,
 void ethosu_deinit(struct ethosu_driver *drv)
 {
     ethosu_mutex_lock(driver_mutex);
-    for (struct ethosu_driver **p = &registered_drivers; *p != NULL; p = &(*p)->next)
-    {
-        if (*p == drv)
-        {
+    for (struct ethosu_driver **p = &registered_drivers; *p != NULL; p = &(*p)->next) {
+        if (*p == drv) {
             *p = drv->next;
             break;
         }
@@ -257,10 +225,7 @@ void ethosu_deinit(struct ethosu_driver *drv)
     drv->semaphore = NULL;
 }
 
-size_t ethosu_virtual_driver_size(void)
-{
-    return sizeof(struct ethosu_driver);
-}
+size_t ethosu_virtual_driver_size(void) { return sizeof(struct ethosu_driver); }
 
 void ethosu_virtual_set_hw(struct ethosu_driver *drv, uint32_t config, uint32_t id)
 {
@@ -268,10 +233,7 @@ void ethosu_virtual_set_hw(struct ethosu_driver *drv, uint32_t config, uint32_t 
     drv->id = id;
 }
 
-const char *ethosu_virtual_last_error(const struct ethosu_driver *drv)
-{
-    return drv->error;
-}
+const char *ethosu_virtual_last_error(const struct ethosu_driver *drv) { return drv->error; }
 
 int ethosu_soft_reset(struct ethosu_driver *drv)
 {
@@ -281,8 +243,7 @@ int ethosu_soft_reset(struct ethosu_driver *drv)
 
 int ethosu_request_power(struct ethosu_driver *drv)
 {
-    if (drv->power_request_counter++ == 0)
-    {
+    if (drv->power_request_counter++ == 0) {
         return ethosu_soft_reset(drv);
     }
     return 0;
@@ -290,8 +251,7 @@ int ethosu_request_power(struct ethosu_driver *drv)
 
 void ethosu_release_power(struct ethosu_driver *drv)
 {
-    if (drv->power_request_counter > 0)
-    {
+    if (drv->power_request_counter > 0) {
         drv->power_request_counter--;
     }
 }
@@ -329,10 +289,8 @@ struct ethosu_driver *ethosu_reserve_driver(void)
     struct ethosu_driver *found = NULL;
     ethosu_semaphore_take(driver_semaphore, ETHOSU_SEMAPHORE_WAIT_FOREVER);
     ethosu_mutex_lock(driver_mutex);
-    for (struct ethosu_driver *d = registered_drivers; d != NULL; d = d->next)
-    {
-        if (!d->reserved)
-        {
+    for (struct ethosu_driver *d = registered_drivers; d != NULL; d = d->next) {
+        if (!d->reserved) {
             d->reserved = true;
             found = d;
             break;
@@ -347,10 +305,9 @@ struct ethosu_driver *ethosu_reserve_driver_ex(uint32_t product, uint32_t log2_m
     struct ethosu_driver *found = NULL;
     ethosu_semaphore_take(driver_semaphore, ETHOSU_SEMAPHORE_WAIT_FOREVER);
     ethosu_mutex_lock(driver_mutex);
-    for (struct ethosu_driver *d = registered_drivers; d != NULL; d = d->next)
-    {
-        if (!d->reserved && ((d->config >> 28) & 0xfu) == product && (d->config & 0xfu) == log2_macs)
-        {
+    for (struct ethosu_driver *d = registered_drivers; d != NULL; d = d->next) {
+        if (!d->reserved && ((d->config >> 28) & 0xfu) == product &&
+            (d->config & 0xfu) == log2_macs) {
             d->reserved = true;
             found = d;
             break;
@@ -363,10 +320,8 @@ struct ethosu_driver *ethosu_reserve_driver_ex(uint32_t product, uint32_t log2_m
 void ethosu_release_driver(struct ethosu_driver *drv)
 {
     ethosu_mutex_lock(driver_mutex);
-    if (drv != NULL && drv->reserved)
-    {
-        if (drv->job.state == ETHOSU_JOB_RUNNING || drv->job.state == ETHOSU_JOB_DONE)
-        {
+    if (drv != NULL && drv->reserved) {
+        if (drv->job.state == ETHOSU_JOB_RUNNING || drv->job.state == ETHOSU_JOB_DONE) {
             ethosu_soft_reset(drv);
             drv->job.state = ETHOSU_JOB_IDLE;
         }
@@ -376,14 +331,12 @@ void ethosu_release_driver(struct ethosu_driver *drv)
     ethosu_mutex_unlock(driver_mutex);
 }
 
-int ethosu_get_product_config_from_cop_data(const void *custom_data_ptr,
-                                            const int custom_data_size,
-                                            uint32_t *product_out,
-                                            uint32_t *log2_macs_out)
+int ethosu_get_product_config_from_cop_data(const void *custom_data_ptr, const int custom_data_size,
+                                            uint32_t *product_out, uint32_t *log2_macs_out)
 {
     const uint32_t *w = (const uint32_t *)custom_data_ptr;
-    if (w == NULL || custom_data_size < 16 || w[0] != COP1_FOURCC || (w[1] & 0xffu) != DA_OPTIMIZER_CONFIG)
-    {
+    if (w == NULL || custom_data_size < 16 || w[0] != COP1_FOURCC ||
+        (w[1] & 0xffu) != DA_OPTIMIZER_CONFIG) {
         return -1;
     }
     *product_out = (w[2] >> 28) & 0xfu;
@@ -397,42 +350,40 @@ int ethosu_get_product_config_from_cop_data(const void *custom_data_ptr,
 static int check_optimizer_config(struct ethosu_driver *drv, uint32_t cfg, uint32_t id)
 {
     uint32_t hw = drv->config;
-    if (((hw >> 28) & 0xfu) > VNPU_PRODUCT_U85)
-    {
+    if (((hw >> 28) & 0xfu) > VNPU_PRODUCT_U85) {
         return job_error(drv, "CONFIG 0x%08lx: product %lu is not modelled, only U55, U65 and U85",
                          (unsigned long)hw, (unsigned long)((hw >> 28) & 0xfu));
     }
-    if (cfg != hw)
-    {
+    if (cfg != hw) {
         int same = ((cfg >> 28) & 0xfu) == ((hw >> 28) & 0xfu) && (cfg & 0xfu) == (hw & 0xfu) &&
                    ((cfg >> 4) & 0xfu) == ((hw >> 4) & 0xfu);
-        if (!same || (((cfg >> 30) & 1u) && !((hw >> 30) & 1u)))
-        {
-            return job_error(drv, "OPTIMIZER_CONFIG: stream compiled for CONFIG 0x%08lx, this NPU is 0x%08lx",
-                             (unsigned long)cfg, (unsigned long)hw);
+        if (!same || (((cfg >> 30) & 1u) && !((hw >> 30) & 1u))) {
+            return job_error(
+                drv, "OPTIMIZER_CONFIG: stream compiled for CONFIG 0x%08lx, this NPU is 0x%08lx",
+                (unsigned long)cfg, (unsigned long)hw);
         }
     }
-    if (((id >> 28) & 0xfu) != ((drv->id >> 28) & 0xfu) || ((id >> 20) & 0xffu) > ((drv->id >> 20) & 0xffu))
-    {
-        return job_error(drv, "OPTIMIZER_CONFIG: stream needs architecture ID 0x%08lx, this NPU is 0x%08lx",
-                         (unsigned long)id, (unsigned long)drv->id);
+    if (((id >> 28) & 0xfu) != ((drv->id >> 28) & 0xfu) ||
+        ((id >> 20) & 0xffu) > ((drv->id >> 20) & 0xffu)) {
+        return job_error(
+            drv, "OPTIMIZER_CONFIG: stream needs architecture ID 0x%08lx, this NPU is 0x%08lx",
+            (unsigned long)id, (unsigned long)drv->id);
     }
     return 0;
 }
 
-static int run_command_stream(struct ethosu_driver *drv, const uint32_t *words, size_t nwords, uint64_t *base_addr,
-                              const size_t *base_addr_size, int num_base_addr, void *user_arg)
+static int run_command_stream(struct ethosu_driver *drv, const uint32_t *words, size_t nwords,
+                              uint64_t *base_addr, const size_t *base_addr_size, int num_base_addr,
+                              void *user_arg)
 {
-    if (((uintptr_t)words & 15u) != 0)
-    {
-        return job_error(drv, "command stream at 0x%08lx is not 16-byte aligned", (unsigned long)(uintptr_t)words);
+    if (((uintptr_t)words & 15u) != 0) {
+        return job_error(drv, "command stream at 0x%08lx is not 16-byte aligned",
+                         (unsigned long)(uintptr_t)words);
     }
-    for (int i = 0; i < num_base_addr; i++)
-    {
-        if ((base_addr[i] & 15u) != 0)
-        {
-            return job_error(drv, "base_addr[%lu] = 0x%08lx is not 16-byte aligned", (unsigned long)i,
-                             (unsigned long)base_addr[i]);
+    for (int i = 0; i < num_base_addr; i++) {
+        if ((base_addr[i] & 15u) != 0) {
+            return job_error(drv, "base_addr[%lu] = 0x%08lx is not 16-byte aligned",
+                             (unsigned long)i, (unsigned long)base_addr[i]);
         }
     }
     ethosu_flush_dcache(base_addr, base_addr_size, num_base_addr);
@@ -443,8 +394,7 @@ static int run_command_stream(struct ethosu_driver *drv, const uint32_t *words, 
     struct vnpu_env env;
     memset(&env, 0, sizeof(env));
     env.num_regions = num_base_addr < VNPU_MAX_REGIONS ? num_base_addr : VNPU_MAX_REGIONS;
-    for (int i = 0; i < env.num_regions; i++)
-    {
+    for (int i = 0; i < env.num_regions; i++) {
         env.region[i] = (uint8_t *)(uintptr_t)base_addr[i];
         env.region_size[i] = base_addr_size != NULL ? base_addr_size[i] : (size_t)-1;
     }
@@ -452,46 +402,39 @@ static int run_command_stream(struct ethosu_driver *drv, const uint32_t *words, 
     env.lut = drv->lut;
     env.error = drv->error;
     int rc = ((drv->config >> 28) & 0xfu) == VNPU_PRODUCT_U85 ? vnpu_u85_run(&env, words, nwords)
-                                                               : vnpu_run(&env, words, nwords);
+                                                              : vnpu_run(&env, words, nwords);
     drv->job.result = rc == 0 ? ETHOSU_JOB_RESULT_OK : ETHOSU_JOB_RESULT_ERROR;
     drv->job.state = ETHOSU_JOB_DONE;
-    if (rc != 0)
-    {
+    if (rc != 0) {
         ethosu_virtual_report_error(drv->error);
     }
     ethosu_semaphore_give(drv->semaphore);
     return 0;
 }
 
-int ethosu_invoke_async(struct ethosu_driver *drv,
-                        const void *custom_data_ptr,
-                        const int custom_data_size,
-                        uint64_t *const base_addr,
-                        const size_t *base_addr_size,
-                        const int num_base_addr,
-                        void *user_arg)
+int ethosu_invoke_async(struct ethosu_driver *drv, const void *custom_data_ptr,
+                        const int custom_data_size, uint64_t *const base_addr,
+                        const size_t *base_addr_size, const int num_base_addr, void *user_arg)
 {
-    if (drv == NULL || custom_data_ptr == NULL)
-    {
+    if (drv == NULL || custom_data_ptr == NULL) {
         return -1;
     }
     drv->error[0] = '\0';
-    if (drv->job.state != ETHOSU_JOB_IDLE)
-    {
-        return job_error(drv, "a job is already running (state %lu)", (unsigned long)drv->job.state);
+    if (drv->job.state != ETHOSU_JOB_IDLE) {
+        return job_error(drv, "a job is already running (state %lu)",
+                         (unsigned long)drv->job.state);
     }
     const uint32_t *w = (const uint32_t *)custom_data_ptr;
-    if (custom_data_size < 8 || (custom_data_size % 4) != 0 || w[0] != COP1_FOURCC)
-    {
+    if (custom_data_size < 8 || (custom_data_size % 4) != 0 || w[0] != COP1_FOURCC) {
         return job_error(drv, "custom data is not a COP1 stream (size %lu, first word 0x%08lx)",
-                         (unsigned long)custom_data_size, custom_data_size >= 4 ? (unsigned long)w[0] : 0ul);
+                         (unsigned long)custom_data_size,
+                         custom_data_size >= 4 ? (unsigned long)w[0] : 0ul);
     }
-    if (drv->fast_memory != 0 && num_base_addr > FAST_MEMORY_INDEX)
-    {
-        if (base_addr_size != NULL && base_addr_size[FAST_MEMORY_INDEX] > drv->fast_memory_size)
-        {
+    if (drv->fast_memory != 0 && num_base_addr > FAST_MEMORY_INDEX) {
+        if (base_addr_size != NULL && base_addr_size[FAST_MEMORY_INDEX] > drv->fast_memory_size) {
             return job_error(drv, "fast scratch needs %lu bytes, ethosu_init gave %lu",
-                             (unsigned long)base_addr_size[FAST_MEMORY_INDEX], (unsigned long)drv->fast_memory_size);
+                             (unsigned long)base_addr_size[FAST_MEMORY_INDEX],
+                             (unsigned long)drv->fast_memory_size);
         }
         base_addr[FAST_MEMORY_INDEX] = drv->fast_memory;
     }
@@ -505,43 +448,35 @@ int ethosu_invoke_async(struct ethosu_driver *drv,
 
     size_t n = (size_t)custom_data_size / 4u;
     size_t i = 1;
-    while (i < n)
-    {
+    while (i < n) {
         uint32_t tag = w[i];
         uint32_t cmd = tag & 0xffu;
-        if (cmd == DA_OPTIMIZER_CONFIG)
-        {
-            if (i + 2 >= n)
-            {
-                return job_error(drv, "OPTIMIZER_CONFIG at word %lu is truncated", (unsigned long)i);
+        if (cmd == DA_OPTIMIZER_CONFIG) {
+            if (i + 2 >= n) {
+                return job_error(drv, "OPTIMIZER_CONFIG at word %lu is truncated",
+                                 (unsigned long)i);
             }
-            if (check_optimizer_config(drv, w[i + 1], w[i + 2]) != 0)
-            {
+            if (check_optimizer_config(drv, w[i + 1], w[i + 2]) != 0) {
                 return -1;
             }
             i += 3;
-        }
-        else if (cmd == DA_COMMAND_STREAM)
-        {
+        } else if (cmd == DA_COMMAND_STREAM) {
             size_t len = ((size_t)((tag >> 8) & 0xffu) << 16) | (tag >> 16);
-            if (i + 1 + len > n)
-            {
-                return job_error(drv, "COMMAND_STREAM of %lu words overruns the %lu-word custom data",
+            if (i + 1 + len > n) {
+                return job_error(drv,
+                                 "COMMAND_STREAM of %lu words overruns the %lu-word custom data",
                                  (unsigned long)len, (unsigned long)n);
             }
-            if (run_command_stream(drv, w + i + 1, len, base_addr, base_addr_size, num_base_addr, user_arg) != 0)
-            {
+            if (run_command_stream(drv, w + i + 1, len, base_addr, base_addr_size, num_base_addr,
+                                   user_arg) != 0) {
                 return -1;
             }
             i += 1 + len;
-        }
-        else if (cmd == DA_NOP)
-        {
+        } else if (cmd == DA_NOP) {
             i += 1;
-        }
-        else
-        {
-            return job_error(drv, "unsupported driver action %lu at word %lu", (unsigned long)cmd, (unsigned long)i);
+        } else {
+            return job_error(drv, "unsupported driver action %lu at word %lu", (unsigned long)cmd,
+                             (unsigned long)i);
         }
     }
     return 0;
@@ -550,8 +485,7 @@ int ethosu_invoke_async(struct ethosu_driver *drv,
 int ethosu_wait(struct ethosu_driver *drv, bool block)
 {
     (void)block;
-    switch (drv->job.state)
-    {
+    switch (drv->job.state) {
     case ETHOSU_JOB_IDLE:
         return -2;
     case ETHOSU_JOB_RUNNING:
@@ -567,41 +501,28 @@ int ethosu_wait(struct ethosu_driver *drv, bool block)
     return drv->job.result == ETHOSU_JOB_RESULT_OK ? 0 : -1;
 }
 
-void __attribute__((weak)) ethosu_virtual_stack_enter(void)
-{
-}
+void __attribute__((weak)) ethosu_virtual_stack_enter(void) {}
 
-void __attribute__((weak)) ethosu_virtual_stack_leave(void)
-{
-}
+void __attribute__((weak)) ethosu_virtual_stack_leave(void) {}
 
 /* The lowest stack address seen at the entry of ethosu_invoke_v3 (0: never entered). */
 static uintptr_t lowest_invoke_frame;
 
-uintptr_t ethosu_virtual_lowest_invoke_frame(void)
-{
-    return lowest_invoke_frame;
-}
+uintptr_t ethosu_virtual_lowest_invoke_frame(void) { return lowest_invoke_frame; }
 
-int ethosu_invoke_v3(struct ethosu_driver *drv,
-                     const void *custom_data_ptr,
-                     const int custom_data_size,
-                     uint64_t *const base_addr,
-                     const size_t *base_addr_size,
-                     const int num_base_addr,
-                     void *user_arg)
+int ethosu_invoke_v3(struct ethosu_driver *drv, const void *custom_data_ptr,
+                     const int custom_data_size, uint64_t *const base_addr,
+                     const size_t *base_addr_size, const int num_base_addr, void *user_arg)
 {
     volatile char here = 0; /* its address: at or below the caller's stack pointer */
     const uintptr_t frame = (uintptr_t)&here;
-    if (lowest_invoke_frame == 0 || frame < lowest_invoke_frame)
-    {
+    if (lowest_invoke_frame == 0 || frame < lowest_invoke_frame) {
         lowest_invoke_frame = frame;
     }
     ethosu_virtual_stack_enter();
     int rc = -1;
-    if (ethosu_invoke_async(drv, custom_data_ptr, custom_data_size, base_addr, base_addr_size, num_base_addr,
-                            user_arg) >= 0)
-    {
+    if (ethosu_invoke_async(drv, custom_data_ptr, custom_data_size, base_addr, base_addr_size,
+                            num_base_addr, user_arg) >= 0) {
         rc = ethosu_wait(drv, true);
     }
     ethosu_virtual_stack_leave();

@@ -26,14 +26,12 @@ static inline uint32_t peek32(const uint8_t *buf, size_t size, size_t pos)
     size_t byte = pos >> 3;
     uint32_t window = 0;
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-    if (byte + 4u <= size)
-    {
+    if (byte + 4u <= size) {
         memcpy(&window, buf + byte, sizeof(window));
         return window >> (pos & 7u);
     }
 #endif
-    for (size_t i = 0; i < 4u && byte + i < size; i++)
-    {
+    for (size_t i = 0; i < 4u && byte + i < size; i++) {
         window |= (uint32_t)buf[byte + i] << (8u * i);
     }
     return window >> (pos & 7u);
@@ -44,14 +42,13 @@ static inline uint32_t peek32(const uint8_t *buf, size_t size, size_t pos)
  * reader's state in locals (buf, size, pos, limit = size * 8) of decode_slice; a read
  * past the end fails the slice.
  */
-#define GET(n, dst)                                                                                                    \
-    do                                                                                                                 \
-    {                                                                                                                  \
-        uint32_t get_n_ = (uint32_t)(n);                                                                               \
-        if (pos + get_n_ > limit)                                                                                      \
-            return -1;                                                                                                 \
-        (dst) = peek32(buf, size, pos) & ((1u << get_n_) - 1u);                                                        \
-        pos += get_n_;                                                                                                 \
+#define GET(n, dst)                                                                                \
+    do {                                                                                           \
+        uint32_t get_n_ = (uint32_t)(n);                                                           \
+        if (pos + get_n_ > limit)                                                                  \
+            return -1;                                                                             \
+        (dst) = peek32(buf, size, pos) & ((1u << get_n_) - 1u);                                    \
+        pos += get_n_;                                                                             \
     } while (0)
 
 void vnpu_mlw_init(struct vnpu_mlw *d, const uint8_t *buf, size_t size, void *mem, size_t mem_size)
@@ -75,8 +72,7 @@ static int split_zero_runs(uint32_t bits, int nbits, uint32_t *carry, uint32_t *
     uint32_t cnt = *carry;
     uint32_t zeros = ~bits & ((1u << nbits) - 1u); /* nbits <= 12 */
     int pos = 0;
-    while (zeros != 0u)
-    {
+    while (zeros != 0u) {
         int at = __builtin_ctz(zeros);
         q[n++] = cnt + (uint32_t)(at - pos); /* the 1s before this 0 */
         cnt = 0;
@@ -89,21 +85,19 @@ static int split_zero_runs(uint32_t bits, int nbits, uint32_t *carry, uint32_t *
 
 /* Weights: a 1 in the first pass means at least 1, the second pass (`extra`, one bit per
  * 1 of the first) adds 1 more and continues the symbol; returns the number of symbols. */
-static int split_weights(uint32_t bits, int nbits, uint32_t *carry, int truncate, uint32_t extra, uint32_t *q)
+static int split_weights(uint32_t bits, int nbits, uint32_t *carry, int truncate, uint32_t extra,
+                         uint32_t *q)
 {
     int n = 0;
     uint32_t cnt = *carry;
-    for (int i = 0; i < nbits; i++)
-    {
+    for (int i = 0; i < nbits; i++) {
         uint32_t code = 0;
-        if (bits & (1u << i))
-        {
+        if (bits & (1u << i)) {
             code = 1u + (extra & 1u);
             extra >>= 1;
         }
         cnt += code;
-        if (code < 2u || truncate)
-        {
+        if (code < 2u || truncate) {
             q[n++] = cnt;
             cnt = 0;
         }
@@ -120,24 +114,20 @@ static int decode_slice(struct vnpu_mlw *d)
     size_t pos = d->bitpos;
     uint32_t zdiv;
     GET(3, zdiv);
-    while (zdiv == ZDIV_EOS)
-    {
+    while (zdiv == ZDIV_EOS) {
         pos = (pos + 7u) & ~(size_t)7u;
         d->first = 1;
-        if (pos / 8u >= size)
-        {
+        if (pos / 8u >= size) {
             d->bitpos = pos;
             return 0;
         }
         GET(3, zdiv);
     }
-    if (pos / 8u >= size)
-    {
+    if (pos / 8u >= size) {
         d->bitpos = pos;
         return 0;
     }
-    if (zdiv >= 4 && zdiv != ZDIV_DISABLE)
-    {
+    if (zdiv >= 4 && zdiv != ZDIV_DISABLE) {
         return -1;
     }
     uint32_t slice_len;
@@ -149,18 +139,15 @@ static int decode_slice(struct vnpu_mlw *d)
     GET(1, wtrunc);
     GET(1, newpal);
     int use_zero_run = zdiv != ZDIV_DISABLE;
-    if (d->first && !newpal)
-    {
+    if (d->first && !newpal) {
         return -1;
     }
-    if (!d->first && !newpal && use_zero_run != d->prev_zero_run)
-    {
+    if (!d->first && !newpal && use_zero_run != d->prev_zero_run) {
         return -1;
     }
     d->first = 0;
     d->prev_zero_run = use_zero_run;
-    if (newpal)
-    {
+    if (newpal) {
         uint32_t v;
         GET(5, v);
         d->direct_offset = (int)v;
@@ -168,42 +155,32 @@ static int decode_slice(struct vnpu_mlw *d)
         d->palsize = v > 0 ? (int)v + 1 : 0;
         GET(3, v);
         d->palbits = (int)v + 2;
-        for (int i = 0; i < d->palsize; i++)
-        {
+        for (int i = 0; i < d->palsize; i++) {
             GET(d->palbits, v);
             d->palette[i] = (int16_t)v;
         }
     }
     int uncompressed = 0;
-    if (wdiv == WDIV_UNCOMPRESSED)
-    {
+    if (wdiv == WDIV_UNCOMPRESSED) {
         uncompressed = 1;
         uint32_t bits = 0;
-        if (d->palsize > 0)
-        {
-            while ((1 << bits) < d->palsize)
-            {
+        if (d->palsize > 0) {
+            while ((1 << bits) < d->palsize) {
                 bits++;
             }
-        }
-        else
-        {
+        } else {
             bits = (uint32_t)d->palbits;
         }
         wdiv = bits; /* only remainders are sent */
-    }
-    else if (wdiv >= 6)
-    {
+    } else if (wdiv >= 6) {
         return -1;
     }
     int nvalues = (int)slice_len + 1;
     int z_nvalues = nvalues + (newpal ? 1 : 0);
-    if (VNPU_MLW_BYTES(z_nvalues) > d->need)
-    {
+    if (VNPU_MLW_BYTES(z_nvalues) > d->need) {
         d->need = VNPU_MLW_BYTES(z_nvalues);
     }
-    if ((size_t)z_nvalues > d->capacity)
-    {
+    if ((size_t)z_nvalues > d->capacity) {
         return -1;
     }
     memset(d->zrun, 0, (size_t)z_nvalues * sizeof(uint32_t));
@@ -228,25 +205,21 @@ static int decode_slice(struct vnpu_mlw *d)
     uint32_t w_carry = 0;
     uint32_t z_carry = 0;
     int z_unary_len = zdiv < 3 ? 12 : 8;
-    do
-    {
+    do {
         int balance = use_zero_run ? w_pos - z_pos : 0;
         int w_enable = (balance < 8 || !use_zero_run) && w_pos < nvalues;
         int z_enable = balance >= 0 && use_zero_run && z_pos < z_nvalues;
         uint32_t w_unary0 = 0;
-        if (w_enable && !uncompressed)
-        {
+        if (w_enable && !uncompressed) {
             GET(12, w_unary0);
         }
-        if (z_enable)
-        {
+        if (z_enable) {
             uint32_t z_unary;
             GET(z_unary_len, z_unary);
             z_n = split_zero_runs(z_unary, z_unary_len, &z_carry, z_q);
             z_pos += z_n;
         }
-        if (w_enable)
-        {
+        if (w_enable) {
             int max_symbols = (uncompressed && wdiv > 5) ? 8 : 12;
             int ones = __builtin_popcount(w_unary0 & ((1u << max_symbols) - 1u));
             uint32_t w_unary1;
@@ -254,24 +227,19 @@ static int decode_slice(struct vnpu_mlw *d)
             w_n = split_weights(w_unary0, max_symbols, &w_carry, (int)wtrunc, w_unary1, w_q);
             w_pos += w_n;
         }
-        if (w_prev_enable)
-        {
-            for (int i = 0; i < w_prev_n && w_done < nvalues; i++, w_done++)
-            {
+        if (w_prev_enable) {
+            for (int i = 0; i < w_prev_n && w_done < nvalues; i++, w_done++) {
                 uint32_t rem;
                 GET((int)wdiv, rem);
                 uint32_t v = (w_prev_q[i] << wdiv) + rem;
-                if (v >= 512u)
-                {
+                if (v >= 512u) {
                     return -1;
                 }
                 d->wval[w_done] = (uint16_t)v;
             }
         }
-        if (z_prev_enable)
-        {
-            for (int i = 0; i < z_prev_n && z_done < z_nvalues; i++, z_done++)
-            {
+        if (z_prev_enable) {
+            for (int i = 0; i < z_prev_n && z_done < z_nvalues; i++, z_done++) {
                 uint32_t rem;
                 GET((int)zdiv, rem);
                 d->zrun[z_done] = (z_prev_q[i] << zdiv) + rem;
@@ -289,8 +257,7 @@ static int decode_slice(struct vnpu_mlw *d)
         z_q = t;
     } while (w_prev_enable || z_prev_enable);
     d->bitpos = pos;
-    if (w_done != nvalues)
-    {
+    if (w_done != nvalues) {
         return -1;
     }
     d->nvalues = nvalues;
@@ -304,14 +271,12 @@ static int decode_slice(struct vnpu_mlw *d)
 
 int vnpu_mlw_refill(struct vnpu_mlw *d)
 {
-    if (d->ended)
-    {
+    if (d->ended) {
         return 0;
     }
     d->in_slice = 0;
     int r = decode_slice(d);
-    if (r <= 0)
-    {
+    if (r <= 0) {
         d->ended = r == 0;
     }
     return r;
@@ -326,10 +291,8 @@ long ethosu_virtual_mlw_decode(const uint8_t *in, size_t len, int16_t *out, size
     size_t n = 0;
     int16_t v;
     int r;
-    while ((r = vnpu_mlw_next(&d, &v)) == 1)
-    {
-        if (n >= max_out)
-        {
+    while ((r = vnpu_mlw_next(&d, &v)) == 1) {
+        if (n >= max_out) {
             return -2;
         }
         out[n++] = v;

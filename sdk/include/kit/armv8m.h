@@ -19,7 +19,7 @@
 #define SCB_CCR KIT_REG32(0xE000ED14u)
 #define SCB_SHCSR KIT_REG32(0xE000ED24u)
 #define SCB_CFSR KIT_REG32(0xE000ED28u)
-#define SCB_CFSR_STKOF (1u << 20) /* UsageFault: stack limit (MSPLIM) violated */
+#define SCB_CFSR_STKOF (1u << 20)     /* UsageFault: stack limit (MSPLIM) violated */
 #define SCB_CFSR_BFARVALID (1u << 15) /* BusFault: BFAR holds the faulting address */
 #define SCB_CFSR_MMARVALID (1u << 7)  /* MemManage: MMFAR holds the faulting address */
 #define SCB_CFSR_MSTKERR (1u << 4)    /* MemManage: exception entry's stacking faulted */
@@ -30,8 +30,8 @@
 #define SCB_CSSELR KIT_REG32(0xE000ED84u)
 #define SCB_CPACR KIT_REG32(0xE000ED88u)
 
-#define SCB_CCR_DC (1u << 16) /* data cache enable */
-#define SCB_CCR_IC (1u << 17) /* instruction cache enable */
+#define SCB_CCR_DC (1u << 16)           /* data cache enable */
+#define SCB_CCR_IC (1u << 17)           /* instruction cache enable */
 #define SCB_SHCSR_FAULTS_ENA (7u << 16) /* MemManage, BusFault, UsageFault enables */
 /* CP10/CP11 = FPU and MVE (Armv8.1-M shares the coprocessor enables): full access */
 #define SCB_CPACR_CP10_CP11_FULL (0xFu << 20)
@@ -48,7 +48,7 @@
 #define MPU_CTRL_PRIVDEFENA (1u << 2) /* the default memory map for what no region covers */
 #define MPU_RASR_ENABLE (1u << 0)
 #define MPU_RASR_SIZE(log2) (((log2) - 1u) << 1) /* region of 2^log2 bytes */
-#define MPU_RASR_XN (1u << 28)                    /* AP = 0 (bits 26:24): no access at all */
+#define MPU_RASR_XN (1u << 28)                   /* AP = 0 (bits 26:24): no access at all */
 
 /* Cache maintenance operations (B11.2, "Cache maintenance operations") */
 #define CACHE_ICIALLU KIT_REG32(0xE000EF50u)

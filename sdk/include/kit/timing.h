@@ -12,8 +12,8 @@ extern "C" {
 #endif
 
 void kit_timing_init(void);
-uint64_t kit_cycles(void);        /* CPU cycles since kit_timing_init */
-uint32_t kit_cpu_clock_hz(void);  /* the board's CPU clock */
+uint64_t kit_cycles(void);       /* CPU cycles since kit_timing_init */
+uint32_t kit_cpu_clock_hz(void); /* the board's CPU clock */
 uint64_t kit_cycles_to_us(uint64_t cycles);
 
 #ifdef __cplusplus

@@ -10,12 +10,12 @@
 /* On new silicon a bus fault at a precise address is most often a board fact that is not
  * true: no NPU answers at [npu] base (or not to this security state/privilege), or a
  * region copied from another board is not there, or not all of it. Name the key. */
-#define KIT_FAULT_REGION(name, base, size)                                                     \
-    if (addr - (uint32_t)(base) < (uint32_t)(size)) {                                          \
-        kit_printf("E: the bus fault is in region %s (0x%08x, %u bytes) of the board: is the " \
-                   "memory there, all of it, and writable? (board.toml [[region]] %s)\n",      \
-                   name, (unsigned)(base), (unsigned)(size), name);                            \
-        return;                                                                                \
+#define KIT_FAULT_REGION(name, base, size)                                                         \
+    if (addr - (uint32_t)(base) < (uint32_t)(size)) {                                              \
+        kit_printf("E: the bus fault is in region %s (0x%08x, %u bytes) of the board: is the "     \
+                   "memory there, all of it, and writable? (board.toml [[region]] %s)\n",          \
+                   name, (unsigned)(base), (unsigned)(size), name);                                \
+        return;                                                                                    \
     }
 
 static void explain_bus_fault(const kit_fault_t *fault)
@@ -61,9 +61,9 @@ void kit_hal_fault_report(const kit_fault_t *fault)
     } else {
         kit_printf("\nE: fault: exception %u pc=0x%08x lr=0x%08x CFSR=0x%08x HFSR=0x%08x "
                    "MMFAR=0x%08x BFAR=0x%08x\n",
-                   (unsigned)fault->exception, (unsigned)fault->frame[6],
-                   (unsigned)fault->frame[5], (unsigned)fault->cfsr, (unsigned)fault->hfsr,
-                   (unsigned)fault->mmfar, (unsigned)fault->bfar);
+                   (unsigned)fault->exception, (unsigned)fault->frame[6], (unsigned)fault->frame[5],
+                   (unsigned)fault->cfsr, (unsigned)fault->hfsr, (unsigned)fault->mmfar,
+                   (unsigned)fault->bfar);
         explain_bus_fault(fault);
     }
     kit_printf("kit: exit %d\n", KIT_EXIT_FAULT); /* the code `ethosu-kit run` reports */
