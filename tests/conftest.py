@@ -27,9 +27,9 @@ from pathlib import Path
 
 import pytest
 
-import ethosu_kit.examples
-import ethosu_kit.lowering
-from ethosu_kit.output import file_lock, write_file_atomic
+import ethosu_kit.aot.examples
+import ethosu_kit.aot.lowering
+from ethosu_kit.core.writer import file_lock, write_file_atomic
 from models import BENCH_MODELS, MODELS, TestModel, lowered_cache_root
 
 REPO = Path(__file__).resolve().parents[1]
@@ -55,8 +55,8 @@ def cache_key(model: TestModel) -> str:
     for part in (
         _KEY_FORMAT,
         inspect.getsource(model.build),
-        inspect.getsource(ethosu_kit.lowering),
-        inspect.getsource(ethosu_kit.examples),  # small_cnn is the kit's example model
+        inspect.getsource(ethosu_kit.aot.lowering),
+        inspect.getsource(ethosu_kit.aot.examples),  # small_cnn is the kit's example model
         repr(model.target),
         f"delegate={model.delegate} quantize={model.quantize}",
         torch_version,
@@ -85,7 +85,7 @@ def lowered_pte(name: str) -> Path:
             pytest.skip(f"lowering test models needs torch and executorch: {exc}")
         start = time.perf_counter()
         module, inputs, calibration = model.build()
-        data = ethosu_kit.lowering.lower_to_pte(
+        data = ethosu_kit.aot.lowering.lower_to_pte(
             module,
             inputs,
             model.target,

@@ -17,7 +17,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ethosu_kit.lowering import Target
+from ethosu_kit.aot.lowering import Target
 from ethosu_kit.vnpu.build import cache_root as _kit_cache_root
 
 
@@ -42,7 +42,7 @@ def _calibration(shape: tuple[int, ...], n: int = 4) -> list[tuple[Any, ...]]:
 
 def small_cnn() -> Built:
     """The kit's own example CNN (two convs, a pool, a linear head): the everyday model."""
-    from ethosu_kit.examples import EXAMPLE_INPUT_SHAPE, example_model
+    from ethosu_kit.aot.examples import EXAMPLE_INPUT_SHAPE, example_model
 
     module, inputs = example_model()
     return module, inputs, _calibration(EXAMPLE_INPUT_SHAPE)

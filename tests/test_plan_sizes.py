@@ -12,18 +12,18 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.board_loader import load_board
-from ethosu_kit.errors import FitError
-from ethosu_kit.memory_plan import PlanOptions
-from ethosu_kit.model_info import ModelInfo
-from ethosu_kit.planner import (
+from ethosu_kit.board.loader import load_board
+from ethosu_kit.core.errors import FitError
+from ethosu_kit.plan.planner import (
     fast_scratch_size,
     method_pool_size,
     plan_memory,
     vela_arena_cache_size,
     vela_ini_path,
 )
+from ethosu_kit.plan.types import PlanOptions
 from ethosu_kit.pte import read_pte
+from ethosu_kit.pte.model import ModelInfo
 
 KIB, MIB = 1024, 1024 * 1024
 
@@ -112,8 +112,8 @@ def test_the_selftest_plan_holds_only_what_the_selftest_uses(
     """A self-test plan once carried the runner's planned buffers, method pool and its
     16 KiB / 32 KiB stack and heap: 76 % of the Corstone-320 stand-in's 32 KiB DTCM. The
     self-test uses the temp pool, the network and its vectors; the runner's plan is kept."""
-    from ethosu_kit.cli import main as kit_main
-    from ethosu_kit.memory_plan import MemoryPlan
+    from ethosu_kit.cli.app import main as kit_main
+    from ethosu_kit.plan.types import MemoryPlan
 
     def gen(app: str) -> tuple[MemoryPlan, str]:
         out = tmp_path / app

@@ -10,8 +10,9 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.errors import PteError
-from ethosu_kit.model_info import (
+from ethosu_kit.core.errors import PteError
+from ethosu_kit.pte import parse_pte, read_pte, vela_streams
+from ethosu_kit.pte.model import (
     CopHeader,
     Delegate,
     EthosUCompileSpec,
@@ -19,7 +20,6 @@ from ethosu_kit.model_info import (
     MethodInfo,
     VelaStream,
 )
-from ethosu_kit.pte import parse_pte, read_pte, vela_streams
 from ethosu_kit.pte.reader import _check_one_target
 
 

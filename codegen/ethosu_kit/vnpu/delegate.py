@@ -13,12 +13,12 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from ethosu_kit.errors import KitError
+from ethosu_kit.core.errors import KitError
 from ethosu_kit.vnpu.npu import Job, VirtualNpu, aligned_bytes
 
 if TYPE_CHECKING:
-    from ethosu_kit.model_info import ModelInfo, VelaTensor
     from ethosu_kit.pte import VelaBlocks
+    from ethosu_kit.pte.model import ModelInfo, VelaTensor
 
 IntArray = npt.NDArray[np.signedinteger[Any]]
 DTYPES: dict[int, np.dtype[np.signedinteger[Any]]] = {
@@ -199,8 +199,8 @@ UNBOUNDED_FAST_SCRATCH = 4 * 1024 * 1024
 
 def fast_scratch_bytes(model: ModelInfo) -> int:
     """Region 2's size for running `model` off-board, by the memory plan's own rule."""
-    from ethosu_kit.memory_plan import PlanOptions
-    from ethosu_kit.planner import fast_scratch_size
+    from ethosu_kit.plan.planner import fast_scratch_size
+    from ethosu_kit.plan.types import PlanOptions
 
     size = fast_scratch_size(model, PlanOptions()).size
     return UNBOUNDED_FAST_SCRATCH if size is None else size

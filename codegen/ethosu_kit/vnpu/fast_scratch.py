@@ -20,13 +20,13 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ethosu_kit.errors import FitError, KitError
+from ethosu_kit.core.errors import FitError, KitError
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ethosu_kit.model_info import ModelInfo
     from ethosu_kit.pte import VelaBlocks
+    from ethosu_kit.pte.model import ModelInfo
 
 
 def runs_with(blocks: VelaBlocks, size: int) -> bool:
@@ -64,8 +64,8 @@ def check_fast_scratch(
 ) -> None:
     """FitError (exit 3) when `--fast-scratch given` is less than a delegate's stream
     touches of region 2; silent when it fits or the host cannot tell."""
-    from ethosu_kit.model_info import MemoryMode
-    from ethosu_kit.npu_facts import NPU_ALIGN
+    from ethosu_kit.npu.facts import NPU_ALIGN
+    from ethosu_kit.pte.model import MemoryMode
     from ethosu_kit.vnpu.delegate import UNBOUNDED_FAST_SCRATCH, fast_scratch_bytes
 
     spec = model.compile_spec
@@ -83,8 +83,8 @@ def check_fast_scratch(
     for k, b in enumerate(blocks):
         need = region2_need(b, planned, ceiling)
         if need is not None:
-            from ethosu_kit.memory_plan import PlanOptions
-            from ethosu_kit.planner import fast_scratch_size
+            from ethosu_kit.plan.planner import fast_scratch_size
+            from ethosu_kit.plan.types import PlanOptions
 
             own = fast_scratch_size(model, PlanOptions()).why
             raise FitError(

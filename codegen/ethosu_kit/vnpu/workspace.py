@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ethosu_kit.errors import KitError
+from ethosu_kit.core.errors import KitError
 from ethosu_kit.vnpu.delegate import check_blocks, run_delegate, tensor_dtype, tensor_shape
 from ethosu_kit.vnpu.npu import VirtualNpu
 
