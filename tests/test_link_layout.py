@@ -50,8 +50,8 @@ def test_every_board_and_mode_renders_from_the_layout(
     request: pytest.FixtureRequest, fixture: str
 ) -> None:
     """Delegated models in their own mode, and a CPU-only program in each of the three."""
+    from ethosu_kit.npu.facts import MemoryMode
     from ethosu_kit.plan.types import PlanOptions
-    from ethosu_kit.pte.model import MemoryMode
 
     name, _, mode_name = fixture.partition(":")
     pte: Path = request.getfixturevalue(name if not mode_name else f"pte_{name}")

@@ -88,8 +88,8 @@ from ethosu_kit.board.model import (
     RegionPlace,
 )
 from ethosu_kit.core.errors import BoardError
-from ethosu_kit.npu.facts import NPU_MACS, mode_refusal
-from ethosu_kit.pte.model import MemoryMode
+from ethosu_kit.core.sizes import parse_size
+from ethosu_kit.npu.facts import NPU_MACS, MemoryMode, mode_refusal
 
 SCHEMA_VERSION = 2
 SCHEMAS = (1, 2)
@@ -108,25 +108,10 @@ KIND_DEFAULTS: dict[RegionKind, tuple[bool, bool, bool, bool, bool, bool, bool]]
 ATTRS = ("on_chip", "volatile", "cpu", "npu", "executable", "writable", "loadable")
 ADDRESS_LIMIT = 1 << 32
 
-_UNITS = {"": 1, "B": 1, "KIB": 1 << 10, "K": 1 << 10, "KB": 1 << 10, "MIB": 1 << 20,
-          "M": 1 << 20, "MB": 1 << 20, "GIB": 1 << 30, "G": 1 << 30, "GB": 1 << 30}  # fmt: skip
-_SIZE_RE = re.compile(r"^\s*(0x[0-9a-f_]+|[0-9_]+)\s*([a-z]*)\s*$", re.IGNORECASE)
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 _IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 T = TypeVar("T")
-
-
-def parse_size(text: str) -> int:
-    """`393216`, `0x60000`, `512_000`, `384KiB`, `384 K`, `2 MiB`, `1 GiB` -> bytes.
-
-    The one reader of size strings, so a board file and the command line agree.
-    """
-    m = _SIZE_RE.match(text)
-    unit = m.group(2).upper() if m else ""
-    if not m or unit not in _UNITS:
-        raise ValueError(f"cannot read {text!r} as a size")
-    return int(m.group(1).replace("_", ""), 0) * _UNITS[unit]
 
 
 def _type_name(value: Any) -> str:

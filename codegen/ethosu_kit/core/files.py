@@ -47,7 +47,7 @@ class Limit:
         text = os.environ.get(self.env, "").strip()
         if not text:
             return self.default
-        from ethosu_kit.board.loader import parse_size
+        from ethosu_kit.core.sizes import parse_size
 
         try:
             value = parse_size(text)

@@ -76,13 +76,14 @@ def plan_virtual_npu(project: Path, force: bool = False) -> None:
     """
     from dataclasses import replace
 
-    from ethosu_kit.cli.commands.gen import vnpu_workspace_need
+    from ethosu_kit.core.names import PTE_NAME
     from ethosu_kit.core.writer import write_project
     from ethosu_kit.plan.planner import plan_memory
     from ethosu_kit.plan.types import MemoryPlan, Role
     from ethosu_kit.pte import read_pte
     from ethosu_kit.pte.reader import read_pte_bytes
-    from ethosu_kit.render.generate import PTE_NAME, render_project
+    from ethosu_kit.render.generate import render_project
+    from ethosu_kit.vnpu.workspace import vnpu_workspace_need
 
     plan_path = project / "memory_plan.json"
     if not plan_path.is_file():

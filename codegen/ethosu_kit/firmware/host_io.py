@@ -21,8 +21,8 @@ import numpy as np
 import numpy.typing as npt
 
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.names import PTE_NAME
 from ethosu_kit.firmware.image import KitImage
-from ethosu_kit.render.generate import PTE_NAME
 
 INPUTS_FLAG = "--kit-inputs"  # on the semihosting command line: read kit_input_<i>.bin
 OUTPUTS_FLAG = "--kit-outputs"  # write kit_output_<o>.bin

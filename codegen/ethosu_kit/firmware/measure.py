@@ -37,6 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.sizes import align_up
 
 MEASURE_FILE = "measured_usage.json"
 # 2: the record holds the firmware's fingerprint; a record of format 1 does not, so it
@@ -112,7 +113,7 @@ def parse_usage(uart: str) -> dict[str, tuple[int, int]]:
 
 
 def _round(n: int, to: int = ROUND) -> int:
-    return max(to, -(-n // to) * to)
+    return max(to, align_up(n, to))
 
 
 def _driver_sized(m: Measurement, npu: str) -> bool:

@@ -39,7 +39,7 @@ def load_input_data(files: Sequence[str | Path], model: ModelInfo) -> dict[int, 
 
 def project_input_data(project: Path, plan: MemoryPlan) -> dict[int, bytes]:
     """The compiled-in inputs a generated project already has (to re-render it unchanged)."""
-    from ethosu_kit.render.generate import input_data_file
+    from ethosu_kit.core.names import input_data_file
 
     out: dict[int, bytes] = {}
     for b in plan.by_role(Role.INPUT_DATA):

@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from typing import Final
 
 from ethosu_kit.board.model import Board, MemoryRegion
+from ethosu_kit.core.sizes import align_up
+from ethosu_kit.core.text import cident
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 
 # Section names that are not plan buffers. Each is spelled here only: the templates,
@@ -36,11 +38,6 @@ UNUSED_END: Final = "__kit_unused_{region}_end"
 FRAGMENT_MARKER: Final = "__kit_sections_ld_included"
 # The Arm C library finds the stack and heap by these execution region names.
 ARMLIB_REGIONS: Final = {Role.STACK: "ARM_LIB_STACK", Role.HEAP: "ARM_LIB_HEAP"}
-
-
-def _cident(text: str) -> str:
-    out = "".join(c if c.isalnum() else "_" for c in text).upper()
-    return out if out and not out[0].isdigit() else f"_{out}"
 
 
 def memory_attributes(r: MemoryRegion) -> str:
@@ -66,7 +63,7 @@ class LinkRegion:
     @property
     def macro(self) -> str:
         """The regions header's prefix: KIT_REGION_<NAME>."""
-        return f"KIT_REGION_{_cident(self.name)}"
+        return f"KIT_REGION_{cident(self.name)}"
 
 
 @dataclass(frozen=True)
@@ -89,7 +86,7 @@ class KitSection:
     @property
     def macro(self) -> str:
         """kit_sections.h's name for the section string: KIT_SECTION_<BUFFER>."""
-        return f"KIT_SECTION_{_cident(self.buffer)}"
+        return f"KIT_SECTION_{cident(self.buffer)}"
 
     @property
     def copied(self) -> bool:
@@ -209,12 +206,12 @@ class LinkLayout:
         for name, secs in out.items():
             r = self.region(name)
             base = r.base if secs[0].copied else int(secs[0].sct_base, 16)
-            regions.append(LoadRegion(f"LR_KIT_{_cident(name)}", base, r.end - base, tuple(secs)))
+            regions.append(LoadRegion(f"LR_KIT_{cident(name)}", base, r.end - base, tuple(secs)))
         return tuple(regions)
 
 
 def _exec_name(b: Buffer) -> str:
-    return ARMLIB_REGIONS.get(b.role, f"KIT_{_cident(b.name)}")
+    return ARMLIB_REGIONS.get(b.role, f"KIT_{cident(b.name)}")
 
 
 def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout:
@@ -246,7 +243,7 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
         prev = last.get(b.region)
         at = board.region(b.region).base if prev is None else known.get(b.region)
         if at is not None:
-            at = -(-at // align) * align
+            at = align_up(at, align)
             known[b.region] = at + b.size
             base = f"0x{at:08X}"
         else:

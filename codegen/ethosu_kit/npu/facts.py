@@ -10,13 +10,35 @@ Sources: /work/shared/reference/ethos-u-facts.md, the Ethos-U core driver, Vela.
 from __future__ import annotations
 
 from dataclasses import dataclass
+from enum import StrEnum
 from typing import Final
 
-from ethosu_kit.pte.model import MemoryMode
+
+class MemoryMode(StrEnum):
+    """Vela memory modes, named as in Vela's Arm/vela.ini."""
+
+    SRAM_ONLY = "Sram_Only"
+    SHARED_SRAM = "Shared_Sram"
+    DEDICATED_SRAM = "Dedicated_Sram"
+
+    @classmethod
+    def parse(cls, text: str) -> MemoryMode:
+        """Accept the vela.ini spellings, including `Dedicated_Sram_384KB`."""
+        for mode in cls:
+            if text == mode.value or text.startswith(mode.value + "_"):
+                return mode
+        raise ValueError(text)
+
 
 # Every address the NPU is given (command stream, weights, scratch, IO) is 16-byte
 # aligned: the driver refuses base pointers that are not.
 NPU_ALIGN: Final = 16
+
+# Vela's region indices (the base pointers a command stream addresses): weights and
+# constants, the scratch arena (the delegate's IO lives there), the fast scratch.
+VELA_REGION_WEIGHTS: Final = 0
+VELA_REGION_SCRATCH: Final = 1
+VELA_REGION_FAST_SCRATCH: Final = 2
 
 U55: Final = "ethos-u55"
 U65: Final = "ethos-u65"

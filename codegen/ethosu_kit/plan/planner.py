@@ -20,21 +20,18 @@ loadable, executable), never by name: a custom board works the same way.
 
 from __future__ import annotations
 
-import configparser
-import importlib.util
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
-from functools import cache
 from pathlib import Path
 from typing import NoReturn
 
 from ethosu_kit.board.model import Board, MemoryRegion, RegionKind
 from ethosu_kit.core.errors import FitError, PlanError
-from ethosu_kit.npu.facts import NPU_ALIGN, mode_refusal
-from ethosu_kit.plan.report import size_text
+from ethosu_kit.core.sizes import align_up, size_text
+from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode, mode_refusal
 from ethosu_kit.plan.types import Buffer, MemoryPlan, PlanOptions, Role
-from ethosu_kit.pte.model import MemoryMode, MethodInfo, ModelInfo
+from ethosu_kit.pte.model import MethodInfo, ModelInfo
+from ethosu_kit.pte.vela_config import fast_scratch_size
 
 KIB = 1024
 
@@ -110,84 +107,7 @@ def default_stack_heap(app: str) -> tuple[int, int]:
     return DEFAULT_STACK_HEAP.get(app, (runner.stack, runner.heap))
 
 
-_SIZE_SUFFIX = re.compile(r"_(\d+)(KB|MB)$", re.IGNORECASE)
-
-
-def _round_up(n: int, align: int) -> int:
-    return -(-n // align) * align
-
-
 # --- the Vela configuration ----------------------------------------------------------
-
-
-@cache
-def vela_ini_path() -> Path | None:
-    """The installed ethos-u-vela's Arm/vela.ini, found without importing Vela."""
-    try:
-        spec = importlib.util.find_spec("ethosu")
-    except (ImportError, ValueError):
-        return None
-    for folder in (spec.submodule_search_locations or []) if spec else []:
-        path = Path(folder) / "config_files" / "Arm" / "vela.ini"
-        if path.is_file():
-            return path
-    return None
-
-
-@cache
-def vela_arena_cache_size(memory_mode_name: str) -> int | None:
-    """`arena_cache_size` of [Memory_Mode.<name>] in the installed vela.ini (inherit followed)."""
-    path = vela_ini_path()
-    if path is None:
-        return None
-    ini = configparser.ConfigParser()
-    try:
-        ini.read(path, encoding="utf-8")
-    except (OSError, configparser.Error):
-        return None
-    section = f"Memory_Mode.{memory_mode_name}"
-    seen: set[str] = set()
-    while section in ini and section not in seen:
-        seen.add(section)
-        if "arena_cache_size" in ini[section]:
-            return int(ini[section]["arena_cache_size"], 0)
-        section = ini[section].get("inherit", "")
-    return None
-
-
-@dataclass(frozen=True)
-class FastScratchSize:
-    size: int | None  # None: Vela set no bound; the plan gives the free NPU SRAM
-    why: str
-
-
-def fast_scratch_size(model: ModelInfo, options: PlanOptions) -> FastScratchSize:
-    """Where the fast-scratch size comes from, in order of authority."""
-    spec = model.compile_spec
-    if options.fast_scratch is not None:
-        return FastScratchSize(options.fast_scratch, f"--fast-scratch {options.fast_scratch}")
-    if spec is None:
-        return FastScratchSize(0, "no Ethos-U delegate")
-    if spec.arena_cache_size is not None:
-        return FastScratchSize(
-            spec.arena_cache_size, f"Vela flag --arena-cache-size={spec.arena_cache_size}"
-        )
-    name = spec.memory_mode_name
-    if spec.config_ini.endswith("Arm/vela.ini"):
-        size = vela_arena_cache_size(name)
-        if size is not None:
-            return FastScratchSize(
-                size, f"arena_cache_size={size} of [Memory_Mode.{name}] in Vela's Arm/vela.ini"
-            )
-    m = _SIZE_SUFFIX.search(name)
-    if m:
-        size = int(m.group(1)) * (KIB if m.group(2).upper() == "KB" else KIB * KIB)
-        return FastScratchSize(size, f"the memory mode name {name} ({m.group(1)} {m.group(2)})")
-    return FastScratchSize(
-        None,
-        f"{name} sets no arena_cache_size (Vela's default is the whole address range), "
-        "so the fast scratch takes the NPU SRAM left",
-    )
 
 
 # --- regions by attribute -------------------------------------------------------------
@@ -251,7 +171,7 @@ class _Fill:
     contents: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
 
     def offset_after(self, region: MemoryRegion, size: int, align: int) -> int:
-        return _round_up(self.used.get(region.name, 0), align) + size
+        return align_up(self.used.get(region.name, 0), align) + size
 
     def fits(self, region: MemoryRegion, size: int, align: int) -> bool:
         return self.offset_after(region, size, align) <= region.size
@@ -261,7 +181,7 @@ class _Fill:
         self.contents.setdefault(region.name, []).append((what, size))
 
     def free(self, region: MemoryRegion, align: int = 1) -> int:
-        return max(0, region.size - _round_up(self.used.get(region.name, 0), align))
+        return max(0, region.size - align_up(self.used.get(region.name, 0), align))
 
 
 @dataclass(frozen=True)
@@ -459,7 +379,7 @@ class _Planner:
             )
 
         if self.options.npu == "virtual" and self.options.vnpu_workspace is not None:
-            size = max(MIN_POOL, _round_up(self.options.vnpu_workspace, NPU_ALIGN))
+            size = max(MIN_POOL, align_up(self.options.vnpu_workspace, NPU_ALIGN))
             self.place(
                 _Want(
                     "vnpu_workspace",
@@ -580,7 +500,7 @@ class _Planner:
                 )
         pool, pool_why = method_pool_size(method)
         if self.options.method_pool is not None:
-            pool = max(MIN_POOL, _round_up(self.options.method_pool, NPU_ALIGN))
+            pool = max(MIN_POOL, align_up(self.options.method_pool, NPU_ALIGN))
             pool_why = self.options.method_pool_why or f"--method-pool {pool} (option)"
         self.place(
             _Want(
@@ -601,7 +521,7 @@ class _Planner:
         peak = model.peak_scratch
         cpu_need, cpu_why = cpu_temp_need(model)
         if model.compile_spec is None:
-            size = max(MIN_POOL, _round_up(cpu_need, NPU_ALIGN))
+            size = max(MIN_POOL, align_up(cpu_need, NPU_ALIGN))
             why = f"no Ethos-U delegate; {cpu_why}: {size}"
             self.place(
                 _Want(
@@ -618,7 +538,7 @@ class _Planner:
             )
             return
         scratches = [d.vela.scratch_size for d in model.ethosu_delegates if d.vela]
-        size = max(_round_up(peak, NPU_ALIGN), _round_up(cpu_need, NPU_ALIGN)) + TEMP_ALIGN_SLACK
+        size = max(align_up(peak, NPU_ALIGN), align_up(cpu_need, NPU_ALIGN)) + TEMP_ALIGN_SLACK
         why = (
             f"max(peak Ethos-U scratch {peak} (largest of {len(scratches)} delegate(s): "
             f"{', '.join(str(s) for s in scratches)}), CPU temp {cpu_need} ({cpu_why})) "
@@ -640,8 +560,8 @@ class _Planner:
         )
 
     def _fast_scratch_want(self, npu_sram: list[MemoryRegion]) -> _Want:
-        fs = fast_scratch_size(self.model, self.options)
-        size = 0 if fs.size is None else _round_up(fs.size, NPU_ALIGN)
+        fs = fast_scratch_size(self.model, self.options.fast_scratch)
+        size = 0 if fs.size is None else align_up(fs.size, NPU_ALIGN)
         if fs.size is None:
             self.fast_unbounded = True
             self.notes.append(
@@ -709,7 +629,7 @@ class _Planner:
 
     def _selftest_vectors(self) -> None:
         """The self-test's inputs and expected outputs, which the CPU copies and compares."""
-        from ethosu_kit.selftest.make import vectors_size
+        from ethosu_kit.selftest.vectors import vectors_size
 
         size = vectors_size(self.model)
         self.place(
@@ -777,7 +697,7 @@ def method_pool_size(method: MethodInfo) -> tuple[int, str]:
         (n_planned, METHOD_PER_PLANNED, "planned buffers"),
     ]
     total = sum(n * per for n, per, _ in parts) + METHOD_FIXED
-    size = _round_up(total, 256)
+    size = align_up(total, 256)
     terms = " + ".join(f"{n} {what} x {per}" for n, per, what in parts)
     return size, f"estimate {terms} + fixed {METHOD_FIXED} = {total}, rounded to 256 = {size}"
 

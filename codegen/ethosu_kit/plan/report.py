@@ -11,31 +11,10 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from ethosu_kit.core.sizes import size_text
 from ethosu_kit.plan.types import MemoryPlan, Role
 
 REPORT_FORMAT_VERSION = 1
-
-
-def printable(text: str) -> str:
-    """`text` with every control character shown as '?': names from a .pte or a board
-    file never move the user's cursor or recolour the terminal."""
-    return "".join("?" if (ord(c) < 0x20 or 0x7F <= ord(c) < 0xA0) else c for c in text)
-
-
-def add_text_row(table: Any, *cells: str) -> None:
-    """A rich table row of plain text: `[` in a name is not markup, controls are '?'."""
-    from rich.text import Text
-
-    table.add_row(*(Text(printable(c)) for c in cells))
-
-
-def size_text(n: int) -> str:
-    """512 KiB, 2 MiB, 1000 B: exact for whole units, else two decimals."""
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            value = n / (1 << shift)
-            return f"{value:.0f} {unit}" if value == int(value) else f"{value:.2f} {unit}"
-    return f"{n} B"
 
 
 def report_json(plan: MemoryPlan) -> dict[str, Any]:

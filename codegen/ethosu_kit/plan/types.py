@@ -20,8 +20,9 @@ from pathlib import Path
 from typing import Any
 
 from ethosu_kit.board.model import Board, MemoryRegion
+from ethosu_kit.core.sizes import align_up
 from ethosu_kit.core.typed_json import ShapeError, decode, encode
-from ethosu_kit.pte.model import MemoryMode
+from ethosu_kit.npu.facts import MemoryMode
 
 PLAN_FORMAT_VERSION = 2  # 2: board_data (the whole typed Board) added
 
@@ -131,7 +132,7 @@ class MemoryPlan:
             inside = [b for b in self.buffers if b.region == region.name]
             used = 0
             for b in inside:
-                used = -(-used // b.align) * b.align + b.size
+                used = align_up(used, b.align) + b.size
             uses.append(RegionUse(region, tuple(b.name for b in inside), used))
         return tuple(uses)
 

@@ -6,7 +6,7 @@ import io
 import json
 from typing import TYPE_CHECKING, Any
 
-from ethosu_kit.plan.report import add_text_row, printable
+from ethosu_kit.core.text import add_text_row, printable
 from ethosu_kit.pte.model import Delegate, MethodInfo, ModelInfo, VelaTensor
 
 if TYPE_CHECKING:

@@ -9,24 +9,9 @@ change what the model said.
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
-from enum import StrEnum
 from typing import Any
 
-
-class MemoryMode(StrEnum):
-    """Vela memory modes, named as in Vela's Arm/vela.ini."""
-
-    SRAM_ONLY = "Sram_Only"
-    SHARED_SRAM = "Shared_Sram"
-    DEDICATED_SRAM = "Dedicated_Sram"
-
-    @classmethod
-    def parse(cls, text: str) -> MemoryMode:
-        """Accept the vela.ini spellings, including `Dedicated_Sram_384KB`."""
-        for mode in cls:
-            if text == mode.value or text.startswith(mode.value + "_"):
-                return mode
-        raise ValueError(text)
+from ethosu_kit.npu.facts import PRODUCT_IDS, VELA_REGION_SCRATCH, MemoryMode
 
 
 @dataclass(frozen=True)
@@ -70,8 +55,6 @@ class CopHeader:
     @property
     def product(self) -> str:
         """ "ethos-u55" / "ethos-u65" / "ethos-u85" from CONFIG.product (bits 31:28)."""
-        from ethosu_kit.npu.facts import PRODUCT_IDS  # imports this module
-
         product = (self.config >> 28) & 0xF
         return PRODUCT_IDS.get(product, f"unknown-product-{product}")
 
@@ -83,7 +66,6 @@ class CopHeader:
 # What Vela writes in an IO record: int8/int16/int32 tensors in region 1, the scratch
 # arena the delegate copies inputs into and outputs out of.
 VELA_ELEM_SIZES = (1, 2, 4)
-SCRATCH_REGION = 1
 
 
 def vela_io_problems(
@@ -104,9 +86,10 @@ def vela_io_problems(
                 problems.append(f"{what}: dimensions must be positive")
             elif t.elem_size not in VELA_ELEM_SIZES:
                 problems.append(f"{what}: element size must be 1, 2 or 4 bytes")
-            elif t.region != SCRATCH_REGION:
+            elif t.region != VELA_REGION_SCRATCH:
                 problems.append(
-                    f"{what}: lives in region {t.region}, not the scratch (region {SCRATCH_REGION})"
+                    f"{what}: lives in region {t.region}, not the scratch "
+                    f"(region {VELA_REGION_SCRATCH})"
                 )
             elif t.offset < 0 or t.offset + t.nbytes > scratch_size:
                 problems.append(

@@ -64,8 +64,7 @@ def check_fast_scratch(
 ) -> None:
     """FitError (exit 3) when `--fast-scratch given` is less than a delegate's stream
     touches of region 2; silent when it fits or the host cannot tell."""
-    from ethosu_kit.npu.facts import NPU_ALIGN
-    from ethosu_kit.pte.model import MemoryMode
+    from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
     from ethosu_kit.vnpu.delegate import UNBOUNDED_FAST_SCRATCH, fast_scratch_bytes
 
     spec = model.compile_spec
@@ -83,10 +82,9 @@ def check_fast_scratch(
     for k, b in enumerate(blocks):
         need = region2_need(b, planned, ceiling)
         if need is not None:
-            from ethosu_kit.plan.planner import fast_scratch_size
-            from ethosu_kit.plan.types import PlanOptions
+            from ethosu_kit.pte.vela_config import fast_scratch_size
 
-            own = fast_scratch_size(model, PlanOptions()).why
+            own = fast_scratch_size(model).why
             raise FitError(
                 f"{pte}: --fast-scratch {given}: the Dedicated_Sram fast scratch (region 2) "
                 f"is too small: Ethos-U delegate {k}'s command stream uses {need:,} bytes of "

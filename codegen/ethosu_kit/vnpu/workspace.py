@@ -23,6 +23,7 @@ from ethosu_kit.vnpu.npu import VirtualNpu
 
 if TYPE_CHECKING:
     from ethosu_kit.pte import VelaBlocks
+    from ethosu_kit.pte.model import ModelInfo
 
 MIN_WORKSPACE = 64  # what ethosu_virtual_set_workspace accepts; a C array must not be empty
 ALIGN = 16
@@ -48,6 +49,14 @@ def pte_workspace(pte: Path) -> int:
     from ethosu_kit.vnpu.delegate import fast_scratch_bytes
 
     return required_workspace(read_vela_streams(pte), fast_scratch_bytes(read_pte(pte)))
+
+
+def vnpu_workspace_need(pte: Path, model: ModelInfo) -> int | None:
+    """The virtual NPU's working memory for `pte`, measured on the host; None without
+    an Ethos-U delegate (nothing runs on the NPU)."""
+    if not model.ethosu_delegates:
+        return None
+    return pte_workspace(pte)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

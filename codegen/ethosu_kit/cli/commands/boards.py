@@ -32,7 +32,8 @@ def _npus(board: Board) -> str:
 def _list(boards: list[Board]) -> str:
     from rich.table import Table
 
-    from ethosu_kit.plan.report import add_text_row, size_text
+    from ethosu_kit.core.sizes import size_text
+    from ethosu_kit.core.text import add_text_row
 
     table = Table(title="built-in boards", title_justify="left")
     for column in ("name", "aliases", "CPU", "NPUs", "regions"):
@@ -59,7 +60,8 @@ def describe(board: Board) -> str:
     """One board: CPU, NPU, console, boot, QEMU, its own code and the memory map."""
     from rich.table import Table
 
-    from ethosu_kit.plan.report import add_text_row, printable, size_text
+    from ethosu_kit.core.sizes import size_text
+    from ethosu_kit.core.text import add_text_row, printable
 
     npu = board.npu
     cpu = board.cpu

@@ -48,14 +48,14 @@ def _for_selftest(project: Path, vectors: Path | None, force: bool = False) -> N
     `force` (build --force: build regenerates, so build is where the flag is)."""
     from dataclasses import replace
 
-    from ethosu_kit.cli.commands.gen import plan_and_render
     from ethosu_kit.core.errors import KitError
+    from ethosu_kit.core.names import PTE_NAME
     from ethosu_kit.core.writer import write_project
+    from ethosu_kit.firmware.pipeline import plan_and_render
     from ethosu_kit.inputs.compiled import project_input_data
     from ethosu_kit.plan.types import MemoryPlan
     from ethosu_kit.pte import read_pte
     from ethosu_kit.pte.reader import read_pte_bytes
-    from ethosu_kit.render.generate import PTE_NAME
 
     plan_path = project / "memory_plan.json"
     if not plan_path.is_file():

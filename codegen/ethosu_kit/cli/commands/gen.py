@@ -9,15 +9,19 @@ from __future__ import annotations
 
 import argparse
 import sys
-from collections.abc import Callable, Mapping
+from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from ethosu_kit.core.sizes import align_up
+from ethosu_kit.firmware.pipeline import plan_and_render
+from ethosu_kit.vnpu.workspace import vnpu_workspace_need
 
 if TYPE_CHECKING:
     from ethosu_kit.board.model import Board
     from ethosu_kit.core.writer import WriteResult
     from ethosu_kit.plan.types import MemoryPlan, PlanOptions
-    from ethosu_kit.pte.model import MemoryMode, ModelInfo
+    from ethosu_kit.pte.model import ModelInfo
 
 HELP = "generate a firmware project from a .pte (same as gen-firmware)"
 
@@ -58,7 +62,7 @@ def _sized(option: str, what: str, align: int, minimum: int) -> Callable[[str], 
                 f"or more, or auto"
             )
         if size % align:
-            down, up = size // align * align, -(-size // align) * align
+            down, up = size // align * align, align_up(size, align)
             nearest = f"{up}" if down < minimum else f"{down} or {up}"
             raise argparse.ArgumentTypeError(
                 f"{size} bytes is not a multiple of {align} (the {what}'s alignment): use {nearest}"
@@ -90,7 +94,7 @@ def method_pool_size(text: str) -> int | str:
 
 def size_arg(text: str) -> int:
     """A size as a board file writes it (`393216`, `0x60000`, `384KiB`, `2 MiB`) -> bytes."""
-    from ethosu_kit.board.loader import parse_size
+    from ethosu_kit.core.sizes import parse_size
 
     try:
         return parse_size(text)
@@ -209,8 +213,8 @@ def run(args: argparse.Namespace) -> int:
 
     pte_bytes = read_pte_bytes(args.pte)  # once: the plan and the copy are of the same bytes
     from ethosu_kit.board.loader import load_board, require
+    from ethosu_kit.npu.facts import MemoryMode
     from ethosu_kit.plan.types import PlanOptions
-    from ethosu_kit.pte.model import MemoryMode
 
     model = model_from_bytes(pte_bytes, str(args.pte))
     board = load_board(args.board)
@@ -409,54 +413,12 @@ def _measured(
     return options
 
 
-def plan_and_render(
-    pte: Path,
-    pte_bytes: bytes,
-    model: ModelInfo,
-    board: Board,
-    *,
-    mode: MemoryMode | None,
-    options: PlanOptions,
-    vectors: Path | None = None,
-    seed: int = 0,
-    input_data: Mapping[int, bytes] | None = None,
-) -> tuple[MemoryPlan, dict[str, bytes]]:
-    """The plan and every file of the project (the self-test's vectors made for app selftest)."""
-    from ethosu_kit.plan.planner import plan_memory
-    from ethosu_kit.render.generate import render_project
-
-    plan = plan_memory(model, board, mode, options)
-    selftest = None
-    if options.app == "selftest":
-        from ethosu_kit.selftest.make import make_vectors
-
-        selftest = make_vectors(pte, model, vectors, seed)
-    return plan, render_project(model, plan, pte_bytes, selftest, input_data)
-
-
-def vnpu_workspace_need(pte: Path, model: ModelInfo) -> int | None:
-    """The virtual NPU's working memory for `pte`, measured on the host; None without
-    an Ethos-U delegate (nothing runs on the NPU)."""
-    from ethosu_kit.core.errors import KitError
-
-    if not model.ethosu_delegates:
-        return None
-    try:
-        from ethosu_kit.vnpu.workspace import pte_workspace
-    except ImportError as exc:
-        raise KitError(
-            f"--npu virtual measures the virtual NPU's working memory on the host, which "
-            f"needs {exc.name or 'numpy'}",
-            hint="pip install numpy, or plan for the Ethos-U driver (--npu driver)",
-        ) from exc
-    return pte_workspace(pte)
-
-
 def _print_summary(model: ModelInfo, plan: MemoryPlan, result: WriteResult) -> None:
     from rich.console import Console
     from rich.markup import escape
 
-    from ethosu_kit.plan.report import printable, report_text
+    from ethosu_kit.core.text import printable
+    from ethosu_kit.plan.report import report_text
 
     console = Console(highlight=False, soft_wrap=True)  # the report's lines are its own
     spec = model.compile_spec

@@ -41,7 +41,7 @@ def run(args: argparse.Namespace) -> int:
     from ethosu_kit.aot.examples import lower_example
     from ethosu_kit.aot.lowering import Target
     from ethosu_kit.core.errors import KitError
-    from ethosu_kit.pte.model import MemoryMode
+    from ethosu_kit.npu.facts import MemoryMode
 
     if not re.fullmatch(r"ethos-u(55|65|85)-\d+", args.accelerator):
         raise KitError(
