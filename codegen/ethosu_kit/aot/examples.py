@@ -14,8 +14,8 @@ EXAMPLE_INPUT_SHAPE = (1, 3, 16, 16)
 
 
 def example_model() -> tuple[Any, tuple[Any, ...]]:
-    import torch
-    from torch import nn
+    import torch  # noqa: PLC0415 - optional, slow (lower extra)
+    from torch import nn  # noqa: PLC0415 - optional, slow (lower extra)
 
     class TinyCnn(nn.Module):
         def __init__(self) -> None:
@@ -36,7 +36,7 @@ def example_model() -> tuple[Any, tuple[Any, ...]]:
 
 
 def lower_example(out: Path, target: Target) -> bytes:
-    import torch
+    import torch  # noqa: PLC0415 - optional, slow (lower extra)
 
     model, inputs = example_model()
     calibration = [(torch.rand(EXAMPLE_INPUT_SHAPE),) for _ in range(4)]

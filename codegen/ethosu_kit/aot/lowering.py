@@ -45,7 +45,7 @@ def _needs_executorch() -> Iterator[None]:
 
 def _compile_spec(target: Target) -> Any:
     with _needs_executorch():
-        from executorch.backends.arm.ethosu import EthosUCompileSpec
+        from executorch.backends.arm.ethosu import EthosUCompileSpec  # noqa: PLC0415 - optional, slow (lower extra)
 
     return EthosUCompileSpec(
         target.accelerator,
@@ -56,7 +56,7 @@ def _compile_spec(target: Target) -> Any:
 
 
 def _exported_module(model: torch.nn.Module, example_inputs: tuple[Any, ...]) -> Any:
-    import torch
+    import torch  # noqa: PLC0415 - optional, slow (lower extra)
 
     # torch 2.13: without check_guards=False the Arm passes trip over `_guards_fn`.
     return torch.export.export(model, example_inputs, strict=True).module(check_guards=False)
@@ -75,12 +75,12 @@ def quantized_graph(
     Public so a test can run the very graph the delegate was compiled from.
     """
     with _needs_executorch():
-        from executorch.backends.arm.quantizer import (
+        from executorch.backends.arm.quantizer import (  # noqa: PLC0415 - optional, slow (lower extra)
             EthosUQuantizer,
             get_symmetric_a16w8_quantization_config,
             get_symmetric_quantization_config,
         )
-        from torchao.quantization.pt2e.quantize_pt2e import (  # type: ignore[import-untyped]
+        from torchao.quantization.pt2e.quantize_pt2e import (  # type: ignore[import-untyped]  # noqa: PLC0415 - optional, slow (lower extra)
             convert_pt2e,
             prepare_pt2e,
         )
@@ -118,9 +118,9 @@ def lower_to_pte(
     TOSA graph and Vela output of each partition there (the virtual NPU's reference).
     """
     with _needs_executorch():
-        import torch
-        from executorch.backends.arm.ethosu import EthosUPartitioner
-        from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower
+        import torch  # noqa: PLC0415 - optional, slow (lower extra)
+        from executorch.backends.arm.ethosu import EthosUPartitioner  # noqa: PLC0415 - optional, slow (lower extra)
+        from executorch.exir import EdgeCompileConfig, to_edge_transform_and_lower  # noqa: PLC0415 - optional, slow (lower extra)
 
     model = model.eval()
     compile_spec = _compile_spec(target)

@@ -59,6 +59,7 @@ Numbers may be TOML integers (0x10000000, 512_000) or strings: "0x8000",
 
 from __future__ import annotations
 
+import copy
 import itertools
 import re
 import tomllib
@@ -88,6 +89,8 @@ from ethosu_kit.board.model import (
     RegionPlace,
 )
 from ethosu_kit.core.errors import BoardError
+from ethosu_kit.core.files import MAX_BOARD, read_text
+from ethosu_kit.core.paths import boards_dir
 from ethosu_kit.core.sizes import parse_size
 from ethosu_kit.npu.facts import NPU_MACS, MemoryMode, mode_refusal
 
@@ -458,8 +461,6 @@ def _fvp(t: _Table, npu: Npu) -> Fvp:
 def _lay_onto_stand_in(data: dict[str, Any], source: str) -> dict[str, Any]:
     """The board's data with [qemu.layout] applied: its regions where the stand-in machine
     has them and its boot region there (a copy; the data is then parsed as usual)."""
-    import copy
-
     layout = data.get("qemu", {}).get("layout") if isinstance(data.get("qemu"), dict) else None
     if not isinstance(layout, dict):
         raise BoardError(
@@ -733,7 +734,6 @@ def parse_board(
 def load_board_file(path: Path, *, qemu_layout: bool = False) -> Board:
     if path.is_dir():
         path = path / "board.toml"
-    from ethosu_kit.core.files import MAX_BOARD, read_text
 
     text = read_text(path, MAX_BOARD, BoardError)
     return parse_board(text, str(path), path.resolve().parent, qemu_layout=qemu_layout)
@@ -749,8 +749,6 @@ def stand_in_board(board: Board) -> Board:
 
 @cache
 def _builtin() -> tuple[Board, ...]:
-    from ethosu_kit.core.paths import boards_dir
-
     return tuple(load_board_file(p) for p in sorted(boards_dir().glob("*/board.toml")))
 
 

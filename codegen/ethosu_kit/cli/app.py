@@ -1,8 +1,9 @@
 """Command line: `ethosu-kit <command>` and `gen-firmware` (= `ethosu-kit gen`).
 
 Each command lives in `ethosu_kit.cli.commands.<name>` with `HELP`, `add_arguments(parser)`
-and `run(args) -> int`. Command modules import nothing heavy at module level, so
-`ethosu-kit inspect` stays fast and never imports torch or executorch.
+and `run(args) -> int`: argument parsing and printing over one call into the library.
+Nothing here imports torch or executorch (only `lower-example` does, inside `ethosu_kit.aot`'s
+functions), so every other command starts without them.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ import argparse
 import contextlib
 import importlib
 import os
+import signal
 import sys
 from collections.abc import Iterator, Sequence
 from types import ModuleType
@@ -98,8 +100,6 @@ def _terminate_as_exception() -> Iterator[None]:
     """SIGTERM/SIGHUP raise `Terminated` while a command runs (where their action is
     the default); the previous handlers come back afterwards (main() may be called
     in-process, by tests or a host program)."""
-    import signal
-
     previous = {}
     for sig in (signal.SIGTERM, signal.SIGHUP):
         try:
@@ -134,8 +134,6 @@ def _run(args: argparse.Namespace) -> int:
         print("error: interrupted", file=sys.stderr)
         return 130
     except Terminated as exc:
-        import signal
-
         print(f"error: terminated by {signal.Signals(exc.signum).name}", file=sys.stderr)
         return 128 + exc.signum
     except BrokenPipeError:

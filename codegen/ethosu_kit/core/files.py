@@ -30,6 +30,7 @@ from pathlib import Path
 from typing import BinaryIO
 
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.sizes import parse_size
 
 _CHUNK = 1 << 20
 
@@ -47,7 +48,6 @@ class Limit:
         text = os.environ.get(self.env, "").strip()
         if not text:
             return self.default
-        from ethosu_kit.core.sizes import parse_size
 
         try:
             value = parse_size(text)

@@ -12,6 +12,7 @@ as it comes, echoed if asked, and capped.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import math
 import os
 import selectors
@@ -68,7 +69,6 @@ def _die_with_parent_hook() -> Callable[[], None] | None:
     """A preexec_fn that makes the child get SIGKILL when the kit dies (Linux only)."""
     if not sys.platform.startswith("linux"):
         return None
-    import ctypes
 
     try:
         prctl = ctypes.CDLL(None, use_errno=True).prctl

@@ -12,10 +12,13 @@ the new folder untouched.
 from __future__ import annotations
 
 import contextlib
+import fcntl
 import hashlib
 import json
 import os
 import shutil
+import signal
+import stat
 import tempfile
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
@@ -23,6 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from ethosu_kit import __version__
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.files import MAX_MANIFEST, read_text
 
 MANIFEST = ".ethosu-kit/manifest.json"
 MANIFEST_FORMAT = 1
@@ -49,8 +53,6 @@ def sha256(data: bytes) -> str:
 def file_lock(path: Path) -> Iterator[None]:
     """Hold an exclusive lock on `path` (created if needed): two processes filling one
     cache entry (a lowered model, a built library) must not both do the work."""
-    import fcntl
-
     path.parent.mkdir(parents=True, exist_ok=True)
     with path.open("a") as f:
         fcntl.flock(f, fcntl.LOCK_EX)
@@ -87,7 +89,6 @@ def read_manifest(out_dir: Path) -> dict[str, str] | None:
     path = out_dir / MANIFEST
     if not path.is_file():
         return None
-    from ethosu_kit.core.files import MAX_MANIFEST, read_text
 
     text = read_text(path, MAX_MANIFEST, OutputError)
     try:
@@ -107,8 +108,6 @@ def read_manifest(out_dir: Path) -> dict[str, str] | None:
 
 def _file_hash(path: Path) -> str | None:
     """sha256 of a regular file (not followed through a link), None when there is none."""
-    import stat
-
     try:
         if not stat.S_ISREG(path.lstat().st_mode):
             return None
@@ -358,8 +357,6 @@ def restored_on_failure(out_dir: Path) -> Iterator[None]:
 def _signals_deferred() -> Iterator[None]:
     """Hold SIGINT/SIGTERM/SIGHUP while the old folder is swapped out and removed: a
     signal there would leave a `.name.old-*` folder behind. Delivered right after."""
-    import signal
-
     held = {signal.SIGINT, signal.SIGTERM, signal.SIGHUP}
     try:
         previous = signal.pthread_sigmask(signal.SIG_BLOCK, held)

@@ -11,9 +11,21 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.names import PTE_NAME
+from ethosu_kit.core.writer import write_project
+from ethosu_kit.firmware.elf_check import load_plan
+from ethosu_kit.inputs.compiled import project_input_data
+from ethosu_kit.plan.planner import plan_memory
+from ethosu_kit.plan.types import MemoryPlan, Role
+from ethosu_kit.pte import read_pte
+from ethosu_kit.pte.reader import read_pte_bytes
+from ethosu_kit.render.generate import render_project
+from ethosu_kit.selftest.make import project_vectors
+from ethosu_kit.vnpu.workspace import vnpu_workspace_need
 
 TOOLCHAINS = ("gcc", "clang", "armclang")
 COMPILERS = {"gcc": "arm-none-eabi-gcc", "clang": "clang-19", "armclang": "armclang"}
@@ -74,17 +86,6 @@ def plan_virtual_npu(project: Path, force: bool = False) -> None:
     like every other buffer; files a user edited are overwritten only with `force`
     (`ethosu-kit build --force`).
     """
-    from dataclasses import replace
-
-    from ethosu_kit.core.names import PTE_NAME
-    from ethosu_kit.core.writer import write_project
-    from ethosu_kit.plan.planner import plan_memory
-    from ethosu_kit.plan.types import MemoryPlan, Role
-    from ethosu_kit.pte import read_pte
-    from ethosu_kit.pte.reader import read_pte_bytes
-    from ethosu_kit.render.generate import render_project
-    from ethosu_kit.vnpu.workspace import vnpu_workspace_need
-
     plan_path = project / "memory_plan.json"
     if not plan_path.is_file():
         return  # not a generated project: configure says so
@@ -99,10 +100,7 @@ def plan_virtual_npu(project: Path, force: bool = False) -> None:
     new_plan = plan_memory(model, plan.board, plan.mode, options)
     selftest = None
     if new_plan.by_role(Role.VECTORS):  # a self-test project keeps the vectors it has
-        from ethosu_kit.selftest.make import project_vectors
-
         selftest = project_vectors(project, pte)
-    from ethosu_kit.inputs.compiled import project_input_data
 
     pte_bytes = read_pte_bytes(pte)  # a regular file, bounded: the project folder is the user's
     files = render_project(model, new_plan, pte_bytes, selftest, project_input_data(project, plan))
@@ -116,8 +114,6 @@ def elf_path(project: Path, toolchain: str, app: str) -> Path:
 def _require_npu_facts(project: Path) -> None:
     """The Ethos-U driver at an address or IRQ the board file leaves TODO would fault or
     wait forever: refuse before CMake, naming the keys (the plan holds the board)."""
-    from ethosu_kit.firmware.elf_check import load_plan
-
     plan_path = project / "memory_plan.json"
     if not plan_path.is_file():
         return  # configure will say what is wrong with the project
@@ -140,8 +136,6 @@ def project_npu(project: Path) -> str:
     `cmake --preset` alone would take the cache's value, which an earlier build's `-D`
     may have changed; so `build` always passes this one. Not a generated project (no
     plan): "driver", and configure says what is wrong."""
-    from ethosu_kit.plan.types import MemoryPlan
-
     plan_path = project / "memory_plan.json"
     if not plan_path.is_file():
         return "driver"

@@ -17,9 +17,16 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
+from rich.console import Console
+from rich.table import Table
+
 from ethosu_kit.board.model import MemoryRegion as Region
 from ethosu_kit.board.model import RegionKind
 from ethosu_kit.core.errors import ElfCheckError, KitError
+from ethosu_kit.core.files import MAX_ELF, open_regular
 from ethosu_kit.layout.link_layout import UNUSED_END, UNUSED_START
 from ethosu_kit.npu.facts import NPU_ALIGN
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
@@ -80,7 +87,7 @@ def plan_candidates(elf: Path) -> list[Path]:
     ethosu_add_model/ethosu_add_firmware also copy it beside the ELF as
     `<elf name>.memory_plan.json`, which comes first: several executables with a model
     each can share one output folder (and its last-written memory_plan.json). Which of
-    them is the image's own is kit_image.find_plan's decision (.kit.info names the model).
+    them is the image's own is firmware.image.find_plan's decision (.kit.info names the model).
     """
     found = []
     own = elf.resolve().with_name(f"{elf.stem}.{PLAN_NAME}")
@@ -118,10 +125,6 @@ def _region_name_of(regions: list[Region], address: int) -> str:
 
 
 def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-    from elftools.elf.sections import SymbolTableSection
-
     plan = load_plan(plan_path)
     regions = list(plan.board.regions)
     by_name = {r.name: r for r in regions}
@@ -131,7 +134,6 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
     symbols: dict[str, tuple[int, int]] = {}
     sections: list[_Section] = []
     loads: list[tuple[int, int, int]] = []  # (vaddr, paddr, filesz)
-    from ethosu_kit.core.files import MAX_ELF, open_regular
 
     try:
         with open_regular(elf_path, MAX_ELF) as (f, _):
@@ -322,9 +324,6 @@ def _check_load_region(
 
 def render(result: CheckResult) -> None:
     """Print the per-region table and the violations (rich)."""
-    from rich.console import Console
-    from rich.table import Table
-
     console = Console(highlight=False)
     table = Table(title=f"{Path(result.elf).name}: {result.board}, {result.mode}")
     for col in ("region", "base", "size", "used", "free", "what"):

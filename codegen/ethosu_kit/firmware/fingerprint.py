@@ -23,7 +23,9 @@ import stat
 import subprocess
 from pathlib import Path
 
+from ethosu_kit import __version__
 from ethosu_kit.board.model import Board
+from ethosu_kit.core.paths import kit_root, linker_templates_dir, templates_dir
 
 # Part name -> what it is, as the "why" names a changed one. The order is the order
 # the parts are compared in, so the first change named is the most likely cause.
@@ -162,9 +164,6 @@ def checkout_digest(root: str, trees: tuple[str, ...]) -> str:
 def firmware_fingerprint(board: Board, app: str, toolchain: str, project: Path) -> dict[str, str]:
     """Part name (PARTS) -> digest of everything the measuring build of `app` reads
     besides the generated project (whose pte bytes the record names already)."""
-    from ethosu_kit import __version__
-    from ethosu_kit.core.paths import kit_root, linker_templates_dir, templates_dir
-
     root = kit_root()
     package = templates_dir().parent
     parts = {

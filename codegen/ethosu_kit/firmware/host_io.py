@@ -12,34 +12,23 @@ wrote read back and checked after the run.
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import numpy as np
-import numpy.typing as npt
 
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.files import MAX_PTE, read_bytes
 from ethosu_kit.core.names import PTE_NAME
+from ethosu_kit.core.writer import sha256
 from ethosu_kit.firmware.image import KitImage
+from ethosu_kit.inputs.prepare import Array, Tensor
+from ethosu_kit.pte import read_pte
 
 INPUTS_FLAG = "--kit-inputs"  # on the semihosting command line: read kit_input_<i>.bin
 OUTPUTS_FLAG = "--kit-outputs"  # write kit_output_<o>.bin
-Array = npt.NDArray[Any]
-
-
-@dataclass(frozen=True)
-class Tensor:
-    dtype: np.dtype[Any]
-    shape: tuple[int, ...]
-
-    @property
-    def nbytes(self) -> int:
-        return int(np.prod(self.shape, dtype=np.int64)) * self.dtype.itemsize
-
-    def __str__(self) -> str:
-        return f"{self.dtype} {list(self.shape)}"
 
 
 def input_name(i: int) -> str:
@@ -76,16 +65,11 @@ def _project_pte(image: KitImage) -> Path:
 
 
 def _sha256(path: Path) -> str:
-    from ethosu_kit.core.files import MAX_PTE, read_bytes
-    from ethosu_kit.core.writer import sha256
-
     return sha256(read_bytes(path, MAX_PTE))
 
 
 def program_tensors(image: KitImage) -> tuple[list[Tensor], list[Tensor]]:
     """(inputs, outputs) of the program's first method, from the image's project."""
-    from ethosu_kit.pte import read_pte
-
     if image.plan_path is None:
         raise KitError(
             f"{image.elf}: --inputs/-o need the image's project (its memory_plan.json and "
@@ -113,47 +97,6 @@ def program_tensors(image: KitImage) -> tuple[list[Tensor], list[Tensor]]:
         return out
 
     return tensors(method.inputs, "input"), tensors(method.outputs, "output")
-
-
-def _ordered(named: list[Any]) -> list[Any]:
-    """An .npz's arrays named input<i> / input_<i> go by that index, others in file order.
-    A `run -o` file (input<i> and output<o>) gives its inputs only."""
-    import re
-
-    keys = [re.search(r"\[input_?(\d+)\]$", n.source) for n in named]
-    inputs = [(int(k.group(1)), n) for k, n in zip(keys, named, strict=True) if k]
-    rest = [n for k, n in zip(keys, named, strict=True) if not k]
-    if inputs and all(re.search(r"\[output_?\d+\]$", n.source) for n in rest):
-        return [n for _, n in sorted(inputs, key=lambda pair: pair[0])]
-    return named
-
-
-def prepare_inputs(files: Sequence[str], wants: list[Tensor]) -> list[Array]:
-    """The user's arrays, one per program input, exactly its dtype and shape."""
-    from ethosu_kit.inputs.arrays import load_arrays
-
-    named = _ordered(load_arrays(files))
-    if len(named) != len(wants):
-        vectors = any("]" in n.source and "[delegate" in n.source for n in named)
-        raise KitError(
-            f"--inputs: {len(named)} array(s) given ({', '.join(n.source for n in named)}), "
-            f"the program takes {len(wants)}: "
-            + "; ".join(f"input {i}: {t}" for i, t in enumerate(wants)),
-            hint="that is a vectors file (simulate -o, the self-test's --vectors): it holds "
-            "the delegate's integers; run --inputs takes the method's own inputs"
-            if vectors
-            else None,
-        )
-    arrays = []
-    for i, (n, want) in enumerate(zip(named, wants, strict=True)):
-        a = n.array
-        if a.dtype != want.dtype or tuple(a.shape) != want.shape:
-            raise KitError(
-                f"{n.source}: input {i} is {a.dtype} {list(a.shape)}, the program wants {want}",
-                hint=f"save it as np.asarray(x, dtype=np.{want.dtype}).reshape({list(want.shape)})",
-            )
-        arrays.append(np.ascontiguousarray(a, dtype=want.dtype.newbyteorder("<")))
-    return arrays
 
 
 def write_inputs(folder: Path, arrays: Sequence[Array]) -> None:
@@ -193,8 +136,6 @@ def _read_tensor(folder: Path, kind: str, index: int, want: Tensor, elf: Path) -
 
 def format_outputs(outputs: Sequence[Array]) -> str:
     """Every value of every output (run --print-outputs)."""
-    import sys
-
     lines = []
     for o, a in enumerate(outputs):
         body = np.array2string(a, threshold=sys.maxsize, max_line_width=100)

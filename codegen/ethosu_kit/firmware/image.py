@@ -18,8 +18,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+
+from ethosu_kit.board.loader import builtin_boards, load_board, stand_in_board
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.files import MAX_ELF, open_regular
+from ethosu_kit.firmware.elf_check import load_plan, plan_candidates, plan_near
 from ethosu_kit.npu.facts import Accelerator
 from ethosu_kit.plan.types import MemoryPlan
 
@@ -103,11 +109,6 @@ def read_kit_info(elf: Path) -> dict[str, str]:
 
 def _read(elf: Path) -> tuple[dict[str, str], tuple[tuple[int, int, int], ...]]:
     """(.kit.info lines, loadable segments) of a kit image; a KitError for anything else."""
-    from elftools.common.exceptions import ELFError
-    from elftools.elf.elffile import ELFFile
-
-    from ethosu_kit.core.files import MAX_ELF, open_regular
-
     with open_regular(elf, MAX_ELF) as (f, _size):
         check_header(elf, f.read(52))
         f.seek(0)
@@ -139,16 +140,12 @@ def _read(elf: Path) -> tuple[dict[str, str], tuple[tuple[int, int, int], ...]]:
 
 
 def _board_of(elf: Path, name: str, plan: MemoryPlan | None, plan_path: Path | None) -> Board:
-    from ethosu_kit.board.loader import builtin_boards, load_board
-
     source = plan.board.source if plan is not None else ""
     if plan is not None and plan.board.name == name:
         # the board file when it is still there (the user may have fixed it since),
         # else the typed board the plan recorded
         board = load_board(Path(source)) if Path(source).is_file() else plan.board
         if plan.board.qemu_layout and not board.qemu_layout:
-            from ethosu_kit.board.loader import stand_in_board
-
             board = stand_in_board(board)  # generated with --qemu-stand-in
         return board
     for board in builtin_boards():
@@ -231,8 +228,6 @@ def find_plan(
     memory_plan.json up to three folders above; a plan for another program or board
     there (a neighbouring project's) is never taken: when no candidate is the image's,
     a KitError names the ELF, the nearest plan and how they differ."""
-    from ethosu_kit.firmware.elf_check import load_plan, plan_candidates
-
     if plan_path is not None:
         plan = load_plan(plan_path)
         if plan.board.name != info["board"]:
@@ -261,8 +256,6 @@ def image_plan(elf: Path, plan_path: Path | None) -> Path | None:
     """The plan check-elf proves `elf` against: the image's own (find_plan). An ELF
     without .kit.info (not a kit image, or not an ELF) gets the nearest plan, and
     check-elf's own checks say what is wrong with it."""
-    from ethosu_kit.firmware.elf_check import plan_near
-
     try:
         info = read_kit_info(elf)
     except KitError:

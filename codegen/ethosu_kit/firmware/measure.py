@@ -36,8 +36,16 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ethosu_kit.board.cores import CORES
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.files import MAX_PLAN, read_text
 from ethosu_kit.core.sizes import align_up
+from ethosu_kit.core.typed_json import decode
+from ethosu_kit.firmware.build import build_project
+from ethosu_kit.firmware.elf_check import load_plan
+from ethosu_kit.firmware.fingerprint import changed, firmware_fingerprint
+from ethosu_kit.firmware.qemu import run_elf
+from ethosu_kit.plan.planner import STACK_ALIGN
 
 MEASURE_FILE = "measured_usage.json"
 # 2: the record holds the firmware's fingerprint; a record of format 1 does not, so it
@@ -139,9 +147,6 @@ def stack_guard_bytes(core: str) -> int:
     overflow guard (sdk/src/startup.c), and the painted mark counts from above it; an
     Armv8-M core's limit is MSPLIM, no bytes taken. An unknown core counts as Armv7-M:
     32 B too many is safe, too few is not."""
-    from ethosu_kit.board.cores import CORES
-    from ethosu_kit.plan.planner import STACK_ALIGN
-
     known = CORES.get(core)
     return 0 if known is not None and known.armv8m else STACK_ALIGN
 
@@ -204,9 +209,6 @@ def method_pool_why(m: Measurement, used: int, size: int) -> str:
 def read_measurement(project: Path) -> Measurement | None:
     """The project's record; None when there is none or it is of another format (an
     older kit's: not reused); a KitError when the file is not a record."""
-    from ethosu_kit.core.files import MAX_PLAN, read_text
-    from ethosu_kit.core.typed_json import decode
-
     path = project / MEASURE_FILE
     if not path.is_file():
         return None
@@ -234,8 +236,6 @@ def reuse(
     """The project's record when it measured `app` built with `toolchain` from the same
     firmware (`firmware`: ethosu_kit.firmware.fingerprint) on these pte bytes, else None; and
     what the plan's "why" says of it (reused, or why it is measured again)."""
-    from ethosu_kit.firmware.fingerprint import changed
-
     if not (project / MEASURE_FILE).is_file():
         return None, f"measured now: no {MEASURE_FILE} yet"
     m = read_measurement(project)
@@ -326,14 +326,8 @@ def measure_project(
     usage with `firmware`, the fingerprint of what the build reads (default: taken now,
     before the build, for the board of the project's plan). `progress` is told each
     step as it starts (gen prints it: the runner's first build takes minutes)."""
-    from ethosu_kit.firmware.build import build_project
-    from ethosu_kit.firmware.elf_check import load_plan
-    from ethosu_kit.firmware.qemu import run_elf
-
     plan = load_plan(project / "memory_plan.json")
     if firmware is None:
-        from ethosu_kit.firmware.fingerprint import firmware_fingerprint
-
         firmware = firmware_fingerprint(plan.board, app, toolchain, project)
     say = progress or (lambda _line: None)
     say(f"building {app} ({toolchain}, NPU {npu}) in {project} …")

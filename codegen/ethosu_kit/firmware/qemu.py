@@ -1,6 +1,6 @@
 """Run a kit firmware image in QEMU, on the machine its board's data names.
 
-The board comes from the image itself (kit_image.identify: `.kit.info` plus the
+The board comes from the image itself (firmware.image.identify: `.kit.info` plus the
 project's board file); the machine, the CPU model and whether the machine is only a
 stand-in for the board come from that board's data (`[qemu]` in board.toml). A board
 without a QEMU machine is refused with the reason; nothing ever runs on a default
@@ -18,10 +18,12 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from ethosu_kit.board.loader import stand_in_board
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import ChildResult, run_child
 from ethosu_kit.firmware.image import KitImage, check_fits, identify
+from ethosu_kit.layout.link_layout import link_layout
 from ethosu_kit.plan.types import MemoryPlan
 
 QEMU = "qemu-system-arm"
@@ -54,8 +56,6 @@ def qemu_target(board: Board) -> QemuTarget | None:
     if q is None or not q.machine:
         return None
     if q.layout is not None:  # the memory the stand-in has: the board laid onto it
-        from ethosu_kit.board.loader import stand_in_board
-
         return QemuTarget(q.machine, q.cpu, q.stand_in, stand_in_board(board).regions)
     return QemuTarget(q.machine, q.cpu, q.stand_in)
 
@@ -91,8 +91,6 @@ def why_not_in_qemu(plan: MemoryPlan) -> str:
     (gen --stack auto). The image's sections lie in the regions the plan's link layout
     names (code, data, vectors, every buffer); each must be where the machine has memory
     for the board (its own regions, or its stand-in's laid-out ones)."""
-    from ethosu_kit.layout.link_layout import link_layout
-
     board = plan.board
     target = qemu_target(board)
     if target is None:

@@ -40,9 +40,11 @@ from typing import IO, Any
 
 import numpy as np
 import numpy.typing as npt
+from numpy.lib import format as npy_format
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_INPUT, open_regular, too_large
+from ethosu_kit.core.writer import write_file_atomic
 
 _NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
@@ -88,8 +90,6 @@ def _check_dtype(source: str, dtype: np.dtype[Any]) -> None:
 
 def _read_npy(f: IO[bytes], source: str, available: int) -> Array:
     """One .npy from a stream holding `available` bytes from its start."""
-    from numpy.lib import format as npy_format
-
     npy: Any = npy_format  # untyped in numpy's stubs
     try:
         version = npy.read_magic(f)
@@ -249,8 +249,6 @@ def check_output_path(path: Path, suffix: str = ".npz") -> Path:
 
 def save_npz(path: Path, arrays: Mapping[str, Array]) -> Path:
     """Write `arrays` to an .npz atomically; the path written (`.npz` added if missing)."""
-    from ethosu_kit.core.writer import write_file_atomic
-
     target = check_output_path(path)
     buffer = io.BytesIO()
     np.savez(buffer, **arrays)

@@ -23,7 +23,15 @@ import numpy as np
 import numpy.typing as npt
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.pte.reader import Quantization
+from ethosu_kit.inputs.arrays import load_arrays
+from ethosu_kit.pte.reader import (
+    Quantization,
+    delegate_args,
+    model_from_bytes,
+    read_pte_bytes,
+    vela_streams_from_bytes,
+)
+from ethosu_kit.vnpu.delegate import io_shapes
 
 Array = npt.NDArray[Any]
 _METHOD = re.compile(r"^(input|output)_?(\d+)$")
@@ -53,8 +61,6 @@ class PairResult:
 
 
 def load(path: Path) -> dict[str, Array]:
-    from ethosu_kit.inputs.arrays import load_arrays
-
     out = {}
     for named in load_arrays([path]):
         key = named.source
@@ -252,9 +258,6 @@ def _tensor_name(key: str) -> str:
 def tensor_shapes(path: Path) -> Shapes:
     """The shape of every tensor a result file may hold of this program: the first
     method's inputs and outputs (`run -o`) and each Ethos-U delegate's (`simulate -o`)."""
-    from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes, vela_streams_from_bytes
-    from ethosu_kit.vnpu.delegate import io_shapes
-
     data = read_pte_bytes(path)
     out: Shapes = {}
     methods = model_from_bytes(data, str(path)).methods
@@ -273,8 +276,6 @@ def links_from_pte(path: Path) -> Links:
     """For each Ethos-U delegate K (simulate's numbering), which of its inputs and outputs
     each method input and output is: through the program's quantize (input) and
     dequantize (output) operators, or as it is."""
-    from ethosu_kit.pte.reader import delegate_args, read_pte_bytes, vela_streams_from_bytes
-
     data = read_pte_bytes(path)
     args = delegate_args(data, str(path))
     out: Links = {}

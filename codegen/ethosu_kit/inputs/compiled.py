@@ -1,7 +1,7 @@
 """Method inputs compiled into the image (`gen-firmware --inputs x.npy [y.npy …] | in.npz`).
 
 The arrays are checked exactly as `ethosu-kit run --inputs` checks them (count, dtype
-and shape of the program's first method: `run_io.prepare_inputs`), then planned as
+and shape of the program's first method: `inputs.prepare.prepare_inputs`), then planned as
 read-only buffers `input_data_<i>` (flash first, never a TCM, counted by the fit check)
 and assembled in from `generated/kit_input_data_<i>.bin`. The executor_runner sets its
 inputs from them unless the host sends its own at run time.
@@ -12,17 +12,17 @@ from __future__ import annotations
 from collections.abc import Sequence
 from pathlib import Path
 
+import numpy as np
+
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.names import input_data_file
+from ethosu_kit.inputs.prepare import Tensor, prepare_inputs
 from ethosu_kit.plan.types import MemoryPlan, Role
 from ethosu_kit.pte.model import ModelInfo
 
 
 def load_input_data(files: Sequence[str | Path], model: ModelInfo) -> dict[int, bytes]:
     """Raw little-endian bytes per input index of the program's first method."""
-    import numpy as np
-
-    from ethosu_kit.firmware.host_io import Tensor, prepare_inputs
-
     if not model.methods:
         raise KitError(f"{model.path}: the program has no method to give inputs to")
     wants = []
@@ -39,8 +39,6 @@ def load_input_data(files: Sequence[str | Path], model: ModelInfo) -> dict[int, 
 
 def project_input_data(project: Path, plan: MemoryPlan) -> dict[int, bytes]:
     """The compiled-in inputs a generated project already has (to re-render it unchanged)."""
-    from ethosu_kit.core.names import input_data_file
-
     out: dict[int, bytes] = {}
     for b in plan.by_role(Role.INPUT_DATA):
         index = int(b.name.rsplit("_", 1)[1])

@@ -25,6 +25,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
+from ethosu_kit.board.loader import builtin_boards
 from ethosu_kit.board.model import Board, MemoryRegion, RegionKind
 from ethosu_kit.core.errors import FitError, PlanError
 from ethosu_kit.core.sizes import align_up, size_text
@@ -32,6 +33,7 @@ from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode, mode_refusal
 from ethosu_kit.plan.types import Buffer, MemoryPlan, PlanOptions, Role
 from ethosu_kit.pte.model import MethodInfo, ModelInfo
 from ethosu_kit.pte.vela_config import fast_scratch_size
+from ethosu_kit.selftest.vectors import vectors_size
 
 KIB = 1024
 
@@ -629,8 +631,6 @@ class _Planner:
 
     def _selftest_vectors(self) -> None:
         """The self-test's inputs and expected outputs, which the CPU copies and compares."""
-        from ethosu_kit.selftest.vectors import vectors_size
-
         size = vectors_size(self.model)
         self.place(
             _Want(
@@ -785,8 +785,6 @@ def _check_vela_io(model: ModelInfo, name: str) -> None:
 
 
 def _board_hint(kind: str, macs: int) -> str:
-    from ethosu_kit.board.loader import builtin_boards
-
     fitting = [b.name for b in builtin_boards() if b.npu.supports(kind, macs)]
     if fitting:
         return f"use --board {fitting[0]} (has {kind}-{macs})"

@@ -11,6 +11,10 @@ from __future__ import annotations
 import io
 from typing import Any
 
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
 from ethosu_kit.core.sizes import size_text
 from ethosu_kit.plan.types import MemoryPlan, Role
 
@@ -69,10 +73,6 @@ def report_json(plan: MemoryPlan) -> dict[str, Any]:
 
 def report_text(plan: MemoryPlan) -> str:
     """A table per plan: region, base, size, used, free, then its buffers with the why."""
-    from rich.console import Console
-    from rich.table import Table
-    from rich.text import Text
-
     table = Table(
         title=f"memory plan: {plan.board.name}, {plan.mode.value}, {plan.accelerator}",
         title_justify="left",

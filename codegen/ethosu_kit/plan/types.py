@@ -20,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 from ethosu_kit.board.model import Board, MemoryRegion
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.files import MAX_PLAN, read_text
 from ethosu_kit.core.sizes import align_up
 from ethosu_kit.core.typed_json import ShapeError, decode, encode
 from ethosu_kit.npu.facts import MemoryMode
@@ -186,9 +188,6 @@ class MemoryPlan:
     @classmethod
     def from_json(cls, path: Path) -> MemoryPlan:
         """Read memory_plan.json; a one-line KitError naming the file (and the key)."""
-        from ethosu_kit.core.errors import KitError
-        from ethosu_kit.core.files import MAX_PLAN, read_text
-
         hint = "pass the memory_plan.json gen-firmware wrote next to the project, or regenerate it"
         text = read_text(path, MAX_PLAN)  # a regular file, bounded: one error line otherwise
         try:

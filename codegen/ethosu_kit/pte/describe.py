@@ -6,6 +6,9 @@ import io
 import json
 from typing import TYPE_CHECKING, Any
 
+from rich.console import Console
+from rich.table import Table
+
 from ethosu_kit.core.text import add_text_row, printable
 from ethosu_kit.pte.model import Delegate, MethodInfo, ModelInfo, VelaTensor
 
@@ -38,8 +41,6 @@ def _spec_value(value: bytes) -> str:
 
 
 def _table(title: str, *columns: str) -> Table:
-    from rich.table import Table
-
     table = Table(title=title, title_justify="left")
     for c in columns:
         table.add_column(c, justify="right" if c in _NUMERIC else "left")
@@ -134,8 +135,6 @@ def _method_text(m: MethodInfo) -> tuple[list[str], list[Table], list[str]]:
 
 def describe_model(info: ModelInfo, width: int = 130) -> str:
     """The human report of `ethosu-kit inspect`."""
-    from rich.console import Console
-
     out = io.StringIO()
     console = Console(file=out, width=width, no_color=True, highlight=False)
 

@@ -14,6 +14,7 @@ executor_runner uses by default, the generated file says so next to the value.
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from functools import cache
@@ -32,6 +33,7 @@ from ethosu_kit.board.model import (
     RegionKind,
     hal_default,
 )
+from ethosu_kit.core import paths
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.names import PTE_NAME, SELFTEST_VECTORS, input_data_file
 from ethosu_kit.core.text import c_string, cident, cmake_string, comment_safe
@@ -44,6 +46,7 @@ from ethosu_kit.layout.link_layout import (
 )
 from ethosu_kit.npu.exit_codes import EXIT_CODES
 from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_ALIGN, Accelerator, MemoryMode
+from ethosu_kit.plan.report import report_json, report_text
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 from ethosu_kit.pte.model import ModelInfo
 from ethosu_kit.selftest.vectors import SelftestVectors
@@ -188,8 +191,6 @@ def _environment(template_dir: str, linker_dir: str) -> jinja2.Environment:
 
 
 def environment() -> jinja2.Environment:
-    from ethosu_kit.core import paths
-
     return _environment(str(paths.templates_dir()), str(paths.linker_templates_dir()))
 
 
@@ -211,8 +212,6 @@ def _board_dir_expr(board: Board, root: Path) -> str:
 
 
 def gen_info(plan: MemoryPlan, pte_bytes: bytes) -> GenInfo:
-    from ethosu_kit.core import paths
-
     root = paths.kit_root().resolve()
     sha = hashlib.sha256(pte_bytes).hexdigest()
     return GenInfo(
@@ -490,10 +489,6 @@ def render_project(
 
 def _data_files(model: ModelInfo, plan: MemoryPlan, gen: GenInfo) -> dict[str, bytes]:
     """The plan, the report and the model info, as the other stages produce them."""
-    import json
-
-    from ethosu_kit.plan.report import report_json, report_text
-
     return {
         "memory_plan.json": plan.to_json().encode(),
         "memory_report.txt": (_comment("hash", gen.header_lines) + report_text(plan)).encode(),

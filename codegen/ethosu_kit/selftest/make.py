@@ -19,8 +19,21 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.names import SELFTEST_VECTORS
+from ethosu_kit.inputs.arrays import load_arrays
+from ethosu_kit.pte import read_vela_streams
 from ethosu_kit.selftest.vectors import SelftestVectors, layout, vectors_size
+from ethosu_kit.vnpu.delegate import (
+    fast_scratch_bytes,
+    io_shapes,
+    random_inputs,
+    run_delegate,
+    tensor_dtype,
+    tensor_shape,
+)
 
 if TYPE_CHECKING:
     import numpy as np
@@ -45,8 +58,6 @@ def _starts_with(path: Path, magic: bytes) -> bool:
 
 def _load(path: Path) -> dict[str, np.ndarray[Any, Any]]:
     """The arrays of a vectors .npz by key, read by the kit's hardened loader."""
-    from ethosu_kit.inputs.arrays import load_arrays
-
     if _starts_with(path, b"\x93NUMPY"):
         raise KitError(
             f"{path}: a single array (.npy); the vectors are a .npz with keys "
@@ -65,8 +76,6 @@ def _checked(
 ) -> np.ndarray[Any, Any]:
     """The array, if its dtype and shape are the tensor's (leading 1s do not count).
     `written`: the shape as `simulate -o` writes it (the program's rank), for the message."""
-    from ethosu_kit.vnpu.delegate import tensor_dtype, tensor_shape
-
     dtype, shape = tensor_dtype(t), tensor_shape(t)  # without leading 1s, as `given` below
     if value.dtype != dtype:
         raise KitError(
@@ -84,8 +93,6 @@ def _checked(
 
 
 def _random_inputs(b: VelaBlocks, rng: np.random.Generator) -> list[np.ndarray[Any, Any]]:
-    from ethosu_kit.vnpu.delegate import random_inputs
-
     return list(random_inputs(b, rng))
 
 
@@ -93,11 +100,6 @@ def make_vectors(
     pte: Path, model: ModelInfo, vectors: Path | None = None, seed: int = DEFAULT_SEED
 ) -> SelftestVectors:
     """The self-test's vectors for every Ethos-U delegate of `pte`."""
-    import numpy as np
-
-    from ethosu_kit.pte import read_vela_streams
-    from ethosu_kit.vnpu.delegate import fast_scratch_bytes, io_shapes, run_delegate
-
     streams = read_vela_streams(pte)
     if not streams:
         raise KitError(f"{pte}: no Ethos-U delegate for the NPU self-test")
@@ -153,9 +155,6 @@ def make_vectors(
 
 def project_vectors(project: Path, pte: Path) -> SelftestVectors:
     """The vectors a generated self-test project already has (to re-render it unchanged)."""
-    from ethosu_kit.core.names import SELFTEST_VECTORS
-    from ethosu_kit.pte import read_vela_streams
-
     blob_path = project / "generated" / SELFTEST_VECTORS
     header = project / "generated" / "kit_selftest.h"
     if not blob_path.is_file() or not header.is_file():

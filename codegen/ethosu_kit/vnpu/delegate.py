@@ -15,6 +15,7 @@ import numpy.typing as npt
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.npu.facts import VELA_REGION_SCRATCH
+from ethosu_kit.pte.vela_config import fast_scratch_size
 from ethosu_kit.vnpu.npu import Job, VirtualNpu, aligned_bytes
 
 if TYPE_CHECKING:
@@ -200,7 +201,5 @@ UNBOUNDED_FAST_SCRATCH = 4 * 1024 * 1024
 
 def fast_scratch_bytes(model: ModelInfo) -> int:
     """Region 2's size for running `model` off-board, by the memory plan's own rule."""
-    from ethosu_kit.pte.vela_config import fast_scratch_size
-
     size = fast_scratch_size(model).size
     return UNBOUNDED_FAST_SCRATCH if size is None else size

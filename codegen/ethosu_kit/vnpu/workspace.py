@@ -18,7 +18,14 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.vnpu.delegate import check_blocks, run_delegate, tensor_dtype, tensor_shape
+from ethosu_kit.pte import read_pte, read_vela_streams
+from ethosu_kit.vnpu.delegate import (
+    check_blocks,
+    fast_scratch_bytes,
+    run_delegate,
+    tensor_dtype,
+    tensor_shape,
+)
 from ethosu_kit.vnpu.npu import VirtualNpu
 
 if TYPE_CHECKING:
@@ -45,9 +52,6 @@ def required_workspace(blocks: Sequence[VelaBlocks], fast_scratch_size: int = 0)
 
 def pte_workspace(pte: Path) -> int:
     """`required_workspace` of every Ethos-U delegate of a .pte (its memory mode's region 2)."""
-    from ethosu_kit.pte import read_pte, read_vela_streams
-    from ethosu_kit.vnpu.delegate import fast_scratch_bytes
-
     return required_workspace(read_vela_streams(pte), fast_scratch_bytes(read_pte(pte)))
 
 

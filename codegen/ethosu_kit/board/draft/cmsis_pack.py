@@ -15,12 +15,14 @@ from __future__ import annotations
 
 import re
 import tempfile
+import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ethosu_kit.board.model import RegionKind
 from ethosu_kit.core.errors import BoardError, KitError
+from ethosu_kit.core.files import MAX_DEVICE_FILE, read_bytes
 
 # cmsis-pack-manager's access flags -> the CMSIS access letters the pack spells
 _ACCESS_LETTERS = (("read", "r"), ("write", "w"), ("execute", "x"), ("peripheral", "p"),
@@ -67,8 +69,6 @@ def _core(name: str) -> str:
 def _xml_problem(data: bytes) -> str | None:
     """Why the file is not a pack description, for the message when the library found
     nothing in it (it skips a malformed file silently). Reads nothing the board uses."""
-    import xml.etree.ElementTree as ET
-
     try:
         root = ET.fromstring(data)
     except ET.ParseError as exc:
@@ -82,11 +82,9 @@ def _xml_problem(data: bytes) -> str | None:
 
 def read_pack(path: Path) -> dict[str, dict[str, Any]]:
     """cmsis-pack-manager's index of one local .pdsc: {device name: device}."""
-    from ethosu_kit.core.files import MAX_DEVICE_FILE, read_bytes
-
     data = read_bytes(path, MAX_DEVICE_FILE, BoardError)  # a FIFO or /dev/zero never gets in
     try:
-        import cmsis_pack_manager
+        import cmsis_pack_manager  # noqa: PLC0415 - optional (pack extra)
     except ImportError:
         raise KitError(
             "reading a .pdsc needs cmsis-pack-manager, which is not installed",

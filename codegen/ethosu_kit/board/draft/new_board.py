@@ -19,14 +19,28 @@ Every fact the sources do not give is written as one of two kinds of TODO:
 
 from __future__ import annotations
 
+import json
 import re
 import shutil
 import tempfile
+import tomllib
 from dataclasses import dataclass, field, fields, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
+import jinja2
+
+from ethosu_kit import __version__
+from ethosu_kit.board.cores import CORES, TOOLCHAINS, cpu_flags
+from ethosu_kit.board.draft.cmsis_pack import draft_regions, resolve_security
+from ethosu_kit.board.draft.svd import find_console, find_npu, npu_kind, uart_kind
+from ethosu_kit.board.loader import parse_board
+from ethosu_kit.board.model import CONSOLE_KINDS, MMIO_CONSOLES, Cpu
 from ethosu_kit.core.errors import BoardError, KitError
+from ethosu_kit.core.files import MAX_BOARD, read_text
+from ethosu_kit.core.paths import templates_dir
+from ethosu_kit.core.writer import write_file_atomic
+from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_MACS, runs_mode
 
 if TYPE_CHECKING:
     from ethosu_kit.board.draft.cmsis_pack import PackDevice
@@ -161,10 +175,6 @@ _DRAFTED_QEMU = {"machine", "cpu", "stand_in"}
 
 def _passthrough(board: Board) -> dict[str, dict[str, Any]]:
     """The tables of `board`'s file new-board does not model: copied as they are."""
-    import tomllib
-
-    from ethosu_kit.core.files import MAX_BOARD, read_text
-
     data = tomllib.loads(read_text(Path(board.source), MAX_BOARD, BoardError))
     tables = {k: v for k, v in data.items() if k not in _DRAFTED and isinstance(v, dict)}
     qemu = data.get("qemu")
@@ -176,9 +186,6 @@ def _passthrough(board: Board) -> dict[str, dict[str, Any]]:
 
 def draft_from_board(board: Board, name: str) -> Draft:
     """Every fact of `board`, for a new board that starts as its copy."""
-    from ethosu_kit.board.cores import TOOLCHAINS, cpu_flags
-    from ethosu_kit.board.model import Cpu
-
     cpu, npu, console = board.cpu, board.npu, board.console
     flags = {
         tc: list(cpu.flags[tc])
@@ -302,9 +309,6 @@ def _mark_copied(d: Draft, source: str) -> None:
 
 def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) -> Draft:
     """The CPU and memory map a CMSIS pack gives; TODO for the rest."""
-    from ethosu_kit.board.cores import CORES
-    from ethosu_kit.board.draft.cmsis_pack import draft_regions, resolve_security
-
     where = f"{pdsc.name}, device {device.name}"
     if device.core not in CORES:
         raise BoardError(
@@ -392,9 +396,6 @@ class Choices:
 
 def apply_svd(d: Draft, svd: SvdDevice, choices: Choices) -> None:
     """The NPU's and the console's addresses and interrupts, and the CPU facts an SVD has."""
-    from ethosu_kit.board.cores import CORES
-    from ethosu_kit.board.draft.svd import find_console, find_npu, npu_kind, uart_kind
-
     src = Path(svd.source).name
     d.origin.append(f"peripherals from {src} (device {svd.name})")
     if svd.cpu is not None and d.core in CORES:
@@ -442,8 +443,6 @@ def apply_svd(d: Draft, svd: SvdDevice, choices: Choices) -> None:
 
 def parse_npu(text: str) -> tuple[str, list[int]]:
     """KIND[-MACS]: "ethos-u55-128" -> ("ethos-u55", [128]); "ethos-u65" -> ("ethos-u65", [])."""
-    from ethosu_kit.npu.facts import NPU_MACS
-
     m = re.fullmatch(r"(ethos-u\d\d)(?:-(\d+))?", text.strip().lower())
     if not m or m.group(1) not in NPU_MACS:
         raise KitError(
@@ -463,8 +462,6 @@ def parse_npu(text: str) -> tuple[str, list[int]]:
 
 
 def apply_choices(d: Draft, choices: Choices) -> None:
-    from ethosu_kit.board.model import CONSOLE_KINDS, MMIO_CONSOLES
-
     if choices.npu is not None:
         kind, macs = parse_npu(choices.npu)
         d.npu_kinds = [kind]
@@ -515,9 +512,6 @@ def apply_choices(d: Draft, choices: Choices) -> None:
 
 def finish(d: Draft) -> None:
     """Fill what is still unknown with its TODO, as the module docstring decides."""
-    from ethosu_kit.board.cores import CORES
-    from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_MACS, runs_mode
-
     if not d.npu_kinds:
         d.npu_kinds = ["ethos-u55"]
         d.todo["npu.kinds"] = "the Ethos-U this SoC carries (--npu); gen refuses a pte for another"
@@ -561,10 +555,6 @@ def finish(d: Draft) -> None:
 
 
 def _environment() -> Any:
-    import jinja2
-
-    from ethosu_kit.core.paths import templates_dir
-
     env = jinja2.Environment(
         loader=jinja2.FileSystemLoader(templates_dir()),
         trim_blocks=True,
@@ -585,15 +575,11 @@ _BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
 
 
 def toml_key(key: str) -> str:
-    import json
-
     return key if _BARE_KEY.match(key) else json.dumps(key)
 
 
 def toml_value(value: Any) -> str:
     """One TOML value (strings JSON-escaped: a valid TOML basic string, no injection)."""
-    import json
-
     if isinstance(value, bool):
         return "true" if value else "false"
     if isinstance(value, int):
@@ -615,8 +601,6 @@ def render_console_stub(d: Draft) -> str:
 
 
 def render_board_toml(d: Draft) -> str:
-    from ethosu_kit import __version__
-
     env = _environment()
     text: str = env.get_template("board.toml.j2").render(d=d, version=__version__, TODO=TODO)
     return text
@@ -629,8 +613,6 @@ def render_folder(d: Draft) -> dict[str, bytes]:
 
 
 def _check_rel(rel: str) -> None:
-    from pathlib import PurePosixPath
-
     p = PurePosixPath(rel)
     if p.is_absolute() or ".." in p.parts or not p.parts:
         raise BoardError(f"{rel!r}: a board file must stay inside the board's folder")
@@ -638,8 +620,6 @@ def _check_rel(rel: str) -> None:
 
 def validate(files: dict[str, bytes], name_for_errors: str) -> Board:
     """Load the drafted folder with the real loader, from a temporary copy."""
-    from ethosu_kit.board.loader import parse_board
-
     with tempfile.TemporaryDirectory(prefix="ethosu-kit-board-") as tmp:
         root = Path(tmp)
         for rel, data in files.items():
@@ -654,8 +634,6 @@ def validate(files: dict[str, bytes], name_for_errors: str) -> Board:
 def write_folder(files: dict[str, bytes], out: Path, force: bool) -> list[str]:
     """Write the folder; never over a user's files: a non-empty `out` needs `force`, and
     then only the files drafted here are replaced (others stay), each atomically."""
-    from ethosu_kit.core.writer import write_file_atomic
-
     if out.exists() and not out.is_dir():
         raise KitError(f"{out}: exists and is not a folder")
     if out.is_dir() and any(out.iterdir()) and not force:

@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from ethosu_kit.core.errors import BoardError, KitError
+from ethosu_kit.core.files import MAX_DEVICE_FILE, read_bytes
 
 SECURE_BIT = 1 << 28  # Armv8-M SoCs alias secure peripherals at non-secure + 0x10000000
 _MARK = "S|NS|SEC|NSEC|SECURE|NONSECURE"  # how vendors mark an alias: UART0_S, NS_UART0
@@ -85,12 +86,10 @@ def _registers(p: Any) -> frozenset[str]:
 
 
 def load_svd(path: Path) -> SvdDevice:
-    from ethosu_kit.core.files import MAX_DEVICE_FILE, read_bytes
-
     data = read_bytes(path, MAX_DEVICE_FILE, BoardError)
     try:
-        from cmsis_svd.parser import SVDParser
-        from lxml import etree
+        from cmsis_svd.parser import SVDParser  # noqa: PLC0415 - optional (pack extra)
+        from lxml import etree  # noqa: PLC0415 - optional (pack extra)
     except ImportError:
         raise KitError(
             "reading an SVD needs cmsis-svd, which is not installed",

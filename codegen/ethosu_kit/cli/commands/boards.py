@@ -3,8 +3,19 @@
 from __future__ import annotations
 
 import argparse
+import io
 import re
+from pathlib import Path
 from typing import TYPE_CHECKING
+
+from rich.console import Console
+from rich.table import Table
+
+from ethosu_kit.board.loader import builtin_boards, load_board
+from ethosu_kit.board.model import HOOKS, hal_default
+from ethosu_kit.core.files import MAX_BOARD, read_text
+from ethosu_kit.core.sizes import size_text
+from ethosu_kit.core.text import add_text_row, printable
 
 if TYPE_CHECKING:
     from ethosu_kit.board.model import Board
@@ -30,11 +41,6 @@ def _npus(board: Board) -> str:
 
 
 def _list(boards: list[Board]) -> str:
-    from rich.table import Table
-
-    from ethosu_kit.core.sizes import size_text
-    from ethosu_kit.core.text import add_text_row
-
     table = Table(title="built-in boards", title_justify="left")
     for column in ("name", "aliases", "CPU", "NPUs", "regions"):
         table.add_column(column)
@@ -45,10 +51,6 @@ def _list(boards: list[Board]) -> str:
 
 
 def _render(*renderables: object) -> str:
-    import io
-
-    from rich.console import Console
-
     out = io.StringIO()
     console = Console(file=out, width=130, no_color=True, highlight=False)
     for r in renderables:
@@ -58,11 +60,6 @@ def _render(*renderables: object) -> str:
 
 def describe(board: Board) -> str:
     """One board: CPU, NPU, console, boot, QEMU, its own code and the memory map."""
-    from rich.table import Table
-
-    from ethosu_kit.core.sizes import size_text
-    from ethosu_kit.core.text import add_text_row, printable
-
     npu = board.npu
     cpu = board.cpu
     lines = [
@@ -171,8 +168,6 @@ def checked_defaults(text: str) -> list[tuple[str, int, str]]:
 
 def _source_todos(board: Board) -> list[str]:
     """TODO lines in the board's own C (stubs new-board wrote)."""
-    from pathlib import Path
-
     out = []
     for rel in board.port.sources:
         try:
@@ -188,10 +183,6 @@ def _source_todos(board: Board) -> list[str]:
 
 def hooks_table(board: Board) -> list[tuple[str, str, str]]:
     """(hook, who provides it, what with): the board's own C, the kit's default, or missing."""
-    from pathlib import Path
-
-    from ethosu_kit.board.model import HOOKS, hal_default
-
     rows = []
     for hook in HOOKS:
         if hook.name in board.port.hooks:
@@ -247,10 +238,6 @@ def todo_summary(board: Board, text: str) -> str:
 
 def report(board: Board) -> str:
     """`boards DIR`: the board, what is still TODO, its HAL hooks and what it can build."""
-    from pathlib import Path
-
-    from ethosu_kit.core.files import MAX_BOARD, read_text
-
     text = read_text(Path(board.source), MAX_BOARD) if Path(board.source).is_file() else ""
     out = [describe(board).rstrip("\n"), "", todo_summary(board, text), "", "HAL hooks:"]
     out += [f"  {hook:<11} {who:<8} {what}" for hook, who, what in hooks_table(board)]
@@ -261,8 +248,6 @@ def report(board: Board) -> str:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ethosu_kit.board.loader import builtin_boards, load_board
-
     if args.board:
         print(report(load_board(args.board)), end="")
     else:

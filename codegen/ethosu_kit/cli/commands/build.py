@@ -3,9 +3,18 @@
 from __future__ import annotations
 
 import argparse
+from dataclasses import replace
 from pathlib import Path
 
-from ethosu_kit.firmware.build import TOOLCHAINS  # stdlib only: cheap at parser time
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.names import PTE_NAME
+from ethosu_kit.core.writer import write_project
+from ethosu_kit.firmware.build import TOOLCHAINS, build_project
+from ethosu_kit.firmware.pipeline import plan_and_render
+from ethosu_kit.inputs.compiled import project_input_data
+from ethosu_kit.plan.types import MemoryPlan
+from ethosu_kit.pte import read_pte
+from ethosu_kit.pte.reader import read_pte_bytes
 
 HELP = "configure and build a generated project (plain CMake presets); prints the ELF path"
 
@@ -46,17 +55,6 @@ def _for_selftest(project: Path, vectors: Path | None, force: bool = False) -> N
     is one and no new vectors were given. Same board, mode and options as it was made with
     (its memory_plan.json, typed); a file edited since generation stops it, unless
     `force` (build --force: build regenerates, so build is where the flag is)."""
-    from dataclasses import replace
-
-    from ethosu_kit.core.errors import KitError
-    from ethosu_kit.core.names import PTE_NAME
-    from ethosu_kit.core.writer import write_project
-    from ethosu_kit.firmware.pipeline import plan_and_render
-    from ethosu_kit.inputs.compiled import project_input_data
-    from ethosu_kit.plan.types import MemoryPlan
-    from ethosu_kit.pte import read_pte
-    from ethosu_kit.pte.reader import read_pte_bytes
-
     plan_path = project / "memory_plan.json"
     if not plan_path.is_file():
         raise KitError(
@@ -84,9 +82,6 @@ def _for_selftest(project: Path, vectors: Path | None, force: bool = False) -> N
 
 
 def run(args: argparse.Namespace) -> int:
-    from ethosu_kit.core.errors import KitError
-    from ethosu_kit.firmware.build import build_project
-
     if args.app == "selftest":
         _for_selftest(args.project, args.vectors, args.force)
     elif args.vectors is not None:

@@ -5,6 +5,10 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.firmware.elf_check import check_or_raise
+from ethosu_kit.firmware.image import image_plan, plan_copy_hint
+
 HELP = "prove a linked ELF places every buffer where its memory plan requires"
 
 
@@ -19,14 +23,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ethosu_kit.core.errors import KitError
-    from ethosu_kit.firmware.elf_check import check_or_raise
-    from ethosu_kit.firmware.image import image_plan
-
     plan = image_plan(args.elf, args.plan)
     if plan is None:
-        from ethosu_kit.firmware.image import plan_copy_hint
-
         raise KitError(
             f"{args.elf}: no memory_plan.json found near it",
             hint=f"pass --plan <project>/memory_plan.json, or {plan_copy_hint(args.elf)}",

@@ -6,6 +6,10 @@ import argparse
 import math
 from pathlib import Path
 
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.inputs.compare import compare, links_from_pte, load, other_delegates, tensor_shapes
+from ethosu_kit.pte.reader import io_quantization
+
 HELP = "compare two result files (run -o, simulate -o, a reference) within N LSB"
 
 
@@ -28,9 +32,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ethosu_kit.core.errors import KitError
-    from ethosu_kit.inputs.compare import compare, load, other_delegates
-
     if not math.isfinite(args.lsb) or args.lsb < 0:
         # inf would pass every difference, NaN none
         raise KitError(f"--lsb {args.lsb}: must be a finite number >= 0")
@@ -38,9 +39,6 @@ def run(args: argparse.Namespace) -> int:
     links = None
     shapes = None
     if args.pte is not None:
-        from ethosu_kit.inputs.compare import links_from_pte, tensor_shapes
-        from ethosu_kit.pte.reader import io_quantization
-
         quant = io_quantization(args.pte)
         links = links_from_pte(args.pte)
         shapes = tensor_shapes(args.pte)

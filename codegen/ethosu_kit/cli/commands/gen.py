@@ -10,11 +10,30 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from ethosu_kit.core.sizes import align_up
+from rich.console import Console
+from rich.markup import escape
+
+from ethosu_kit.board.loader import load_board, require, stand_in_board
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.sizes import align_up, parse_size
+from ethosu_kit.core.text import printable
+from ethosu_kit.core.writer import before_writing, restored_on_failure, since, write_project
+from ethosu_kit.firmware import measure as usage
+from ethosu_kit.firmware.fingerprint import firmware_fingerprint
+from ethosu_kit.firmware.measure import POOL_ROUND, ROUND
 from ethosu_kit.firmware.pipeline import plan_and_render
+from ethosu_kit.firmware.qemu import why_not_in_qemu
+from ethosu_kit.inputs.compiled import load_input_data
+from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.plan.planner import default_stack_heap
+from ethosu_kit.plan.report import report_text
+from ethosu_kit.plan.types import PlanOptions
+from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes
+from ethosu_kit.vnpu.fast_scratch import check_fast_scratch
 from ethosu_kit.vnpu.workspace import vnpu_workspace_need
 
 if TYPE_CHECKING:
@@ -74,28 +93,20 @@ def _sized(option: str, what: str, align: int, minimum: int) -> Callable[[str], 
 
 
 def stack_size(text: str) -> int | str:
-    from ethosu_kit.firmware.measure import ROUND
-
     return _sized("stack", "stack", ROUND, MIN_STACK)(text)
 
 
 def heap_size(text: str) -> int | str:
-    from ethosu_kit.firmware.measure import ROUND
-
     return _sized("heap", "heap", ROUND, MIN_HEAP)(text)
 
 
 def method_pool_size(text: str) -> int | str:
-    from ethosu_kit.firmware.measure import POOL_ROUND
-
     # one alignment unit at least: the planner's MIN_POOL, no zero-length array in the C
     return _sized("method-pool", "method pool", POOL_ROUND, POOL_ROUND)(text)
 
 
 def size_arg(text: str) -> int:
     """A size as a board file writes it (`393216`, `0x60000`, `384KiB`, `2 MiB`) -> bytes."""
-    from ethosu_kit.core.sizes import parse_size
-
     try:
         return parse_size(text)
     except ValueError:
@@ -208,19 +219,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ethosu_kit.core.errors import KitError
-    from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes
-
     pte_bytes = read_pte_bytes(args.pte)  # once: the plan and the copy are of the same bytes
-    from ethosu_kit.board.loader import load_board, require
-    from ethosu_kit.npu.facts import MemoryMode
-    from ethosu_kit.plan.types import PlanOptions
 
     model = model_from_bytes(pte_bytes, str(args.pte))
     board = load_board(args.board)
     if args.qemu_stand_in:
-        from ethosu_kit.board.loader import stand_in_board
-
         board = stand_in_board(board)
     require(board, ("boot.vector_region",), "every image (the vector table's place)")
     mode = None  # the planner takes the pte's own mode and refuses a mismatch
@@ -244,10 +247,7 @@ def run(args: argparse.Namespace) -> int:
         )
     input_data = None
     if args.inputs:
-        from ethosu_kit.inputs.compiled import load_input_data
-
         input_data = load_input_data(args.inputs, model)
-    from ethosu_kit.plan.planner import default_stack_heap
 
     stack, heap = default_stack_heap(args.app)
     options = PlanOptions(
@@ -262,8 +262,6 @@ def run(args: argparse.Namespace) -> int:
         vnpu_workspace=vnpu_workspace_need(args.pte, model) if args.npu == "virtual" else None,
     )
     if args.fast_scratch is not None:  # less than the streams touch fails only at run time
-        from ethosu_kit.vnpu.fast_scratch import check_fast_scratch
-
         check_fast_scratch(args.pte, model, args.fast_scratch)
     if args.vectors is not None and args.app != "selftest":
         raise KitError("--vectors is for --app selftest", hint="add --app selftest")
@@ -282,8 +280,6 @@ def run(args: argparse.Namespace) -> int:
             hint="the method pool is the executor_runner's (--app executor_runner)",
         )
 
-    from ethosu_kit.core.writer import write_project
-
     def render(options: PlanOptions) -> tuple[MemoryPlan, dict[str, bytes]]:
         return plan_and_render(
             args.pte, pte_bytes, model, board, mode=mode, options=options,
@@ -292,8 +288,6 @@ def run(args: argparse.Namespace) -> int:
 
     plan, files = render(options)
     if "auto" in (args.stack, args.heap, args.method_pool):
-        from ethosu_kit.core.writer import before_writing, restored_on_failure, since
-
         _require_qemu(args, plan)
         before = before_writing(files, args.output.resolve())
 
@@ -327,9 +321,6 @@ def _require_qemu(args: argparse.Namespace, plan: MemoryPlan) -> None:
     """auto measures the app in a QEMU run: refuse before the minutes of building when
     QEMU cannot run the plan's image (the test `run` would apply to it after the build),
     naming the ways out: the board's stand-in machine, or sizes measured on the board."""
-    from ethosu_kit.core.errors import KitError
-    from ethosu_kit.firmware.qemu import why_not_in_qemu
-
     why = why_not_in_qemu(plan)
     if not why:
         return
@@ -360,11 +351,6 @@ def _measured(
     """`options` with the stack and/or heap sized from a measurement of this app on this
     model: the project's record when it is of the same firmware, or a QEMU run of the
     project written with `write` first."""
-    from dataclasses import replace
-
-    from ethosu_kit.core.errors import KitError
-    from ethosu_kit.firmware import measure as usage
-    from ethosu_kit.firmware.fingerprint import firmware_fingerprint
 
     def progress(line: str) -> None:
         """The measurement takes from seconds to minutes (the runner's first build):
@@ -414,12 +400,6 @@ def _measured(
 
 
 def _print_summary(model: ModelInfo, plan: MemoryPlan, result: WriteResult) -> None:
-    from rich.console import Console
-    from rich.markup import escape
-
-    from ethosu_kit.core.text import printable
-    from ethosu_kit.plan.report import report_text
-
     console = Console(highlight=False, soft_wrap=True)  # the report's lines are its own
     spec = model.compile_spec
     target = spec.accelerator if spec else "CPU only"

@@ -8,14 +8,28 @@ a folder (a board.toml alone is a board folder with no code of its own).
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
+
+from ethosu_kit.board.draft.cmsis_pack import load_device
+from ethosu_kit.board.draft.new_board import (
+    Choices,
+    apply_choices,
+    draft_from_pack,
+    finish,
+    render_board_toml,
+    validate,
+)
+from ethosu_kit.cli.commands.boards import checked_defaults
+from ethosu_kit.cli.commands.new_board import number
+from ethosu_kit.core.errors import BoardError, KitError
+from ethosu_kit.core.writer import write_file_atomic
+from ethosu_kit.npu.facts import NPU_MACS
 
 HELP = "draft a board.toml from a CMSIS-Pack device (.pdsc); new-board drafts a whole folder"
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    from ethosu_kit.cli.commands.new_board import number
-
     parser.add_argument("pdsc", type=Path, help="the pack's .pdsc file")
     parser.add_argument("--device", required=True, help="device name (Dname) in the pack")
     parser.add_argument("--processor", help="Pname of the core, on a multi-core device")
@@ -41,21 +55,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import re
-
-    from ethosu_kit.board.draft.cmsis_pack import load_device
-    from ethosu_kit.board.draft.new_board import (
-        Choices,
-        apply_choices,
-        draft_from_pack,
-        finish,
-        render_board_toml,
-        validate,
-    )
-    from ethosu_kit.core.errors import BoardError, KitError
-    from ethosu_kit.core.writer import write_file_atomic
-    from ethosu_kit.npu.facts import NPU_MACS
-
     out: Path = args.output
     if out.exists() and not args.force:
         raise KitError(f"{out}: exists; not overwriting it", hint="pass --force to replace it")
@@ -93,7 +92,6 @@ def run(args: argparse.Namespace) -> int:
         ) from None
     out.parent.mkdir(parents=True, exist_ok=True)
     write_file_atomic(out, text.encode("utf-8"))
-    from ethosu_kit.cli.commands.boards import checked_defaults
 
     todos = len(board.todo) + len(checked_defaults(text))
     print(

@@ -5,6 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.inputs.compare import links_from_pte
+from ethosu_kit.pte import read_pte
+from ethosu_kit.pte.describe import describe_model, model_json
+from ethosu_kit.pte.reader import io_quantization
+
 HELP = "show what a .pte holds: methods, IO, planned buffers, CPU operators, Ethos-U delegates"
 
 
@@ -16,9 +22,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ethosu_kit.pte import read_pte
-    from ethosu_kit.pte.describe import describe_model, model_json
-
     info = read_pte(args.pte)
     if args.json:
         print(model_json(info), end="")
@@ -31,10 +34,6 @@ def quantization_lines(pte: str) -> list[str]:
     """The first method's input and output scales (from the program's own quantize and
     dequantize operators on the CPU) and the Ethos-U delegate tensor each one is: what
     a reference, `simulate --inputs` and `compare --pte` go by."""
-    from ethosu_kit.core.errors import KitError
-    from ethosu_kit.inputs.compare import links_from_pte
-    from ethosu_kit.pte.reader import io_quantization
-
     try:
         quant_in, quant_out = io_quantization(pte)
         links = links_from_pte(Path(pte)) if any(quant_in) or any(quant_out) else {}

@@ -7,6 +7,16 @@ Needs torch and executorch (the only command that does); everything else reads t
 from __future__ import annotations
 
 import argparse
+import os
+import re
+import tempfile
+import warnings
+from pathlib import Path
+
+from ethosu_kit.aot.examples import lower_example
+from ethosu_kit.aot.lowering import Target
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.npu.facts import MemoryMode
 
 HELP = "lower the built-in example CNN to a .pte for an Ethos-U (needs torch + executorch)"
 
@@ -32,17 +42,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import os
-    import re
-    import tempfile
-    import warnings
-    from pathlib import Path
-
-    from ethosu_kit.aot.examples import lower_example
-    from ethosu_kit.aot.lowering import Target
-    from ethosu_kit.core.errors import KitError
-    from ethosu_kit.npu.facts import MemoryMode
-
     if not re.fullmatch(r"ethos-u(55|65|85)-\d+", args.accelerator):
         raise KitError(
             f"--accelerator {args.accelerator!r} is not an Ethos-U configuration",

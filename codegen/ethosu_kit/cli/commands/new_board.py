@@ -7,6 +7,23 @@ import re
 from dataclasses import fields
 from pathlib import Path
 
+from ethosu_kit.board.draft.cmsis_pack import load_device
+from ethosu_kit.board.draft.new_board import (
+    Choices,
+    apply_choices,
+    apply_svd,
+    draft_from_board,
+    draft_from_pack,
+    finish,
+    render_folder,
+    validate,
+    write_folder,
+)
+from ethosu_kit.board.draft.svd import load_svd
+from ethosu_kit.board.loader import load_board
+from ethosu_kit.cli.commands.boards import todo_summary
+from ethosu_kit.core.errors import BoardError, KitError
+
 HELP = (
     "draft a board folder from an existing board (--from) or a CMSIS pack (--pack .pdsc), "
     "with an SVD's peripherals (--svd)"
@@ -76,19 +93,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    from ethosu_kit.board.draft.new_board import (
-        Choices,
-        apply_choices,
-        apply_svd,
-        draft_from_board,
-        draft_from_pack,
-        finish,
-        render_folder,
-        validate,
-        write_folder,
-    )
-    from ethosu_kit.core.errors import BoardError, KitError
-
     if not _NAME_RE.match(args.name):
         raise KitError(f"board name {args.name!r}: use lower case letters, digits and '-'")
     if args.from_board and args.pack:
@@ -108,12 +112,8 @@ def run(args: argparse.Namespace) -> int:
     notes: list[str] = []
     svd_path: Path | None = args.svd
     if args.from_board:
-        from ethosu_kit.board.loader import load_board
-
         draft = draft_from_board(load_board(args.from_board), args.name)
     else:
-        from ethosu_kit.board.draft.cmsis_pack import load_device
-
         device = load_device(args.pack, args.device, args.processor)
         draft = draft_from_pack(device, args.pack, args.name, args.security)
         if svd_path is None and device.svd:
@@ -124,8 +124,6 @@ def run(args: argparse.Namespace) -> int:
             else:
                 notes.append(f"the pack names the SVD {device.svd}; not found next to the .pdsc")
     if svd_path is not None:
-        from ethosu_kit.board.draft.svd import load_svd
-
         apply_svd(draft, load_svd(svd_path), choices)
     elif args.npu_peripheral or args.console_peripheral:
         raise KitError("--npu-peripheral / --console-peripheral name SVD peripherals: give --svd")
@@ -152,7 +150,6 @@ def run(args: argparse.Namespace) -> int:
         print(f"note: {note}")
     print(f"{args.output}: board {board.name}, {len(board.regions)} regions, "
           f"files: {', '.join(written)}")  # fmt: skip
-    from ethosu_kit.cli.commands.boards import todo_summary
 
     print(todo_summary(board, files["board.toml"].decode("utf-8")))
     print(f"next: edit the TODOs, then `ethosu-kit boards {args.output}`")

@@ -8,10 +8,23 @@ See docs/running.md.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import math
+import re
 import sys
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.process import MAX_TIMEOUT
+from ethosu_kit.firmware import host_io
+from ethosu_kit.firmware.fvp import find_fvp, run_fvp
+from ethosu_kit.firmware.image import identify
+from ethosu_kit.firmware.qemu import check_image, run_image, stand_in_line, target_for
+from ethosu_kit.inputs.arrays import check_output_path, save_npz
+from ethosu_kit.inputs.prepare import prepare_inputs
+from ethosu_kit.npu.exit_codes import describe
 
 if TYPE_CHECKING:
     from ethosu_kit.firmware.image import KitImage
@@ -25,8 +38,6 @@ TIMEOUT_EXIT = 124  # as coreutils' timeout(1)
 
 
 def _seconds(text: str) -> float:
-    from ethosu_kit.core.process import MAX_TIMEOUT
-
     try:
         value = float(text)
     except ValueError:
@@ -44,8 +55,6 @@ NO_EXIT_LINE = 125  # the emulator ended, the firmware never said how (coreutils
 def exit_from_uart(result: RunResult) -> RunResult:
     """An FVP's own exit status need not be the firmware's: the kit's apps print
     `kit: exit <code>` last, and that line wins when it is there."""
-    import dataclasses
-
     found = _exit_lines(result.output)
     if found and not result.timed_out:
         return dataclasses.replace(result, exit_code=int(found[-1]))
@@ -53,8 +62,6 @@ def exit_from_uart(result: RunResult) -> RunResult:
 
 
 def _exit_lines(output: str) -> list[str]:
-    import re
-
     return re.findall(r"^kit: exit (\d+)\s*$", output, re.MULTILINE)
 
 
@@ -128,8 +135,6 @@ NO_HOST_IO = {
 def _require_host_io(args: argparse.Namespace, image: KitImage) -> None:
     """--inputs/-o/--print-outputs on an app that reads and writes no files on the host:
     refused before the emulator starts (else the run passes, then no output file is there)."""
-    from ethosu_kit.core.errors import KitError
-
     app = image.info.get("app", "")
     asked = [
         flag
@@ -150,20 +155,12 @@ def _require_host_io(args: argparse.Namespace, image: KitImage) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    import tempfile
-
-    from ethosu_kit.firmware.image import identify
-
     image = identify(args.elf, args.plan)
     _require_host_io(args, image)
     emulator = "fvp" if args.fvp is not None else args.emulator
     if emulator == "auto":
-        from ethosu_kit.firmware.fvp import find_fvp
-
         emulator = "fvp" if find_fvp(image, None, required=False) is not None else "qemu"
     if emulator == "qemu":
-        from ethosu_kit.firmware.qemu import check_image, stand_in_line, target_for
-
         target = target_for(image)  # refuses a board without a machine before any IO work
         check_image(image, target)
     io = IoRequest.from_args(args, image)
@@ -171,16 +168,12 @@ def run(args: argparse.Namespace) -> int:
         workdir = Path(tmp)
         io.write(workdir)
         if emulator == "fvp":
-            from ethosu_kit.firmware.fvp import run_fvp
-
             result = run_fvp(
                 image, args.timeout, fvp=args.fvp, cwd=workdir, cmd_line=io.cmd_line, echo=_echo
             )
             result = exit_from_uart(result)
             name = "the FVP"
         else:
-            from ethosu_kit.firmware.qemu import run_image
-
             if target.stand_in:
                 print(stand_in_line(image.board, target), file=sys.stderr, flush=True)
             result = run_image(
@@ -189,8 +182,6 @@ def run(args: argparse.Namespace) -> int:
             name = "QEMU"
         _check_ended(args, result, name)
         if emulator == "fvp" and not _exit_lines(result.output):
-            from ethosu_kit.core.errors import KitError
-
             error = KitError(
                 f"{args.elf}: the FVP ended (status {result.exit_code}) without the "
                 "firmware's last line `kit: exit <code>`: the image did not run to its end, "
@@ -202,8 +193,6 @@ def run(args: argparse.Namespace) -> int:
             raise error
         code = result.exit_code if result.exit_code is not None else 1
         if code == 0 and not _exit_lines(result.output) and image.board.console.kind != "none":
-            from ethosu_kit.core.errors import KitError
-
             # Exit status 0 alone is not a pass: an app whose console never came up (no
             # kit_platform_init) or that left by another way than kit_app_result is unproven.
             error = KitError(
@@ -216,7 +205,6 @@ def run(args: argparse.Namespace) -> int:
             raise error
         if code == 0:
             io.collect(workdir)
-    from ethosu_kit.npu.exit_codes import describe
 
     print(
         f"ethosu-kit run: exit code {describe(code)} after {result.seconds:.2f} s",
@@ -232,8 +220,6 @@ def _echo(data: bytes) -> None:
 
 def _check_ended(args: argparse.Namespace, result: RunResult, name: str) -> None:
     """A KitError when the emulator was stopped by the kit (output flood, time limit)."""
-    from ethosu_kit.core.errors import KitError
-
     lines = len(result.output.splitlines())
     if result.output_overflow:
         raise KitError(
@@ -252,59 +238,51 @@ def _check_ended(args: argparse.Namespace, result: RunResult, name: str) -> None
 
 
 class IoRequest:
-    """What `--inputs`, `-o` and `--print-outputs` ask of the firmware (run_io)."""
+    """What `--inputs`, `-o` and `--print-outputs` ask of the firmware (firmware.host_io)."""
 
     def __init__(self, args: argparse.Namespace, image: KitImage) -> None:
         self.args = args
         self.image = image
         self.inputs: list[Any] = []  # the arrays of --inputs
-        self.input_tensors: list[Any] = []  # the program's inputs (run_io.Tensor)
-        self.outputs: list[Any] = []  # the program's outputs (run_io.Tensor)
+        self.input_tensors: list[Any] = []  # the program's inputs (inputs.prepare.Tensor)
+        self.outputs: list[Any] = []  # the program's outputs (inputs.prepare.Tensor)
         self.wants_outputs = bool(args.output is not None or args.print_outputs)
         self.cmd_line: tuple[str, ...] = ()
 
     @classmethod
     def from_args(cls, args: argparse.Namespace, image: KitImage) -> IoRequest:
         """Everything checked before the emulator starts (arrays vs the program, -o)."""
-        from ethosu_kit.firmware import host_io as run_io
-        from ethosu_kit.inputs.arrays import check_output_path
-
         io = cls(args, image)
         if not (args.inputs or io.wants_outputs):
             return io
-        ins, outs = run_io.program_tensors(image)
+        ins, outs = host_io.program_tensors(image)
         io.input_tensors = ins
         io.outputs = outs
         if args.output is not None:
             args.output = check_output_path(args.output)
         words = [image.elf.name]
         if args.inputs:
-            io.inputs = run_io.prepare_inputs(args.inputs, ins)
-            words.append(run_io.INPUTS_FLAG)
+            io.inputs = prepare_inputs(args.inputs, ins)
+            words.append(host_io.INPUTS_FLAG)
         if io.wants_outputs:
-            words.append(run_io.OUTPUTS_FLAG)
+            words.append(host_io.OUTPUTS_FLAG)
         io.cmd_line = tuple(words)
         return io
 
     def write(self, folder: Path) -> None:
-        from ethosu_kit.firmware import host_io as run_io
-
-        run_io.write_inputs(folder, self.inputs)
+        host_io.write_inputs(folder, self.inputs)
 
     def collect(self, folder: Path) -> None:
-        from ethosu_kit.firmware import host_io as run_io
-        from ethosu_kit.inputs.arrays import save_npz
-
         if not self.wants_outputs:
             return
-        outputs = run_io.read_outputs(folder, self.outputs, self.image.elf)
+        outputs = host_io.read_outputs(folder, self.outputs, self.image.elf)
         if self.args.print_outputs:
-            sys.stdout.write(run_io.format_outputs(outputs))
+            sys.stdout.write(host_io.format_outputs(outputs))
         if self.args.output is not None:
             inputs: list[Any] | None = self.inputs
             if not self.args.inputs:
                 # the inputs the firmware chose (compiled in, or ones), as it sent them back
-                inputs = run_io.read_inputs(folder, self.input_tensors, self.image.elf)
+                inputs = host_io.read_inputs(folder, self.input_tensors, self.image.elf)
                 if inputs is None:
                     print(
                         f"ethosu-kit run: note: {self.image.elf} sent back no inputs (an "

@@ -14,6 +14,25 @@ import argparse
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
+
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.inputs.arrays import NamedArray, check_output_path, conform, load_arrays, save_npz
+from ethosu_kit.pte.reader import (
+    delegate_args,
+    model_from_bytes,
+    read_pte_bytes,
+    vela_streams_from_bytes,
+)
+from ethosu_kit.vnpu import run_delegate
+from ethosu_kit.vnpu.delegate import (
+    check_blocks,
+    fast_scratch_bytes,
+    io_shapes,
+    random_inputs,
+    tensor_dtype,
+)
+
 if TYPE_CHECKING:
     import numpy as np
 
@@ -67,25 +86,6 @@ def seed_arg(text: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    import numpy as np
-
-    from ethosu_kit.core.errors import KitError
-    from ethosu_kit.inputs.arrays import check_output_path, conform, load_arrays, save_npz
-    from ethosu_kit.pte.reader import (
-        delegate_args,
-        model_from_bytes,
-        read_pte_bytes,
-        vela_streams_from_bytes,
-    )
-    from ethosu_kit.vnpu import run_delegate
-    from ethosu_kit.vnpu.delegate import (
-        check_blocks,
-        fast_scratch_bytes,
-        io_shapes,
-        random_inputs,
-        tensor_dtype,
-    )
-
     if args.output is not None:
         check_output_path(args.output)  # before any work: no result to lose later
     data = read_pte_bytes(args.pte)
@@ -203,8 +203,6 @@ def _not_a_method_input(
 ) -> Exception:
     """A float array (a method input) given to delegate k's input i, which the program
     makes on the CPU: the error names where the method's inputs go instead."""
-    from ethosu_kit.core.errors import KitError
-
     k, i = where_to
     method = streams[k].method
     feeds: list[str] = []
@@ -238,13 +236,7 @@ def quantize_like_the_program(
     """A float array as the integers the program's quantize_per_tensor makes of it:
     ExecuTorch's kernel computes nearbyint(x * (1.0f / scale)) + zero_point in float32
     (ties to even), clamped to the type."""
-    import numpy as np
-
-    from ethosu_kit.inputs.arrays import NamedArray
-
     if named.array.dtype != np.float32:
-        from ethosu_kit.core.errors import KitError
-
         raise KitError(
             f"{named.source}: is {named.array.dtype}; the program quantizes float32 (its "
             "method's input): float inputs are not cast silently",
