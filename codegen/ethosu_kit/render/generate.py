@@ -3,7 +3,7 @@
 `render_project(model, plan, pte_bytes)` is a pure function: it returns every file of
 the project (relative path -> bytes) and writes nothing; `ethosu_kit.core.writer` is the
 only writer. The only I/O here is loading the jinja2 templates (ours in
-`codegen/ethosu_kit/templates/`, the linker templates in the kit's `linker/`).
+`codegen/ethosu_kit/render/templates/`, the linker templates in the kit's `linker/`).
 
 Every text file starts with the shared header comment (`templates/_header.j2`): it
 says the file is generated, by which kit version, from which pte (sha256), board

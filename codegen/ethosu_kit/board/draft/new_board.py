@@ -3,7 +3,7 @@
 The facts come from, in this order (later wins): an existing board (`--from`), a
 CMSIS-Pack device (`--pack --device`), its SVD (`--svd`, or the one the pack names),
 and the command line. `draft_*` collect them into a `Draft`; `render_folder` turns it
-into the folder's files (board.toml from templates/board.toml.j2, plus C stubs for the
+into the folder's files (board.toml from render/templates/board.toml.j2, plus C stubs for the
 HAL hooks the data needs); `write_folder` validates the result with the real loader
 in a temporary folder before anything reaches the user's.
 
