@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ethosu_kit.core.writer import file_lock
-from models import lowered_cache_root
+from models import lowered_cache_root, lowering_source
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_ACCEL = "ethos-u55-128"
@@ -386,7 +386,7 @@ def cache_key(model: OpModel) -> str:
     h = hashlib.sha256()
     for part in (
         _builder_source(model.build),
-        inspect.getsource(ethosu_kit.aot.lowering),
+        lowering_source(ethosu_kit.aot.lowering),
         model.name,
         repr(model.shapes),
         str(model.activation_bits),
