@@ -176,7 +176,7 @@ def test_from_folder_copies_its_own_code(tmp_path: Path) -> None:
     src = _new(tmp_path, "--from", "cs300", "--console", "custom", name="mine", folder="mine")
     (src / "inc").mkdir()
     (src / "inc" / "pins.h").write_text("#define PINS 1\n")
-    (src / "board.c").write_text('#include "pins.h"\nint kit_board_init(void) { return 0; }\n')
+    (src / "board.c").write_text('#include "pins.h"\nint kit_hal_board_init(void) { return 0; }\n')
     toml = (src / "board.toml").read_text()
     toml = toml.replace('sources = ["console.c"]', 'sources = ["console.c", "board.c"]')
     toml = toml.replace('include_dirs = ["."]', 'include_dirs = [".", "inc"]')

@@ -305,7 +305,7 @@ void kit_hal_timer_init(void) { fake_cycles = 1000000u; }
 uint64_t kit_hal_cycles(void) { return fake_cycles += 1000u; } /* 1000 per read */
 """
 FAILING_BOARD_INIT = """
-int kit_board_init(void) { return -5; } /* e.g. a PLL that never locks */
+int kit_hal_board_init(void) { return -5; } /* e.g. a PLL that never locks */
 """
 
 

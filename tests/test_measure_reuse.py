@@ -56,7 +56,7 @@ def _port_board(folder: Path) -> Path:
         "sources = []\nhooks = []", 'sources = ["board.c"]\ninclude_dirs = ["inc"]\nhooks = []'
     )
     (folder / "board.toml").write_text(text)
-    (folder / "board.c").write_text("int kit_board_init(void) { return 0; }\n")
+    (folder / "board.c").write_text("int kit_hal_board_init(void) { return 0; }\n")
     (folder / "inc").mkdir()
     (folder / "inc/board.h").write_text("#define BOARD_X 1\n")
     (folder / "notes.txt").write_text("not read by any build\n")

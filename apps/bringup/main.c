@@ -11,7 +11,7 @@
 #include <string.h>
 
 #include "kit/app.h"
-#include "kit/armv8m.h"
+#include "kit/cortex_m.h"
 #include "kit/log.h"
 #include "kit/platform.h"
 #include "kit/timing.h"

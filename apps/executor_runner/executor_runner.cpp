@@ -28,6 +28,7 @@
 #include <executorch/runtime/platform/runtime.h>
 
 #include "kit/app.h"
+#include "kit/console.h"
 #include "kit/log.h"
 #include "kit/semihosting_files.h"
 #include "kit/usage.h"
@@ -75,7 +76,7 @@ namespace
 {
 
 /* code: KIT_EXIT_* of the generated table (kit_exit_codes.h, via kit/platform.h) */
-[[noreturn]] void finish(int code) { kit_exit(kit_app_result(code)); }
+[[noreturn]] void finish(int code) { kit_hal_exit(kit_app_result(code)); }
 
 unsigned long ul(size_t v) { return static_cast<unsigned long>(v); }
 

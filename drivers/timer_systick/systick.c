@@ -1,6 +1,6 @@
 #include "systick.h"
 
-#include "kit/armv8m.h"
+#include "kit/cortex_m.h"
 
 #define SYSTICK_RELOAD 0x00FFFFFFu /* the counter is 24 bits wide */
 

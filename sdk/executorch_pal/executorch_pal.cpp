@@ -14,6 +14,7 @@
 
 #include <executorch/runtime/platform/platform.h>
 
+#include "kit/console.h"
 #include "kit/log.h"
 #include "kit/platform.h"
 #include "kit/timing.h"
@@ -28,7 +29,7 @@ void et_pal_init(void)
 ET_NORETURN void et_pal_abort(void)
 {
     kit_printf("kit: executorch abort\n");
-    kit_exit(KIT_EXIT_ABORT); /* a runtime ET_CHECK failed */
+    kit_hal_exit(KIT_EXIT_ABORT); /* a runtime ET_CHECK failed */
 }
 
 et_timestamp_t et_pal_current_ticks(void) { return static_cast<et_timestamp_t>(kit_cycles()); }
@@ -91,7 +92,7 @@ int __wrap_vsnprintf(char *buf, size_t n, const char *fmt, va_list ap)
     kit_printf("kit: a C++ exception was thrown (a %lu-byte object): the firmware is built "
                "without exception support\n",
                static_cast<unsigned long>(size));
-    kit_exit(KIT_EXIT_ABORT);
+    kit_hal_exit(KIT_EXIT_ABORT);
 }
 
 void *__cxa_allocate_exception(size_t size) noexcept;

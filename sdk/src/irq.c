@@ -8,7 +8,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kit/armv8m.h"
+#include "kit/cortex_m.h"
 #include "kit/hal.h"
 #include "kit/platform.h"
 #include "kit_board_config.h"
@@ -67,7 +67,7 @@ void kit_irq_set_enabled(unsigned irq, int enabled)
 
 void kit_fault(const uint32_t *frame)
 {
-    const kit_fault_t fault = {
+    const kit_hal_fault_t fault = {
         .exception = kit_get_ipsr() & 0x1FFu,
         .frame = frame,
         .cfsr = SCB_CFSR,

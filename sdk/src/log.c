@@ -1,19 +1,10 @@
+/* The kit's formatter (kit/log.h): it writes to the console (kit/console.h) or a buffer. */
 #include "kit/log.h"
-
-#include "kit/app.h"
 
 #include <stdint.h>
 #include <stdio.h>
-#include <string.h>
 
-void kit_write(const char *s, size_t n)
-{
-    for (size_t i = 0; i < n; ++i) {
-        kit_putc(s[i]);
-    }
-}
-
-void kit_puts(const char *s) { kit_write(s, strlen(s)); }
+#include "kit/console.h"
 
 /*
  * Where the formatter writes: the console (buf NULL), or a bounded buffer of cap bytes
@@ -263,10 +254,4 @@ int kit_fprintf(FILE *stream, const char *fmt, ...)
     const int n = kit_vprintf(fmt, ap);
     va_end(ap);
     return n;
-}
-
-int kit_app_result(int code)
-{
-    kit_printf("kit: exit %d\n", code);
-    return code;
 }

@@ -9,7 +9,7 @@
 #include <stdint.h>
 
 #include "ethosu_driver.h"
-#include "kit/armv8m.h"
+#include "kit/cortex_m.h"
 #include "kit/log.h"
 #include "kit/platform.h"
 #include "kit/usage.h"
@@ -100,7 +100,7 @@ static void dcache_ranges(void (*op)(const void *, size_t), const uint64_t *base
                           const size_t *base_addr_size, int num)
 {
     if (base_addr == NULL || base_addr_size == NULL) {
-        kit_dcache_clean_invalidate_all();
+        kit_hal_dcache_clean_invalidate_all();
         return;
     }
     for (int i = 0; i < num; ++i) {
@@ -110,12 +110,12 @@ static void dcache_ranges(void (*op)(const void *, size_t), const uint64_t *base
 
 void ethosu_flush_dcache(const uint64_t *base_addr, const size_t *base_addr_size, int num)
 {
-    dcache_ranges(kit_dcache_clean, base_addr, base_addr_size, num);
+    dcache_ranges(kit_hal_dcache_clean, base_addr, base_addr_size, num);
 }
 
 void ethosu_invalidate_dcache(const uint64_t *base_addr, const size_t *base_addr_size, int num)
 {
-    dcache_ranges(kit_dcache_invalidate, base_addr, base_addr_size, num);
+    dcache_ranges(kit_hal_dcache_invalidate, base_addr, base_addr_size, num);
 }
 
 /* Bare-metal synchronisation: one core, no RTOS, the NPU IRQ gives the semaphore.

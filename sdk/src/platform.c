@@ -1,24 +1,23 @@
-/* kit_platform_init and the console: the board-independent half of the HAL (kit/hal.h). */
+/* kit_platform_init: the start-up sequence over the HAL hooks (kit/hal.h), in one place. */
 #include "kit/platform.h"
 
 #include <stdint.h>
 
-#include "kit/armv8m.h"
+#include "kit/console.h"
+#include "kit/cortex_m.h"
 #include "kit/hal.h"
 #include "kit/log.h"
 #include "kit/timing.h"
 #include "kit_board_config.h"
 
-static int console_ready;
-
 int kit_platform_init(void)
 {
     /* Clocks, pins and security first: the console may need all three. */
-    const int board = kit_board_init();
+    const int board = kit_hal_board_init();
     if (kit_hal_console_init() != 0) {
         return -1;
     }
-    console_ready = 1;
+    kit_console_ready();
     if (board != 0) {
         KIT_LOG_ERROR("board init failed (%s): %d\n", KIT_BOARD_NAME, board);
         return -2;
@@ -33,10 +32,3 @@ int kit_platform_init(void)
 }
 
 const char *kit_board_name(void) { return KIT_BOARD_NAME; }
-
-void kit_putc(char c)
-{
-    if (console_ready) { /* before init there is nowhere to write */
-        kit_hal_console_putc(c);
-    }
-}

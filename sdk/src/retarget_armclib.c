@@ -5,7 +5,7 @@
 #if defined(__ARMCC_VERSION)
 #include <stdio.h>
 
-#include "kit/log.h"
+#include "kit/console.h"
 #include "kit/platform.h"
 
 __asm(".global __use_no_semihosting");
@@ -14,7 +14,7 @@ void _sys_exit(int code);
 void _ttywrch(int c);
 int fputc(int c, FILE *f);
 
-void _sys_exit(int code) { kit_exit(code); }
+void _sys_exit(int code) { kit_hal_exit(code); }
 
 void _ttywrch(int c) { kit_putc((char)c); }
 

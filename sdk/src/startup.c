@@ -12,7 +12,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#include "kit/armv8m.h"
+#include "kit/cortex_m.h"
 #include "kit/hal.h"
 #include "kit/platform.h"
 #include "kit/usage.h"
@@ -199,7 +199,7 @@ __attribute__((noreturn)) void Reset_Handler(void)
         (*f)();
     }
 
-    kit_exit(main());
+    kit_hal_exit(main());
 #endif
 }
 

@@ -9,7 +9,7 @@
 #include <stdint.h>
 #include <sys/stat.h>
 
-#include "kit/log.h"
+#include "kit/console.h"
 #include "kit/platform.h"
 
 extern uint8_t __HeapBase[];
@@ -96,5 +96,5 @@ void *_sbrk(ptrdiff_t incr)
 
 size_t kit_heap_used(void) { return heap_end == NULL ? 0u : (size_t)(heap_end - __HeapBase); }
 
-void _exit(int code) { kit_exit(code); }
+void _exit(int code) { kit_hal_exit(code); }
 #endif

@@ -1,5 +1,5 @@
 /* Core set-up after the copy/zero tables, before C++ constructors: fault reporting, caches. */
-#include "kit/armv8m.h"
+#include "kit/cortex_m.h"
 #include "kit/hal.h"
 #include "kit/platform.h"
 

@@ -1,6 +1,7 @@
 #include "kit/usage.h"
 
-#include "kit/armv8m.h"
+#include "kit/app.h"
+#include "kit/cortex_m.h"
 #include "kit/hal.h"
 #include "kit/log.h"
 #include "kit/platform.h"
@@ -119,7 +120,6 @@ void kit_usage_report_stack_heap(void)
                    "stack), memory below it may be corrupt; gen-firmware --stack auto sizes it "
                    "from a measurement\n",
                    (unsigned)kit_stack_size());
-        kit_printf("kit: exit %d\n", KIT_EXIT_FAULT); /* the code `ethosu-kit run` reports */
-        kit_exit(KIT_EXIT_FAULT);
+        kit_hal_exit(kit_app_result(KIT_EXIT_FAULT)); /* the code `ethosu-kit run` reports */
     }
 }

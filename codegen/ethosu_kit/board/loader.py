@@ -523,7 +523,7 @@ def _glue(t: _Table) -> dict[str, Any]:
 
 
 def _schema1_port(folder: Path) -> Port:
-    """A schema 1 board's glue folder: board.c (kit_board_init) and its headers."""
+    """A schema 1 board's glue folder: board.c (kit_hal_board_init) and its headers."""
     if (folder / "board.c").is_file():
         return Port(str(folder), ("board.c",), (".",), None, ("board_init",))
     return Port(str(folder))

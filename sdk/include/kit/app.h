@@ -15,7 +15,8 @@ int ethosu_kit_app_main(void);
 
 /* Print the app's last line, "kit: exit <code>", and return `code`: `ethosu-kit run`
  * takes the exit code from it on an Arm FVP, whose own exit status need not be the
- * firmware's. Every kit app ends through it (a team's own app should too). */
+ * firmware's. Every kit app ends through it (a team's own app should too), and so do
+ * the fault default and the stack check: it is the only code that prints that line. */
 int kit_app_result(int code);
 
 #ifdef __cplusplus

@@ -10,20 +10,22 @@
  * A board whose data needs a hook with no default (console kind "custom", timer
  * "custom") and does not name it fails at configure time, naming the hook.
  *
- * Hook names (as [port].hooks spells them) and their functions; the Python list
- * is ethosu_kit.board.HOOKS, docs/hal.md has the defaults in a table:
+ * Every function a port implements is named kit_hal_*, so a name tells a hook from the
+ * kit's own API (docs/hal.md lists the names this version changed). Hook names (as
+ * [port].hooks spells them) and their functions; the Python list is
+ * ethosu_kit.board.HOOKS, docs/hal.md has the defaults in a table:
  *
- *   board_init  kit_board_init
+ *   board_init  kit_hal_board_init
  *   console     kit_hal_console_init, kit_hal_console_putc
  *   timer       kit_hal_timer_init, kit_hal_cycles
- *   cache       kit_hal_cache_init, kit_dcache_clean, kit_dcache_invalidate,
- *               kit_dcache_clean_invalidate, kit_dcache_clean_invalidate_all
+ *   cache       kit_hal_cache_init, kit_hal_dcache_clean, kit_hal_dcache_invalidate,
+ *               kit_hal_dcache_clean_invalidate, kit_hal_dcache_clean_invalidate_all
  *   npu         kit_hal_npu_config
- *   exit        kit_exit
+ *   exit        kit_hal_exit
  *   fault       kit_hal_fault_report
  *
  * Order at start-up: Reset_Handler -> kit_hal_cache_init (after .data/.bss, before C++
- * constructors) -> main -> kit_platform_init: kit_board_init, kit_hal_console_init,
+ * constructors) -> main -> kit_platform_init: kit_hal_board_init, kit_hal_console_init,
  * kit_hal_timer_init, interrupts on, kit_hal_npu_config (when an NPU driver is linked).
  * The board facts the defaults use are the KIT_* macros of the generated
  * kit_board_config.h, which a port's sources may include too.
@@ -44,12 +46,13 @@ extern "C" {
  * before the console: it must not print. 0 on success; a failure is reported once the
  * console is up and kit_platform_init returns -2.
  * Default: nothing to do (the board comes out of reset usable). */
-int kit_board_init(void);
+int kit_hal_board_init(void);
 
 /* --- console -----------------------------------------------------------------------
- * Where kit_printf/printf output goes. kit_hal_console_putc gets every byte as is,
- * '\n' included: a UART implementation sends "\r\n" for it, as terminals expect.
- * kit_hal_console_putc is never called before kit_hal_console_init returned 0.
+ * Where kit_printf/printf output goes: the console (kit/console.h) hands
+ * kit_hal_console_putc every byte as is, '\n' included: a UART implementation sends
+ * "\r\n" for it, as terminals expect. kit_hal_console_putc is never called before
+ * kit_hal_console_init returned 0.
  * Defaults, from [console].kind:
  *   cmsdk-apb    Arm CMSDK APB UART at KIT_CONSOLE_BASE (drivers/uart_cmsdk)
  *   pl011        Arm PL011 UART at KIT_CONSOLE_BASE (drivers/uart_pl011)
@@ -77,11 +80,11 @@ uint64_t kit_hal_cycles(void);
  * Defaults, from [cpu] dcache/icache/dcache_line: the Armv7-M/Armv8-M L1 cache
  * operations (Cortex-M7/M55/M85), or no-ops on a core without caches. */
 void kit_hal_cache_init(void);
-void kit_dcache_clean(const void *addr, size_t size);
-void kit_dcache_invalidate(const void *addr, size_t size);
-void kit_dcache_clean_invalidate(const void *addr, size_t size);
+void kit_hal_dcache_clean(const void *addr, size_t size);
+void kit_hal_dcache_invalidate(const void *addr, size_t size);
+void kit_hal_dcache_clean_invalidate(const void *addr, size_t size);
 /* The whole data cache, for callers that pass no range (the NPU driver may). */
-void kit_dcache_clean_invalidate_all(void);
+void kit_hal_dcache_clean_invalidate_all(void);
 
 /* --- npu ---------------------------------------------------------------------------
  * Where the Ethos-U is and how to talk to it, called once before ethosu_init. An
@@ -100,19 +103,19 @@ int kit_hal_npu_config(kit_hal_npu_t *npu);
  * Leave the program with `code` (0 = success; the kit's own codes are in
  * kit/platform.h). Default: semihosting SYS_EXIT_EXTENDED (an emulator or debugger exits
  * with the code), then park the core in WFE when nothing serviced it. */
-__attribute__((noreturn)) void kit_exit(int code);
+__attribute__((noreturn)) void kit_hal_exit(int code);
 
 /* --- fault -------------------------------------------------------------------------
  * A HardFault/MemManage/BusFault/UsageFault/SecureFault, an unhandled exception or
  * interrupt. `frame` is the stacked r0-r3, r12, lr, pc, xPSR, or NULL when there is
  * none (unhandled interrupt). Default: one "E: fault: ..." line on the console, then
- * kit_exit(KIT_EXIT_FAULT). */
+ * kit_hal_exit(kit_app_result(KIT_EXIT_FAULT)) (kit/app.h: "kit: exit 16"). */
 typedef struct {
     uint32_t exception;    /* IPSR: 3 HardFault, 4 MemManage, ..., 16 + n IRQ n */
     const uint32_t *frame; /* stacked frame, or NULL */
     uint32_t cfsr, hfsr, mmfar, bfar;
-} kit_fault_t;
-__attribute__((noreturn)) void kit_hal_fault_report(const kit_fault_t *fault);
+} kit_hal_fault_t;
+__attribute__((noreturn)) void kit_hal_fault_report(const kit_hal_fault_t *fault);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,6 @@
 /*
- * Logging over the board UART without newlib's printf (a few hundred bytes of code
- * instead of tens of KiB). Formats: %d %i %u %x %X %p %s %c %% with optional
+ * Logging to the board's console (kit/console.h) without newlib's printf (a few hundred
+ * bytes of code instead of tens of KiB). Formats: %d %i %u %x %X %p %s %c %% with optional
  * '-', '0', '+' and ' ' flags, width, precision (a %s's most characters, or '*'), and
  * 'l'/'ll'/'z' length modifiers (also 'h'/'hh'/'j'/'t'), which newlib-nano's printf
  * lacks in part ('ll', 'z'). No floating point: a %f (%e %g %a) prints as itself.
@@ -11,13 +11,14 @@
 #include <stdarg.h>
 #include <stddef.h>
 
+/* The console the formatter writes to, for the callers that took kit_putc/kit_puts from
+ * here before the console had its own header. */
+#include "kit/console.h"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
 
-void kit_putc(char c);
-void kit_write(const char *s, size_t n);
-void kit_puts(const char *s); /* no newline added */
 int kit_printf(const char *fmt, ...) __attribute__((format(printf, 1, 2)));
 int kit_vprintf(const char *fmt, va_list ap);
 /* The same formats into buf, C99 vsnprintf's contract: at most n bytes, NUL-terminated

@@ -47,7 +47,7 @@ int kit_npu_init(void);
 /* The driver handle (struct ethosu_driver *) or NULL without a driver. */
 void *kit_npu_driver(void);
 
-/* kit_exit and the data cache maintenance (kit_dcache_*) are HAL hooks: kit/hal.h. */
+/* kit_hal_exit and the data cache maintenance (kit_hal_dcache_*) are HAL hooks: kit/hal.h. */
 
 #ifdef __cplusplus
 }

@@ -6,7 +6,7 @@
  */
 #include <stdint.h>
 
-#include "kit/armv8m.h"
+#include "kit/cortex_m.h"
 #include "kit/hal.h"
 #include "kit_board_config.h"
 
@@ -75,19 +75,22 @@ static void dcache_range(volatile uint32_t *op, const void *addr, size_t size)
     kit_isb();
 }
 
-void kit_dcache_clean(const void *addr, size_t size) { dcache_range(&CACHE_DCCMVAC, addr, size); }
+void kit_hal_dcache_clean(const void *addr, size_t size)
+{
+    dcache_range(&CACHE_DCCMVAC, addr, size);
+}
 
-void kit_dcache_invalidate(const void *addr, size_t size)
+void kit_hal_dcache_invalidate(const void *addr, size_t size)
 {
     dcache_range(&CACHE_DCIMVAC, addr, size);
 }
 
-void kit_dcache_clean_invalidate(const void *addr, size_t size)
+void kit_hal_dcache_clean_invalidate(const void *addr, size_t size)
 {
     dcache_range(&CACHE_DCCIMVAC, addr, size);
 }
 
-void kit_dcache_clean_invalidate_all(void)
+void kit_hal_dcache_clean_invalidate_all(void)
 {
 #if KIT_CPU_HAS_DCACHE
     if (dcache_on()) {

@@ -3,22 +3,22 @@
 
 void kit_hal_cache_init(void) {}
 
-void kit_dcache_clean(const void *addr, size_t size)
+void kit_hal_dcache_clean(const void *addr, size_t size)
 {
     (void)addr;
     (void)size;
 }
 
-void kit_dcache_invalidate(const void *addr, size_t size)
+void kit_hal_dcache_invalidate(const void *addr, size_t size)
 {
     (void)addr;
     (void)size;
 }
 
-void kit_dcache_clean_invalidate(const void *addr, size_t size)
+void kit_hal_dcache_clean_invalidate(const void *addr, size_t size)
 {
     (void)addr;
     (void)size;
 }
 
-void kit_dcache_clean_invalidate_all(void) {}
+void kit_hal_dcache_clean_invalidate_all(void) {}

@@ -1,5 +1,6 @@
 /* HAL fault default: one line with the registers on the console, then exit 16. */
-#include "kit/armv8m.h"
+#include "kit/app.h"
+#include "kit/cortex_m.h"
 #include "kit/hal.h"
 #include "kit/log.h"
 #include "kit/platform.h"
@@ -18,7 +19,7 @@
         return;                                                                                    \
     }
 
-static void explain_bus_fault(const kit_fault_t *fault)
+static void explain_bus_fault(const kit_hal_fault_t *fault)
 {
     const uint32_t addr = fault->bfar;
     if (!(fault->cfsr & SCB_CFSR_BFARVALID)) {
@@ -38,7 +39,7 @@ static void explain_bus_fault(const kit_fault_t *fault)
     (void)addr;
 }
 
-void kit_hal_fault_report(const kit_fault_t *fault)
+void kit_hal_fault_report(const kit_hal_fault_t *fault)
 {
     if (kit_semihost_active) {
         for (;;) { /* the fault is the semihosting call itself: no host, nothing to tell */
@@ -66,6 +67,5 @@ void kit_hal_fault_report(const kit_fault_t *fault)
                    (unsigned)fault->bfar);
         explain_bus_fault(fault);
     }
-    kit_printf("kit: exit %d\n", KIT_EXIT_FAULT); /* the code `ethosu-kit run` reports */
-    kit_exit(KIT_EXIT_FAULT);
+    kit_hal_exit(kit_app_result(KIT_EXIT_FAULT)); /* the code `ethosu-kit run` reports */
 }

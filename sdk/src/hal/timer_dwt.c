@@ -2,7 +2,7 @@
  * HAL timer default for [cpu] timer = "dwt": the DWT cycle counter extended to 64 bits,
  * and SysTick where the DWT does not count (QEMU models SysTick but not the DWT).
  */
-#include "kit/armv8m.h"
+#include "kit/cortex_m.h"
 #include "kit/hal.h"
 #include "systick.h"
 

@@ -7,5 +7,5 @@ int main(void);
 int main(void)
 {
     const int rc = ethosu_kit_app_main();
-    kit_exit(rc); /* semihosting: QEMU exits with the app's code */
+    kit_hal_exit(rc); /* semihosting: QEMU exits with the app's code */
 }

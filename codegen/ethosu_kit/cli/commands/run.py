@@ -231,7 +231,7 @@ def _check_ended(args: argparse.Namespace, result: RunResult, name: str) -> None
         error = KitError(
             f"{args.elf}: no exit after {args.timeout:g} s in {name} "
             f"({lines} UART lines so far, shown above)",
-            hint="a firmware must end with exit()/kit_exit(); raise --timeout for long runs",
+            hint="a firmware must end with exit()/kit_hal_exit(); raise --timeout for long runs",
         )
         error.exit_code = TIMEOUT_EXIT
         raise error

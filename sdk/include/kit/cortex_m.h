@@ -5,8 +5,8 @@
  * the same on both, so these serve every core the kit builds for (Cortex-M4, M7, M33,
  * M55, M85). What only one architecture has is marked.
  */
-#ifndef KIT_ARMV8M_H
-#define KIT_ARMV8M_H
+#ifndef KIT_CORTEX_M_H
+#define KIT_CORTEX_M_H
 
 #include <stdint.h>
 
@@ -102,4 +102,4 @@ static inline uint32_t kit_get_msp(void)
     return v;
 }
 
-#endif /* KIT_ARMV8M_H */
+#endif /* KIT_CORTEX_M_H */
