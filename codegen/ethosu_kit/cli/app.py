@@ -1,7 +1,8 @@
 """Command line: `ethosu-kit <command>` and `gen-firmware` (= `ethosu-kit gen`).
 
-Each command lives in `ethosu_kit.cli.commands.<name>` with `HELP`, `add_arguments(parser)`
-and `run(args) -> int`: argument parsing and printing over one call into the library.
+Each command lives in `ethosu_kit.cli.commands.<name>` with `add_arguments(parser)` and
+`run(args) -> int`: argument parsing and printing over one call into the library; its
+help line is in `COMMANDS`. Only the module of the command that runs is imported.
 Nothing here imports torch or executorch (only `lower-example` does, inside `ethosu_kit.aot`'s
 functions), so every other command starts without them.
 """
@@ -15,25 +16,68 @@ import os
 import signal
 import sys
 from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
 from types import ModuleType
 from typing import NoReturn
 
 from ethosu_kit import __version__
 from ethosu_kit.core.errors import KitError
 
-# command name -> module under ethosu_kit.cli.commands
-COMMANDS: dict[str, str] = {
-    "inspect": "inspect_pte",
-    "gen": "gen",
-    "boards": "boards",
-    "check-elf": "check_elf",
-    "build": "build",
-    "run": "run",
-    "simulate": "simulate",
-    "compare": "compare",
-    "lower-example": "lower_example",
-    "new-board": "new_board",
-    "import-pack": "import_pack",
+
+@dataclass(frozen=True)
+class Command:
+    module: str  # under ethosu_kit.cli.commands: add_arguments(parser), run(args) -> int
+    help: str  # one line, for `ethosu-kit --help` and the command's own --help
+
+
+# The commands, with their help here so `ethosu-kit --help` imports none of them.
+COMMANDS: dict[str, Command] = {
+    "inspect": Command(
+        "inspect_pte",
+        "show what a .pte holds: methods, IO, planned buffers, CPU operators, Ethos-U delegates",
+    ),
+    "gen": Command(
+        "gen",
+        "generate a firmware project from a .pte (same as gen-firmware)",
+    ),
+    "boards": Command(
+        "boards",
+        "list the built-in boards (and check a custom board file)",
+    ),
+    "check-elf": Command(
+        "check_elf",
+        "prove a linked ELF places every buffer where its memory plan requires",
+    ),
+    "build": Command(
+        "build",
+        "configure and build a generated project (plain CMake presets); prints the ELF path",
+    ),
+    "run": Command(
+        "run",
+        "run a firmware image in QEMU or an Arm FVP (from its board's data); "
+        "exit code = the firmware's",
+    ),
+    "simulate": Command(
+        "simulate",
+        "run each Ethos-U delegate of a .pte on the virtual NPU (given or random inputs)",
+    ),
+    "compare": Command(
+        "compare",
+        "compare two result files (run -o, simulate -o, a reference) within N LSB",
+    ),
+    "lower-example": Command(
+        "lower_example",
+        "lower the built-in example CNN to a .pte for an Ethos-U (needs torch + executorch)",
+    ),
+    "new-board": Command(
+        "new_board",
+        "draft a board folder from an existing board (--from) or a CMSIS pack (--pack .pdsc), "
+        "with an SVD's peripherals (--svd)",
+    ),
+    "import-pack": Command(
+        "import_pack",
+        "draft a board.toml from a CMSIS-Pack device (.pdsc); new-board drafts a whole folder",
+    ),
 }
 
 
@@ -64,7 +108,10 @@ class _Parser(argparse.ArgumentParser):
         raise SystemExit(2)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(selected: str | None = None) -> argparse.ArgumentParser:
+    """The parser, with the arguments of the `selected` command only: a command's module
+    (and the library it imports: numpy, jinja2, pyelftools, ...) is loaded when it runs,
+    so `ethosu-kit inspect` and `--help` start in a fraction of the time."""
     parser = _Parser(
         prog="ethosu-kit",
         description="Turn an ExecuTorch .pte lowered for Ethos-U into placed, checked firmware.",
@@ -72,14 +119,21 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"ethosu-kit {__version__}")
     parser.add_argument("--debug", action="store_true", help="show a traceback for internal errors")
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
-    for name, module_name in COMMANDS.items():
-        module = _load(module_name)
-        if module is None:
+    for name, command in COMMANDS.items():
+        module = _load(command.module) if name == selected else None
+        if name == selected and module is None:
             continue
-        p = sub.add_parser(name, help=module.HELP, description=module.HELP)
-        module.add_arguments(p)
-        p.set_defaults(_run=module.run)
+        p = sub.add_parser(name, help=command.help, description=command.help)
+        if module is not None:
+            module.add_arguments(p)
+            p.set_defaults(_run=module.run)
     return parser
+
+
+def _selected(argv: Sequence[str]) -> str | None:
+    """The command `argv` runs: its first word that is not an option (the top-level
+    options take no value)."""
+    return next((word for word in argv if not word.startswith("-")), None)
 
 
 class Terminated(BaseException):
@@ -115,8 +169,9 @@ def _terminate_as_exception() -> Iterator[None]:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    parser = build_parser()
-    args = parser.parse_args(argv)
+    words = list(sys.argv[1:] if argv is None else argv)
+    parser = build_parser(_selected(words))
+    args = parser.parse_args(words)
     with _terminate_as_exception():
         return _run(args)
 

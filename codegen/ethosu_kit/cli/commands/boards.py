@@ -20,8 +20,6 @@ from ethosu_kit.core.text import add_text_row, printable
 if TYPE_CHECKING:
     from ethosu_kit.board.model import Board
 
-HELP = "list the built-in boards (and check a custom board file)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(

@@ -16,8 +16,6 @@ from ethosu_kit.plan.types import MemoryPlan
 from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.reader import read_pte_bytes
 
-HELP = "configure and build a generated project (plain CMake presets); prints the ELF path"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("project", type=Path, help="folder made by gen-firmware")

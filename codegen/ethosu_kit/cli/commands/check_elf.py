@@ -9,8 +9,6 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.firmware.elf_check import check_or_raise
 from ethosu_kit.firmware.image import image_plan, plan_copy_hint
 
-HELP = "prove a linked ELF places every buffer where its memory plan requires"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("elf", type=Path, help="the linked firmware")

@@ -10,8 +10,6 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.inputs.compare import compare, links_from_pte, load, other_delegates, tensor_shapes
 from ethosu_kit.pte.reader import io_quantization
 
-HELP = "compare two result files (run -o, simulate -o, a reference) within N LSB"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("a", type=Path, help="first .npz (or .npy)")

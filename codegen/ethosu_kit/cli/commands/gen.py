@@ -42,8 +42,6 @@ if TYPE_CHECKING:
     from ethosu_kit.plan.types import MemoryPlan, PlanOptions
     from ethosu_kit.pte.model import ModelInfo
 
-HELP = "generate a firmware project from a .pte (same as gen-firmware)"
-
 
 def size_or_auto(text: str) -> int | str:
     """A size, or `auto` (measured: ethosu_kit.firmware.measure)."""

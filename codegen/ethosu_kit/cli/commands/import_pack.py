@@ -26,8 +26,6 @@ from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.core.writer import write_file_atomic
 from ethosu_kit.npu.facts import NPU_MACS
 
-HELP = "draft a board.toml from a CMSIS-Pack device (.pdsc); new-board drafts a whole folder"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pdsc", type=Path, help="the pack's .pdsc file")

@@ -11,8 +11,6 @@ from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.describe import describe_model, model_json
 from ethosu_kit.pte.reader import io_quantization
 
-HELP = "show what a .pte holds: methods, IO, planned buffers, CPU operators, Ethos-U delegates"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pte", help="the .pte file (ExecuTorch program, ET12)")

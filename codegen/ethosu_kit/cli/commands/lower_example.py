@@ -18,8 +18,6 @@ from ethosu_kit.aot.lowering import Target
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.npu.facts import MemoryMode
 
-HELP = "lower the built-in example CNN to a .pte for an Ethos-U (needs torch + executorch)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("-o", "--output", required=True, help="the .pte file to write")

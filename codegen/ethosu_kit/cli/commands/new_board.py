@@ -24,10 +24,6 @@ from ethosu_kit.board.loader import load_board
 from ethosu_kit.cli.commands.boards import todo_summary
 from ethosu_kit.core.errors import BoardError, KitError
 
-HELP = (
-    "draft a board folder from an existing board (--from) or a CMSIS pack (--pack .pdsc), "
-    "with an SVD's peripherals (--svd)"
-)
 _NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
 
 

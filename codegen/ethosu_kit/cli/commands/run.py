@@ -30,9 +30,6 @@ if TYPE_CHECKING:
     from ethosu_kit.firmware.image import KitImage
     from ethosu_kit.firmware.qemu import RunResult
 
-HELP = (
-    "run a firmware image in QEMU or an Arm FVP (from its board's data); exit code = the firmware's"
-)
 
 TIMEOUT_EXIT = 124  # as coreutils' timeout(1)
 

@@ -40,8 +40,6 @@ if TYPE_CHECKING:
     from ethosu_kit.pte import VelaBlocks
     from ethosu_kit.pte.reader import DelegateArg, Quantization
 
-HELP = "run each Ethos-U delegate of a .pte on the virtual NPU (given or random inputs)"
-
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("pte", help="the .pte file")
