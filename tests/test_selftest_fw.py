@@ -41,9 +41,9 @@ def build_selftest(project: Path, vectors: Path | None = None) -> Path:
     if vectors is not None:
         args += ["--vectors", str(vectors)]
     try:
-        from ethosu_kit.cli.commands.build import _for_selftest
+        from ethosu_kit.firmware.pipeline import regenerate
 
-        _for_selftest(project, vectors)
+        regenerate(project, app="selftest", vectors=vectors)
     except KitError as exc:
         if "not modelled" in str(exc) or "not supported" in str(exc):
             pytest.skip(f"the virtual NPU cannot make the vectors yet: {exc}")
