@@ -224,9 +224,9 @@ def test_a_virtual_npu_error_prints_its_64_bit_figures(
     has no %lld/%llu, which once made this `[ld, ld) outside its region of 1522771260
     bytes`. A fast scratch of 16 B for a stream that needs 768 B: the right figures. (gen
     now refuses that size up front; its host check is set aside to get the image.)"""
-    from ethosu_kit.vnpu import fast_scratch
+    from ethosu_kit.firmware import pipeline
 
-    monkeypatch.setattr(fast_scratch, "check_fast_scratch", lambda *args, **kwargs: None)
+    monkeypatch.setattr(pipeline, "check_fast_scratch", lambda *args, **kwargs: None)
     need_cross_gcc()
     project = root / "fast16"
     args = ["gen", "--pte", str(pte_u65_dedicated), "--board", "cs300", "--app", "selftest"]

@@ -38,7 +38,7 @@ from ethosu_kit.firmware.qemu import why_not_in_qemu
 from ethosu_kit.firmware.stages import needs_selftest, plan_and_render, regenerate
 from ethosu_kit.inputs.compiled import load_input_data
 from ethosu_kit.npu.facts import MemoryMode
-from ethosu_kit.plan.planner import default_stack_heap
+from ethosu_kit.plan.apps import default_stack_heap
 from ethosu_kit.plan.types import MemoryPlan, PlanOptions
 from ethosu_kit.pte.model import ModelInfo
 from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes
