@@ -24,7 +24,7 @@ from ethosu_kit.plan.types import MemoryPlan, PlanOptions, Role
 from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.model import ModelInfo
 from ethosu_kit.pte.reader import read_pte_bytes
-from ethosu_kit.render.generate import render_project
+from ethosu_kit.render.project import render_project
 from ethosu_kit.selftest.make import make_vectors, project_vectors
 from ethosu_kit.vnpu.workspace import vnpu_workspace_need
 
