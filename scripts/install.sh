@@ -117,7 +117,7 @@ if spec is None or spec.origin is None:
 if pathlib.Path(spec.origin).resolve().parents[1] != root / "codegen":
     sys.exit(1)  # another copy of the kit is installed
 for module in ("jinja2", "elftools", "flatbuffers", "rich", "numpy", "pytest", "pytest_benchmark",
-               "hypothesis", "mypy", "cmsis_pack_manager", "cmsis_svd",
+               "hypothesis", "mypy", "importlinter", "cmsis_pack_manager", "cmsis_svd",
                "lxml"):
     if importlib.util.find_spec(module) is None:
         sys.exit(1)

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # Command two: install, then the whole test suite (benchmarks included: they print
-# their figures), ruff check, ruff format --check, mypy and clang-format. Runs every
-# step, then exits non-zero if any failed.
+# their figures), ruff check, ruff format --check, mypy, lint-imports (the layer
+# contract) and clang-format. Runs every step, then exits non-zero if any failed.
 set -uo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 "$ROOT/scripts/install.sh" || exit 1
@@ -24,6 +24,9 @@ run "$PY" -m pytest -s -r fEsxX "${BENCHES[@]}"
 run ruff check .
 run ruff format --check .
 run "$PY" -m mypy
+# the layer contract ([tool.importlinter] in pyproject.toml): no import cycles between
+# stages, lower stages never import higher ones, the library never imports the CLI
+run lint-imports
 # one C style (.clang-format) for the kit's own C and C++; tests/data holds a team's
 # sources, in their own style
 mapfile -t C_SOURCES < <(git ls-files '*.c' '*.h' '*.cpp' ':!tests/data')

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.elf_check import check_elf
-from ethosu_kit.qemu import run_elf
+from ethosu_kit.firmware.elf_check import check_elf
+from ethosu_kit.firmware.qemu import run_elf
 from fw_helpers import built, need_qemu
 
 pytestmark = [pytest.mark.benchmark, pytest.mark.firmware]

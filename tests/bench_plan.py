@@ -14,12 +14,13 @@ import time
 import pytest
 
 from conftest import lowered_pte
-from ethosu_kit.board_loader import load_board
-from ethosu_kit.errors import FitError
-from ethosu_kit.memory_plan import MemoryPlan, PlanOptions, Role
-from ethosu_kit.model_info import MemoryMode, ModelInfo
-from ethosu_kit.planner import plan_memory
+from ethosu_kit.board.loader import load_board
+from ethosu_kit.core.errors import FitError
+from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.plan.planner import plan_memory
+from ethosu_kit.plan.types import MemoryPlan, PlanOptions, Role
 from ethosu_kit.pte import read_pte
+from ethosu_kit.pte.model import ModelInfo
 from models import MODELS
 
 GOAL = 1.10

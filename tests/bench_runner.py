@@ -166,8 +166,8 @@ def test_bench_runner_ram_with_measured_stack_and_heap(
     `--stack auto --heap auto` (which sizes the method pool from the same run), then
     where the bytes above the need are. Needs the checkouts (the executor_runner) and
     QEMU (the measurement)."""
-    from ethosu_kit import usage
-    from ethosu_kit.build import build_project
+    from ethosu_kit.firmware import measure as usage
+    from ethosu_kit.firmware.build import build_project
 
     if not all(os.environ.get(n) for n in EXTERNALS):
         pytest.skip("the executor_runner needs EXECUTORCH_ROOT, ETHOSU_DRIVER_ROOT, CMSIS_ROOT")

@@ -70,7 +70,7 @@ def _reused_runner(pte: Path, name: str) -> tuple[Path, Path]:
     another checkout would build (and time) that checkout's virtual NPU."""
     import hashlib
 
-    from ethosu_kit.paths import kit_root
+    from ethosu_kit.core.paths import kit_root
     from ethosu_kit.vnpu.build import source_hash
 
     kit = hashlib.sha256(str(kit_root().resolve()).encode()).hexdigest()[:8]

@@ -27,10 +27,10 @@ from pathlib import Path
 
 import pytest
 
-import ethosu_kit.examples
-import ethosu_kit.lowering
-from ethosu_kit.output import file_lock, write_file_atomic
-from models import BENCH_MODELS, MODELS, TestModel, lowered_cache_root
+import ethosu_kit.aot.examples
+import ethosu_kit.aot.lowering
+from ethosu_kit.core.writer import file_lock, write_file_atomic
+from models import BENCH_MODELS, MODELS, TestModel, lowered_cache_root, lowering_source
 
 REPO = Path(__file__).resolve().parents[1]
 _KEY_FORMAT = "1"  # bump when the cache layout or keying changes
@@ -55,8 +55,8 @@ def cache_key(model: TestModel) -> str:
     for part in (
         _KEY_FORMAT,
         inspect.getsource(model.build),
-        inspect.getsource(ethosu_kit.lowering),
-        inspect.getsource(ethosu_kit.examples),  # small_cnn is the kit's example model
+        lowering_source(ethosu_kit.aot.lowering),
+        lowering_source(ethosu_kit.aot.examples),  # small_cnn is the kit's example model
         repr(model.target),
         f"delegate={model.delegate} quantize={model.quantize}",
         torch_version,
@@ -85,7 +85,7 @@ def lowered_pte(name: str) -> Path:
             pytest.skip(f"lowering test models needs torch and executorch: {exc}")
         start = time.perf_counter()
         module, inputs, calibration = model.build()
-        data = ethosu_kit.lowering.lower_to_pte(
+        data = ethosu_kit.aot.lowering.lower_to_pte(
             module,
             inputs,
             model.target,

@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.build import build_project
-from ethosu_kit.cli import main as kit_main
+from ethosu_kit.cli.app import main as kit_main
+from ethosu_kit.firmware.build import build_project
 
 REPO = Path(__file__).resolve().parents[1]
 _built: dict[tuple[str, str, str, str], Built] = {}
@@ -91,7 +91,7 @@ class QemuRun:
 
 def qemu_run(elf: Path, timeout: float = 30.0) -> QemuRun:
     """Run an ELF as `ethosu-kit run` does: on the QEMU machine and CPU of its board's data."""
-    from ethosu_kit.qemu import run_elf
+    from ethosu_kit.firmware.qemu import run_elf
 
     need_qemu()
     result = run_elf(elf, timeout=timeout)

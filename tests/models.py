@@ -11,14 +11,35 @@ The builders import torch inside the function, so importing this module is cheap
 
 from __future__ import annotations
 
+import inspect
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
-from ethosu_kit.lowering import Target
+from ethosu_kit.aot.lowering import Target
 from ethosu_kit.vnpu.build import cache_root as _kit_cache_root
+
+# The lowering code's text as it read before the package moved into subpackages (issue
+# 16): the lowered-model caches are keyed by it, and a move is not a change to what is
+# lowered. Keeping the keys keeps every cached pte, which matters beyond speed: a model
+# (big_input) does not lower to the same bytes twice, and tests/test_golden.py compares
+# generated files for the pte's exact bytes.
+_MOVED_TEXT = (
+    ("from ethosu_kit.core.errors import", "from ethosu_kit.errors import"),
+    ("from ethosu_kit.aot.lowering import", "from ethosu_kit.lowering import"),
+    ("  # noqa: PLC0415 - optional, slow (lower extra)", ""),
+)
+
+
+def lowering_source(module: ModuleType) -> str:
+    """The source of a lowering module (ethosu_kit.aot.*) for a cache key."""
+    text = inspect.getsource(module)
+    for new, old in _MOVED_TEXT:
+        text = text.replace(new, old)
+    return text
 
 
 def lowered_cache_root() -> Path:
@@ -42,7 +63,7 @@ def _calibration(shape: tuple[int, ...], n: int = 4) -> list[tuple[Any, ...]]:
 
 def small_cnn() -> Built:
     """The kit's own example CNN (two convs, a pool, a linear head): the everyday model."""
-    from ethosu_kit.examples import EXAMPLE_INPUT_SHAPE, example_model
+    from ethosu_kit.aot.examples import EXAMPLE_INPUT_SHAPE, example_model
 
     module, inputs = example_model()
     return module, inputs, _calibration(EXAMPLE_INPUT_SHAPE)

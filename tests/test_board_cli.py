@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.cli import main
+from ethosu_kit.cli.app import main
 
 CUSTOM = Path(__file__).parent / "data" / "boards" / "custom_m55.toml"
 

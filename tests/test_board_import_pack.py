@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.board import RegionKind
-from ethosu_kit.board_loader import load_board
-from ethosu_kit.cli import main
-from ethosu_kit.cmsis_pack import load_device
-from ethosu_kit.errors import BoardError
-from ethosu_kit.memory_plan import PlanOptions
-from ethosu_kit.planner import plan_memory
+from ethosu_kit.board.draft.cmsis_pack import load_device
+from ethosu_kit.board.loader import load_board
+from ethosu_kit.board.model import RegionKind
+from ethosu_kit.cli.app import main
+from ethosu_kit.core.errors import BoardError
+from ethosu_kit.plan.planner import plan_memory
+from ethosu_kit.plan.types import PlanOptions
 from ethosu_kit.pte import read_pte
 
 PDSC = Path(__file__).parent / "data" / "test_soc.pdsc"

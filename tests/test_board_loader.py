@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.board import RegionKind
-from ethosu_kit.board_loader import builtin_boards, load_board
-from ethosu_kit.errors import BoardError
-from ethosu_kit.paths import boards_dir
+from ethosu_kit.board.loader import builtin_boards, load_board
+from ethosu_kit.board.model import RegionKind
+from ethosu_kit.core.errors import BoardError
+from ethosu_kit.core.paths import boards_dir
 
 DATA = Path(__file__).parent / "data" / "boards"
 CUSTOM = DATA / "custom_m55.toml"
@@ -234,7 +234,7 @@ def test_board_folder_relative_to_the_caller(
 
 
 def test_hooks_table_and_defaults() -> None:
-    from ethosu_kit.board import HOOK_NAMES, hal_default
+    from ethosu_kit.board.model import HOOK_NAMES, hal_default
 
     assert HOOK_NAMES == ("console", "timer", "board_init", "cache", "npu", "exit", "fault")
     an500 = load_board(str(EXAMPLES / "mps2-an500"))

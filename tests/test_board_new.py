@@ -10,10 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.board_loader import load_board
-from ethosu_kit.cli import main
-from ethosu_kit.errors import BoardError
-from ethosu_kit.svd import find_console, find_npu, load_svd, npu_kind, uart_kind
+from ethosu_kit.board.draft.svd import find_console, find_npu, load_svd, npu_kind, uart_kind
+from ethosu_kit.board.loader import load_board
+from ethosu_kit.cli.app import main
+from ethosu_kit.core.errors import BoardError
 
 DATA = Path(__file__).parent / "data"
 PDSC = DATA / "test_soc.pdsc"

@@ -15,7 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit import cli, paths
+from ethosu_kit import cli
+from ethosu_kit.core import paths
 
 BOARD_300 = paths.boards_dir() / "corstone-300" / "board.toml"
 

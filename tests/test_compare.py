@@ -12,7 +12,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ethosu_kit.cli import main
+from ethosu_kit.cli.app import main
 from ethosu_kit.pte.reader import io_quantization
 
 
@@ -133,7 +133,7 @@ def test_a_delegate_that_orders_its_io_otherwise_is_paired_by_the_program(
     `simulate` feeds each float method input to the delegate input its quantize makes, and
     `compare --pte` pairs each method output with the delegate output its dequantize
     reads (by index the pairs would have different shapes, or wrong values)."""
-    from ethosu_kit.compare import links_from_pte
+    from ethosu_kit.inputs.compare import links_from_pte
     from ethosu_kit.pte import read_pte
 
     method = read_pte(pte_two_io).methods[0]
@@ -176,7 +176,7 @@ def test_one_lsb_in_float32_is_within_lsb_1() -> None:
     """Two float32 results one quantization step apart (a runner against the quantized
     PyTorch model): |a - b| / scale is 1.0000032 in float32 arithmetic, which once made
     `--lsb 1` say DIFFERENT with '0 of 512 beyond 1'. The verdict is the count."""
-    from ethosu_kit.compare import compare
+    from ethosu_kit.inputs.compare import compare
     from ethosu_kit.pte.reader import Quantization
 
     q = Quantization(0.00746206, -128)

@@ -21,8 +21,8 @@ from pathlib import Path
 import pytest
 
 from callgraph import CallGraph, compile_with_callgraph
-from ethosu_kit.cli import main
-from ethosu_kit.usage import DRIVER_PATH_BYTES, STACK_INTERRUPT_BYTES
+from ethosu_kit.cli.app import main
+from ethosu_kit.firmware.measure import DRIVER_PATH_BYTES, STACK_INTERRUPT_BYTES
 from fw_helpers import need_cross_gcc
 
 pytestmark = [pytest.mark.firmware]

@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.cli import main as kit_main
-from ethosu_kit.elf_check import check_elf
+from ethosu_kit.cli.app import main as kit_main
+from ethosu_kit.firmware.elf_check import check_elf
 from fw_helpers import Built, built, link_command
 
 pytestmark = pytest.mark.firmware

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.elf_check import check_elf
-from ethosu_kit.errors import KitError
-from ethosu_kit.memory_plan import Role
-from ethosu_kit.qemu import run_elf
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.firmware.elf_check import check_elf
+from ethosu_kit.firmware.qemu import run_elf
+from ethosu_kit.plan.types import Role
 from fw_helpers import built, need_qemu
 
 pytestmark = pytest.mark.firmware
@@ -101,7 +101,7 @@ def test_bringup_catches_a_bad_buffer(pte_u55_shared: Path, fw_root: Path) -> No
         text = (bad / "generated" / cfg.name).read_text()
         text = re.sub(r'(X\(temp_pool, kit_temp_pool, \w+, )"SRAM"', r'\1"DDR"', text)
         (bad / "generated" / cfg.name).write_text(text)
-    from ethosu_kit.build import build_project
+    from ethosu_kit.firmware.build import build_project
 
     elf = build_project(bad, app="bringup")
     run = run_elf(elf, timeout=30)

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit import paths
-from ethosu_kit.cli import main
-from ethosu_kit.elf_check import check_elf
-from ethosu_kit.qemu import run_elf
+from ethosu_kit.cli.app import main
+from ethosu_kit.core import paths
+from ethosu_kit.firmware.elf_check import check_elf
+from ethosu_kit.firmware.qemu import run_elf
 from fw_helpers import REPO, need_cross_gcc, need_qemu
 
 pytestmark = pytest.mark.firmware
@@ -153,7 +153,7 @@ def test_two_firmwares_in_one_folder_each_find_their_plan(
     configure = _configure(src, build, pte_u55_shared)
     assert configure.returncode == 0, configure.stdout + configure.stderr
     _build(build)
-    from ethosu_kit.elf_check import plan_near
+    from ethosu_kit.firmware.elf_check import plan_near
 
     for name in ("team_fw", "team_st"):
         own = build / f"{name}.memory_plan.json"

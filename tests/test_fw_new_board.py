@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.build import build_project
-from ethosu_kit.cli import main
-from ethosu_kit.elf_check import check_elf
-from ethosu_kit.errors import KitError
-from ethosu_kit.qemu import run_elf
+from ethosu_kit.cli.app import main
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.firmware.build import build_project
+from ethosu_kit.firmware.elf_check import check_elf
+from ethosu_kit.firmware.qemu import run_elf
 from fw_helpers import need_cross_gcc, need_qemu
 
 DATA = Path(__file__).parent / "data"
@@ -155,7 +155,7 @@ def test_cortex_m7_pack_board_runs_on_mps2_an500(tmp_path: Path, pte_u55_shared:
     (tmp_path / "pack" / "m7soc.svd").write_text(_M7_SVD)
     board = _board(tmp_path, "m7soc", "--pack", str(tmp_path / "pack" / "m7soc.pdsc"),
                    "--device", "M7SoC-1", "--qemu-machine", "mps2-an500")  # fmt: skip
-    from ethosu_kit.board_loader import load_board
+    from ethosu_kit.board.loader import load_board
 
     b = load_board(board)
     assert (b.cpu.core, b.cpu.fpu, b.cpu.dcache, b.cpu.irqs, b.cpu.trustzone) == (

@@ -15,9 +15,9 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.build import build_project
-from ethosu_kit.elf_check import check_elf
-from ethosu_kit.errors import KitError
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.firmware.build import build_project
+from ethosu_kit.firmware.elf_check import check_elf
 from fw_helpers import REPO, built, elf_symbols, generate, need_cross_gcc, need_qemu, qemu_run
 
 pytestmark = pytest.mark.firmware
@@ -81,7 +81,7 @@ def test_an_elf_copied_away_from_its_board_folder_project_runs(
     """An ELF of a board-folder board copied out of its project: `run` finds the board
     through the plan copy beside it (`<elf>.memory_plan.json`) or `--plan`, and without
     either says so and how, rather than guessing a machine."""
-    from ethosu_kit.cli import main
+    from ethosu_kit.cli.app import main
 
     b = built(pte_u55_shared, str(AN521), "Shared_Sram", fw_root)
     need_qemu()
@@ -143,7 +143,7 @@ def test_a_copied_region_the_machine_lacks_is_named_by_the_fault(
     AN521 has 128 KiB): `new-board --from` the AN521 example marks the copied region, the
     image built with it takes a bus fault in that region's missing part, and the fault
     report names the region and its board key; with the size `info mtree` gives, it runs."""
-    from ethosu_kit.cli import main
+    from ethosu_kit.cli.app import main
 
     need_cross_gcc()
     need_qemu()
@@ -247,7 +247,7 @@ int ethosu_kit_app_main(void)
 
 def _app_elf(pte: Path, board: Path, tmp_path: Path, name: str, source: str) -> Path:
     """An app of one's own (a folder with main.c) built on `board` without an NPU."""
-    from ethosu_kit.cli import main as kit_main
+    from ethosu_kit.cli.app import main as kit_main
 
     need_cross_gcc()
     app = tmp_path / name
@@ -285,7 +285,7 @@ def test_an_app_that_never_prints_its_exit_line_is_not_a_pass(
     """QEMU's status 0 alone once made `run` report success for a custom app that never
     brought its console up: without the `kit: exit <code>` line it is exit 125, as on an
     FVP, and the hint names the contract (docs/apps.md)."""
-    from ethosu_kit.cli import main as kit_main
+    from ethosu_kit.cli.app import main as kit_main
 
     need_qemu()
     elf = _app_elf(pte_u55_shared, AN500, tmp_path, "silent_app", SILENT_APP)
@@ -345,7 +345,7 @@ def test_board_hooks_replace_the_defaults(  # noqa: PLR0917 - pytest parameters
 
 
 # Cortex-M configurations: (id, board folder to start from, [cpu] lines, QEMU machine/cpu
-# that runs it or None, also build with clang). The flags are derived (ethosu_kit.cores).
+# that runs it or None, also build with clang). The flags are derived (ethosu_kit.board.cores).
 AN386_REGIONS = """
 [[region]]
 name = "SSRAM1"
@@ -461,7 +461,7 @@ def test_npu_selftest_on_ports(
     """The NPU self-test (apps/selftest) with the virtual NPU standing in for the made-up
     Ethos-U55: the delegate's command stream run by the firmware on this core, every output
     byte equal to the host's."""
-    from ethosu_kit.cli import main as kit_main
+    from ethosu_kit.cli.app import main as kit_main
 
     need_cross_gcc()
     board = src if config is None else _cpu_board(tmp_path, *config[:3], config[3])
@@ -478,7 +478,7 @@ def test_too_small_stack_on_a_core_without_a_stack_limit_is_an_overflow(
     """Cortex-M7 (Armv7-M: no MSPLIM): a stack of 1024 B for a self-test that needs ~2.4 KiB
     once ran over into .bss and still printed SELFTEST PASS, exit 0. Its MPU now guards
     the stack's lowest 32 B: the overflow is a fault, named, exit 16."""
-    from ethosu_kit.cli import main as kit_main
+    from ethosu_kit.cli.app import main as kit_main
 
     need_cross_gcc()
     project = tmp_path / "fw"
@@ -559,7 +559,7 @@ def test_executor_runner_on_the_m33_example(pte_u55_shared: Path, tmp_path: Path
 def test_build_failures_are_one_readable_line() -> None:
     """CMake's message (wrapped: joined), or the compiler's and linker's error lines: the
     one `error:` line carries them without newlines, which would print as escapes."""
-    from ethosu_kit.build import gist
+    from ethosu_kit.firmware.build import gist
 
     configure = (
         'Preset CMake variables:\n\n  CMAKE_BUILD_TYPE="Release"\n\n'

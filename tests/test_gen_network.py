@@ -12,10 +12,10 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from ethosu_kit.board_loader import load_board
-from ethosu_kit.generate import render_project
-from ethosu_kit.planner import plan_memory
+from ethosu_kit.board.loader import load_board
+from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.pte import read_pte
+from ethosu_kit.render.generate import render_project
 
 SIZE = 4 * 1024 * 1024
 

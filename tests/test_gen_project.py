@@ -13,14 +13,14 @@ from pathlib import Path
 import pytest
 from elftools.elf.elffile import ELFFile
 
-from ethosu_kit import paths
-from ethosu_kit.board_loader import load_board
-from ethosu_kit.generate import HEADER_MARKER, LINKER_TEMPLATES, render_project
-from ethosu_kit.memory_plan import Buffer, MemoryPlan, Role
-from ethosu_kit.model_info import ModelInfo
-from ethosu_kit.output import write_project
-from ethosu_kit.planner import plan_memory
+from ethosu_kit.board.loader import load_board
+from ethosu_kit.core import paths
+from ethosu_kit.core.writer import write_project
+from ethosu_kit.plan.planner import plan_memory
+from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 from ethosu_kit.pte import read_pte
+from ethosu_kit.pte.model import ModelInfo
+from ethosu_kit.render.generate import HEADER_MARKER, LINKER_TEMPLATES, render_project
 
 # fixture -> board
 CASES = {

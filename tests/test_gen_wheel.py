@@ -39,7 +39,7 @@ def test_wheel_install_generates_a_project(pte_u55_shared: Path, tmp_path: Path)
     python = env_dir / "bin" / "python"
     _run([python, "-m", "pip", "install", "--no-deps", "-q", wheel], tmp_path)
     where = _run(
-        [python, "-c", "import ethosu_kit.paths as p; print(p.__file__); print(p.kit_root())"],
+        [python, "-c", "import ethosu_kit.core.paths as p; print(p.__file__); print(p.kit_root())"],
         tmp_path,
     ).split()
     assert all(Path(w).is_relative_to(env_dir) for w in where), where

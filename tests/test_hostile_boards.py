@@ -17,7 +17,7 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit import paths
+from ethosu_kit.core import paths
 from hostile import assert_refused, run_kit
 from test_hostile_injection import _check_project
 

@@ -77,7 +77,7 @@ def test_pte_path_cannot_inject(pte_u55_shared: Path, tmp_path: Path) -> None:
 
 def test_board_path_cannot_inject(pte_u55_shared: Path, tmp_path: Path) -> None:
     """The board file's folder is a path in kit_board.cmake and in header comments."""
-    from ethosu_kit import paths
+    from ethosu_kit.core import paths
 
     folder = tmp_path / f'b";{PAYLOAD}$(x)'
     shutil.copytree(paths.boards_dir() / "corstone-300", folder)  # makes the parents
@@ -139,7 +139,7 @@ def test_markup_and_terminal_escapes_are_shown_as_text(
 ) -> None:
     """Names are printed through rich: `[/x]` is text, not markup (it was a MarkupError
     after the project had been written), and control characters are shown as '?'."""
-    from ethosu_kit import paths
+    from ethosu_kit.core import paths
 
     pte = tmp_path / "[" / "b] \x1b[31mred.pte"  # "[/b]": a folder "[" holds the file
     pte.parent.mkdir()

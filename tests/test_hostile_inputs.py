@@ -19,7 +19,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ethosu_kit.inputs import load_arrays
+from ethosu_kit.inputs.arrays import load_arrays
 from hostile import assert_refused, run_kit
 
 SHAPE = (3, 16, 16)  # the u55_shared model's delegate input (int8)
@@ -189,7 +189,7 @@ def test_nan_and_infinity_are_refused_by_run_and_gen_as_by_simulate(
 def test_output_parent_folders_are_created(pte_u55_shared: Path, tmp_path: Path) -> None:
     """`simulate -o a/b/out` (and `run -o`, through the same save_npz) makes a/b/
     (docs/input-files.md); a failed command makes no folder."""
-    from ethosu_kit.inputs import save_npz
+    from ethosu_kit.inputs.arrays import save_npz
 
     result = run_kit("simulate", pte_u55_shared, "-o", tmp_path / "a" / "b" / "out")
     assert result.returncode == 0, result

@@ -33,7 +33,8 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ethosu_kit import cli, paths
+from ethosu_kit import cli
+from ethosu_kit.core import paths
 from hostile import EXAMPLES, assert_contract, run_kit
 
 EXAMPLES_PER_TEST = int(os.environ.get("ETHOSU_KIT_HYPOTHESIS_EXAMPLES", "40"))

@@ -14,10 +14,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ethosu_kit.build import build_project
-from ethosu_kit.cli import main
-from ethosu_kit.elf_check import check_elf
-from ethosu_kit.qemu import run_elf
+from ethosu_kit.cli.app import main
+from ethosu_kit.firmware.build import build_project
+from ethosu_kit.firmware.elf_check import check_elf
+from ethosu_kit.firmware.qemu import run_elf
 from fw_helpers import need_cross_gcc, need_qemu
 from models import BIG_INPUT_SHAPE
 

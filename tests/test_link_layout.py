@@ -20,14 +20,14 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.board_loader import builtin_boards
-from ethosu_kit.cli import main as kit_main
-from ethosu_kit.errors import PlanError
-from ethosu_kit.generate import render_project
-from ethosu_kit.link_layout import link_layout, memory_attributes
-from ethosu_kit.memory_plan import MemoryPlan
-from ethosu_kit.planner import plan_memory
+from ethosu_kit.board.loader import builtin_boards
+from ethosu_kit.cli.app import main as kit_main
+from ethosu_kit.core.errors import PlanError
+from ethosu_kit.layout.link_layout import link_layout, memory_attributes
+from ethosu_kit.plan.planner import plan_memory
+from ethosu_kit.plan.types import MemoryPlan
 from ethosu_kit.pte import read_pte
+from ethosu_kit.render.generate import render_project
 from fw_helpers import Built, built, link_command, need_cross_gcc
 
 MODELS = ("pte_u55_shared", "pte_u55_sram_only", "pte_u65_dedicated", "pte_u85_dedicated",
@@ -50,8 +50,8 @@ def test_every_board_and_mode_renders_from_the_layout(
     request: pytest.FixtureRequest, fixture: str
 ) -> None:
     """Delegated models in their own mode, and a CPU-only program in each of the three."""
-    from ethosu_kit.memory_plan import PlanOptions
-    from ethosu_kit.model_info import MemoryMode
+    from ethosu_kit.npu.facts import MemoryMode
+    from ethosu_kit.plan.types import PlanOptions
 
     name, _, mode_name = fixture.partition(":")
     pte: Path = request.getfixturevalue(name if not mode_name else f"pte_{name}")
@@ -176,7 +176,7 @@ def test_size_tool_counts_no_free_space_and_check_elf_still_does(
     planned_ram = sum(b.size for b in plan.buffers if not b.initialized)
     print(f"arm-none-eabi-size: text {text} data {data} bss {bss} (planned RAM {planned_ram})")
     assert bss < planned_ram + 64 * 1024, f"bss {bss}: free space counted as allocated"
-    from ethosu_kit.elf_check import check_elf
+    from ethosu_kit.firmware.elf_check import check_elf
 
     result = check_elf(good.elf, good.plan)
     assert result.ok
@@ -235,7 +235,7 @@ def test_vectors_go_where_the_board_boots(pte_u55_shared: Path) -> None:
     in both linkers, even when the code goes elsewhere."""
     from dataclasses import replace
 
-    from ethosu_kit.board import Boot
+    from ethosu_kit.board.model import Boot
 
     model = read_pte(pte_u55_shared)
     board = next(b for b in builtin_boards() if b.name == "corstone-300")

@@ -1,7 +1,7 @@
 """`measured_usage.json` is reused only for the firmware it measured.
 
 A record names the app, compiler and pte bytes, and a fingerprint of the firmware that
-made the image (ethosu_kit.fingerprint): the kit's SDK, apps, drivers, CMake and
+made the image (ethosu_kit.firmware.fingerprint): the kit's SDK, apps, drivers, CMake and
 templates, the board folder's own files, the compiler's version, and for the
 executor_runner the ExecuTorch checkout. A change of any part re-measures and the "why"
 names it; a record of the older format (no fingerprint) is measured again; a record
@@ -18,11 +18,11 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit import paths
-from ethosu_kit.board_loader import load_board
-from ethosu_kit.errors import KitError
-from ethosu_kit.fingerprint import changed, firmware_fingerprint
-from ethosu_kit.usage import MEASURE_FILE, Measurement, load_measurement, reuse
+from ethosu_kit.board.loader import load_board
+from ethosu_kit.core import paths
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.firmware.fingerprint import changed, firmware_fingerprint
+from ethosu_kit.firmware.measure import MEASURE_FILE, Measurement, load_measurement, reuse
 
 SHA = "ab" * 32
 

@@ -1,4 +1,4 @@
-"""ethosu_kit.output: atomic writes, the manifest, and never overwriting a user's edit."""
+"""ethosu_kit.core.writer: atomic writes, the manifest, and never overwriting a user's edit."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.output import MANIFEST, OutputError, read_manifest, sha256, write_project
+from ethosu_kit.core.writer import MANIFEST, OutputError, read_manifest, sha256, write_project
 
 FILES = {
     "CMakeLists.txt": b"# generated\nproject(x)\n",

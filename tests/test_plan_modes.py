@@ -12,14 +12,15 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.board import Board, RegionKind
-from ethosu_kit.board_loader import load_board
-from ethosu_kit.errors import FitError, PlanError
-from ethosu_kit.memory_plan import MemoryPlan, PlanOptions, Role
-from ethosu_kit.model_info import MemoryMode, ModelInfo
-from ethosu_kit.planner import plan_memory
+from ethosu_kit.board.loader import load_board
+from ethosu_kit.board.model import Board, RegionKind
+from ethosu_kit.core.errors import FitError, PlanError
+from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.plan.planner import plan_memory
+from ethosu_kit.plan.report import report_json, report_text
+from ethosu_kit.plan.types import MemoryPlan, PlanOptions, Role
 from ethosu_kit.pte import read_pte
-from ethosu_kit.report import report_json, report_text
+from ethosu_kit.pte.model import ModelInfo
 
 CUSTOM = Path(__file__).parent / "data" / "boards" / "custom_m55.toml"
 

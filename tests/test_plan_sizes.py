@@ -12,18 +12,13 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.board_loader import load_board
-from ethosu_kit.errors import FitError
-from ethosu_kit.memory_plan import PlanOptions
-from ethosu_kit.model_info import ModelInfo
-from ethosu_kit.planner import (
-    fast_scratch_size,
-    method_pool_size,
-    plan_memory,
-    vela_arena_cache_size,
-    vela_ini_path,
-)
+from ethosu_kit.board.loader import load_board
+from ethosu_kit.core.errors import FitError
+from ethosu_kit.plan.planner import method_pool_size, plan_memory
+from ethosu_kit.plan.types import PlanOptions
 from ethosu_kit.pte import read_pte
+from ethosu_kit.pte.model import ModelInfo
+from ethosu_kit.pte.vela_config import fast_scratch_size, vela_arena_cache_size, vela_ini_path
 
 KIB, MIB = 1024, 1024 * 1024
 
@@ -52,13 +47,13 @@ def test_installed_vela_ini_is_read() -> None:
 def test_fast_scratch_sources_in_order(pte_u85_dedicated: Path) -> None:
     model = read_pte(pte_u85_dedicated)
     assert model.compile_spec and model.compile_spec.memory_mode_name == "Dedicated_Sram_384KB"
-    assert fast_scratch_size(model, PlanOptions()).size == 384 * KIB
-    assert fast_scratch_size(model, PlanOptions(fast_scratch=100 * KIB)).size == 100 * KIB
+    assert fast_scratch_size(model).size == 384 * KIB
+    assert fast_scratch_size(model, 100 * KIB).size == 100 * KIB
     flag = _with_spec(model, arena_cache_size=200 * KIB)
-    got = fast_scratch_size(flag, PlanOptions())
+    got = fast_scratch_size(flag)
     assert got.size == 200 * KIB and "--arena-cache-size" in got.why
     own_ini = _with_spec(model, config_ini="my/vela.ini", memory_mode_name="Dedicated_Sram_512KB")
-    got = fast_scratch_size(own_ini, PlanOptions())
+    got = fast_scratch_size(own_ini)
     assert got.size == 512 * KIB and "name" in got.why
 
 
@@ -112,8 +107,8 @@ def test_the_selftest_plan_holds_only_what_the_selftest_uses(
     """A self-test plan once carried the runner's planned buffers, method pool and its
     16 KiB / 32 KiB stack and heap: 76 % of the Corstone-320 stand-in's 32 KiB DTCM. The
     self-test uses the temp pool, the network and its vectors; the runner's plan is kept."""
-    from ethosu_kit.cli import main as kit_main
-    from ethosu_kit.memory_plan import MemoryPlan
+    from ethosu_kit.cli.app import main as kit_main
+    from ethosu_kit.plan.types import MemoryPlan
 
     def gen(app: str) -> tuple[MemoryPlan, str]:
         out = tmp_path / app

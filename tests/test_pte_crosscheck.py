@@ -17,9 +17,9 @@ from typing import Any
 
 import pytest
 
-from ethosu_kit.model_info import ModelInfo
 from ethosu_kit.pte import read_pte, read_vela_streams
 from ethosu_kit.pte.container import open_pte
+from ethosu_kit.pte.model import ModelInfo
 from models import MODELS
 
 et_program = pytest.importorskip(

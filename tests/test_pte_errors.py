@@ -10,16 +10,10 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.errors import PteError
-from ethosu_kit.model_info import (
-    CopHeader,
-    Delegate,
-    EthosUCompileSpec,
-    MemoryMode,
-    MethodInfo,
-    VelaStream,
-)
+from ethosu_kit.core.errors import PteError
+from ethosu_kit.npu.facts import MemoryMode
 from ethosu_kit.pte import parse_pte, read_pte, vela_streams
+from ethosu_kit.pte.model import CopHeader, Delegate, EthosUCompileSpec, MethodInfo, VelaStream
 from ethosu_kit.pte.reader import _check_one_target
 
 

@@ -14,7 +14,7 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from ethosu_kit.errors import PteError
+from ethosu_kit.core.errors import PteError
 from ethosu_kit.pte import parse_pte, vela_streams
 
 FUZZ = settings(

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.describe import describe_model
 from ethosu_kit.pte import read_pte
+from ethosu_kit.pte.describe import describe_model
 
 HEAVY = frozenset({"torch", "executorch", "torchao", "torchgen"})
 
@@ -43,8 +43,8 @@ def _imported_modules(code: str) -> set[str]:
     "code",
     [
         "from ethosu_kit.pte import read_pte; read_pte({p!r})",
-        "from ethosu_kit.cli import main; main(['inspect', {p!r}])",
-        "from ethosu_kit.cli import main; main(['inspect', '--json', {p!r}])",
+        "from ethosu_kit.cli.app import main; main(['inspect', {p!r}])",
+        "from ethosu_kit.cli.app import main; main(['inspect', '--json', {p!r}])",
     ],
 )
 def test_reading_never_imports_torch_or_executorch(pte_u85_dedicated: Path, code: str) -> None:

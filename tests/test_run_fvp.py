@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.fvp import fvp_command
-from ethosu_kit.kit_image import identify
+from ethosu_kit.firmware.fvp import fvp_command
+from ethosu_kit.firmware.image import identify
 from fw_helpers import Built, built
 from hostile import assert_refused, run_kit
 
@@ -60,7 +60,7 @@ def test_cs300_u65_command_line(pte_u65_dedicated: Path, root: Path) -> None:
     b = built(pte_u65_dedicated, "cs300", "Dedicated_Sram", root)
     image = identify(b.elf)
     assert image.npu_kind == "ethos-u65"
-    from ethosu_kit.fvp import fvp_executable_name
+    from ethosu_kit.firmware.fvp import fvp_executable_name
 
     assert fvp_executable_name(image) == "FVP_Corstone_SSE-300_Ethos-U65"
     cmd = _cmd(b, "FVP_Corstone_SSE-300_Ethos-U65")

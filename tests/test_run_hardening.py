@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.process import run_child
+from ethosu_kit.core.process import run_child
 from hostile import Result, assert_refused, run_kit
 
 pytestmark = pytest.mark.firmware
@@ -186,8 +186,8 @@ def test_endless_output_is_capped(tmp_path: Path) -> None:
     """A firmware printing forever: the kit stops it at the output cap (here 64 KiB)."""
     need_qemu()
     elf = kit_loop_image(tmp_path, chatty=True)
-    from ethosu_kit.board_loader import load_board
-    from ethosu_kit.qemu import qemu_command, qemu_target
+    from ethosu_kit.board.loader import load_board
+    from ethosu_kit.firmware.qemu import qemu_command, qemu_target
 
     target = qemu_target(load_board("cs300"))
     assert target is not None

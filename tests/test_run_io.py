@@ -86,8 +86,9 @@ def test_inputs_sent_back_are_read_and_checked(tmp_path: Path) -> None:
     """run -o without --inputs: the kit_input_<i>.bin the firmware sent back become
     input<i>, checked like the outputs; none at all (an image from before the firmware
     sent them) is None, so the outputs are still saved."""
-    from ethosu_kit.errors import KitError
-    from ethosu_kit.run_io import Tensor, read_inputs
+    from ethosu_kit.core.errors import KitError
+    from ethosu_kit.firmware.host_io import read_inputs
+    from ethosu_kit.inputs.prepare import Tensor
 
     wants = [Tensor(np.dtype(np.float32), (1, 2)), Tensor(np.dtype(np.int8), (3,))]
     elf = tmp_path / "fw.elf"

@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.build import build_project
-from ethosu_kit.kit_image import identify, read_kit_info
-from ethosu_kit.memory_plan import MemoryPlan
+from ethosu_kit.firmware.build import build_project
+from ethosu_kit.firmware.image import identify, read_kit_info
+from ethosu_kit.plan.types import MemoryPlan
 from fw_helpers import Built, generate, need_cross_gcc, need_qemu
 from hostile import assert_refused, run_kit
 

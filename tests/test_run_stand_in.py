@@ -16,8 +16,8 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.build import build_project
-from ethosu_kit.elf_check import check_elf
+from ethosu_kit.firmware.build import build_project
+from ethosu_kit.firmware.elf_check import check_elf
 from fw_helpers import need_cross_gcc, need_qemu
 from hostile import assert_refused, run_kit
 

@@ -18,10 +18,10 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ethosu_kit.cli import main as kit_main
-from ethosu_kit.elf_check import check_elf
-from ethosu_kit.errors import KitError
-from ethosu_kit.qemu import RunResult, run_elf
+from ethosu_kit.cli.app import main as kit_main
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.firmware.elf_check import check_elf
+from ethosu_kit.firmware.qemu import RunResult, run_elf
 from fw_helpers import generate, need_cross_gcc, need_qemu
 
 pytestmark = [pytest.mark.firmware, pytest.mark.qemu]
@@ -41,7 +41,7 @@ def build_selftest(project: Path, vectors: Path | None = None) -> Path:
     if vectors is not None:
         args += ["--vectors", str(vectors)]
     try:
-        from ethosu_kit.commands.build import _for_selftest
+        from ethosu_kit.cli.commands.build import _for_selftest
 
         _for_selftest(project, vectors)
     except KitError as exc:
@@ -284,7 +284,7 @@ def test_an_app_whose_pools_the_selftest_plan_lacks_names_the_fix(
     """A self-test plan has no runner pools: building the runner (or an app of one's own
     that takes the method pool) from it stops with the way out, not with `undefined
     reference to kit_method_pool`."""
-    from ethosu_kit.build import build_project
+    from ethosu_kit.firmware.build import build_project
 
     need_cross_gcc()
     project = generate(pte_u55_shared, "cs300", "Shared_Sram", root / "pools", app="selftest")

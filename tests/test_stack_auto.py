@@ -19,10 +19,10 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.build import build_project
-from ethosu_kit.cli import main
-from ethosu_kit.qemu import run_elf
-from ethosu_kit.usage import MEASURE_FILE, load_measurement, sized_stack
+from ethosu_kit.cli.app import main
+from ethosu_kit.firmware.build import build_project
+from ethosu_kit.firmware.measure import MEASURE_FILE, load_measurement, sized_stack
+from ethosu_kit.firmware.qemu import run_elf
 from fw_helpers import need_cross_gcc, need_qemu
 
 pytestmark = [pytest.mark.firmware, pytest.mark.qemu]
@@ -106,8 +106,8 @@ def test_bringup_is_refused_before_anything_is_built(pte_u55_shared: Path, tmp_p
 
 def test_a_failed_measuring_run_is_one_readable_line() -> None:
     """The UART tail goes into the one error line joined, not as escaped newlines."""
-    from ethosu_kit.errors import KitError
-    from ethosu_kit.usage import measurement_from_run
+    from ethosu_kit.core.errors import KitError
+    from ethosu_kit.firmware.measure import measurement_from_run
 
     uart = "selftest: board x\ndelegate 0: PASS\nE: HardFault\nKIT FAULT stack overflow\n"
     with pytest.raises(KitError) as err:
@@ -247,8 +247,8 @@ def test_measured_with_the_compiler_it_is_built_with(pte_u55_shared: Path, tmp_p
     need_qemu()
     if shutil.which("clang-19") is None and shutil.which("clang") is None:
         pytest.skip("clang is not installed")
-    from ethosu_kit.board_loader import load_board
-    from ethosu_kit.fingerprint import firmware_fingerprint
+    from ethosu_kit.board.loader import load_board
+    from ethosu_kit.firmware.fingerprint import firmware_fingerprint
 
     project = tmp_path / "fw"
     _gen(pte_u55_shared, project)

@@ -22,8 +22,8 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit import paths
-from ethosu_kit.elf_check import check_elf
+from ethosu_kit.core import paths
+from ethosu_kit.firmware.elf_check import check_elf
 from fw_helpers import need_cross_gcc, need_qemu
 
 pytestmark = pytest.mark.firmware

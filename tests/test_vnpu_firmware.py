@@ -75,7 +75,7 @@ def test_workspace_is_a_planned_buffer_sized_for_the_model(
     and check-elf proves it where the plan put it."""
     from elftools.elf.elffile import ELFFile
 
-    from ethosu_kit.memory_plan import MemoryPlan, Role
+    from ethosu_kit.plan.types import MemoryPlan, Role
 
     need = pte_workspace(pte_u55_shared)
     plan = MemoryPlan.from_json(firmware[0] / "memory_plan.json")
@@ -147,7 +147,7 @@ def test_runner_io_matches_the_quantized_pytorch_model(
     import numpy as np
     import torch
 
-    from ethosu_kit.lowering import quantized_graph
+    from ethosu_kit.aot.lowering import quantized_graph
     from models import MODELS
 
     model = MODELS["u55_shared"]

@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.board_loader import load_board
-from ethosu_kit.build import plan_virtual_npu
-from ethosu_kit.cli import main as kit_main
-from ethosu_kit.errors import FitError
-from ethosu_kit.memory_plan import MemoryPlan, PlanOptions, Role
-from ethosu_kit.planner import plan_memory
+from ethosu_kit.board.loader import load_board
+from ethosu_kit.cli.app import main as kit_main
+from ethosu_kit.core.errors import FitError
+from ethosu_kit.firmware.build import plan_virtual_npu
+from ethosu_kit.plan.planner import plan_memory
+from ethosu_kit.plan.types import MemoryPlan, PlanOptions, Role
 from ethosu_kit.pte import read_pte
 
 

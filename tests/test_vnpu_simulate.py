@@ -7,7 +7,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from ethosu_kit.cli import main
+from ethosu_kit.cli.app import main
 
 
 def _simulate(pte: Path, out: Path, *extra: str) -> dict[str, np.ndarray]:

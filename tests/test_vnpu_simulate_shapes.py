@@ -10,7 +10,7 @@ from pathlib import Path
 
 import numpy as np
 
-from ethosu_kit.cli import main
+from ethosu_kit.cli.app import main
 from ethosu_kit.pte import read_pte
 
 

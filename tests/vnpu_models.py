@@ -20,8 +20,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ethosu_kit.output import file_lock
-from models import lowered_cache_root
+from ethosu_kit.core.writer import file_lock
+from models import lowered_cache_root, lowering_source
 
 REPO = Path(__file__).resolve().parents[1]
 TARGET_ACCEL = "ethos-u55-128"
@@ -223,8 +223,8 @@ def _mobilenet() -> Any:
 
 
 def _tiny_cnn() -> Any:
-    """The kit's example model (ethosu_kit.examples), as `ethosu-kit run-example` lowers it."""
-    from ethosu_kit.examples import example_model
+    """The kit's example model (ethosu_kit.aot.examples), as `ethosu-kit run-example` lowers it."""
+    from ethosu_kit.aot.examples import example_model
 
     return example_model()[0]
 
@@ -381,12 +381,12 @@ def _builder_source(build: Callable[[], Any]) -> str:
 
 def cache_key(model: OpModel) -> str:
     """Changes when this model, the lowering helper or the torch/executorch versions change."""
-    import ethosu_kit.lowering
+    import ethosu_kit.aot.lowering
 
     h = hashlib.sha256()
     for part in (
         _builder_source(model.build),
-        inspect.getsource(ethosu_kit.lowering),
+        lowering_source(ethosu_kit.aot.lowering),
         model.name,
         repr(model.shapes),
         str(model.activation_bits),
@@ -420,11 +420,11 @@ def module_and_calibration(model: OpModel) -> tuple[Any, list[tuple[Any, ...]]]:
 
 
 def quantized_graph(model: OpModel) -> Any:
-    """The QDQ graph `lowered()` hands to the partitioner (ethosu_kit.lowering's own
+    """The QDQ graph `lowered()` hands to the partitioner (ethosu_kit.aot.lowering's own
     quantize step on the same calibration), so its quantize/dequantize parameters are
     the ones the delegate was compiled with."""
-    from ethosu_kit.lowering import Target
-    from ethosu_kit.lowering import quantized_graph as lowering_quantized_graph
+    from ethosu_kit.aot.lowering import Target
+    from ethosu_kit.aot.lowering import quantized_graph as lowering_quantized_graph
 
     module, calib = module_and_calibration(model)
     return lowering_quantized_graph(
@@ -444,7 +444,7 @@ def lowered(model: OpModel) -> Path:
     with file_lock(folder.with_suffix(".lock")):
         if (folder / "model.pte").is_file():
             return folder
-        from ethosu_kit.lowering import Target, lower_to_pte
+        from ethosu_kit.aot.lowering import Target, lower_to_pte
 
         module, calib = module_and_calibration(model)
         quantize = model.input_dtype == "float32" if model.quantize is None else model.quantize

@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 import pytest
 
-from ethosu_kit.cli import main
+from ethosu_kit.cli.app import main
 from ethosu_kit.pte import VelaBlocks, read_vela_streams
 from vnpu_models import OpModel, lowered
 

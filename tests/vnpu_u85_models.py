@@ -21,7 +21,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ethosu_kit.output import file_lock
+from ethosu_kit.core.writer import file_lock
 from ethosu_kit.pte import VelaBlocks
 from vnpu_models import (
     BY_NAME as U55_MODELS,

@@ -1,7 +1,7 @@
 # GNU Arm Embedded GCC (Debian's gcc-arm-none-eabi 12.2 or Arm's release).
 # The CPU flags are the board's (ETHOSU_KIT_CPU_FLAGS_GCC in the generated kit_board.cmake,
 # passed as ETHOSU_KIT_BOARD_CMAKE by the presets), derived from its [cpu] core, fpu, mve
-# and dsp by ethosu_kit/cores.py. GCC 12.2 has no -mcpu=cortex-m85: for an M85 the kit
+# and dsp by ethosu_kit/board/cores.py. GCC 12.2 has no -mcpu=cortex-m85: for an M85 the kit
 # gives -march=armv8.1-m.main+<mve/dsp>+<fp> with -mtune=cortex-m55, the same ISA.
 set(CMAKE_SYSTEM_NAME Generic)
 set(CMAKE_SYSTEM_PROCESSOR arm)

@@ -1,3 +1,3 @@
-from ethosu_kit.cli import main
+from ethosu_kit.cli.app import main
 
 raise SystemExit(main())

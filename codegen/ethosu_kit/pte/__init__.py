@@ -16,7 +16,7 @@ Public API:
 - `parse_pte(data, path)` / `vela_streams(data, path)`: the same from bytes.
 
 Every malformed input (too short, wrong identifier, truncated, corrupt offsets,
-random bytes) raises `ethosu_kit.errors.PteError` with one line naming the file and
+random bytes) raises `ethosu_kit.core.errors.PteError` with one line naming the file and
 what is wrong. Layers, as the bytes are read:
 
 - `container`: header, extended header ("eh00"), segments;

@@ -11,8 +11,9 @@ from __future__ import annotations
 
 import re
 
-from ethosu_kit.model_info import EthosUCompileSpec, MemoryMode
+from ethosu_kit.npu.facts import MemoryMode
 from ethosu_kit.pte._flatbuffer import Malformed
+from ethosu_kit.pte.model import EthosUCompileSpec
 
 ETHOSU_BACKEND_ID = "EthosUBackend"
 _ACCELERATOR = re.compile(r"ethos-u(55|65|85)-\d+")

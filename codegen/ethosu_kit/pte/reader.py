@@ -8,17 +8,18 @@ import struct
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from ethosu_kit.errors import PteError
-from ethosu_kit.model_info import (
+from ethosu_kit.core.errors import PteError
+from ethosu_kit.core.files import MAX_PTE, read_bytes
+from ethosu_kit.pte._flatbuffer import Malformed
+from ethosu_kit.pte.compile_spec import ETHOSU_BACKEND_ID, parse_ethosu_compile_spec
+from ethosu_kit.pte.container import PteFile, open_pte
+from ethosu_kit.pte.model import (
     Delegate,
     EthosUCompileSpec,
     MethodInfo,
     ModelInfo,
     TensorInfo,
 )
-from ethosu_kit.pte._flatbuffer import Malformed
-from ethosu_kit.pte.compile_spec import ETHOSU_BACKEND_ID, parse_ethosu_compile_spec
-from ethosu_kit.pte.container import PteFile, open_pte
 from ethosu_kit.pte.program import (
     DELEGATE_CALL,
     INLINE,
@@ -278,8 +279,6 @@ def _hint(message: str) -> str | None:
 
 def read_pte_bytes(path: Path | str) -> bytes:
     """The bytes of a .pte file: a regular file, at most `files.MAX_PTE` (else PteError)."""
-    from ethosu_kit.files import MAX_PTE, read_bytes
-
     return read_bytes(path, MAX_PTE, PteError)
 
 

@@ -17,8 +17,8 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
-from ethosu_kit.model_info import CopHeader, VelaStream, VelaTensor, vela_io_problems
 from ethosu_kit.pte._flatbuffer import Malformed
+from ethosu_kit.pte.model import CopHeader, VelaStream, VelaTensor, vela_io_problems
 
 STREAM_HEADER = "vela_bin_stream"
 STREAM_FOOTER = "vela_end_stream"

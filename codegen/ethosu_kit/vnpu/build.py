@@ -9,9 +9,9 @@ import subprocess
 import tempfile
 from pathlib import Path
 
-from ethosu_kit.errors import KitError
-from ethosu_kit.output import file_lock
-from ethosu_kit.paths import kit_root
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.paths import kit_root
+from ethosu_kit.core.writer import file_lock
 
 LIB_NAME = "libethosu_virtual.so"
 

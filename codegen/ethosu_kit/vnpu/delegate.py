@@ -13,12 +13,14 @@ from typing import TYPE_CHECKING, Any, cast
 import numpy as np
 import numpy.typing as npt
 
-from ethosu_kit.errors import KitError
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.npu.facts import VELA_REGION_SCRATCH
+from ethosu_kit.pte.vela_config import fast_scratch_size
 from ethosu_kit.vnpu.npu import Job, VirtualNpu, aligned_bytes
 
 if TYPE_CHECKING:
-    from ethosu_kit.model_info import ModelInfo, VelaTensor
     from ethosu_kit.pte import VelaBlocks
+    from ethosu_kit.pte.model import ModelInfo, VelaTensor
 
 IntArray = npt.NDArray[np.signedinteger[Any]]
 DTYPES: dict[int, np.dtype[np.signedinteger[Any]]] = {
@@ -120,7 +122,7 @@ def _plan(blocks: VelaBlocks, npu: VirtualNpu, fast_scratch_size: int) -> _Plan:
         return cast(_Plan, found[1])
     check_blocks(blocks, fast_scratch_size)
     for i, t in enumerate(blocks.inputs):
-        if t.region != 1:
+        if t.region != VELA_REGION_SCRATCH:
             raise KitError(
                 f"delegate input {i} lives in region {t.region}; "
                 "only region 1 (scratch) is supported"
@@ -199,8 +201,5 @@ UNBOUNDED_FAST_SCRATCH = 4 * 1024 * 1024
 
 def fast_scratch_bytes(model: ModelInfo) -> int:
     """Region 2's size for running `model` off-board, by the memory plan's own rule."""
-    from ethosu_kit.memory_plan import PlanOptions
-    from ethosu_kit.planner import fast_scratch_size
-
-    size = fast_scratch_size(model, PlanOptions()).size
+    size = fast_scratch_size(model).size
     return UNBOUNDED_FAST_SCRATCH if size is None else size

@@ -20,21 +20,29 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
-from ethosu_kit.errors import FitError, KitError
+import numpy as np
+
+from ethosu_kit.core.errors import FitError, KitError
+from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
+from ethosu_kit.pte import read_vela_streams
+from ethosu_kit.pte.vela_config import fast_scratch_size
+from ethosu_kit.vnpu.delegate import (
+    UNBOUNDED_FAST_SCRATCH,
+    fast_scratch_bytes,
+    run_delegate,
+    tensor_dtype,
+    tensor_shape,
+)
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from ethosu_kit.model_info import ModelInfo
     from ethosu_kit.pte import VelaBlocks
+    from ethosu_kit.pte.model import ModelInfo
 
 
 def runs_with(blocks: VelaBlocks, size: int) -> bool:
     """Does the delegate run on zero inputs with a region 2 of `size` bytes?"""
-    import numpy as np
-
-    from ethosu_kit.vnpu.delegate import run_delegate, tensor_dtype, tensor_shape
-
     zeros = [np.zeros(tensor_shape(t), dtype=tensor_dtype(t)) for t in blocks.inputs]
     try:
         run_delegate(blocks, zeros, fast_scratch_size=size)
@@ -64,29 +72,17 @@ def check_fast_scratch(
 ) -> None:
     """FitError (exit 3) when `--fast-scratch given` is less than a delegate's stream
     touches of region 2; silent when it fits or the host cannot tell."""
-    from ethosu_kit.model_info import MemoryMode
-    from ethosu_kit.npu_facts import NPU_ALIGN
-    from ethosu_kit.vnpu.delegate import UNBOUNDED_FAST_SCRATCH, fast_scratch_bytes
-
     spec = model.compile_spec
     if spec is None or spec.memory_mode != MemoryMode.DEDICATED_SRAM:
         return  # no region 2 in the streams
-    try:
-        from ethosu_kit.pte import read_vela_streams
-
-        blocks = list(streams) if streams is not None else read_vela_streams(pte)
-    except ImportError:  # numpy: the virtual NPU cannot run here
-        return
+    blocks = list(streams) if streams is not None else read_vela_streams(pte)
     # what Vela placed region 2 within (the pte's own size), or the largest NPU SRAM
     ceiling = max(fast_scratch_bytes(model), UNBOUNDED_FAST_SCRATCH)
     planned = (given + NPU_ALIGN - 1) // NPU_ALIGN * NPU_ALIGN  # what the plan gives region 2
     for k, b in enumerate(blocks):
         need = region2_need(b, planned, ceiling)
         if need is not None:
-            from ethosu_kit.memory_plan import PlanOptions
-            from ethosu_kit.planner import fast_scratch_size
-
-            own = fast_scratch_size(model, PlanOptions()).why
+            own = fast_scratch_size(model).why
             raise FitError(
                 f"{pte}: --fast-scratch {given}: the Dedicated_Sram fast scratch (region 2) "
                 f"is too small: Ethos-U delegate {k}'s command stream uses {need:,} bytes of "

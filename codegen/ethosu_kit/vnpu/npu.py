@@ -11,7 +11,7 @@ from functools import cache
 import numpy as np
 import numpy.typing as npt
 
-from ethosu_kit.errors import KitError
+from ethosu_kit.core.errors import KitError
 from ethosu_kit.vnpu.build import library_path
 
 U55_128_CONFIG = 0x00001807

@@ -17,12 +17,20 @@ from typing import TYPE_CHECKING
 
 import numpy as np
 
-from ethosu_kit.errors import KitError
-from ethosu_kit.vnpu.delegate import check_blocks, run_delegate, tensor_dtype, tensor_shape
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.pte import read_pte, read_vela_streams
+from ethosu_kit.vnpu.delegate import (
+    check_blocks,
+    fast_scratch_bytes,
+    run_delegate,
+    tensor_dtype,
+    tensor_shape,
+)
 from ethosu_kit.vnpu.npu import VirtualNpu
 
 if TYPE_CHECKING:
     from ethosu_kit.pte import VelaBlocks
+    from ethosu_kit.pte.model import ModelInfo
 
 MIN_WORKSPACE = 64  # what ethosu_virtual_set_workspace accepts; a C array must not be empty
 ALIGN = 16
@@ -44,10 +52,15 @@ def required_workspace(blocks: Sequence[VelaBlocks], fast_scratch_size: int = 0)
 
 def pte_workspace(pte: Path) -> int:
     """`required_workspace` of every Ethos-U delegate of a .pte (its memory mode's region 2)."""
-    from ethosu_kit.pte import read_pte, read_vela_streams
-    from ethosu_kit.vnpu.delegate import fast_scratch_bytes
-
     return required_workspace(read_vela_streams(pte), fast_scratch_bytes(read_pte(pte)))
+
+
+def vnpu_workspace_need(pte: Path, model: ModelInfo) -> int | None:
+    """The virtual NPU's working memory for `pte`, measured on the host; None without
+    an Ethos-U delegate (nothing runs on the NPU)."""
+    if not model.ethosu_delegates:
+        return None
+    return pte_workspace(pte)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -1,0 +1,191 @@
+"""What a parsed board may hold, beyond its types: the checks against hostile data.
+
+`board_loader` types each key; these checks say whether a typed value is one a real
+board can have, because the values land in generated C, CMake and linker scripts
+and in the firmware's view of the address space:
+
+- peripheral addresses (NPU, console, their non-secure aliases) are plausible: inside
+  32 bits, 4-byte aligned, not 0, and not inside a memory region of the board (an
+  NPU "at" the SRAM would have the firmware write registers into its own buffers);
+- CPU flags are single tokens of a known shape (machine options, a target triple,
+  a define): nothing that loads code into the compiler (`-fplugin=`), reads files
+  (`-specs=`, `@file`), passes options to the linker (`-Wl,`) or starts a second
+  list element in CMake (`;`);
+- text (description, aliases, region descriptions, QEMU's stand-in note) is one
+  printable line of bounded length;
+- the board's own code ([port] sources, include folders, CMake file) stays inside
+  the board's folder: relative, no `..`, no link that leads out.
+
+`check_board(board)` raises `BoardError` naming the file and the key.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path, PurePosixPath
+from typing import Any
+
+from ethosu_kit.board.model import Board
+from ethosu_kit.core.errors import BoardError
+
+ADDRESS_LIMIT = 1 << 32
+MAX_TEXT = 200
+_NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
+# One compiler flag: a machine option (-mcpu=cortex-m55, -mfloat-abi=hard, -mthumb,
+# -mbranch-protection=pac-ret+leaf), a target (--target=arm-none-eabi), armlink's
+# --cpu/--fpu, a define (-DNAME or -DNAME=value), or a plain -f switch without a value.
+_FLAG_SHAPES = (
+    re.compile(r"-m[a-z0-9][a-z0-9._+-]*(=[A-Za-z0-9._+-]+)?"),
+    re.compile(r"--target=[a-z0-9][a-z0-9._-]*"),
+    re.compile(r"--(cpu|fpu)=[A-Za-z0-9._+-]+"),
+    re.compile(r"-D[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9._+-]*)?"),
+    re.compile(r"-f(no-)?[a-z][a-z0-9-]*"),
+)
+# -f switches that take a file or load code, even written without '='
+_FLAG_REFUSED = re.compile(r"-f(no-)?(plugin|profile|debug-prefix|file-prefix|macro-prefix)")
+
+
+# Region names are written as GNU ld MEMORY regions and scatter-file region names: a
+# name that is a keyword of either language (or one of the Arm C library's region
+# names) would change what the script means.
+RESERVED_REGION_NAMES = frozenset({
+    "ORIGIN", "LENGTH", "MEMORY", "SECTIONS", "ENTRY", "ALIGN", "NOLOAD", "AT", "KEEP",
+    "PROVIDE", "PROVIDE_HIDDEN", "ASSERT", "INCLUDE", "INPUT", "GROUP", "OUTPUT", "ADDR",
+    "SIZEOF", "LOADADDR", "DEFINED", "ABSOLUTE", "BLOCK", "FILL", "INSERT", "AFTER",
+    "BEFORE", "COPY", "INFO", "OVERLAY", "DSECT", "REGION_ALIAS", "TARGET", "SEARCH_DIR",
+    "STARTUP", "HIDDEN", "BYTE", "SHORT", "LONG", "QUAD", "SQUAD", "o", "l",
+    "org", "len", "ARM_LIB_STACK", "ARM_LIB_HEAP", "ARM_LIB_STACKHEAP", "UNINIT",
+    "ZEROPAD", "EMPTY", "FIXED", "PI", "RELOC", "ALIGNALL", "NOCOMPRESS",
+    "ImageBase", "ImageLimit", "ImageLength", "AlignExpr", "ScatterAssert",
+})  # fmt: skip
+
+
+def _fail(board: Board, key: str, problem: str, hint: str | None = None) -> BoardError:
+    return BoardError(f"{board.source}: {key}: {problem}", hint)
+
+
+def flag_problem(flag: str) -> str | None:
+    """Why `flag` is not one CPU flag the kit passes on (None when it is)."""
+    if _FLAG_REFUSED.match(flag):
+        return f"{flag!r} makes the compiler load or read another file"
+    if not any(shape.fullmatch(flag) for shape in _FLAG_SHAPES):
+        return (
+            f"{flag!r} is not one CPU flag (-m..., --target=..., --cpu=/--fpu=..., "
+            "-DNAME[=value] or a plain -f switch)"
+        )
+    return None
+
+
+def text_problem(text: str) -> str | None:
+    if len(text) > MAX_TEXT:
+        return f"{len(text)} characters; at most {MAX_TEXT} on one line"
+    if not text.isprintable():
+        bad = next(c for c in text if not c.isprintable())
+        return f"holds the control character {bad!r}: one printable line only"
+    return None
+
+
+def _address(board: Board, key: str, address: int | None) -> None:
+    if address is None or key in board.todo:
+        return  # absent, or a drafted board's "TODO" (refused where it is needed)
+    if not 0 < address < ADDRESS_LIMIT - 4:
+        raise _fail(board, key, f"0x{address:x} is not a 32-bit peripheral address")
+    if address % 4:
+        raise _fail(board, key, f"0x{address:08x} is not 4-byte aligned (registers are words)")
+    region = board.region_at(address)
+    if region is not None:
+        raise _fail(
+            board,
+            key,
+            f"0x{address:08x} lies inside memory region {region.name!r} "
+            f"0x{region.base:08x}..0x{region.end:08x}: a peripheral's registers are not memory",
+            hint="give the peripheral's register base from the SoC's memory map",
+        )
+
+
+def table_name(board: Board) -> str:
+    """The console's table as the file names it (schema 1 wrote [uart])."""
+    return "uart" if getattr(board, "schema", 2) < 2 else "console"
+
+
+def _console(board: Board) -> Any:
+    return getattr(board, "console", None) or getattr(board, "uart", None)
+
+
+def _port_path(board: Board, key: str, rel: str, folder: Path) -> None:
+    problem = text_problem(rel)
+    if problem:
+        raise _fail(board, key, f"{rel[:60]!r} {problem}")
+    pure = PurePosixPath(rel)
+    if pure.is_absolute() or Path(rel).is_absolute() or ".." in pure.parts or "\\" in rel:
+        raise _fail(
+            board,
+            key,
+            f"{rel!r} must be a path inside the board's folder (relative, no '..')",
+            hint="copy the file into the board's folder, or include it from the board's CMake file",
+        )
+    target = (folder / rel).resolve()
+    if not target.is_relative_to(folder.resolve()):
+        raise _fail(board, key, f"{rel!r} leads out of the board's folder (to {target})")
+
+
+def check_board(board: Board) -> None:
+    """Refuse implausible addresses, unsafe flags and text, and port paths that escape."""
+    npu = board.npu
+    _address(board, "npu.base", npu.base)
+    _address(board, "npu.base_ns", npu.base_ns)
+    console = _console(board)
+    if console is not None and getattr(console, "mmio", console.kind != "none"):
+        table = table_name(board)
+        _address(board, f"{table}.base", console.base)
+        _address(board, f"{table}.base_ns", console.base_ns)
+        for key in ("base", "base_ns"):
+            if getattr(console, key) is not None and getattr(console, key) in (
+                npu.base,
+                npu.base_ns,
+            ):
+                raise _fail(board, f"{table}.{key}", "the same address as the NPU's registers")
+    # numbers written into C as `unsigned` constants: a 32-bit target's range
+    numbers = [("cpu.clock_hz", board.cpu.clock_hz)]
+    if console is not None:
+        numbers += [(f"{table_name(board)}.clock_hz", console.clock_hz),
+                    (f"{table_name(board)}.baud", console.baud)]  # fmt: skip
+    numbers += [(f"npu.axi_limits.{kind}", max(pair)) for kind, pair in npu.axi_limits.items()]
+    for key, value in numbers:
+        if value >= ADDRESS_LIMIT:
+            raise _fail(board, key, f"{value} does not fit the 32 bits the firmware holds it in")
+    for tc, flags in board.cpu.flags.items():
+        for i, flag in enumerate(flags):
+            problem = flag_problem(flag)
+            if problem:
+                raise _fail(board, f"cpu.flags.{tc}[{i}]", problem)
+    texts: list[tuple[str, str]] = [("description", board.description)]
+    texts += [(f"region[{i}] {r.name!r}.description", r.description)
+              for i, r in enumerate(board.regions)]  # fmt: skip
+    qemu = getattr(board, "qemu", None)
+    if qemu is not None:
+        texts.append(("qemu.stand_in", qemu.stand_in))
+    for key, text in texts:
+        problem = text_problem(text)
+        if problem:
+            raise _fail(board, key, problem)
+    for i, r in enumerate(board.regions):
+        if r.name in RESERVED_REGION_NAMES or r.name.upper() in RESERVED_REGION_NAMES:
+            raise _fail(
+                board,
+                f"region[{i}].name",
+                f"{r.name!r} is a keyword of the linker script or scatter file languages",
+                hint="name the region after the memory (SRAM, FLASH, DDR, ...)",
+            )
+    for i, alias in enumerate(board.aliases):
+        if not _NAME_RE.fullmatch(alias):
+            raise _fail(board, f"aliases[{i}]", f"{alias[:40]!r}: lower case, digits, '-'")
+    port = getattr(board, "port", None)
+    if port is not None:
+        folder = Path(port.dir)
+        for i, rel in enumerate(port.sources):
+            _port_path(board, f"port.sources[{i}]", rel, folder)
+        for i, rel in enumerate(port.include_dirs):
+            _port_path(board, f"port.include_dirs[{i}]", rel, folder)
+        if port.cmake:
+            _port_path(board, "port.cmake", port.cmake, folder)

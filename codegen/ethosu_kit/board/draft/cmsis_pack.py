@@ -1,0 +1,267 @@
+"""A device's CPU and memory map from a CMSIS-Pack description (.pdsc).
+
+cmsis-pack-manager (the `pack` extra) parses the file offline and resolves what a
+device inherits from its family and subFamily; this module only turns its index
+into typed data (`PackDevice`) and drafts board regions from it (`draft_regions`).
+
+What the library's index does not carry: the processor's MVE (Dmve) and clock
+(Dclock). They come back as None ("unknown") and the scaffold marks them TODO.
+A pack never knows the Ethos-U (kind, base, IRQ), the console UART or which
+memories the NPU reaches: those come from a device SVD (`ethosu_kit.board.draft.svd`), the
+command line, or stay TODO.
+"""
+
+from __future__ import annotations
+
+import re
+import tempfile
+import xml.etree.ElementTree as ET
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ethosu_kit.board.model import RegionKind
+from ethosu_kit.core.errors import BoardError, KitError
+from ethosu_kit.core.files import MAX_DEVICE_FILE, read_bytes
+
+# cmsis-pack-manager's access flags -> the CMSIS access letters the pack spells
+_ACCESS_LETTERS = (("read", "r"), ("write", "w"), ("execute", "x"), ("peripheral", "p"),
+                   ("secure", "s"), ("non_secure", "n"), ("non_secure_callable", "c"))  # fmt: skip
+_CORE_RE = re.compile(r"^Cortex(M)(\d+)(Plus|P)?$")
+
+
+@dataclass(frozen=True)
+class PackMemory:
+    name: str
+    start: int
+    size: int
+    access: str  # CMSIS access letters: r w x p s n c
+    default: bool
+    startup: bool
+    from_algorithm: bool = False
+
+
+@dataclass(frozen=True)
+class PackDevice:
+    name: str
+    vendor: str
+    pack: str  # "Vendor.Name" of the pack
+    core: str  # "cortex-m55"
+    fpu: bool
+    fpu_dp: bool
+    mve: str | None  # "", "int", "fp"; None: the pack library does not say
+    clock_hz: int | None
+    memories: tuple[PackMemory, ...]
+    processor: str | None = None  # Pname, on a multi-core device
+    svd: str | None = None  # the <debug svd=...> path, relative to the pack's folder
+    skipped: tuple[str, ...] = field(default=())  # memories dropped, and why
+
+
+def _core(name: str) -> str:
+    """cmsis-pack-manager's "CortexM55" / "CortexM0Plus" -> "cortex-m55" / "cortex-m0+"."""
+    m = _CORE_RE.match(name)
+    if not m:
+        return name.lower()
+    suffix = {"Plus": "+", "P": "p"}.get(m.group(3) or "", "")
+    return f"cortex-m{m.group(2)}{suffix}"
+
+
+def _xml_problem(data: bytes) -> str | None:
+    """Why the file is not a pack description, for the message when the library found
+    nothing in it (it skips a malformed file silently). Reads nothing the board uses."""
+    try:
+        root = ET.fromstring(data)
+    except ET.ParseError as exc:
+        return f"not well-formed XML ({exc})"
+    if root.tag != "package":
+        return f"not a CMSIS-Pack description (root element <{root.tag}>, expected <package>)"
+    if root.find("devices") is None:
+        return "the <package> has no <devices> element"
+    return None
+
+
+def read_pack(path: Path) -> dict[str, dict[str, Any]]:
+    """cmsis-pack-manager's index of one local .pdsc: {device name: device}."""
+    data = read_bytes(path, MAX_DEVICE_FILE, BoardError)  # a FIFO or /dev/zero never gets in
+    try:
+        import cmsis_pack_manager  # noqa: PLC0415 - optional (pack extra)
+    except ImportError:
+        raise KitError(
+            "reading a .pdsc needs cmsis-pack-manager, which is not installed",
+            hint="pip install 'ethosu-porting-kit[pack]' (or: pip install cmsis-pack-manager)",
+        ) from None
+    with tempfile.TemporaryDirectory(prefix="ethosu-kit-pack-") as tmp:
+        json_path, data_path = Path(tmp) / "json", Path(tmp) / "data"
+        json_path.mkdir()
+        data_path.mkdir()
+        copy = Path(tmp) / "device.pdsc"  # the library reads what we checked, by a plain name
+        copy.write_bytes(data)
+        cache = cmsis_pack_manager.Cache(True, True, json_path=str(json_path),
+                                         data_path=str(data_path))  # fmt: skip
+        try:
+            cache.add_pack_from_path(str(copy))
+            index: dict[str, dict[str, Any]] = cache.index
+        except Exception as exc:  # the library raises a bare Exception with Rust's trace
+            last = str(exc).strip().strip("'\"").split("\\n")[-1].strip()
+            raise BoardError(f"{path}: cmsis-pack-manager cannot read it: {last}") from None
+    if not index:
+        problem = _xml_problem(data) or "no <device> in it that cmsis-pack-manager can read"
+        raise BoardError(f"{path}: {problem}")
+    return index
+
+
+def _memories(raw: dict[str, Any], processor: str | None) -> list[PackMemory]:
+    found: list[PackMemory] = []
+    for name, mem in raw.get("memories", {}).items():
+        if mem.get("p_name") not in (None, processor):
+            continue  # another core's private memory
+        access = mem.get("access", {})
+        found.append(
+            PackMemory(
+                name=name,
+                start=int(mem["start"]),
+                size=int(mem["size"]),
+                access="".join(letter for key, letter in _ACCESS_LETTERS if access.get(key)),
+                default=bool(mem.get("default")),
+                startup=bool(mem.get("startup")),
+            )
+        )
+    for algo in raw.get("algorithms", []):
+        start, size = int(algo["start"]), int(algo["size"])
+        if not any(m.start <= start < m.start + m.size for m in found):
+            found.append(PackMemory("FLASH", start, size, "rx", False, False, True))
+    return found
+
+
+def load_device(path: Path, device: str, processor: str | None = None) -> PackDevice:
+    """The named device with everything its family and subFamily give it."""
+    index = read_pack(path)
+    if device not in index:
+        raise BoardError(
+            f"{path}: no <device> {device!r} in the pack",
+            hint=f"devices in this pack: {', '.join(sorted(index)) or 'none'}",
+        )
+    raw = index[device]
+    processors = raw.get("processors") or []
+    if not processors:
+        raise BoardError(f"{path}: device {device}: no <processor> element")
+    if processor is None and len(processors) > 1:
+        names = ", ".join(str(p.get("name")) for p in processors)
+        raise BoardError(
+            f"{path}: device {device} has {len(processors)} processors ({names})",
+            hint="name the one the firmware runs on with --processor",
+        )
+    chosen = next((p for p in processors if processor in (None, p.get("name"))), None)
+    if chosen is None:
+        names = ", ".join(str(p.get("name")) for p in processors)
+        raise BoardError(
+            f"{path}: device {device}: no processor {processor!r}", hint=f"processors: {names}"
+        )
+    from_pack = raw.get("from_pack", {})
+    fpu = str(chosen.get("fpu", "None"))
+    return PackDevice(
+        name=device,
+        vendor=str(raw.get("vendor") or from_pack.get("vendor", "")).split(":")[0],
+        pack=f"{from_pack.get('vendor', '?')}.{from_pack.get('pack', '?')}",
+        core=_core(str(chosen.get("core", ""))),
+        fpu=fpu != "None",
+        fpu_dp=fpu == "DoublePrecision",
+        mve=None,
+        clock_hz=None,
+        memories=tuple(_memories(raw, chosen.get("name"))),
+        processor=chosen.get("name"),
+        svd=chosen.get("svd"),
+    )
+
+
+@dataclass(frozen=True)
+class RegionDraft:
+    name: str
+    kind: RegionKind
+    base: int
+    size: int
+    on_chip: bool
+    npu: bool
+    writable: bool
+    executable: bool
+    volatile: bool
+    note: str  # what the pack said, for the comment
+
+
+def _kind(mem: PackMemory) -> RegionKind:
+    n = mem.name.upper()
+    if "ITCM" in n:
+        return RegionKind.ITCM
+    if "DTCM" in n:
+        return RegionKind.DTCM
+    if "w" not in mem.access:
+        return RegionKind.ROM if "ROM" in n or "BOOT" in n else RegionKind.FLASH
+    if any(w in n for w in ("DDR", "DRAM", "SDRAM", "PSRAM", "HYPER", "OSPI_RAM")):
+        return RegionKind.DRAM
+    if "BRAM" in n or "CODE" in n:
+        return RegionKind.BRAM
+    return RegionKind.SRAM
+
+
+def resolve_security(memories: tuple[PackMemory, ...], security: str) -> str:
+    """The aliases to import: "auto" is "s" when the pack lists secure and non-secure
+    aliases, else "all"."""
+    if security != "auto":
+        return security
+    has_s = any("s" in m.access for m in memories)
+    has_n = any("n" in m.access for m in memories)
+    return "s" if has_s and has_n else "all"
+
+
+def draft_regions(device: PackDevice, security: str) -> tuple[list[RegionDraft], list[str]]:
+    """Regions for the board file, and what was left out (as comment lines)."""
+    security = resolve_security(device.memories, security)
+    skipped: list[str] = []
+    drafts: list[RegionDraft] = []
+    used_names: set[str] = set()
+    for mem in sorted(device.memories, key=lambda m: m.start):
+        label = f"{mem.name} 0x{mem.start:08x} size 0x{mem.size:x} access {mem.access}"
+        if security == "s" and "n" in mem.access:
+            skipped.append(f"{label}: non-secure alias (importing secure addresses)")
+            continue
+        if security == "ns" and "s" in mem.access:
+            skipped.append(f"{label}: secure alias (importing non-secure addresses)")
+            continue
+        if mem.size <= 0:
+            skipped.append(f"{label}: zero size")
+            continue
+        if mem.start + mem.size > 1 << 32:
+            skipped.append(f"{label}: runs past the 4 GiB address space")
+            continue
+        clash = next((d for d in drafts if mem.start < d.base + d.size), None)
+        if clash is not None:
+            skipped.append(f"{label}: overlaps {clash.name}")
+            continue
+        kind = _kind(mem)
+        name = re.sub(r"[^A-Za-z0-9_]", "_", mem.name).upper().strip("_") or "MEM"
+        if name[0].isdigit():
+            name = f"M_{name}"
+        while name in used_names:
+            name += "_2"
+        used_names.add(name)
+        tcm = kind in (RegionKind.ITCM, RegionKind.DTCM)
+        external = kind in (RegionKind.DRAM, RegionKind.FLASH)
+        drafts.append(
+            RegionDraft(
+                name=name,
+                kind=kind,
+                base=mem.start,
+                size=mem.size,
+                on_chip=not external,
+                npu=not tcm and kind != RegionKind.ROM,
+                writable="w" in mem.access,
+                executable="x" in mem.access,
+                volatile=kind not in (RegionKind.FLASH, RegionKind.ROM),
+                note=(
+                    f"pack: {mem.name}, access {mem.access}"
+                    + (", from the flash algorithm" if mem.from_algorithm else "")
+                    + (", startup" if mem.startup else "")
+                ),
+            )
+        )
+    return drafts, skipped

@@ -1,0 +1,281 @@
+"""The facts a board needs from a device SVD: the NPU's and the console UART's
+register base and interrupt number, the UART's kind, and the CPU's caches and
+interrupt count.
+
+cmsis-svd (the `pack` extra) parses the file (derivedFrom resolved); this module
+only picks peripherals. Vendors name the Ethos-U freely (ETHOSU, NPU, ETHOS_U55,
+NPU0_S...) and list secure and non-secure aliases as two peripherals, so a pick
+groups aliases first (UART0_S + UART0_NS = UART0) and refuses to guess between two
+different peripherals: the user names one (--npu-peripheral, --console-peripheral).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from ethosu_kit.core.errors import BoardError, KitError
+from ethosu_kit.core.files import MAX_DEVICE_FILE, read_bytes
+
+SECURE_BIT = 1 << 28  # Armv8-M SoCs alias secure peripherals at non-secure + 0x10000000
+_MARK = "S|NS|SEC|NSEC|SECURE|NONSECURE"  # how vendors mark an alias: UART0_S, NS_UART0
+_ALIAS_RE = re.compile(rf"^(?:({_MARK})_)?(.+?)(?:_({_MARK}))?$")
+_NPU_RE = re.compile(r"ETHOS|NPU")
+_NOT_NPU_RE = re.compile(r"TIMING|(^|_)TA\d*$|ADAPTER")
+_NPU_DESC_RE = re.compile(r"ethos-?u", re.IGNORECASE)
+_UART_RE = re.compile(r"UART|USART|SERIAL")
+# register names (without a leading "UART") that identify a UART the kit has a driver for
+UART_SIGNATURES: dict[str, frozenset[str]] = {
+    "cmsdk-apb": frozenset({"DATA", "STATE", "CTRL", "BAUDDIV"}),
+    "pl011": frozenset({"DR", "FR", "IBRD", "FBRD"}),
+}
+
+
+@dataclass(frozen=True)
+class SvdPeripheral:
+    """One peripheral, its secure and non-secure aliases merged."""
+
+    name: str  # the name as the user would type it: "UART0" for UART0_S + UART0_NS
+    base: int  # the alias the firmware uses (secure when it runs secure)
+    base_ns: int | None  # the other (non-secure) alias, when the SVD lists one
+    irq: int | None  # the first <interrupt> value
+    registers: frozenset[str]
+    description: str
+    names: tuple[str, ...]  # the SVD's own peripheral names behind this one
+
+
+@dataclass(frozen=True)
+class SvdCpu:
+    name: str | None  # "CM55"
+    fpu: bool | None
+    fpu_dp: bool | None
+    dsp: bool | None
+    icache: bool | None
+    dcache: bool | None
+    irqs: int | None  # deviceNumInterrupts
+    sau_regions: int | None
+
+
+@dataclass(frozen=True)
+class SvdDevice:
+    source: str
+    name: str
+    cpu: SvdCpu | None
+    peripherals: tuple[_Raw, ...]
+
+
+@dataclass(frozen=True)
+class _Raw:
+    name: str
+    base: int
+    irq: int | None
+    registers: frozenset[str]
+    description: str
+    protection: str | None  # "s", "n", "p" or None
+
+
+def _registers(p: Any) -> frozenset[str]:
+    names: set[str] = set()
+    for r in p.registers or ():
+        for one in getattr(r, "registers", None) or [r]:  # register arrays expand
+            if getattr(one, "name", None):
+                names.add(str(one.name).upper())
+    return frozenset(names)
+
+
+def load_svd(path: Path) -> SvdDevice:
+    data = read_bytes(path, MAX_DEVICE_FILE, BoardError)
+    try:
+        from cmsis_svd.parser import SVDParser  # noqa: PLC0415 - optional (pack extra)
+        from lxml import etree  # noqa: PLC0415 - optional (pack extra)
+    except ImportError:
+        raise KitError(
+            "reading an SVD needs cmsis-svd, which is not installed",
+            hint="pip install 'ethosu-porting-kit[pack]' (or: pip install cmsis-svd)",
+        ) from None
+    # no entity expansion, no DTD, no network: an SVD is plain elements
+    xml_parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True)
+    try:
+        root = etree.fromstring(data, xml_parser)
+    except etree.XMLSyntaxError as exc:
+        raise BoardError(f"{path}: not well-formed XML ({exc})") from None
+    if root.tag != "device":
+        raise BoardError(
+            f"{path}: not a CMSIS-SVD file (root element <{root.tag}>, expected <device>)"
+        )
+    # Bit fields are most of a vendor SVD and nothing here reads them: dropping them first
+    # makes cmsis-svd 3.9x faster on a 3 MB SVD (7.8 s -> 2.0 s)
+    for fields in list(root.iter("fields")):
+        parent = fields.getparent()
+        if parent is not None:
+            parent.remove(fields)
+    try:
+        device = SVDParser(root.getroottree()).get_device()
+    except Exception as exc:  # the library raises what it meets (ValueError, KeyError...)
+        raise BoardError(f"{path}: cmsis-svd cannot read it: {type(exc).__name__}: {exc}") from None
+    raws: list[_Raw] = []
+    for entry in device.peripherals or ():
+        for p in getattr(entry, "peripherals", None) or [entry]:  # peripheral arrays expand
+            if p.name is None:
+                continue
+            if p.base_address is None:
+                raise BoardError(f"{path}: <peripheral> {p.name}: no <baseAddress>")
+            raws.append(
+                _Raw(
+                    name=str(p.name),
+                    base=int(p.base_address),
+                    irq=next(
+                        (int(i.value) for i in p.interrupts or () if i.value is not None), None
+                    ),
+                    registers=_registers(p),
+                    description=" ".join(str(p.description or "").split()),
+                    protection=getattr(p.protection, "value", None),
+                )
+            )
+    cpu = None
+    if device.cpu is not None:
+        c = device.cpu
+        cpu = SvdCpu(
+            name=getattr(c.name, "value", None) if c.name is not None else None,
+            fpu=c.fpu_present,
+            fpu_dp=c.fpu_dp,
+            dsp=c.dsp_present,
+            icache=c.icache_present,
+            dcache=c.dcache_present,
+            irqs=c.device_num_interrupts,
+            sau_regions=c.sau_num_regions,
+        )
+    return SvdDevice(str(path), str(device.name or path.stem), cpu, tuple(raws))
+
+
+def _alias(name: str) -> tuple[str, str | None]:
+    """("UART0", "s") for UART0_S, ("UART0", "n") for NS_UART0, ("UART0", None) for UART0."""
+    m = _ALIAS_RE.match(name.upper())
+    assert m is not None  # the pattern matches any non-empty name
+    marker = m.group(1) or m.group(3)
+    if marker is None:
+        return m.group(2), None
+    return m.group(2), "n" if marker.startswith("N") else "s"
+
+
+def _merge(svd: SvdDevice, group: str, members: list[_Raw], secure: bool) -> SvdPeripheral:
+    """One peripheral from its aliases: the secure one as `base` when the firmware runs secure."""
+    if len(members) == 1:
+        m = members[0]
+        return SvdPeripheral(group, m.base, None, m.irq, m.registers, m.description, (m.name,))
+    if len(members) != 2:
+        names = ", ".join(m.name for m in members)
+        raise BoardError(
+            f"{svd.source}: peripherals {names} all look like {group}: cannot tell them apart"
+        )
+
+    def side(m: _Raw) -> str | None:
+        marker = _alias(m.name)[1]
+        return marker or (m.protection if m.protection in ("s", "n") else None)
+
+    a, b = members
+    sides = (side(a), side(b))
+    if sides in (("s", "n"), ("n", "s")):
+        s, n = (a, b) if sides[0] == "s" else (b, a)
+    elif a.base ^ b.base == SECURE_BIT:
+        s, n = (a, b) if a.base & SECURE_BIT else (b, a)
+    else:
+        raise BoardError(
+            f"{svd.source}: peripherals {a.name} (0x{a.base:08x}) and {b.name} (0x{b.base:08x}) "
+            f"both look like {group}, and are not its secure and non-secure aliases"
+        )
+    # derivedFrom copies <interrupt> too, so two aliases that disagree leave it unknown
+    irqs = {m.irq for m in members if m.irq is not None}
+    irq = irqs.pop() if len(irqs) == 1 else None
+    first, other = (s, n) if secure else (n, s)
+    return SvdPeripheral(
+        group,
+        first.base,
+        n.base if secure else None,
+        irq,
+        s.registers | n.registers,
+        s.description or n.description,
+        (first.name, other.name),
+    )
+
+
+def _groups(raws: list[_Raw]) -> dict[str, list[_Raw]]:
+    groups: dict[str, list[_Raw]] = {}
+    for r in raws:
+        groups.setdefault(_alias(r.name)[0], []).append(r)
+    return groups
+
+
+def _named(svd: SvdDevice, name: str, role: str, option: str, candidates: list[str]) -> list[_Raw]:
+    want = name.upper()
+    exact = [r for r in svd.peripherals if r.name.upper() == want]
+    if exact:
+        return exact
+    aliased = [r for r in svd.peripherals if _alias(r.name)[0] == want]
+    if aliased:
+        return aliased
+    raise BoardError(
+        f"{svd.source}: no <peripheral> named {name!r} ({option})",
+        hint=f"{role} candidates in this SVD: {', '.join(candidates) or 'none'}",
+    )
+
+
+def _pick(  # noqa: PLR0917 - one private helper for both roles
+    svd: SvdDevice, role: str, option: str, found: list[_Raw], name: str | None, secure: bool
+) -> SvdPeripheral | None:
+    groups = _groups(found)
+    if name is not None:
+        chosen = _named(svd, name, role, option, sorted(groups))
+        group = _alias(chosen[0].name)[0]
+        return _merge(svd, group, _groups(chosen)[group], secure)
+    if not groups:
+        return None
+    if len(groups) > 1:
+        names = sorted(groups)
+        first = next((n for n in names if n.endswith("0")), names[0])  # UART0 before LPUART3
+        raise BoardError(
+            f"{svd.source}: {len(names)} peripherals could be the {role}: {', '.join(names)}",
+            hint=f"name the one to use, e.g. {option} {first}",
+        )
+    group, members = next(iter(groups.items()))
+    return _merge(svd, group, members, secure)
+
+
+def find_npu(
+    svd: SvdDevice, name: str | None = None, *, secure: bool = True
+) -> SvdPeripheral | None:
+    """The Ethos-U, or None when the SVD has nothing that looks like one."""
+    others = [r for r in svd.peripherals if not _NOT_NPU_RE.search(r.name.upper())]
+    found = [r for r in others if _NPU_RE.search(_alias(r.name)[0])]
+    if not found:  # a vendor name (e.g. "ML0"): the description may still say Ethos-U
+        found = [
+            r
+            for r in others
+            if _NPU_DESC_RE.search(r.description) and "timing" not in r.description.lower()
+        ]
+    return _pick(svd, "NPU", "--npu-peripheral", found, name, secure)
+
+
+def find_console(
+    svd: SvdDevice, name: str | None = None, *, secure: bool = True
+) -> SvdPeripheral | None:
+    """The console UART (named, or the only UART), or None when the SVD has no UART."""
+    found = [r for r in svd.peripherals if _UART_RE.search(_alias(r.name)[0])]
+    return _pick(svd, "console UART", "--console-peripheral", found, name, secure)
+
+
+def uart_kind(p: SvdPeripheral) -> str | None:
+    """ "cmsdk-apb" or "pl011" when the registers say so, else None (the board writes its own)."""
+    names = {n.removeprefix("UART") for n in p.registers}
+    for kind, signature in UART_SIGNATURES.items():
+        if signature <= names:
+            return kind
+    return None
+
+
+def npu_kind(p: SvdPeripheral) -> str | None:
+    """ "ethos-u55" / "ethos-u65" / "ethos-u85" when the name or description says which."""
+    m = re.search(r"U[-_ ]?(55|65|85)", f"{' '.join(p.names)} {p.description}", re.IGNORECASE)
+    return f"ethos-u{m.group(1)}" if m else None

@@ -1,0 +1,317 @@
+"""The board model: a board's CPU, NPU, console, memory map and own code, from its board.toml.
+
+Stage 0 of the data flow: everything downstream (plan, linker script, scatter file,
+board header, ELF check) reads the memory map from here and nowhere else.
+`load_board()` validates a board file and names the file, the key and the problem
+on any error.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+
+class RegionKind(StrEnum):
+    ITCM = "itcm"
+    DTCM = "dtcm"
+    SRAM = "sram"  # on-chip SRAM the NPU can reach (Ethos-U "SRAM")
+    BRAM = "bram"  # on-chip code/data RAM (FPGA block RAM on the MPS3)
+    ROM = "rom"
+    FLASH = "flash"  # external non-volatile (QSPI/OSPI)
+    DRAM = "dram"  # external volatile (DDR)
+
+
+@dataclass(frozen=True)
+class MemoryRegion:
+    name: str  # identifier used in linker scripts and the plan, e.g. "SRAM"
+    kind: RegionKind
+    base: int
+    size: int
+    on_chip: bool
+    volatile: bool  # RAM (contents lost at reset) vs non-volatile (flash/ROM)
+    cpu: bool  # the CPU can read/write it
+    npu: bool  # the NPU's AXI masters can reach it (never the TCMs)
+    executable: bool
+    writable: bool  # at run time, by the CPU
+    loadable: bool  # an ELF loader / debugger / emulator can place initial contents here
+    description: str = ""
+
+    @property
+    def end(self) -> int:
+        """One past the last byte."""
+        return self.base + self.size
+
+    def contains(self, address: int, size: int = 1) -> bool:
+        return self.base <= address and address + size <= self.end
+
+
+@dataclass(frozen=True)
+class ModeRegisters:
+    """NPU register values for one memory mode (driver compile definitions)."""
+
+    qconfig: int
+    regioncfg: tuple[int, ...]  # REGIONCFG_0..7 (2 bits each)
+
+
+@dataclass(frozen=True)
+class Npu:
+    kinds: tuple[str, ...]  # NPUs this board may carry: ("ethos-u55", "ethos-u65")
+    macs: dict[str, tuple[int, ...]]  # per kind, the MAC configurations it may be built with
+    base: int  # the address firmware uses (secure alias on Corstone)
+    irq: int  # external interrupt number (IRQn, not the vector index)
+    secure: bool
+    privileged: bool
+    # per (kind, mode): the registers; absent pairs are modes the kind cannot run
+    registers: dict[tuple[str, str], ModeRegisters] = field(default_factory=dict)
+    # AXI outstanding-transaction limits per kind, (reads, writes); informative. A kind
+    # with separate ports has "<kind>:sram" and "<kind>:ext" entries instead.
+    axi_limits: dict[str, tuple[int, int]] = field(default_factory=dict)
+    base_ns: int | None = None  # non-secure alias of `base`, when the board has one
+
+    def supports(self, kind: str, macs: int | None = None) -> bool:
+        """Can this board's NPU be `kind` (with `macs` MACs/cycle)?"""
+        if kind not in self.kinds:
+            return False
+        return macs is None or macs in self.macs.get(kind, ())
+
+
+@dataclass(frozen=True)
+class Cpu:
+    core: str  # "cortex-m55" (a key of ethosu_kit.board.cores.CORES)
+    arch: str  # "armv8.1-m.main", from the core
+    fpu: str  # "dp", "sp" or "none"
+    mve: str  # "", "int" or "fp"
+    dcache: bool
+    icache: bool
+    # compiler flags per toolchain id ("gcc", "clang", "armclang"): derived from core, fpu
+    # and mve (ethosu_kit.board.cores.cpu_flags), each replaced by the board's [cpu.flags] entry
+    flags: dict[str, tuple[str, ...]] = field(default_factory=dict)
+    clock_hz: int = 25_000_000
+    dcache_line: int = 32  # bytes
+    trustzone: bool = False  # the Armv8-M Security Extension is present
+    irqs: int = 32  # external interrupts the NVIC has: the vector table's size
+    timer: str = "systick"  # cycle counter: "systick", "dwt" (SysTick where it stops) or "custom"
+    dsp: bool = True  # the DSP extension (optional on the Cortex-M33 only)
+
+    @property
+    def has_fpu(self) -> bool:
+        return self.fpu != "none"
+
+    @property
+    def armv8m(self) -> bool:
+        """Armv8-M mainline (MSPLIM, SecureFault), as opposed to Armv7-M."""
+        return self.arch.startswith("armv8")
+
+    @property
+    def vector_table_bytes(self) -> int:
+        """16 system exception vectors and one per external interrupt."""
+        return (16 + self.irqs) * 4
+
+    @property
+    def vector_table_align(self) -> int:
+        """VTOR needs the table aligned to its size rounded up to a power of two, >= 128."""
+        return max(128, 1 << (self.vector_table_bytes - 1).bit_length())
+
+
+@dataclass(frozen=True)
+class Console:
+    """Where kit_putc writes: a UART driver the kit has, semihosting, the board's C, or nowhere."""
+
+    kind: str  # "cmsdk-apb", "pl011", "semihosting", "custom" or "none"
+    base: int = 0  # MMIO kinds only
+    clock_hz: int = 25_000_000
+    baud: int = 115200
+    base_ns: int | None = None  # non-secure alias of `base`, when the board has one
+
+    @property
+    def mmio(self) -> bool:
+        return self.kind in MMIO_CONSOLES
+
+
+MMIO_CONSOLES = ("cmsdk-apb", "pl011")
+CONSOLE_KINDS = (*MMIO_CONSOLES, "semihosting", "custom", "none")
+TIMER_KINDS = ("systick", "dwt", "custom")
+
+
+@dataclass(frozen=True)
+class Boot:
+    """Where the core finds its vector table at reset (VTOR's reset value)."""
+
+    vector_region: str  # the region holding it
+    vector_address: int  # its address (the region's start unless the board says otherwise)
+
+
+@dataclass(frozen=True)
+class RegionPlace:
+    """Where a stand-in machine has one of the board's regions: `name` at `base`, `size`."""
+
+    name: str
+    base: int
+    size: int
+
+
+@dataclass(frozen=True)
+class QemuLayout:
+    """The board's memory map laid onto a stand-in machine ([qemu.layout]): the regions it
+    has elsewhere (or smaller) and where that machine boots. `gen --qemu-stand-in` plans
+    and links an image with it; `ethosu-kit run` checks an image against it."""
+
+    regions: tuple[RegionPlace, ...] = ()
+    vector_region: str | None = None  # [boot] vector_region on the stand-in
+
+
+@dataclass(frozen=True)
+class Fvp:
+    """The Arm Fixed Virtual Platform that runs this board's images ([fvp]): the executable
+    per NPU kind and the instance names its parameters start with (`<npu>.num_macs`,
+    `<board>.<uart>.out_file`, `<cpu>.semihosting-enable`, …)."""
+
+    models: dict[str, str]  # NPU kind -> FVP executable, e.g. "FVP_Corstone_SSE-300_Ethos-U55"
+    board: str  # "mps3_board"
+    cpu: str  # "cpu0"
+    npu: str = ""  # "ethosu"; "" when the model has no NPU to configure
+    uart: str = "uart0"  # the console UART of the board's [console]
+    params: tuple[str, ...] = ()  # further "instance.parameter=value"
+
+
+@dataclass(frozen=True)
+class Qemu:
+    """The QEMU machine that runs this board's images (`ethosu-kit run`)."""
+
+    machine: str  # "mps2-an500"
+    cpu: str  # "-cpu"
+    stand_in: str = ""  # non-empty: QEMU models a different machine; said on every run
+    layout: QemuLayout | None = None  # the stand-in's memory map, where it differs
+
+
+@dataclass(frozen=True)
+class Port:
+    """The board's own code: C sources, include folders, an optional CMake file, its hooks."""
+
+    dir: str  # absolute folder the paths below are relative to (the board.toml's folder)
+    sources: tuple[str, ...] = ()
+    include_dirs: tuple[str, ...] = ()
+    cmake: str | None = None
+    hooks: tuple[str, ...] = ()  # HAL hooks (HOOKS) the sources implement
+
+    def path(self, relative: str) -> str:
+        return str(Path(self.dir) / relative)
+
+
+@dataclass(frozen=True)
+class Hook:
+    """One HAL hook of sdk/include/kit/hal.h: what a port may implement instead of the kit."""
+
+    name: str  # as [port].hooks names it
+    functions: tuple[str, ...]  # the C functions an implementation defines, all of them
+    what: str  # one line for listings and docs
+
+
+# Every hook a port can provide, in the order kit_platform_init uses them. The C side is
+# sdk/include/kit/hal.h; the default for each is chosen by hal_default().
+HOOKS: tuple[Hook, ...] = (
+    Hook("console", ("kit_hal_console_init", "kit_hal_console_putc"),
+         "console: init and put one character (default from [console].kind)"),
+    Hook("timer", ("kit_hal_timer_init", "kit_hal_cycles"),
+         "cycle counter (default from [cpu].timer: SysTick or DWT)"),
+    Hook("board_init", ("kit_hal_board_init",),
+         "board init: clocks, pins, security (SAU/MPC/PPC) (default: nothing to do)"),
+    Hook("cache", ("kit_hal_cache_init", "kit_hal_dcache_clean", "kit_hal_dcache_invalidate",
+                   "kit_hal_dcache_clean_invalidate", "kit_hal_dcache_clean_invalidate_all"),
+         "L1 cache enable and maintenance of NPU buffers (default from [cpu] dcache/icache)"),
+    Hook("npu", ("kit_hal_npu_config",),
+         "NPU base, IRQ, security and power-up (default: [npu] base/irq/secure/privileged)"),
+    Hook("exit", ("kit_hal_exit",),
+         "leave with an exit code (default: semihosting SYS_EXIT_EXTENDED, then park)"),
+    Hook("fault", ("kit_hal_fault_report",),
+         "report a fault (default: registers over the console, then exit 16)"),
+)  # fmt: skip
+HOOK_NAMES: tuple[str, ...] = tuple(h.name for h in HOOKS)
+
+
+@dataclass(frozen=True)
+class HalDefault:
+    """The kit's implementation of a hook for this board's data, or why there is none."""
+
+    sources: tuple[str, ...] = ()  # kit-relative C files
+    include_dirs: tuple[str, ...] = ()  # kit-relative
+    required_because: str = ""  # non-empty: the board must provide the hook
+
+
+# Console kinds name UART IP blocks, not boards: Arm's CMSDK APB UART is a licensable
+# peripheral in many SoCs, the PL011 another; which one a board has is its [console] data.
+_CONSOLE_DEFAULTS: dict[str, HalDefault] = {
+    "cmsdk-apb": HalDefault(
+        ("sdk/src/hal/console_uart.c", "drivers/uart_cmsdk/uart_cmsdk.c"),
+        ("drivers/uart_cmsdk",),
+    ),
+    "pl011": HalDefault(
+        ("sdk/src/hal/console_uart.c", "drivers/uart_pl011/uart_pl011.c"),
+        ("drivers/uart_pl011",),
+    ),
+    "semihosting": HalDefault(("sdk/src/hal/console_semihosting.c",)),
+    "none": HalDefault(("sdk/src/hal/console_none.c",)),
+}
+_TIMER_DEFAULTS: dict[str, HalDefault] = {
+    "systick": HalDefault(("sdk/src/hal/timer_systick.c", "drivers/timer_systick/systick.c"),
+                          ("drivers/timer_systick",)),
+    "dwt": HalDefault(("sdk/src/hal/timer_dwt.c", "drivers/timer_systick/systick.c"),
+                      ("drivers/timer_systick",)),
+}  # fmt: skip
+
+
+def hal_default(board: Board, hook: str) -> HalDefault:
+    """What the kit links for `hook` when the board's [port].hooks does not name it."""
+    if hook == "console":
+        kind = board.console.kind
+        return _CONSOLE_DEFAULTS.get(
+            kind, HalDefault(required_because=f'[console] kind = "{kind}"')
+        )
+    if hook == "timer":
+        timer = board.cpu.timer
+        return _TIMER_DEFAULTS.get(timer, HalDefault(required_because=f'[cpu] timer = "{timer}"'))
+    if hook == "cache":
+        cached = board.cpu.dcache or board.cpu.icache
+        return HalDefault((f"sdk/src/hal/cache_{'l1' if cached else 'none'}.c",))
+    if hook not in HOOK_NAMES:
+        raise KeyError(hook)
+    return HalDefault((f"sdk/src/hal/{hook}_default.c",))
+
+
+@dataclass(frozen=True)
+class Board:
+    name: str  # "corstone-300"
+    aliases: tuple[str, ...]
+    description: str
+    source: str  # path of the board.toml it came from (for error messages and headers)
+    cpu: Cpu
+    npu: Npu
+    console: Console
+    regions: tuple[MemoryRegion, ...]
+    port: Port
+    boot: Boot | None = None  # None: the vector table starts the code region (schema 1)
+    qemu: Qemu | None = None  # None: no QEMU machine runs this board's images
+    # True: this is the board laid onto its QEMU stand-in ([qemu.layout] applied)
+    qemu_layout: bool = False
+    fvp: Fvp | None = None  # None: no FVP is named for this board
+    schema: int = 2
+    # free-form facts only the board's C reads (the [glue] table of board.toml)
+    glue: dict[str, Any] = field(default_factory=dict)
+    # keys a drafted board still leaves "TODO" (board_loader.TODO_KEYS): facts the kit
+    # cannot guess; what needs one refuses with an error naming it (board_loader.require)
+    todo: tuple[str, ...] = ()
+
+    def region(self, name: str) -> MemoryRegion:
+        for r in self.regions:
+            if r.name == name:
+                return r
+        raise KeyError(name)
+
+    def region_at(self, address: int, size: int = 1) -> MemoryRegion | None:
+        for r in self.regions:
+            if r.contains(address, size):
+                return r
+        return None

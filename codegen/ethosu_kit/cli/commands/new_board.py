@@ -1,0 +1,152 @@
+"""`ethosu-kit new-board NAME -o DIR`: draft a board folder (board.toml + C stubs)."""
+
+from __future__ import annotations
+
+import argparse
+import re
+from dataclasses import fields
+from pathlib import Path
+
+from ethosu_kit.board.draft.cmsis_pack import load_device
+from ethosu_kit.board.draft.new_board import (
+    Choices,
+    apply_choices,
+    apply_svd,
+    draft_from_board,
+    draft_from_pack,
+    finish,
+    render_folder,
+    validate,
+    write_folder,
+)
+from ethosu_kit.board.draft.svd import load_svd
+from ethosu_kit.board.loader import load_board
+from ethosu_kit.cli.commands.boards import todo_summary
+from ethosu_kit.core.errors import BoardError, KitError
+
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+
+
+def number(text: str) -> int:
+    try:
+        value = int(text, 0)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"not a number: {text!r} (use 0x... or decimal)") from None
+    if not 0 <= value < 1 << 32:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a 32-bit address or number")
+    return value
+
+
+def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("name", help="board name: lower case letters, digits and '-'")
+    parser.add_argument("-o", "--output", type=Path, required=True, help="board folder to write")
+    source = parser.add_argument_group("where the facts come from")
+    source.add_argument("--from", dest="from_board", metavar="BOARD",
+                        help="start from a board: built-in name, folder or board.toml")  # fmt: skip
+    source.add_argument("--pack", type=Path, metavar="FILE.pdsc", help="CMSIS-Pack description")
+    source.add_argument("--device", help="device name (Dname) in the pack")
+    source.add_argument("--processor", help="Pname of the core, on a multi-core device")
+    source.add_argument(
+        "--svd",
+        type=Path,
+        metavar="FILE.svd",
+        help="device SVD: NPU and console addresses and IRQs (default: the one the pack names, "
+        "when it is next to the .pdsc)",
+    )
+    source.add_argument(
+        "--security",
+        choices=("auto", "s", "ns", "all"),
+        default="auto",
+        help="which aliases to use when the pack lists secure and non-secure ones (auto: secure)",
+    )
+    npu = parser.add_argument_group("the NPU (instead of, or over, the SVD)")
+    npu.add_argument("--npu", metavar="KIND[-MACS]", help="e.g. ethos-u55-128 or ethos-u65")
+    npu.add_argument("--npu-base", type=number, metavar="ADDR", help="register base address")
+    npu.add_argument("--npu-irq", type=number, metavar="N", help="interrupt number (IRQn)")
+    npu.add_argument("--npu-peripheral", metavar="NAME", help="the SVD peripheral that is the NPU")
+    console = parser.add_argument_group("the console (instead of, or over, the SVD)")
+    console.add_argument(
+        "--console",
+        metavar="KIND",
+        help="cmsdk-apb, pl011 (both need --console-base), semihosting, custom "
+        "(a stub console.c to fill in) or none",
+    )
+    console.add_argument("--console-base", type=number, metavar="ADDR", help="UART base address")
+    console.add_argument(
+        "--console-peripheral", metavar="NAME", help="the SVD's console UART, e.g. UART0"
+    )
+    parser.add_argument(
+        "--qemu-machine",
+        metavar="MACHINE",
+        help="the QEMU machine that runs this board's images (a name `qemu-system-arm -M help` "
+        "lists), for `ethosu-kit run`",
+    )
+    parser.add_argument(
+        "--force",
+        action="store_true",
+        help="write into a non-empty folder (replaces board.toml and the stubs; other files stay)",
+    )
+
+
+def run(args: argparse.Namespace) -> int:
+    if not _NAME_RE.match(args.name):
+        raise KitError(f"board name {args.name!r}: use lower case letters, digits and '-'")
+    if args.from_board and args.pack:
+        raise KitError("--from and --pack both given: start from one of them")
+    if not args.from_board and not args.pack:
+        raise KitError(
+            "new-board needs a CPU and memory map to start from",
+            hint="give --from BOARD (`ethosu-kit boards` lists them) or --pack FILE.pdsc "
+            "--device NAME; an "
+            "--svd adds peripherals, not the memory map (docs/porting.md: without a pack)",
+        )
+    if args.pack and not args.device:
+        raise KitError("--pack needs --device NAME (the Dname of the device in the pack)")
+    if args.device and not args.pack:
+        raise KitError("--device names a device of a pack: give --pack FILE.pdsc too")
+    choices = Choices(**{f.name: getattr(args, f.name) for f in fields(Choices)})
+    notes: list[str] = []
+    svd_path: Path | None = args.svd
+    if args.from_board:
+        draft = draft_from_board(load_board(args.from_board), args.name)
+    else:
+        device = load_device(args.pack, args.device, args.processor)
+        draft = draft_from_pack(device, args.pack, args.name, args.security)
+        if svd_path is None and device.svd:
+            named = args.pack.parent / device.svd
+            if named.is_file():
+                svd_path = named
+                notes.append(f"SVD: {named} (named by the pack)")
+            else:
+                notes.append(f"the pack names the SVD {device.svd}; not found next to the .pdsc")
+    if svd_path is not None:
+        apply_svd(draft, load_svd(svd_path), choices)
+    elif args.npu_peripheral or args.console_peripheral:
+        raise KitError("--npu-peripheral / --console-peripheral name SVD peripherals: give --svd")
+    apply_choices(draft, choices)
+    if args.qemu_machine:
+        draft.qemu_machine, draft.qemu_cpu = args.qemu_machine, None
+        draft.todo.pop("qemu.machine", None)
+        # a copied stand-in (its text and how it lays the map out) was for the other machine
+        draft.qemu_stand_in = ""
+        for table in [t for t in draft.passthrough if t.split(".")[:2] == ["qemu", "layout"]]:
+            del draft.passthrough[table]
+    finish(draft)
+    files = render_folder(draft)
+    target = args.output / "board.toml"
+    try:
+        board = validate(files, str(target))
+    except BoardError as exc:
+        raise BoardError(
+            f"the drafted board is not valid: {exc.message}",
+            hint=exc.hint or "check the options given for what the sources do not say",
+        ) from None
+    written = write_folder(files, args.output, args.force)
+    for note in notes:
+        print(f"note: {note}")
+    print(f"{args.output}: board {board.name}, {len(board.regions)} regions, "
+          f"files: {', '.join(written)}")  # fmt: skip
+
+    print(todo_summary(board, files["board.toml"].decode("utf-8")))
+    print(f"next: edit the TODOs, then `ethosu-kit boards {args.output}`")
+    return 0

@@ -1,0 +1,360 @@
+"""Prove a linked firmware ELF against its memory plan (`memory_plan.json`).
+
+For every logical buffer the plan names (scratch/temp pool, fast scratch, network,
+pools, IO, stack, heap): its symbol lies wholly inside the region the mode requires,
+is aligned (16 bytes for everything the NPU sees), and NPU buffers sit in
+NPU-reachable memory, never a TCM. For the image as a whole: no allocated section
+leaves its region (overflow), no two overlap, and everything with initial contents
+has a load address (LMA) in memory that holds it at reset (non-volatile, or loadable
+by the debugger/emulator). Reads the ELF with pyelftools; pure otherwise.
+"""
+
+from __future__ import annotations
+
+import itertools
+import sys
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from elftools.common.exceptions import ELFError
+from elftools.elf.elffile import ELFFile
+from elftools.elf.sections import SymbolTableSection
+from rich.console import Console
+from rich.table import Table
+
+from ethosu_kit.board.model import MemoryRegion as Region
+from ethosu_kit.board.model import RegionKind
+from ethosu_kit.core.errors import ElfCheckError, KitError
+from ethosu_kit.core.files import MAX_ELF, open_regular
+from ethosu_kit.layout.link_layout import UNUSED_END, UNUSED_START
+from ethosu_kit.npu.facts import NPU_ALIGN
+from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
+
+SHF_ALLOC = 0x2
+TCM_KINDS = (RegionKind.ITCM, RegionKind.DTCM)
+
+
+@dataclass(frozen=True)
+class Violation:
+    what: str  # symbol or section
+    address: int
+    actual: str  # region it is in ("none" outside every region)
+    expected: str  # region it should be in ("" when not about placement)
+    message: str
+    hint: str
+
+
+@dataclass(frozen=True)
+class RegionRow:
+    region: Region
+    used: int
+    free: int  # from the __kit_unused_<region>_start/_end symbols when present
+    contents: tuple[str, ...]
+
+
+@dataclass
+class CheckResult:
+    elf: str
+    plan: str
+    mode: str
+    board: str
+    rows: list[RegionRow] = field(default_factory=list)
+    violations: list[Violation] = field(default_factory=list)
+    checked: list[str] = field(default_factory=list)  # buffers proven
+
+    @property
+    def ok(self) -> bool:
+        return not self.violations
+
+
+@dataclass(frozen=True)
+class _Section:
+    name: str
+    addr: int
+    size: int
+    nobits: bool
+
+
+PLAN_NAME = "memory_plan.json"
+
+
+def plan_candidates(elf: Path) -> list[Path]:
+    """The memory_plan.json files that may be the plan of the project an ELF was built in,
+    nearest first.
+
+    A build lands in <project>/build/<toolchain>/, a few folders below the plan. CMake's
+    ethosu_add_model/ethosu_add_firmware also copy it beside the ELF as
+    `<elf name>.memory_plan.json`, which comes first: several executables with a model
+    each can share one output folder (and its last-written memory_plan.json). Which of
+    them is the image's own is firmware.image.find_plan's decision (.kit.info names the model).
+    """
+    found = []
+    own = elf.resolve().with_name(f"{elf.stem}.{PLAN_NAME}")
+    if own.is_file():
+        found.append(own)
+    for folder in elf.resolve().parents[:4]:
+        if (folder / PLAN_NAME).is_file():
+            found.append(folder / PLAN_NAME)
+    return found
+
+
+def plan_near(elf: Path) -> Path | None:
+    """The nearest of plan_candidates, whatever model it is for."""
+    found = plan_candidates(elf)
+    return found[0] if found else None
+
+
+def load_plan(plan_path: Path) -> MemoryPlan:
+    """memory_plan.json as the typed plan; a one-line KitError naming the file and key."""
+    return MemoryPlan.from_json(plan_path)
+
+
+def _region_at(regions: list[Region], address: int, size: int) -> Region | None:
+    for r in regions:
+        if r.contains(address, max(size, 1)):
+            return r
+    return None
+
+
+def _region_name_of(regions: list[Region], address: int) -> str:
+    for r in regions:
+        if r.base <= address < r.end:
+            return r.name
+    return "none"
+
+
+def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
+    plan = load_plan(plan_path)
+    regions = list(plan.board.regions)
+    by_name = {r.name: r for r in regions}
+    mode = plan.mode.value
+    result = CheckResult(str(elf_path), str(plan_path), mode, plan.board.name)
+
+    symbols: dict[str, tuple[int, int]] = {}
+    sections: list[_Section] = []
+    loads: list[tuple[int, int, int]] = []  # (vaddr, paddr, filesz)
+
+    try:
+        with open_regular(elf_path, MAX_ELF) as (f, _):
+            elf = ELFFile(f)
+            for sec in elf.iter_sections():
+                if sec["sh_flags"] & SHF_ALLOC and sec["sh_size"] > 0:
+                    sections.append(
+                        _Section(
+                            sec.name, sec["sh_addr"], sec["sh_size"], sec["sh_type"] == "SHT_NOBITS"
+                        )
+                    )
+                if isinstance(sec, SymbolTableSection):
+                    for sym in sec.iter_symbols():
+                        if sym.name and sym["st_shndx"] != "SHN_UNDEF":
+                            symbols[sym.name] = (sym["st_value"], sym["st_size"])
+            for seg in elf.iter_segments():
+                if seg["p_type"] == "PT_LOAD" and seg["p_filesz"] > 0:
+                    loads.append((seg["p_vaddr"], seg["p_paddr"], seg["p_filesz"]))
+    except OSError as exc:
+        raise KitError(f"{elf_path}: cannot read the ELF ({exc.strerror})") from exc
+    except ELFError as exc:
+        raise KitError(f"{elf_path}: not an ELF file ({exc})") from exc
+
+    def violate(what: str, address: int, expected: str, message: str, hint: str) -> None:
+        actual = _region_name_of(regions, address)
+        result.violations.append(Violation(what, address, actual, expected, message, hint))
+
+    # 1. every logical buffer where its mode requires it
+    for b in plan.buffers:
+        if b.symbol and b.role not in (Role.CODE, Role.DATA):
+            _check_buffer(
+                b, symbols=symbols, regions=regions, by_name=by_name, loads=loads, mode=mode,
+                violate=violate,
+            )  # fmt: skip
+            result.checked.append(b.name)
+
+    # 2. no allocated section leaves its region; nothing overlaps
+    placed: list[tuple[_Section, Region | None]] = []
+    for s in sections:
+        region = _region_at(regions, s.addr, s.size)
+        if region is None:
+            start = _region_name_of(regions, s.addr)
+            if start != "none":
+                over = s.addr + s.size - by_name[start].end
+                violate(
+                    s.name, s.addr, start,
+                    f"section {s.name} ({s.size} bytes at {s.addr:#010x}) overflows {start} "
+                    f"by {over} bytes (ends {s.addr + s.size:#010x}, {start} ends "
+                    f"{by_name[start].end:#010x})",
+                    "shrink what is in it (see memory_report.txt), or use another memory mode",
+                )  # fmt: skip
+            else:
+                violate(
+                    s.name, s.addr, "",
+                    f"section {s.name} ({s.size} bytes at {s.addr:#010x}) is outside every "
+                    "region of the board",
+                    "the linker script's MEMORY must match the board (regenerate it)",
+                )  # fmt: skip
+        placed.append((s, region))
+    ordered = sorted(sections, key=lambda s: s.addr)
+    for a, b2 in itertools.pairwise(ordered):
+        if b2.addr < a.addr + a.size:
+            violate(
+                b2.name, b2.addr, "",
+                f"section {b2.name} at {b2.addr:#010x} overlaps {a.name} "
+                f"({a.addr:#010x}..{a.addr + a.size:#010x})",
+                "two output sections share memory: fix the linker script's placement",
+            )  # fmt: skip
+
+    # 3. initial contents stored where they survive until reset (or the loader puts them)
+    for vaddr, paddr, filesz in loads:
+        region = _region_at(regions, paddr, filesz)
+        if region is None:
+            violate(
+                f"segment@{vaddr:#010x}", paddr, "",
+                f"load segment ({filesz} bytes, LMA {paddr:#010x}) is outside every region",
+                "give initialised data a load address (AT>) in flash or a loadable region",
+            )  # fmt: skip
+        elif region.volatile and not region.loadable:
+            violate(
+                f"segment@{vaddr:#010x}", paddr, "",
+                f"load segment ({filesz} bytes, LMA {paddr:#010x}) is in {region.name}, "
+                "volatile memory nothing fills at reset",
+                "store initial values in non-volatile memory (AT> flash) and copy at reset",
+            )  # fmt: skip
+
+    # the per-region table
+    for r in regions:
+        inside = [s for s, reg in placed if reg is r]
+        used = sum(s.size for s in inside)
+        unused_from = symbols.get(UNUSED_START.format(region=r.name))
+        unused_to = symbols.get(UNUSED_END.format(region=r.name))
+        free = unused_to[0] - unused_from[0] if unused_from and unused_to else r.size - used
+        result.rows.append(RegionRow(r, used, free, tuple(s.name for s in inside)))
+    return result
+
+
+Violate = Callable[[str, int, str, str, str], None]
+
+
+def _check_buffer(
+    b: Buffer,
+    *,
+    symbols: dict[str, tuple[int, int]],
+    regions: list[Region],
+    by_name: dict[str, Region],
+    loads: list[tuple[int, int, int]],
+    mode: str,
+    violate: Violate,
+) -> None:
+    name, symbol, size, want = b.name, b.symbol, b.size, b.region
+    if symbol not in symbols:
+        violate(
+            symbol, 0, want,
+            f"{name}: symbol {symbol} is not in the ELF (the plan puts {size} bytes in {want})",
+            "link the generated kit_buffers.c / kit_network.S into the firmware",
+        )  # fmt: skip
+        return
+    addr, sym_size = symbols[symbol]
+    if 0 < sym_size < size:
+        violate(
+            symbol, addr, want,
+            f"{name}: {symbol} is {sym_size} bytes, the plan needs {size}",
+            "regenerate the project so kit_buffers.c matches memory_plan.json",
+        )  # fmt: skip
+    region = _region_at(regions, addr, size)
+    actual = region.name if region else _region_name_of(regions, addr)
+    if region is None and actual == want and want in by_name:
+        over = addr + size - by_name[want].end
+        violate(
+            symbol, addr, want,
+            f"{name}: {symbol} at {addr:#010x} ({size} bytes) runs {over} bytes past "
+            f"the end of {want} ({by_name[want].end:#010x})",
+            "the region overflows: shrink what is in it, or use another memory mode",
+        )  # fmt: skip
+    elif actual != want:
+        allowed = b.allowed_regions or (want,)
+        violate(
+            symbol, addr, want,
+            f"{name}: {symbol} at {addr:#010x} ({size} bytes) is in {actual}, "
+            f"the {mode} plan requires {want}"
+            + (f" (allowed: {', '.join(allowed)})" if len(allowed) > 1 else ""),
+            f"the linker script must place section {b.section} in {want}: "
+            f"regenerate linker.ld with gen-firmware, or fix its '> {want}'",
+        )  # fmt: skip
+    align = max(b.align, NPU_ALIGN if b.npu else 1)
+    if addr % align:
+        violate(
+            symbol, addr, want,
+            f"{name}: {symbol} at {addr:#010x} is not {align}-byte aligned "
+            f"(off by {addr % align})",
+            f"align section {b.section} to {align} (ALIGN({align}) / aligned({align}))",
+        )  # fmt: skip
+    if b.npu and region is not None and (region.kind in TCM_KINDS or not region.npu):
+        why = "a TCM the NPU cannot reach" if region.kind in TCM_KINDS else "not NPU-reachable"
+        reachable = [r.name for r in regions if r.npu and r.kind not in TCM_KINDS]
+        violate(
+            symbol, addr, want,
+            f"{name}: {symbol} at {addr:#010x} is in {region.name}, {why}; "
+            "the NPU reads or writes it",
+            f"place {b.section} in an NPU-reachable region ({', '.join(reachable)})",
+        )  # fmt: skip
+    if b.initialized and b.load_region:
+        _check_load_region(b, addr, loads, by_name, violate)
+
+
+def _check_load_region(
+    b: Buffer,
+    vaddr: int,
+    loads: list[tuple[int, int, int]],
+    by_name: dict[str, Region],
+    violate: Violate,
+) -> None:
+    want = b.load_region or b.region
+    for seg_vaddr, paddr, filesz in loads:
+        if seg_vaddr <= vaddr < seg_vaddr + filesz:
+            lma = paddr + (vaddr - seg_vaddr)
+            region = by_name.get(want)
+            if region is None or not region.contains(lma, 1):
+                violate(
+                    b.symbol, lma, want,
+                    f"{b.name}: initial contents of {b.symbol} load from {lma:#010x}, "
+                    f"the plan stores them in {want}",
+                    f"the linker script must give {b.section} 'AT> {want}'",
+                )  # fmt: skip
+            return
+
+
+def render(result: CheckResult) -> None:
+    """Print the per-region table and the violations (rich)."""
+    console = Console(highlight=False)
+    table = Table(title=f"{Path(result.elf).name}: {result.board}, {result.mode}")
+    for col in ("region", "base", "size", "used", "free", "what"):
+        table.add_column(col, justify="right" if col in ("size", "used", "free") else "left")
+    for row in result.rows:
+        table.add_row(
+            row.region.name,
+            f"{row.region.base:#010x}",
+            str(row.region.size),
+            str(row.used),
+            str(row.free),
+            " ".join(row.contents) or "-",
+        )
+    console.print(table)
+    for v in result.violations:
+        console.print(f"[red]violation[/red]: {v.message}\n  hint: {v.hint}")
+    if result.ok:
+        console.print(f"ok: {len(result.checked)} buffers where the {result.mode} plan puts them")
+
+
+def check_or_raise(elf: Path, plan: Path, quiet: bool = False) -> CheckResult:
+    result = check_elf(elf, plan)
+    if not quiet:
+        render(result)
+    else:
+        for v in result.violations:
+            print(f"violation: {v.message}", file=sys.stderr)
+    if not result.ok:
+        first = result.violations[0]
+        raise ElfCheckError(
+            f"{elf}: {len(result.violations)} violation(s) of {plan}; first: {first.message}",
+            hint=first.hint,
+        )
+    return result

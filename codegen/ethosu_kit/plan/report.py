@@ -1,0 +1,114 @@
+"""Memory reports of a plan: every region, its base and size, what is in it, what is free.
+
+`report_text(plan)` is for people (memory_report.txt, the gen command's summary);
+`report_json(plan)` for tools (memory_report.json). Both are pure. Code and data are
+sized by the linker, so they show as 0 bytes here; `ethosu-kit check-elf` reports
+the linked sizes.
+"""
+
+from __future__ import annotations
+
+import io
+from typing import Any
+
+from rich.console import Console
+from rich.table import Table
+from rich.text import Text
+
+from ethosu_kit.core.sizes import size_text
+from ethosu_kit.plan.types import MemoryPlan, Role
+
+REPORT_FORMAT_VERSION = 1
+
+
+def report_json(plan: MemoryPlan) -> dict[str, Any]:
+    """Every region: base, size, used, free bytes and its buffers (offset-free, by order)."""
+    regions = []
+    for use in plan.region_uses():
+        r = use.region
+        buffers = [plan.buffer(name) for name in use.buffers]
+        regions.append(
+            {
+                "name": r.name,
+                "kind": r.kind.value,
+                "base": r.base,
+                "size": r.size,
+                "used": use.used,
+                "free": use.free,
+                "on_chip": r.on_chip,
+                "npu": r.npu,
+                "buffers": [
+                    {
+                        "name": b.name,
+                        "role": b.role.value,
+                        "symbol": b.symbol,
+                        "section": b.section,
+                        "size": b.size,
+                        "align": b.align,
+                        "npu": b.npu,
+                        "linker_sized": b.role in (Role.CODE, Role.DATA),
+                        "load_region": b.load_region,
+                        "why": b.why,
+                    }
+                    for b in buffers
+                ],
+            }
+        )
+    ram = sum(
+        b.size
+        for b in plan.buffers
+        if plan.board.region(b.region).volatile and b.role not in (Role.CODE, Role.DATA)
+    )
+    return {
+        "format": REPORT_FORMAT_VERSION,
+        "board": plan.board.name,
+        "mode": plan.mode.value,
+        "accelerator": plan.accelerator,
+        "model": {"path": plan.model_path, "sha256": plan.model_sha256},
+        "ram_planned": ram,
+        "regions": regions,
+        "notes": list(plan.notes),
+    }
+
+
+def report_text(plan: MemoryPlan) -> str:
+    """A table per plan: region, base, size, used, free, then its buffers with the why."""
+    table = Table(
+        title=f"memory plan: {plan.board.name}, {plan.mode.value}, {plan.accelerator}",
+        title_justify="left",
+        show_lines=True,
+    )
+    for column, justify in (
+        ("region", "left"),
+        ("base", "left"),
+        ("size", "right"),
+        ("used", "right"),
+        ("free", "right"),
+        ("contents (bytes): why", "left"),
+    ):
+        table.add_column(column, justify=justify)  # type: ignore[arg-type]
+    for use in plan.region_uses():
+        r = use.region
+        lines = []
+        for name in use.buffers:
+            b = plan.buffer(name)
+            size = "linker-sized" if b.role in (Role.CODE, Role.DATA) else f"{b.size:,}"
+            npu = " [NPU]" if b.npu else ""
+            load = f" [loaded from {b.load_region}]" if b.load_region else ""
+            lines.append(f"{b.name} ({size}){npu}{load}: {b.why}")
+        pct = f" ({100 * use.used / r.size:.0f}%)" if use.used else ""
+        cells = (
+            f"{r.name}\n{r.kind.value}",
+            f"0x{r.base:08x}",
+            f"{r.size:,}\n{size_text(r.size)}",
+            f"{use.used:,}{pct}",
+            f"{use.free:,}",
+            "\n".join(lines) or "-",
+        )
+        table.add_row(*(Text(c) for c in cells))  # Text: brackets are not markup
+    out = io.StringIO()
+    console = Console(file=out, width=140, no_color=True, highlight=False, emoji=False)
+    console.print(table, markup=False)
+    for note in plan.notes:
+        console.print(f"note: {note}", markup=False)
+    return out.getvalue()

@@ -1,0 +1,209 @@
+"""The memory plan: which logical buffer goes in which region, how big, and why.
+
+Stage 2 of the data flow. `plan_memory()` (in `ethosu_kit.plan.planner`) is a pure
+function of (model info, board, mode, options) that returns a `MemoryPlan`. Every
+generator renders from the plan, and `memory_plan.json` (written next to the
+generated project) is what `ethosu-kit check-elf` proves the linked ELF against.
+
+The names below are the contract between the planner, the templates, the C code
+and the ELF checker: a buffer's `symbol` is the C object the firmware defines, its
+`section` the input section the linker script and scatter file place, and its
+`region` the board region it must end up in.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass, field
+from enum import StrEnum
+from pathlib import Path
+from typing import Any
+
+from ethosu_kit.board.model import Board, MemoryRegion
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.files import MAX_PLAN, read_text
+from ethosu_kit.core.sizes import align_up
+from ethosu_kit.core.typed_json import ShapeError, decode, encode
+from ethosu_kit.npu.facts import MemoryMode
+
+PLAN_FORMAT_VERSION = 2  # 2: board_data (the whole typed Board) added
+
+
+class Role(StrEnum):
+    """What a logical buffer is for; decides where each memory mode lets it live."""
+
+    NETWORK = "network"  # the .pte (command streams, weights): read by CPU and NPU
+    SCRATCH = "scratch"  # temp allocator pool; the delegate takes the NPU scratch (region 1) here
+    FAST_SCRATCH = "fast_scratch"  # NPU-only staging SRAM (region 2), Dedicated_Sram
+    METHOD_POOL = "method_pool"  # method allocator: runtime structures of the loaded method
+    PLANNED = "planned"  # one memory-planned buffer (mem_id) of the method
+    INPUT = "input"  # input tensor data set before execute
+    OUTPUT = "output"
+    STACK = "stack"
+    VECTORS = "vectors"  # the NPU self-test's inputs and expected outputs (read-only)
+    INPUT_DATA = "input_data"  # a method input compiled into the image (gen --inputs)
+    HEAP = "heap"
+    VNPU_WORKSPACE = "vnpu_workspace"  # the virtual NPU's working memory (decoded weights)
+    CODE = "code"  # .text/.rodata: sized by the linker, placed by the plan
+    DATA = "data"  # .data/.bss of the firmware itself
+
+
+@dataclass(frozen=True)
+class Buffer:
+    name: str  # human name, e.g. "ethosu_scratch"
+    role: Role
+    symbol: str  # C symbol the firmware defines (or the linker script, for stack/heap)
+    section: str  # input section name, e.g. ".kit.scratch"
+    region: str  # name of the board region it is placed in
+    size: int  # bytes (0 for CODE/DATA, which the linker sizes)
+    align: int
+    npu: bool  # the NPU reads or writes it: must be NPU-reachable and 16-byte aligned
+    initialized: bool  # has contents at reset (needs a non-volatile load address)
+    load_region: str | None  # where initial contents are stored, if not `region` itself
+    allowed_regions: tuple[str, ...]  # every region this mode permits (for check messages)
+    why: str  # the arithmetic that produced `size`, e.g. "scratch 81920 + align 16"
+
+
+@dataclass(frozen=True)
+class RegionUse:
+    region: MemoryRegion
+    buffers: tuple[str, ...]  # Buffer.name in placement order
+    used: int  # bytes the plan knows of (CODE/DATA excluded)
+
+    @property
+    def free(self) -> int:
+        return self.region.size - self.used
+
+
+@dataclass(frozen=True)
+class PlanOptions:
+    fast_scratch: int | None = None  # --fast-scratch; else from the Vela config
+    stack: int = 16 * 1024
+    heap: int = 32 * 1024
+    # where stack/heap came from when not the option's number ("--stack auto: measured …")
+    stack_why: str = ""
+    heap_why: str = ""
+    # --stack auto on a plan for the Arm driver: the stack the same image needs with the
+    # virtual NPU (its own frames on the CPU's stack); `ethosu-kit build --npu virtual`
+    # plans it when it re-plans for the virtual NPU
+    stack_virtual: int | None = None
+    stack_virtual_why: str = ""
+    # the method allocator's pool: None = the planner's estimate from the program
+    method_pool: int | None = None
+    method_pool_why: str = ""
+    # bytes of each method input compiled into the image (gen --inputs), by input index
+    input_data: tuple[int, ...] = ()
+    app: str = "executor_runner"
+    # plan a program with no Ethos-U delegate (everything on the CPU) instead of refusing it
+    allow_cpu_only: bool = False
+    # bytes to keep free for the linker-sized .text/.rodata and .data/.bss; None = the
+    # planner's estimate for `app` (see planner.CODE_ESTIMATE / DATA_ESTIMATE)
+    code_reserve: int | None = None
+    data_reserve: int | None = None
+    # the NPU library the firmware links: the Ethos-U core driver, the kit's virtual NPU
+    # (drivers/ethosu_virtual) or none
+    npu: str = "driver"
+    # bytes of working memory the virtual NPU needs (measured on the host by
+    # ethosu_kit.vnpu.workspace); planned as buffer vnpu_workspace when npu is "virtual"
+    vnpu_workspace: int | None = None
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    board: Board
+    mode: MemoryMode
+    accelerator: str  # e.g. "ethos-u55-128"
+    model_path: str
+    model_sha256: str
+    buffers: tuple[Buffer, ...]
+    options: PlanOptions = field(default_factory=PlanOptions)
+    notes: tuple[str, ...] = ()  # decisions worth telling the user (defaults taken, etc.)
+
+    def buffer(self, name: str) -> Buffer:
+        for b in self.buffers:
+            if b.name == name:
+                return b
+        raise KeyError(name)
+
+    def by_role(self, role: Role) -> tuple[Buffer, ...]:
+        return tuple(b for b in self.buffers if b.role == role)
+
+    def region_uses(self) -> tuple[RegionUse, ...]:
+        uses = []
+        for region in self.board.regions:
+            inside = [b for b in self.buffers if b.region == region.name]
+            used = 0
+            for b in inside:
+                used = align_up(used, b.align) + b.size
+            uses.append(RegionUse(region, tuple(b.name for b in inside), used))
+        return tuple(uses)
+
+    def to_json_dict(self) -> dict[str, Any]:
+        """The form check-elf and run read: self-contained (the whole board included).
+
+        `board`, `regions` and `buffers` stay at the top for readers of the file;
+        `board_data` is the typed Board that `from_json` rebuilds.
+        """
+        return {
+            "format": PLAN_FORMAT_VERSION,
+            "board": self.board.name,
+            "board_source": self.board.source,
+            "mode": self.mode.value,
+            "accelerator": self.accelerator,
+            "model": {"path": self.model_path, "sha256": self.model_sha256},
+            "regions": encode(self.board.regions),
+            "buffers": encode(self.buffers),
+            "options": encode(self.options),
+            "notes": list(self.notes),
+            "board_data": encode(self.board),
+        }
+
+    def to_json(self) -> str:
+        return json.dumps(self.to_json_dict(), indent=2) + "\n"
+
+    @classmethod
+    def from_json_dict(cls, data: Any) -> MemoryPlan:
+        """The typed plan of `to_json_dict`'s form; ShapeError names the key of a bad shape."""
+        if not isinstance(data, dict):
+            raise ShapeError("", "expected a JSON object")
+        for key in ("format", "mode", "accelerator", "model", "buffers", "board_data"):
+            if key not in data:
+                raise ShapeError(key, "missing")
+        if data["format"] != PLAN_FORMAT_VERSION:
+            raise ShapeError(
+                "format", f"version {data['format']!r}, this kit reads {PLAN_FORMAT_VERSION}"
+            )
+        model = decode(_ModelRef, data["model"], "model")
+        return cls(
+            board=decode(Board, data["board_data"], "board_data"),
+            mode=decode(MemoryMode, data["mode"], "mode"),
+            accelerator=decode(str, data["accelerator"], "accelerator"),
+            model_path=model.path,
+            model_sha256=model.sha256,
+            buffers=decode(tuple[Buffer, ...], data["buffers"], "buffers"),
+            options=decode(PlanOptions, data.get("options", {}), "options"),
+            notes=decode(tuple[str, ...], data.get("notes", []), "notes"),
+        )
+
+    @classmethod
+    def from_json(cls, path: Path) -> MemoryPlan:
+        """Read memory_plan.json; a one-line KitError naming the file (and the key)."""
+        hint = "pass the memory_plan.json gen-firmware wrote next to the project, or regenerate it"
+        text = read_text(path, MAX_PLAN)  # a regular file, bounded: one error line otherwise
+        try:
+            data = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise KitError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})", hint=hint) from exc
+        try:
+            return cls.from_json_dict(data)
+        except ShapeError as exc:
+            where = f"key '{exc.key}'" if exc.key else "the top level"
+            raise KitError(
+                f"{path}: {where}: {exc.problem}, so not a memory plan this kit wrote", hint=hint
+            ) from exc
+
+
+@dataclass(frozen=True)
+class _ModelRef:
+    path: str
+    sha256: str
