@@ -9,7 +9,7 @@
  * The same disassembler as the U55's (vnpu_cmd.c) prints it; the decoder tests
  * compare it field by field with Vela's --verbose-register-command-stream.
  */
-#include "vnpu.h"
+#include "isa.h"
 
 #define ADDR "addr=a31.0"
 
