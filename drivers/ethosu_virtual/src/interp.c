@@ -102,6 +102,24 @@ int vnpu_setup_kernel(struct vnpu_exec *x, struct kernel *k, int oh, int ow)
                                                                            : 0;
 }
 
+int vnpu_fail_workspace(struct vnpu_exec *x, size_t need, size_t decoded, const char *what,
+                        size_t extra)
+{
+    unsigned long have = (unsigned long)x->env->workspace_size;
+    if (what == NULL) {
+        return vnpu_fail(x,
+                         "needs more than %lu bytes of working memory (decoded weights), the "
+                         "virtual NPU has %lu (ETHOSU_VIRTUAL_WORKSPACE_SIZE or "
+                         "ethosu_virtual_set_workspace)",
+                         (unsigned long)need, have);
+    }
+    return vnpu_fail(
+        x,
+        "needs %lu bytes of working memory (decoded weights %lu + %s %lu), the virtual "
+        "NPU has %lu (ETHOSU_VIRTUAL_WORKSPACE_SIZE or ethosu_virtual_set_workspace)",
+        (unsigned long)need, (unsigned long)decoded, what, (unsigned long)extra, have);
+}
+
 /* The product's name and a separator, for the errors without a command. */
 static const char *label(const struct vnpu_product *p, const char *sep)
 {

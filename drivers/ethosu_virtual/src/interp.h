@@ -64,5 +64,9 @@ int vnpu_check_fm(struct vnpu_exec *x, const struct fm *f, const char *what);
 int vnpu_region_of(struct vnpu_exec *x, unsigned region, uint8_t **mem, size_t *size,
                    const char *what);
 int vnpu_setup_kernel(struct vnpu_exec *x, struct kernel *k, int oh, int ow);
+/* The working memory is too small for `need` bytes: `decoded` of decoded weights, then `extra`
+ * of `what` (what == NULL: the decoded weights alone, need > decoded + a slice). */
+int vnpu_fail_workspace(struct vnpu_exec *x, size_t need, size_t decoded, const char *what,
+                        size_t extra);
 
 #endif /* VNPU_INTERP_H */

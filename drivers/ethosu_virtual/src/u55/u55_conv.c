@@ -109,18 +109,6 @@ static int decode_weights(struct vnpu_exec *run, const struct weight_order *g,
     return 0;
 }
 
-/* The error of a workspace too small for the decoded weights (`fixed`) and `what` after them. */
-static int short_of_workspace(struct vnpu_exec *run, size_t fixed, const char *what, size_t extra,
-                              size_t ws_size)
-{
-    return vnpu_fail(
-        run,
-        "needs %lu bytes of working memory (decoded weights %lu + %s %lu), the virtual NPU has %lu "
-        "(ETHOSU_VIRTUAL_WORKSPACE_SIZE or ethosu_virtual_set_workspace)",
-        (unsigned long)(fixed + extra), (unsigned long)fixed, what, (unsigned long)extra,
-        (unsigned long)ws_size);
-}
-
 /* One OFM channel's scale record (10 bytes in the stream: 40-bit bias, 32-bit scale, 6-bit shift). */
 struct chan_rec {
     int64_t bias;
@@ -225,11 +213,7 @@ static int conv_weights(struct vnpu_exec *run, struct conv55 *cv, size_t *fixed)
     size_t pbytes = (cv->taps * (size_t)cv->op.ifm.c * sizeof(int32_t) + 7u) & ~(size_t)7u;
     *fixed = wbytes + pbytes;
     if (*fixed + VNPU_MLW_BYTES(1) > ws_size) {
-        return vnpu_fail(
-            run,
-            "needs more than %lu bytes of working memory (decoded weights), the virtual NPU has %lu "
-            "(ETHOSU_VIRTUAL_WORKSPACE_SIZE or ethosu_virtual_set_workspace)",
-            (unsigned long)*fixed, (unsigned long)ws_size);
+        return vnpu_fail_workspace(run, *fixed, *fixed, NULL, 0);
     }
     struct weight_order g;
     conv_order(run, cv, &g);
@@ -245,9 +229,9 @@ static int conv_weights(struct vnpu_exec *run, struct conv55 *cv, size_t *fixed)
     size_t slice_need = 0;
     if (decode_weights(run, &g, wmem + wbase, (size_t)wlen, decoded, ws + *fixed, ws_size - *fixed,
                        &slice_need) != 0) {
-        return *fixed + slice_need > ws_size
-                   ? short_of_workspace(run, *fixed, "weight slice", slice_need, ws_size)
-                   : -1;
+        return *fixed + slice_need > ws_size ? vnpu_fail_workspace(run, *fixed + slice_need, *fixed,
+                                                                   "weight slice", slice_need)
+                                             : -1;
     }
     vnpu_workspace_used(env, *fixed + slice_need);
     vnpu_wcache_add(&g, sizeof(g), &seg, 1, decoded, nweights, *fixed + slice_need);
@@ -262,7 +246,7 @@ static int conv_channels(struct vnpu_exec *run, struct conv55 *cv, size_t fixed)
     struct chan_rec *chans = (struct chan_rec *)(void *)(env->workspace + fixed);
     size_t cbytes = (size_t)cv->depth_out * sizeof(struct chan_rec);
     if (fixed + cbytes > env->workspace_size) {
-        return short_of_workspace(run, fixed, "channel records", cbytes, env->workspace_size);
+        return vnpu_fail_workspace(run, fixed + cbytes, fixed, "channel records", cbytes);
     }
     vnpu_workspace_used(env, fixed + cbytes);
     for (int oc = 0; oc < cv->depth_out; oc++) {

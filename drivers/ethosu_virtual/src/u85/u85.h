@@ -163,6 +163,13 @@ struct scale_stream {
     int acc48;
 };
 
+/* The OFM_SCALE register as one global scale (31-bit multiplier, shift, rounding). */
+struct ofm_scale {
+    uint32_t scale;
+    unsigned shift;
+    int round;
+};
+int u85_ofm_scale(struct run85 *run, struct ofm_scale *s);
 /* OFM round_mode (param bits 15:13) -> vnpu_rescale mode; -1 (failed) if not modelled. */
 int u85_ofm_round(struct run85 *run, uint32_t param, const char *what);
 /*

@@ -50,10 +50,8 @@ static int op_matmul(struct run85 *run)
     if (vnpu_check_fm(&run->x, &ifm, "IFM") != 0 || vnpu_check_fm(&run->x, &ifm2, "IFM2") != 0) {
         return -1;
     }
-    uint32_t scale = W1(OFM_SCALE) & 0x7fffffffu;
-    unsigned shift = P1(OFM_SCALE) & 0x3fu;
-    int round = u85_ofm_round(run, P1(OFM_SCALE), "OFM_SCALE");
-    if (round < 0) {
+    struct ofm_scale os;
+    if (u85_ofm_scale(run, &os) != 0) {
         return -1;
     }
     for (int y = 0; y < ofm.h; y++) {
@@ -64,7 +62,8 @@ static int op_matmul(struct run85 *run)
                     acc += (fm_read(&ifm, y, x, i) - ifm.zp) *
                            (fm_read(&ifm2, rows2 > 1 ? y : 0, oc, i) - ifm2.zp);
                 }
-                ofm_put(&ofm, y, x, oc, vnpu_out_value(&o, vnpu_rescale(acc, scale, shift, round)));
+                ofm_put(&ofm, y, x, oc,
+                        vnpu_out_value(&o, vnpu_rescale(acc, os.scale, os.shift, os.round)));
             }
         }
     }
@@ -172,11 +171,7 @@ static int conv_weights(struct run85 *run, struct conv85 *cv)
     pbytes += (size_t)cv->ofm.c * sizeof(struct chan_scale);
     size_t fixed = used + wbytes + pbytes;
     if (fixed + VNPU_MLW_BYTES(1) > ws_size) {
-        return vnpu_fail(
-            &run->x,
-            "needs more than %lu bytes of working memory (decoded weights), the virtual NPU has %lu "
-            "(ETHOSU_VIRTUAL_WORKSPACE_SIZE or ethosu_virtual_set_workspace)",
-            (unsigned long)fixed, (unsigned long)ws_size);
+        return vnpu_fail_workspace(&run->x, fixed, fixed, NULL, 0);
     }
     cv->patch = (int32_t *)(void *)(ws + used + wbytes);
     cv->chans =

@@ -209,10 +209,8 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
         return vnpu_fail(&run->x,
                          "OFM scale_mode PER_CHANNEL for an elementwise operation is not modelled");
     }
-    uint32_t oscale = W1(OFM_SCALE) & 0x7fffffffu;
-    unsigned oshift = P1(OFM_SCALE) & 0x3fu;
-    int oround = u85_ofm_round(run, P1(OFM_SCALE), "OFM_SCALE");
-    if (oround < 0) {
+    struct ofm_scale os;
+    if (u85_ofm_scale(run, &os) != 0) {
         return -1;
     }
     int logic = mode >= AND;
@@ -223,7 +221,7 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
     e.o = &o;
     vnpu_rescaler_init(&e.r1, s1.scale, s1.shift, s1.round);
     vnpu_rescaler_init(&e.r2, s2.scale, s2.shift, s2.round);
-    vnpu_rescaler_init(&e.ro, oscale, oshift, oround);
+    vnpu_rescaler_init(&e.ro, os.scale, os.shift, os.round);
     /* one operand a scalar (or unary): one byte of the other per output */
     const struct operand *var = unary || b_op.scalar ? &a_op : &b_op;
     const struct operand *fixed = var == &a_op ? &b_op : &a_op;

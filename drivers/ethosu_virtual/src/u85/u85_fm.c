@@ -76,6 +76,15 @@ int u85_ofm_round(struct run85 *run, uint32_t param, const char *what)
     return modes[mode];
 }
 
+int u85_ofm_scale(struct run85 *run, struct ofm_scale *s)
+{
+    struct regs *r = &run->x.regs;
+    s->scale = W1(OFM_SCALE) & 0x7fffffffu;
+    s->shift = P1(OFM_SCALE) & 0x3fu;
+    s->round = u85_ofm_round(run, P1(OFM_SCALE), "OFM_SCALE");
+    return s->round < 0 ? -1 : 0;
+}
+
 /* ---- feature maps ------------------------------------------------------------------------ */
 
 /* Chained maps are dense NHWC in the workspace: no tiles. */

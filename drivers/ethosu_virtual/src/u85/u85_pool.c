@@ -63,14 +63,12 @@ static int op_pool(struct run85 *run, uint32_t mode)
     if (((R0(OFM_PRECISION) >> 8) & 1u) == 0) {
         return vnpu_fail(&run->x, "OFM scale_mode PER_CHANNEL for a pool is not modelled");
     }
-    uint32_t scale = W1(OFM_SCALE) & 0x7fffffffu;
-    unsigned shift = P1(OFM_SCALE) & 0x3fu;
-    int round = u85_ofm_round(run, P1(OFM_SCALE), "OFM_SCALE");
-    if (round < 0) {
+    struct ofm_scale os;
+    if (u85_ofm_scale(run, &os) != 0) {
         return -1;
     }
     struct vnpu_rescaler out_scale;
-    vnpu_rescaler_init(&out_scale, scale, shift, round);
+    vnpu_rescaler_init(&out_scale, os.scale, os.shift, os.round);
     /* a 1x1 kernel without padding (the transposing copies): one IFM byte per output */
     struct axis_map ia[3];
     struct axis_map oa[3];
@@ -155,20 +153,20 @@ static int op_pool_acc(struct run85 *run)
     if (per_channel && u85_setup_scales(run, &ss, ofm.c) != 0) {
         return -1;
     }
-    int round = u85_ofm_round(run, P1(OFM_SCALE), "OFM_SCALE");
-    if (round < 0) {
+    struct ofm_scale os;
+    if (u85_ofm_scale(run, &os) != 0) {
         return -1;
     }
     int low32 = acc_in.fm.elem == 8 && VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_U85_B64_LOW32);
     for (int c = 0; c < ofm.c; c++) {
         int64_t bias = 0;
-        uint32_t scale = W1(OFM_SCALE) & 0x7fffffffu;
-        unsigned shift = P1(OFM_SCALE) & 0x3fu;
+        uint32_t scale = os.scale;
+        unsigned shift = os.shift;
         if (per_channel) {
             u85_scale_record(&ss, c, &bias, &scale, &shift);
         }
         struct vnpu_rescaler chan_scale;
-        vnpu_rescaler_init(&chan_scale, scale, shift, round);
+        vnpu_rescaler_init(&chan_scale, scale, shift, os.round);
         for (int y = 0; y < ofm.h; y++) {
             for (int x = 0; x < ofm.w; x++) {
                 int64_t v = operand_at(&acc_in, y, x, c);

@@ -55,10 +55,8 @@ static int op_resize(struct run85 *run, uint32_t mode)
         uint32_t raw = r->p0[off_reg[a] & 0xffu] & 0xfffu;
         off[a] = (raw & 0x800u) ? (int)raw - 4096 : (int)raw;
     }
-    uint32_t scale = W1(OFM_SCALE) & 0x7fffffffu;
-    unsigned shift = P1(OFM_SCALE) & 0x3fu;
-    int round = u85_ofm_round(run, P1(OFM_SCALE), "OFM_SCALE");
-    if (round < 0) {
+    struct ofm_scale os;
+    if (u85_ofm_scale(run, &os) != 0) {
         return -1;
     }
     for (int oy = 0; oy < ofm.h; oy++) {
@@ -86,8 +84,9 @@ static int op_resize(struct run85 *run, uint32_t mode)
                     acc = fm_read(&ifm, dy >= n[0] / 2 ? y1 : y0, dx >= n[1] / 2 ? x1 : x0, c) -
                           ifm.zp;
                 }
-                ofm_put(&ofm, oy, ox, c,
-                        vnpu_out_value(&o, vnpu_rescale(acc * 65536, scale, shift, round)));
+                ofm_put(
+                    &ofm, oy, ox, c,
+                    vnpu_out_value(&o, vnpu_rescale(acc * 65536, os.scale, os.shift, os.round)));
             }
         }
     }

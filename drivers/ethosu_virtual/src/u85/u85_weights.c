@@ -160,101 +160,123 @@ static int wdec_next(struct wdec *d, int16_t *v)
     return fwd_get(&d->fwd, i, v);
 }
 
+/* Read and drop n values the decoder padded with: 0, or -1 (ended) / -2 (malformed). */
+static int skip_values(struct wdec *dec, int n)
+{
+    for (int p = 0; p < n; p++) {
+        int16_t v;
+        int got = wdec_next(dec, &v);
+        if (got != 1) {
+            return got < 0 ? -2 : -1;
+        }
+    }
+    return 0;
+}
+
+/* One micro-block of the walk: its sub-kernel and first input and output channels. */
+struct walk_at {
+    int stream;
+    int ifm_depth, ifm_step;
+    int skx, sky, sub_w, sub_h; /* the sub-kernel of the decomposition */
+    int ic0, oc0;
+};
+
+/* The values of kernel element (wx, wy) of the micro-block `at`, stored as weight_walk says. */
+static inline int walk_element(const struct wgeom *g, const struct walk_at *at, struct wdec *dec,
+                               int16_t *weights, int wx, int wy)
+{
+    for (int iu_i = 0; iu_i < g->ifm_ublock; iu_i += at->ifm_step) {
+        for (int ou = at->stream * 4; ou < g->ofm_ublock; ou += 4 * g->streams) {
+            for (int ou_i = 0; ou_i < 4; ou_i++) {
+                for (int iz = 0; iz < at->ifm_step; iz++) {
+                    int16_t v;
+                    int got = wdec_next(dec, &v);
+                    if (got != 1) {
+                        return got < 0 ? -2 : -1;
+                    }
+                    int ic = at->ic0 + iu_i + iz;
+                    int oc = at->oc0 + ou + ou_i;
+                    if (ic < at->ifm_depth && oc < g->ofm_depth) {
+                        size_t idx = (((size_t)oc * (size_t)g->kh + (size_t)wy) * (size_t)g->kw +
+                                      (size_t)wx) *
+                                         (size_t)at->ifm_depth +
+                                     (size_t)ic;
+                        weights[idx] = v;
+                    }
+                }
+            }
+        }
+    }
+    return 0;
+}
+
+/* The micro-block `at`: its sub-kernel split by the strides, row by row in serpentine order,
+ * and the padding values of a depthwise round and of the round-up. */
+static int walk_ublock(const struct wgeom *g, const struct walk_at *at, struct wdec *dec,
+                       int16_t *weights)
+{
+    int elements = (at->sub_w * at->sub_h + g->round - 1) / g->round * g->round;
+    for (int py = 0; py < g->sy; py++) {
+        int skh = (at->sub_h + g->sy - 1 - py) / g->sy;
+        for (int px = 0; px < g->sx; px++) {
+            int skw = (at->sub_w + g->sx - 1 - px) / g->sx;
+            for (int ky = 0; ky < skh; ky++) {
+                for (int kx0 = 0; kx0 < skw; kx0++) {
+                    int kx = ky % 2 == 0 || VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_U85_NO_SERPENTINE)
+                                 ? kx0
+                                 : skw - 1 - kx0;
+                    elements--;
+                    int rc = walk_element(g, at, dec, weights, at->skx + px + kx * g->sx,
+                                          at->sky + py + ky * g->sy);
+                    if (rc == 0 && g->depthwise && elements % g->round == 0) {
+                        rc = skip_values(dec, g->dw_padding * g->ofm_ublock / g->streams);
+                    }
+                    if (rc != 0) {
+                        return rc;
+                    }
+                }
+            }
+        }
+    }
+    if (elements > 0) {
+        return skip_values(dec, (elements + (g->depthwise ? g->dw_padding : 0)) * g->ifm_ublock *
+                                    g->ofm_ublock / g->streams);
+    }
+    return 0;
+}
+
 /*
  * Walk one weight stream in the order the U85 weight decoder delivers it and store each
  * value at weights[((o*kh + y)*kw + x)*ifm_depth + i]. A value the decoder had to pad
- * (beyond the depth, or a round-up) must be read but is dropped.
+ * (beyond the depth, or a round-up) must be read but is dropped. 0, -1 if the stream
+ * ended early, -2 if it is malformed.
  */
-static int weight_walk(struct run85 *run, const struct wgeom *g, int stream, struct wdec *dec,
-                       int16_t *weights)
+static int weight_walk(const struct wgeom *g, int stream, struct wdec *dec, int16_t *weights)
 {
-    int ifm_depth = g->depthwise ? 1 : g->ifm_depth;
+    struct walk_at at;
+    at.stream = stream;
+    at.ifm_depth = g->depthwise ? 1 : g->ifm_depth;
+    at.ifm_step = g->depthwise ? 1 : (g->sparse ? 16 : 8);
     int inc = -g->ifm_block;
     int ifm_start = 0;
-    int ifm_step = g->depthwise ? 1 : (g->sparse ? 16 : 8);
     for (int oz0 = 0; oz0 < g->ofm_depth; oz0 += g->ofm_block) {
         inc = -inc;
         int ofm_blk = g->ofm_depth - oz0 < g->ofm_block ? g->ofm_depth - oz0 : g->ofm_block;
-        int iz0 = ifm_start;
-        for (; iz0 < ifm_depth && iz0 >= 0; iz0 += inc) {
+        for (int iz0 = ifm_start; iz0 < at.ifm_depth && iz0 >= 0; iz0 += inc) {
             ifm_start = iz0;
-            int ifm_blk = ifm_depth - iz0 < g->ifm_block ? ifm_depth - iz0 : g->ifm_block;
-            for (int skx = 0; skx < g->kw; skx += g->decomp_x) {
-                int sub_w = g->kw - skx < g->decomp_x ? g->kw - skx : g->decomp_x;
-                for (int sky = 0; sky < g->kh; sky += g->decomp_y) {
-                    int sub_h = g->kh - sky < g->decomp_y ? g->kh - sky : g->decomp_y;
+            int ifm_blk = at.ifm_depth - iz0 < g->ifm_block ? at.ifm_depth - iz0 : g->ifm_block;
+            for (at.skx = 0; at.skx < g->kw; at.skx += g->decomp_x) {
+                at.sub_w = g->kw - at.skx < g->decomp_x ? g->kw - at.skx : g->decomp_x;
+                for (at.sky = 0; at.sky < g->kh; at.sky += g->decomp_y) {
+                    at.sub_h = g->kh - at.sky < g->decomp_y ? g->kh - at.sky : g->decomp_y;
                     int outer_end = g->depthwise ? 1 : ifm_blk;
                     for (int iu_o = 0; iu_o < outer_end; iu_o += g->ifm_ublock) {
                         for (int ou_o = 0; ou_o < ofm_blk; ou_o += g->ofm_ublock) {
-                            int elements = (sub_w * sub_h + g->round - 1) / g->round * g->round;
-                            for (int py = 0; py < g->sy; py++) {
-                                int skh = (sub_h + g->sy - 1 - py) / g->sy;
-                                for (int px = 0; px < g->sx; px++) {
-                                    int skw = (sub_w + g->sx - 1 - px) / g->sx;
-                                    for (int ky = 0; ky < skh; ky++) {
-                                        for (int kx0 = 0; kx0 < skw; kx0++) {
-                                            int kx =
-                                                ky % 2 == 0 ||
-                                                        VNPU_MUTANT(
-                                                            ETHOSU_VIRTUAL_MUT_U85_NO_SERPENTINE)
-                                                    ? kx0
-                                                    : skw - 1 - kx0;
-                                            elements--;
-                                            for (int iu_i = 0; iu_i < g->ifm_ublock;
-                                                 iu_i += ifm_step) {
-                                                for (int ou = stream * 4; ou < g->ofm_ublock;
-                                                     ou += 4 * g->streams) {
-                                                    for (int ou_i = 0; ou_i < 4; ou_i++) {
-                                                        for (int iz = 0; iz < ifm_step; iz++) {
-                                                            int16_t v;
-                                                            int got = wdec_next(dec, &v);
-                                                            if (got != 1) {
-                                                                return got < 0 ? -2 : -1;
-                                                            }
-                                                            int wx = skx + px + kx * g->sx;
-                                                            int wy = sky + py + ky * g->sy;
-                                                            int ic = iz0 + iu_o + iu_i + iz;
-                                                            int oc = oz0 + ou_o + ou + ou_i;
-                                                            if (ic < ifm_depth &&
-                                                                oc < g->ofm_depth) {
-                                                                size_t idx =
-                                                                    (((size_t)oc * (size_t)g->kh +
-                                                                      (size_t)wy) *
-                                                                         (size_t)g->kw +
-                                                                     (size_t)wx) *
-                                                                        (size_t)ifm_depth +
-                                                                    (size_t)ic;
-                                                                weights[idx] = v;
-                                                            }
-                                                        }
-                                                    }
-                                                }
-                                            }
-                                            if (g->depthwise && elements % g->round == 0) {
-                                                int pad =
-                                                    g->dw_padding * g->ofm_ublock / g->streams;
-                                                for (int p = 0; p < pad; p++) {
-                                                    int16_t v;
-                                                    int got = wdec_next(dec, &v);
-                                                    if (got != 1) {
-                                                        return got < 0 ? -2 : -1;
-                                                    }
-                                                }
-                                            }
-                                        }
-                                    }
-                                }
-                            }
-                            if (elements > 0) {
-                                int pad = (elements + (g->depthwise ? g->dw_padding : 0)) *
-                                          g->ifm_ublock * g->ofm_ublock / g->streams;
-                                for (int p = 0; p < pad; p++) {
-                                    int16_t v;
-                                    int got = wdec_next(dec, &v);
-                                    if (got != 1) {
-                                        return got < 0 ? -2 : -1;
-                                    }
-                                }
+                            at.ic0 = iz0 + iu_o;
+                            at.oc0 = oz0 + ou_o;
+                            int rc = walk_ublock(g, &at, dec, weights);
+                            if (rc != 0) {
+                                return rc;
                             }
                         }
                     }
@@ -262,7 +284,6 @@ static int weight_walk(struct run85 *run, const struct wgeom *g, int stream, str
             }
         }
     }
-    (void)run;
     return 0;
 }
 
@@ -391,19 +412,14 @@ static int decode_stream(struct run85 *run, const struct wgeom *g, int fwd_forma
             vnpu_mlw_init(&dec.mlw, seg->p, seg->len, env->workspace + fixed,
                           env->workspace_size - fixed);
         }
-        int rc = weight_walk(run, g, fwd_format ? part : s, &dec, decoded);
+        int rc = weight_walk(g, fwd_format ? part : s, &dec, decoded);
         *need = dec.mlw.need > *need ? dec.mlw.need : *need;
         if (rc == 0) {
             continue;
         }
         if (rc == -2 && !fwd_format && fixed + dec.mlw.need > env->workspace_size) {
-            return vnpu_fail(
-                &run->x,
-                "needs %lu bytes of working memory (decoded weights %lu + weight slice %lu), the "
-                "virtual NPU has %lu (ETHOSU_VIRTUAL_WORKSPACE_SIZE or "
-                "ethosu_virtual_set_workspace)",
-                (unsigned long)(fixed + dec.mlw.need), (unsigned long)kept,
-                (unsigned long)dec.mlw.need, (unsigned long)env->workspace_size);
+            return vnpu_fail_workspace(&run->x, fixed + dec.mlw.need, kept, "weight slice",
+                                       dec.mlw.need);
         }
         return vnpu_fail(&run->x, "%s weight stream %d %s (weight decoder fault)",
                          fwd_format ? "FWD" : "SWD", s, rc == -1 ? "ended early" : "is malformed");
