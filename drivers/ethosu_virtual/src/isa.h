@@ -25,8 +25,8 @@ struct vnpu_isa {
     size_t nenums;
 };
 
-extern const struct vnpu_isa vnpu_isa_u55; /* vnpu_cmd.c */
-extern const struct vnpu_isa vnpu_isa_u85; /* vnpu_u85_cmd.c */
+extern const struct vnpu_isa vnpu_isa_u55; /* u55/u55_isa.c (U55 and U65) */
+extern const struct vnpu_isa vnpu_isa_u85; /* u85/u85_isa.c */
 
 const struct vnpu_cmd_desc *vnpu_isa_find(const struct vnpu_isa *isa, uint32_t code);
 int vnpu_isa_disasm(const struct vnpu_isa *isa, const uint32_t *words, size_t nwords, size_t *index,

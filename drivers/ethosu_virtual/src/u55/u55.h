@@ -14,7 +14,7 @@
 
 #include <stdint.h>
 
-/* this architecture's own registers (the shared ones are in vnpu.h) */
+/* this architecture's own registers (the shared ones are in regs.h) */
 enum {
     PARALLEL_MODE = 0x123,
     IFM2_SCALAR = 0x181,

@@ -23,7 +23,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* this architecture's own registers (the shared ones are in vnpu.h) */
+/* this architecture's own registers (the shared ones are in regs.h) */
 enum {
     IFM_BROADCAST = 0x108,
     ACC_FORMAT = 0x124,
