@@ -9,6 +9,27 @@
 
 #include <string.h>
 
+/* The matrix multiply over every output, on copies no pointer reaches (the OFM stores cannot
+ * alias them). IFM2 has one row per OFM row, or one for all. */
+static void matmul_run(const struct fm ifm, const struct fm ifm2, const struct ofm85 ofm,
+                       const struct vnpu_out o, const struct ofm_scale os)
+{
+    const int rows2 = ifm2.h;
+    for (int y = 0; y < ofm.h; y++) {
+        for (int x = 0; x < ofm.w; x++) {
+            for (int oc = 0; oc < ofm.c; oc++) {
+                int64_t acc = 0;
+                for (int i = 0; i < ifm.c; i++) {
+                    acc += (fm_read(&ifm, y, x, i) - ifm.zp) *
+                           (fm_read(&ifm2, rows2 > 1 ? y : 0, oc, i) - ifm2.zp);
+                }
+                ofm_put(&ofm, y, x, oc,
+                        vnpu_out_value(&o, vnpu_rescale(acc, os.scale, os.shift, os.round)));
+            }
+        }
+    }
+}
+
 /*
  * CONV with weights_ifm2: a matrix multiply whose right-hand side is a feature map.
  * OFM (y, x, o) = sum over i of (IFM (y, x, i) - zp) * (IFM2 (y, o, i) - zp2): IFM2 holds
@@ -54,19 +75,7 @@ static int op_matmul(struct run85 *run)
     if (u85_ofm_scale(run, &os) != 0) {
         return -1;
     }
-    for (int y = 0; y < ofm.h; y++) {
-        for (int x = 0; x < ofm.w; x++) {
-            for (int oc = 0; oc < ofm.c; oc++) {
-                int64_t acc = 0;
-                for (int i = 0; i < ifm.c; i++) {
-                    acc += (fm_read(&ifm, y, x, i) - ifm.zp) *
-                           (fm_read(&ifm2, rows2 > 1 ? y : 0, oc, i) - ifm2.zp);
-                }
-                ofm_put(&ofm, y, x, oc,
-                        vnpu_out_value(&o, vnpu_rescale(acc, os.scale, os.shift, os.round)));
-            }
-        }
-    }
+    matmul_run(ifm, ifm2, ofm, o, os);
     u85_chain_release(run, &ifm, &ifm2);
     u85_ofm_done(run, &ofm);
     return 0;
@@ -246,7 +255,10 @@ static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
     const int16_t *patch16 = (const int16_t *)(const void *)cv->patch;
     const struct chan_scale *chans = cv->chans;
     const int16_t *weights = cv->weights;
-    const struct axis_map *oa = cv->oa;
+    /* copies: the OFM stores below may alias anything reached through cv */
+    const struct axis_map oy_axis = cv->oa[0];
+    const struct axis_map ox_axis = cv->oa[1];
+    const struct axis_map oc_axis = cv->oa[2];
     const size_t taps = cv->taps;
     const size_t n_terms = cv->n_terms;
     const size_t ic = (size_t)cv->ifm.c;
@@ -255,15 +267,16 @@ static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
     const int32_t zp = cv->o.zp;
     const int32_t lo = (int32_t)cv->o.lim.lo;
     const int32_t hi = (int32_t)cv->o.lim.hi;
-    uint8_t *po = cv->ofm.fm.mem + cv->ofm.fm.base[0] + axis_off(&oa[0], oy) + axis_off(&oa[1], ox);
+    uint8_t *po =
+        cv->ofm.fm.mem + cv->ofm.fm.base[0] + axis_off(&oy_axis, oy) + axis_off(&ox_axis, ox);
     int oc = 0;
     for (; !depthwise && oc + 1 < depth_out; oc += 2) {
         int32_t acc0 = (int32_t)chans[oc].bias;
         int32_t acc1 = (int32_t)chans[oc + 1].bias;
         const int16_t *wrow = weights + (size_t)oc * n_terms;
         dot16x2(patch16, wrow, wrow + n_terms, n_terms, &acc0, &acc1);
-        po[axis_off(&oa[2], oc)] = vnpu_out8(&chans[oc].r32, acc0, zp, lo, hi);
-        po[axis_off(&oa[2], oc + 1)] = vnpu_out8(&chans[oc + 1].r32, acc1, zp, lo, hi);
+        po[axis_off(&oc_axis, oc)] = vnpu_out8(&chans[oc].r32, acc0, zp, lo, hi);
+        po[axis_off(&oc_axis, oc + 1)] = vnpu_out8(&chans[oc + 1].r32, acc1, zp, lo, hi);
     }
     for (; oc < depth_out; oc++) {
         int32_t acc = (int32_t)chans[oc].bias;
@@ -275,7 +288,7 @@ static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
         } else {
             acc += dot16(patch16, wrow, n_terms);
         }
-        po[axis_off(&oa[2], oc)] = vnpu_out8(&chans[oc].r32, acc, zp, lo, hi);
+        po[axis_off(&oc_axis, oc)] = vnpu_out8(&chans[oc].r32, acc, zp, lo, hi);
     }
 }
 
@@ -307,26 +320,42 @@ static inline int64_t conv_dot(const struct conv85 *cv, int oc)
     return acc;
 }
 
-/* The general path's OFM pixel (oy, ox): kept and IFM2 accumulators, any OFM. */
-static inline void conv_pixel(const struct conv85 *cv, int oy, int ox)
+/*
+ * Every OFM pixel, from a copy of the set-up no pointer reaches: the stores into the OFM
+ * cannot alias it, so its fields stay in registers. The general path: kept and IFM2
+ * accumulators, any OFM.
+ */
+static void conv_run(const struct conv85 *setup)
 {
-    const struct chan_scale *chans = cv->chans;
-    const int keep = cv->keep;
-    const int hold = cv->hold;
-    const int from_ifm2 = cv->from_ifm2 && !cv->ifm2_ignored;
-    for (int oc = 0; oc < cv->ofm.c; oc++) {
-        size_t ki = ((size_t)oy * (size_t)cv->ofm.w + (size_t)ox) * (size_t)cv->ofm.c + (size_t)oc;
-        /* the bias is the output stage's: the operation that writes the OFM adds its own */
-        int64_t acc = (keep ? cv->kept[ki] : 0) + (hold ? 0 : chans[oc].bias) +
-                      (from_ifm2 ? operand_at(&cv->acc_in, oy, ox, oc) : 0);
-        acc += conv_dot(cv, oc);
-        if (hold) {
-            cv->kept[ki] = acc;
-            continue;
+    const struct conv85 cv = *setup;
+    const struct fm ifm = cv.ifm;
+    const struct kernel k = cv.k;
+    const struct ofm85 ofm = cv.ofm;
+    const struct vnpu_out o = cv.o;
+    const struct chan_scale *chans = cv.chans;
+    const int from_ifm2 = cv.from_ifm2 && !cv.ifm2_ignored;
+    for (int oy = 0; oy < ofm.h; oy++) {
+        for (int ox = 0; ox < ofm.w; ox++) {
+            conv_gather(&cv, &ifm, &k, oy, ox);
+            if (cv.fast8) {
+                conv_pixel8(&cv, oy, ox);
+                continue;
+            }
+            for (int oc = 0; oc < ofm.c; oc++) {
+                size_t ki = ((size_t)oy * (size_t)ofm.w + (size_t)ox) * (size_t)ofm.c + (size_t)oc;
+                /* the bias is the output stage's: the operation that writes the OFM adds its own */
+                int64_t acc = (cv.keep ? cv.kept[ki] : 0) + (cv.hold ? 0 : chans[oc].bias) +
+                              (from_ifm2 ? operand_at(&cv.acc_in, oy, ox, oc) : 0);
+                acc += conv_dot(&cv, oc);
+                if (cv.hold) {
+                    cv.kept[ki] = acc;
+                    continue;
+                }
+                ofm_put(&ofm, oy, ox, oc,
+                        vnpu_out_value(
+                            &o, vnpu_rescale(acc, chans[oc].scale, chans[oc].shift, cv.round)));
+            }
         }
-        ofm_put(
-            &cv->ofm, oy, ox, oc,
-            vnpu_out_value(&cv->o, vnpu_rescale(acc, chans[oc].scale, chans[oc].shift, cv->round)));
     }
 }
 
@@ -342,18 +371,7 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
         conv_weights(run, &cv) != 0 || conv_setup_channels(run, &cv) != 0) {
         return -1;
     }
-    const struct fm ifm = cv.ifm;
-    const struct kernel k = cv.k;
-    for (int oy = 0; oy < cv.ofm.h; oy++) {
-        for (int ox = 0; ox < cv.ofm.w; ox++) {
-            conv_gather(&cv, &ifm, &k, oy, ox);
-            if (cv.fast8) {
-                conv_pixel8(&cv, oy, ox);
-            } else {
-                conv_pixel(&cv, oy, ox);
-            }
-        }
-    }
+    conv_run(&cv);
     run->acc.live = cv.hold;
     u85_chain_release(run, &cv.ifm, cv.from_ifm2 ? &cv.acc_in.fm : NULL);
     u85_ofm_done(run, &cv.ofm);

@@ -164,6 +164,30 @@ static inline int64_t ew_eval(const struct ew *e, int64_t a, int64_t b)
     return vnpu_out_value(e->o, vnpu_rescale_by(&e->ro, res));
 }
 
+/* Every output, on copies no pointer reaches (the OFM stores cannot alias them). `logic`:
+ * the operands as stored (the bitwise operations), else zero point removed. */
+static void ew_run(const struct operand a_op, const struct operand b_op, const struct ofm85 ofm,
+                   const struct vnpu_out o, struct ew e, int logic)
+{
+    e.o = &o;
+    for (int y = 0; y < ofm.h; y++) {
+        for (int x = 0; x < ofm.w; x++) {
+            for (int c = 0; c < ofm.c; c++) {
+                int64_t a;
+                int64_t b;
+                if (logic) {
+                    a = operand_raw(&a_op, y, x, c);
+                    b = operand_raw(&b_op, y, x, c);
+                } else {
+                    a = operand_at(&a_op, y, x, c);
+                    b = operand_at(&b_op, y, x, c);
+                }
+                ofm_put(&ofm, y, x, c, ew_eval(&e, a, b));
+            }
+        }
+    }
+}
+
 static int op_elementwise(struct run85 *run, uint32_t mode)
 {
     struct regs *r = &run->x.regs;
@@ -239,22 +263,7 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
         }
         u85_map8(&var->fm, ia, &ofm, oa, table);
     } else {
-        for (int y = 0; y < ofm.h; y++) {
-            for (int x = 0; x < ofm.w; x++) {
-                for (int c = 0; c < ofm.c; c++) {
-                    int64_t a;
-                    int64_t b;
-                    if (logic) {
-                        a = operand_raw(&a_op, y, x, c);
-                        b = operand_raw(&b_op, y, x, c);
-                    } else {
-                        a = operand_at(&a_op, y, x, c);
-                        b = operand_at(&b_op, y, x, c);
-                    }
-                    ofm_put(&ofm, y, x, c, ew_eval(&e, a, b));
-                }
-            }
-        }
+        ew_run(a_op, b_op, ofm, o, e, logic);
     }
     u85_chain_release(run, &a_op.fm, unary ? NULL : &b_op.fm);
     u85_ofm_done(run, &ofm);

@@ -25,6 +25,34 @@ static inline int64_t pool_eval(int mode, int64_t acc, int count,
     return vnpu_out_value(o, vnpu_rescale_by(out_scale, acc));
 }
 
+/* Every output of a pool (kept accumulators: the running maximum), on copies no pointer
+ * reaches (the OFM stores cannot alias them). */
+static void pool_run(const struct fm ifm, const struct kernel k, const struct ofm85 ofm,
+                     const struct vnpu_out o, const struct vnpu_rescaler out_scale, int mode,
+                     int64_t *kept, int keep, int hold)
+{
+    for (int oy = 0; oy < ofm.h; oy++) {
+        for (int ox = 0; ox < ofm.w; ox++) {
+            for (int c = 0; c < ofm.c; c++) {
+                int count;
+                int64_t acc = vnpu_pool_acc(&ifm, &k, mode, oy, ox, c, &count);
+                if (kept != NULL) {
+                    /* a window of padding only leaves the maximum as it was */
+                    int64_t *m = &kept[((size_t)oy * (size_t)ofm.w + (size_t)ox) * (size_t)ofm.c +
+                                       (size_t)c];
+                    acc = keep && (count == 0 || *m > acc) ? *m : acc;
+                    count = keep || count > 0 ? 1 : 0;
+                    if (hold) {
+                        *m = count == 0 ? INT64_MIN : acc;
+                        continue;
+                    }
+                }
+                ofm_put(&ofm, oy, ox, c, pool_eval(mode, acc, count, &out_scale, &o));
+            }
+        }
+    }
+}
+
 static int op_pool(struct run85 *run, uint32_t mode)
 {
     struct regs *r = &run->x.regs;
@@ -82,32 +110,37 @@ static int op_pool(struct run85 *run, uint32_t mode)
         }
         u85_map8(&ifm, ia, &ofm, oa, table);
     } else {
-        for (int oy = 0; oy < ofm.h; oy++) {
-            for (int ox = 0; ox < ofm.w; ox++) {
-                for (int c = 0; c < ofm.c; c++) {
-                    int count;
-                    int64_t acc = vnpu_pool_acc(&ifm, &k, (int)mode, oy, ox, c, &count);
-                    if (kept != NULL) {
-                        /* a window of padding only leaves the maximum as it was */
-                        int64_t *m =
-                            &kept[((size_t)oy * (size_t)ofm.w + (size_t)ox) * (size_t)ofm.c +
-                                  (size_t)c];
-                        acc = keep && (count == 0 || *m > acc) ? *m : acc;
-                        count = keep || count > 0 ? 1 : 0;
-                        if (hold) {
-                            *m = count == 0 ? INT64_MIN : acc;
-                            continue;
-                        }
-                    }
-                    ofm_put(&ofm, oy, ox, c, pool_eval((int)mode, acc, count, &out_scale, &o));
-                }
-            }
-        }
+        pool_run(ifm, k, ofm, o, out_scale, (int)mode, kept, keep, hold);
     }
     run->acc.live = hold;
     u85_chain_release(run, &ifm, NULL);
     u85_ofm_done(run, &ofm);
     return 0;
+}
+
+/* The output stage over accumulators from IFM2 (per channel: the scale stream's records, or
+ * the global OFM scale), on copies no pointer reaches. */
+static void pool_acc_run(const struct operand acc_in, const struct ofm85 ofm,
+                         const struct vnpu_out o, const struct ofm_scale os,
+                         const struct scale_stream *ss, int low32)
+{
+    for (int c = 0; c < ofm.c; c++) {
+        int64_t bias = 0;
+        uint32_t scale = os.scale;
+        unsigned shift = os.shift;
+        if (ss != NULL) {
+            u85_scale_record(ss, c, &bias, &scale, &shift);
+        }
+        struct vnpu_rescaler chan_scale;
+        vnpu_rescaler_init(&chan_scale, scale, shift, os.round);
+        for (int y = 0; y < ofm.h; y++) {
+            for (int x = 0; x < ofm.w; x++) {
+                int64_t v = operand_at(&acc_in, y, x, c);
+                v = (low32 ? (int64_t)(uint32_t)v : v) + bias;
+                ofm_put(&ofm, y, x, c, vnpu_out_value(&o, vnpu_rescale_by(&chan_scale, v)));
+            }
+        }
+    }
 }
 
 /*
@@ -158,23 +191,7 @@ static int op_pool_acc(struct run85 *run)
         return -1;
     }
     int low32 = acc_in.fm.elem == 8 && VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_U85_B64_LOW32);
-    for (int c = 0; c < ofm.c; c++) {
-        int64_t bias = 0;
-        uint32_t scale = os.scale;
-        unsigned shift = os.shift;
-        if (per_channel) {
-            u85_scale_record(&ss, c, &bias, &scale, &shift);
-        }
-        struct vnpu_rescaler chan_scale;
-        vnpu_rescaler_init(&chan_scale, scale, shift, os.round);
-        for (int y = 0; y < ofm.h; y++) {
-            for (int x = 0; x < ofm.w; x++) {
-                int64_t v = operand_at(&acc_in, y, x, c);
-                v = (low32 ? (int64_t)(uint32_t)v : v) + bias;
-                ofm_put(&ofm, y, x, c, vnpu_out_value(&o, vnpu_rescale_by(&chan_scale, v)));
-            }
-        }
-    }
+    pool_acc_run(acc_in, ofm, o, os, per_channel ? &ss : NULL, low32);
     u85_chain_release(run, &acc_in.fm, NULL);
     u85_ofm_done(run, &ofm);
     return 0;

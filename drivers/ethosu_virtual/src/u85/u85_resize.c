@@ -3,6 +3,49 @@
 
 /* ---- RESIZE -------------------------------------------------------------------------------- */
 
+/* Per axis (y, x): the scale numerator n, the step d, the offset, in 1/n units. */
+struct resize_steps {
+    int n[2], d[2], off[2];
+};
+
+/* Every output of the resize, on copies no pointer reaches (the OFM stores cannot alias them). */
+static void resize_run(const struct fm ifm, const struct ofm85 ofm, const struct vnpu_out o,
+                       const struct ofm_scale os, const struct resize_steps st, uint32_t mode)
+{
+    for (int oy = 0; oy < ofm.h; oy++) {
+        int y = oy * st.d[0] + st.off[0];
+        int iy = y >= 0 ? y / st.n[0] : -((-y + st.n[0] - 1) / st.n[0]);
+        int dy = y - iy * st.n[0];
+        int y0 = iy < 0 ? 0 : (iy >= ifm.h ? ifm.h - 1 : iy);
+        int y1 = iy + 1 < 0 ? 0 : (iy + 1 >= ifm.h ? ifm.h - 1 : iy + 1);
+        for (int ox = 0; ox < ofm.w; ox++) {
+            int x = ox * st.d[1] + st.off[1];
+            int ix = x >= 0 ? x / st.n[1] : -((-x + st.n[1] - 1) / st.n[1]);
+            int dx = x - ix * st.n[1];
+            int x0 = ix < 0 ? 0 : (ix >= ifm.w ? ifm.w - 1 : ix);
+            int x1 = ix + 1 < 0 ? 0 : (ix + 1 >= ifm.w ? ifm.w - 1 : ix + 1);
+            for (int c = 0; c < ofm.c; c++) {
+                int64_t acc;
+                if (mode == 0) {
+                    int64_t v00 = fm_read(&ifm, y0, x0, c) - ifm.zp;
+                    int64_t v01 = fm_read(&ifm, y0, x1, c) - ifm.zp;
+                    int64_t v10 = fm_read(&ifm, y1, x0, c) - ifm.zp;
+                    int64_t v11 = fm_read(&ifm, y1, x1, c) - ifm.zp;
+                    acc = v00 * (st.n[0] - dy) * (st.n[1] - dx) + v01 * (st.n[0] - dy) * dx +
+                          v10 * dy * (st.n[1] - dx) + v11 * dy * dx;
+                } else {
+                    acc =
+                        fm_read(&ifm, dy >= st.n[0] / 2 ? y1 : y0, dx >= st.n[1] / 2 ? x1 : x0, c) -
+                        ifm.zp;
+                }
+                ofm_put(
+                    &ofm, oy, ox, c,
+                    vnpu_out_value(&o, vnpu_rescale(acc * 65536, os.scale, os.shift, os.round)));
+            }
+        }
+    }
+}
+
 /*
  * TOSA RESIZE on the NPU: output (y, x) samples the IFM at (y * d + offset) / n per axis,
  * n = RESIZE_*_SCALE_N_M1 + 1, d from the one-step registers (int * n + mod). BILINEAR
@@ -59,37 +102,13 @@ static int op_resize(struct run85 *run, uint32_t mode)
     if (u85_ofm_scale(run, &os) != 0) {
         return -1;
     }
-    for (int oy = 0; oy < ofm.h; oy++) {
-        int y = oy * d[0] + off[0];
-        int iy = y >= 0 ? y / n[0] : -((-y + n[0] - 1) / n[0]);
-        int dy = y - iy * n[0];
-        int y0 = iy < 0 ? 0 : (iy >= ifm.h ? ifm.h - 1 : iy);
-        int y1 = iy + 1 < 0 ? 0 : (iy + 1 >= ifm.h ? ifm.h - 1 : iy + 1);
-        for (int ox = 0; ox < ofm.w; ox++) {
-            int x = ox * d[1] + off[1];
-            int ix = x >= 0 ? x / n[1] : -((-x + n[1] - 1) / n[1]);
-            int dx = x - ix * n[1];
-            int x0 = ix < 0 ? 0 : (ix >= ifm.w ? ifm.w - 1 : ix);
-            int x1 = ix + 1 < 0 ? 0 : (ix + 1 >= ifm.w ? ifm.w - 1 : ix + 1);
-            for (int c = 0; c < ofm.c; c++) {
-                int64_t acc;
-                if (mode == 0) {
-                    int64_t v00 = fm_read(&ifm, y0, x0, c) - ifm.zp;
-                    int64_t v01 = fm_read(&ifm, y0, x1, c) - ifm.zp;
-                    int64_t v10 = fm_read(&ifm, y1, x0, c) - ifm.zp;
-                    int64_t v11 = fm_read(&ifm, y1, x1, c) - ifm.zp;
-                    acc = v00 * (n[0] - dy) * (n[1] - dx) + v01 * (n[0] - dy) * dx +
-                          v10 * dy * (n[1] - dx) + v11 * dy * dx;
-                } else {
-                    acc = fm_read(&ifm, dy >= n[0] / 2 ? y1 : y0, dx >= n[1] / 2 ? x1 : x0, c) -
-                          ifm.zp;
-                }
-                ofm_put(
-                    &ofm, oy, ox, c,
-                    vnpu_out_value(&o, vnpu_rescale(acc * 65536, os.scale, os.shift, os.round)));
-            }
-        }
+    struct resize_steps st;
+    for (int i = 0; i < 2; i++) {
+        st.n[i] = n[i];
+        st.d[i] = d[i];
+        st.off[i] = off[i];
     }
+    resize_run(ifm, ofm, o, os, st, mode);
     u85_chain_release(run, &ifm, NULL);
     u85_ofm_done(run, &ofm);
     return 0;
