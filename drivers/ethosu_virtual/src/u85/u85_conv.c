@@ -328,21 +328,19 @@ static inline int64_t conv_dot(const struct conv85 *cv, int oc)
 static void conv_run(const struct conv85 *setup)
 {
     const struct conv85 cv = *setup;
-    const struct fm ifm = cv.ifm;
-    const struct kernel k = cv.k;
-    const struct ofm85 ofm = cv.ofm;
-    const struct vnpu_out o = cv.o;
+    const struct ofm85 *ofm = &cv.ofm;
     const struct chan_scale *chans = cv.chans;
     const int from_ifm2 = cv.from_ifm2 && !cv.ifm2_ignored;
-    for (int oy = 0; oy < ofm.h; oy++) {
-        for (int ox = 0; ox < ofm.w; ox++) {
-            conv_gather(&cv, &ifm, &k, oy, ox);
+    for (int oy = 0; oy < ofm->h; oy++) {
+        for (int ox = 0; ox < ofm->w; ox++) {
+            conv_gather(&cv, &cv.ifm, &cv.k, oy, ox);
             if (cv.fast8) {
                 conv_pixel8(&cv, oy, ox);
                 continue;
             }
-            for (int oc = 0; oc < ofm.c; oc++) {
-                size_t ki = ((size_t)oy * (size_t)ofm.w + (size_t)ox) * (size_t)ofm.c + (size_t)oc;
+            for (int oc = 0; oc < ofm->c; oc++) {
+                size_t ki =
+                    ((size_t)oy * (size_t)ofm->w + (size_t)ox) * (size_t)ofm->c + (size_t)oc;
                 /* the bias is the output stage's: the operation that writes the OFM adds its own */
                 int64_t acc = (cv.keep ? cv.kept[ki] : 0) + (cv.hold ? 0 : chans[oc].bias) +
                               (from_ifm2 ? operand_at(&cv.acc_in, oy, ox, oc) : 0);
@@ -351,9 +349,9 @@ static void conv_run(const struct conv85 *setup)
                     cv.kept[ki] = acc;
                     continue;
                 }
-                ofm_put(&ofm, oy, ox, oc,
+                ofm_put(ofm, oy, ox, oc,
                         vnpu_out_value(
-                            &o, vnpu_rescale(acc, chans[oc].scale, chans[oc].shift, cv.round)));
+                            &cv.o, vnpu_rescale(acc, chans[oc].scale, chans[oc].shift, cv.round)));
             }
         }
     }
