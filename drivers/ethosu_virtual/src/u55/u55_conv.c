@@ -309,44 +309,6 @@ static inline void conv_gather(const struct conv55 *cv, const struct fm *ifm,
     }
 }
 
-/* The 8-bit path's OFM pixel at po: two channels a pass, one load of the field for both. */
-static inline void conv_pixel8(const struct conv55 *cv, const struct fm *ofm, uint8_t *po)
-{
-    const int16_t *patch16 = (const int16_t *)(const void *)cv->patch;
-    const struct chan_rec *chans = cv->chans;
-    const size_t taps = cv->taps;
-    const size_t terms = cv->depthwise ? taps : taps * (size_t)cv->depth_in;
-    const int32_t zp = cv->op.o.zp;
-    const int32_t lo = (int32_t)cv->op.o.lim.lo;
-    const int32_t hi = (int32_t)cv->op.o.lim.hi;
-    const int no_bias = cv->no_bias;
-    const int depthwise = cv->depthwise;
-    const int depth_out = cv->depth_out;
-    const int16_t *weights = cv->weights;
-    const size_t ic = (size_t)cv->op.ifm.c;
-    int oc = 0;
-    for (; !depthwise && oc + 1 < depth_out; oc += 2) {
-        int32_t acc0 = no_bias ? 0 : (int32_t)chans[oc].bias;
-        int32_t acc1 = no_bias ? 0 : (int32_t)chans[oc + 1].bias;
-        const int16_t *wrow = weights + (size_t)oc * terms;
-        dot16x2(patch16, wrow, wrow + terms, terms, &acc0, &acc1);
-        po[fm_chan(ofm, oc)] = vnpu_out8(&chans[oc].r32, acc0, zp, lo, hi);
-        po[fm_chan(ofm, oc + 1)] = vnpu_out8(&chans[oc + 1].r32, acc1, zp, lo, hi);
-    }
-    for (; oc < depth_out; oc++) {
-        int32_t acc32 = no_bias ? 0 : (int32_t)chans[oc].bias;
-        const int16_t *wrow = weights + (size_t)oc * terms;
-        if (depthwise) {
-            for (size_t t = 0; t < taps; t++) {
-                acc32 += (int32_t)patch16[t * ic + (size_t)oc] * wrow[t];
-            }
-        } else {
-            acc32 += dot16(patch16, wrow, terms);
-        }
-        po[fm_chan(ofm, oc)] = vnpu_out8(&chans[oc].r32, acc32, zp, lo, hi);
-    }
-}
-
 /* The accumulator of channel oc over the gathered field (bias included). */
 static inline int64_t conv_acc(const struct conv55 *cv, int oc)
 {
@@ -392,22 +354,54 @@ static int op_conv(struct vnpu_exec *run, int depthwise)
         conv_channels(run, &cv, fixed) != 0) {
         return -1;
     }
+    /* the loops' values as locals: the OFM stores below cannot alias them */
     const struct fm ifm = cv.op.ifm;
     const struct fm ofm = cv.op.ofm;
     const struct kernel k = cv.op.k;
     const struct vnpu_out o = cv.op.o;
+    const struct chan_rec *chans = cv.chans;
+    const int16_t *weights = cv.weights;
+    const int16_t *patch16 = (const int16_t *)(const void *)cv.patch;
+    const size_t taps = cv.taps;
+    const size_t terms = depthwise ? taps : taps * (size_t)cv.depth_in;
+    const int depth_out = cv.depth_out;
+    const int no_bias = cv.no_bias;
+    const int32_t out_lo = (int32_t)o.lim.lo;
+    const int32_t out_hi = (int32_t)o.lim.hi;
     for (int oy = 0; oy < ofm.h; oy++) {
         for (int ox = 0; ox < ofm.w; ox++) {
             conv_gather(&cv, &ifm, &k, oy, ox);
             uint8_t *po = ofm.mem + fm_offset(&ofm, oy, ox, 0);
-            if (cv.fast8) {
-                conv_pixel8(&cv, &ofm, po);
+            if (!cv.fast8) {
+                for (int oc = 0; oc < depth_out; oc++) {
+                    int64_t acc = conv_acc(&cv, oc);
+                    store_elem(po + fm_chan(&ofm, oc), ofm.elem,
+                               vnpu_out_value(&o, vnpu_rescale_by(&chans[oc].rescale, acc)));
+                }
                 continue;
             }
-            for (int oc = 0; oc < cv.depth_out; oc++) {
-                int64_t acc = conv_acc(&cv, oc);
-                store_elem(po + fm_chan(&ofm, oc), ofm.elem,
-                           vnpu_out_value(&o, vnpu_rescale_by(&cv.chans[oc].rescale, acc)));
+            /* the 8-bit path: two channels a pass, one load of the receptive field for both */
+            int oc = 0;
+            for (; !depthwise && oc + 1 < depth_out; oc += 2) {
+                int32_t acc0 = no_bias ? 0 : (int32_t)chans[oc].bias;
+                int32_t acc1 = no_bias ? 0 : (int32_t)chans[oc + 1].bias;
+                const int16_t *wrow = weights + (size_t)oc * terms;
+                dot16x2(patch16, wrow, wrow + terms, terms, &acc0, &acc1);
+                po[fm_chan(&ofm, oc)] = vnpu_out8(&chans[oc].r32, acc0, o.zp, out_lo, out_hi);
+                po[fm_chan(&ofm, oc + 1)] =
+                    vnpu_out8(&chans[oc + 1].r32, acc1, o.zp, out_lo, out_hi);
+            }
+            for (; oc < depth_out; oc++) {
+                int32_t acc32 = no_bias ? 0 : (int32_t)chans[oc].bias;
+                const int16_t *wrow = weights + (size_t)oc * terms;
+                if (depthwise) {
+                    for (size_t t = 0; t < taps; t++) {
+                        acc32 += (int32_t)patch16[t * (size_t)ifm.c + (size_t)oc] * wrow[t];
+                    }
+                } else {
+                    acc32 += dot16(patch16, wrow, terms);
+                }
+                po[fm_chan(&ofm, oc)] = vnpu_out8(&chans[oc].r32, acc32, o.zp, out_lo, out_hi);
             }
         }
     }
