@@ -117,29 +117,6 @@ static inline ptrdiff_t fm_chan(const struct fm *f, int c)
                     : (ptrdiff_t)(c * f->elem);
 }
 
-/* What fm_chan reads, as a value a loop keeps in registers while it stores into the map (a
- * byte store may alias anything a pointer reaches, a local copy nothing). */
-struct fm_chans {
-    ptrdiff_t sc;
-    int brick, elem;
-};
-
-static inline struct fm_chans fm_chans_of(const struct fm *f)
-{
-    struct fm_chans m;
-    m.sc = (ptrdiff_t)f->sc;
-    m.brick = f->brick;
-    m.elem = f->elem;
-    return m;
-}
-
-/* fm_chan by an fm_chans. */
-static inline ptrdiff_t fm_chans_at(struct fm_chans m, int c)
-{
-    return m.brick ? (ptrdiff_t)(c >> 4) * m.sc + (ptrdiff_t)((c & 15) * m.elem)
-                   : (ptrdiff_t)(c * m.elem);
-}
-
 /*
  * The checks below return 0, or non-zero with the reason in why[len]; the caller stops the
  * stream with it (naming the command).
