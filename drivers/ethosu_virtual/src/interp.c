@@ -80,28 +80,6 @@ int vnpu_fail(struct vnpu_exec *x, const char *fmt, ...)
     return -1;
 }
 
-int vnpu_check_fm(struct vnpu_exec *x, const struct fm *f, const char *what)
-{
-    char why[112];
-    return vnpu_fm_check(f, what, why, sizeof(why)) != 0 ? vnpu_fail(x, "%s", why) : 0;
-}
-
-int vnpu_region_of(struct vnpu_exec *x, unsigned region, uint8_t **mem, size_t *size,
-                   const char *what)
-{
-    char why[112];
-    return vnpu_region(x->env, region, mem, size, what, why, sizeof(why)) != 0
-               ? vnpu_fail(x, "%s", why)
-               : 0;
-}
-
-int vnpu_setup_kernel(struct vnpu_exec *x, struct kernel *k, int oh, int ow)
-{
-    char why[112];
-    return vnpu_kernel_setup(k, x->regs.p0, oh, ow, why, sizeof(why)) != 0 ? vnpu_fail(x, "%s", why)
-                                                                           : 0;
-}
-
 int vnpu_fail_workspace(struct vnpu_exec *x, size_t need, size_t decoded, const char *what,
                         size_t extra)
 {

@@ -59,11 +59,28 @@ int vnpu_interp_run(const struct vnpu_product *product, struct vnpu_env *env, co
 /* Stop the stream: "<product> <command name> at command word N: <message>". Returns -1. */
 int vnpu_fail(struct vnpu_exec *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
 
-/* The shared checks, failing the stream with their reason. */
-int vnpu_check_fm(struct vnpu_exec *x, const struct fm *f, const char *what);
-int vnpu_region_of(struct vnpu_exec *x, unsigned region, uint8_t **mem, size_t *size,
-                   const char *what);
-int vnpu_setup_kernel(struct vnpu_exec *x, struct kernel *k, int oh, int ow);
+/* The shared checks, failing the stream with their reason (inline: several per operation). */
+static inline int vnpu_check_fm(struct vnpu_exec *x, const struct fm *f, const char *what)
+{
+    char why[112];
+    return vnpu_fm_check(f, what, why, sizeof(why)) != 0 ? vnpu_fail(x, "%s", why) : 0;
+}
+
+static inline int vnpu_region_of(struct vnpu_exec *x, unsigned region, uint8_t **mem, size_t *size,
+                                 const char *what)
+{
+    char why[112];
+    return vnpu_region(x->env, region, mem, size, what, why, sizeof(why)) != 0
+               ? vnpu_fail(x, "%s", why)
+               : 0;
+}
+
+static inline int vnpu_setup_kernel(struct vnpu_exec *x, struct kernel *k, int oh, int ow)
+{
+    char why[112];
+    return vnpu_kernel_setup(k, x->regs.p0, oh, ow, why, sizeof(why)) != 0 ? vnpu_fail(x, "%s", why)
+                                                                           : 0;
+}
 /* The working memory is too small for `need` bytes: `decoded` of decoded weights, then `extra`
  * of `what` (what == NULL: the decoded weights alone, need > decoded + a slice). */
 int vnpu_fail_workspace(struct vnpu_exec *x, size_t need, size_t decoded, const char *what,

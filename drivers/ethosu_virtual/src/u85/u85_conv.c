@@ -249,16 +249,14 @@ static inline void conv_gather(const struct conv85 *cv, const struct fm *ifm,
     }
 }
 
-/* The 8-bit path's OFM pixel (oy, ox): two channels a pass, one load of the field for both. */
+/* The 8-bit path's OFM pixel (oy, ox): two channels a pass, one load of the field for both.
+ * `cv` is conv_run's own copy: no store reaches it. */
 static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
 {
     const int16_t *patch16 = (const int16_t *)(const void *)cv->patch;
     const struct chan_scale *chans = cv->chans;
     const int16_t *weights = cv->weights;
-    /* copies: the OFM stores below may alias anything reached through cv */
-    const struct axis_map oy_axis = cv->oa[0];
-    const struct axis_map ox_axis = cv->oa[1];
-    const struct axis_map oc_axis = cv->oa[2];
+    const struct axis_map *oa = cv->oa;
     const size_t taps = cv->taps;
     const size_t n_terms = cv->n_terms;
     const size_t ic = (size_t)cv->ifm.c;
@@ -267,16 +265,15 @@ static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
     const int32_t zp = cv->o.zp;
     const int32_t lo = (int32_t)cv->o.lim.lo;
     const int32_t hi = (int32_t)cv->o.lim.hi;
-    uint8_t *po =
-        cv->ofm.fm.mem + cv->ofm.fm.base[0] + axis_off(&oy_axis, oy) + axis_off(&ox_axis, ox);
+    uint8_t *po = cv->ofm.fm.mem + cv->ofm.fm.base[0] + axis_off(&oa[0], oy) + axis_off(&oa[1], ox);
     int oc = 0;
     for (; !depthwise && oc + 1 < depth_out; oc += 2) {
         int32_t acc0 = (int32_t)chans[oc].bias;
         int32_t acc1 = (int32_t)chans[oc + 1].bias;
         const int16_t *wrow = weights + (size_t)oc * n_terms;
         dot16x2(patch16, wrow, wrow + n_terms, n_terms, &acc0, &acc1);
-        po[axis_off(&oc_axis, oc)] = vnpu_out8(&chans[oc].r32, acc0, zp, lo, hi);
-        po[axis_off(&oc_axis, oc + 1)] = vnpu_out8(&chans[oc + 1].r32, acc1, zp, lo, hi);
+        po[axis_off(&oa[2], oc)] = vnpu_out8(&chans[oc].r32, acc0, zp, lo, hi);
+        po[axis_off(&oa[2], oc + 1)] = vnpu_out8(&chans[oc + 1].r32, acc1, zp, lo, hi);
     }
     for (; oc < depth_out; oc++) {
         int32_t acc = (int32_t)chans[oc].bias;
@@ -288,7 +285,7 @@ static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
         } else {
             acc += dot16(patch16, wrow, n_terms);
         }
-        po[axis_off(&oc_axis, oc)] = vnpu_out8(&chans[oc].r32, acc, zp, lo, hi);
+        po[axis_off(&oa[2], oc)] = vnpu_out8(&chans[oc].r32, acc, zp, lo, hi);
     }
 }
 
