@@ -289,34 +289,6 @@ static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
     }
 }
 
-/* The sum of products of channel oc over the gathered field. */
-static inline int64_t conv_dot(const struct conv85 *cv, int oc)
-{
-    const int16_t *patch16 = (const int16_t *)(const void *)cv->patch;
-    const int32_t *patch = cv->patch;
-    const size_t n_terms = cv->n_terms;
-    const int16_t *wrow = cv->weights + (size_t)oc * n_terms;
-    int64_t acc = 0;
-    if (cv->depthwise) {
-        const size_t ic = (size_t)cv->ifm.c;
-        for (size_t t = 0; t < cv->taps; t++) {
-            size_t i = t * ic + (size_t)oc;
-            acc += (int64_t)(cv->narrow ? patch16[i] : patch[i]) * wrow[t];
-        }
-    } else if (cv->narrow) {
-        /* |patch| <= 511, |w| <= 256: 16384 products cannot overflow 32 bits */
-        for (size_t i0 = 0; i0 < n_terms; i0 += 16384u) {
-            size_t i1 = n_terms - i0 < 16384u ? n_terms : i0 + 16384u;
-            acc += dot16(patch16 + i0, wrow + i0, i1 - i0);
-        }
-    } else {
-        for (size_t i = 0; i < n_terms; i++) {
-            acc += (int64_t)patch[i] * wrow[i];
-        }
-    }
-    return acc;
-}
-
 /*
  * Every OFM pixel, from a copy of the set-up no pointer reaches: the stores into the OFM
  * cannot alias it, so its fields stay in registers. The general path: kept and IFM2
@@ -327,10 +299,18 @@ static void conv_run(const struct conv85 *setup)
     const struct conv85 cv = *setup;
     const struct ofm85 *ofm = &cv.ofm;
     const struct chan_scale *chans = cv.chans;
+    const int16_t *weights = cv.weights;
+    const int32_t *patch = cv.patch;
+    const int16_t *patch16 = (const int16_t *)(const void *)patch;
+    const size_t taps = cv.taps;
+    const size_t n_terms = cv.n_terms;
+    const size_t ic = (size_t)cv.ifm.c;
     const int from_ifm2 = cv.from_ifm2 && !cv.ifm2_ignored;
+    const struct fm ifm = cv.ifm; /* the gather's, apart from what its stores reach */
+    const struct kernel k = cv.k;
     for (int oy = 0; oy < ofm->h; oy++) {
         for (int ox = 0; ox < ofm->w; ox++) {
-            conv_gather(&cv, &cv.ifm, &cv.k, oy, ox);
+            conv_gather(&cv, &ifm, &k, oy, ox);
             if (cv.fast8) {
                 conv_pixel8(&cv, oy, ox);
                 continue;
@@ -341,7 +321,23 @@ static void conv_run(const struct conv85 *setup)
                 /* the bias is the output stage's: the operation that writes the OFM adds its own */
                 int64_t acc = (cv.keep ? cv.kept[ki] : 0) + (cv.hold ? 0 : chans[oc].bias) +
                               (from_ifm2 ? operand_at(&cv.acc_in, oy, ox, oc) : 0);
-                acc += conv_dot(&cv, oc);
+                const int16_t *wrow = weights + (size_t)oc * n_terms;
+                if (cv.depthwise) {
+                    for (size_t t = 0; t < taps; t++) {
+                        size_t i = t * ic + (size_t)oc;
+                        acc += (int64_t)(cv.narrow ? patch16[i] : patch[i]) * wrow[t];
+                    }
+                } else if (cv.narrow) {
+                    /* |patch| <= 511, |w| <= 256: 16384 products cannot overflow 32 bits */
+                    for (size_t i0 = 0; i0 < n_terms; i0 += 16384u) {
+                        size_t i1 = n_terms - i0 < 16384u ? n_terms : i0 + 16384u;
+                        acc += dot16(patch16 + i0, wrow + i0, i1 - i0);
+                    }
+                } else {
+                    for (size_t i = 0; i < n_terms; i++) {
+                        acc += (int64_t)patch[i] * wrow[i];
+                    }
+                }
                 if (cv.hold) {
                     cv.kept[ki] = acc;
                     continue;
