@@ -154,7 +154,8 @@ def test_builds_and_links_for_cortex_m55(tmp_path: Path) -> None:
         "-Werror",
         "-DETHOSU_VIRTUAL_WORKSPACE_SIZE=(64u*1024u)",
         f"-I{root / 'include'}",
-        *(str(p) for p in sorted(root.glob("src/*.c"))),
+        f"-I{root / 'src'}",
+        *(str(p) for p in sorted(root.glob("src/**/*.c"))),
         str(main),
         "--specs=nosys.specs",
         "-o",
@@ -163,6 +164,13 @@ def test_builds_and_links_for_cortex_m55(tmp_path: Path) -> None:
     proc = subprocess.run(cmd, capture_output=True, text=True, check=False)
     assert proc.returncode == 0, proc.stderr
     assert (tmp_path / "vnpu.elf").stat().st_size > 0
+    # the test mutations are the host test library's only (ETHOSU_VIRTUAL_MUTATIONS)
+    nm = shutil.which("arm-none-eabi-nm")
+    if nm is not None:
+        elf = str(tmp_path / "vnpu.elf")
+        symbols = subprocess.run([nm, elf], capture_output=True, text=True, check=True).stdout
+        assert " ethosu_invoke_v3" in symbols
+        assert "mutation" not in symbols, "the firmware build has the test mutations"
 
 
 DELEGATE_STYLE_CPP = r"""

@@ -22,7 +22,7 @@ CFLAGS = (
     # -O3: GCC's -O2 vectorizes only loops without an epilogue; the
     # convolution's dot products are the virtual NPU's hot loop
     "-O3",
-    # inline the shared helpers (vnpu_math.c) into the operations
+    # inline the shared helpers (src/common) into the operations
     "-flto",
     "-fno-semantic-interposition",
     "-fPIC",
@@ -32,8 +32,10 @@ CFLAGS = (
     "-Werror",
     # large enough for the weights of any single U55 operation
     "-DETHOSU_VIRTUAL_WORKSPACE_SIZE=(16u*1024u*1024u)",
-    # decoded weights kept between runs of the same streams (vnpu_math.c)
+    # decoded weights kept between runs of the same streams (src/common/wcache.c)
     "-DETHOSU_VIRTUAL_WEIGHT_CACHE=(256u*1024u*1024u)",
+    # the test mutations (ethosu_virtual_set_mutation): this library only, never firmware
+    "-DETHOSU_VIRTUAL_MUTATIONS",
 )
 
 
@@ -43,7 +45,7 @@ def source_dir() -> Path:
 
 def _sources() -> list[Path]:
     root = source_dir()
-    return sorted([*root.glob("src/*.[ch]"), *root.glob("include/*.h")])
+    return sorted([*root.glob("src/**/*.[ch]"), *root.glob("include/*.h")])
 
 
 def source_hash() -> str:
@@ -86,7 +88,8 @@ def library_path() -> Path:
                 cc,
                 *CFLAGS,
                 f"-I{root / 'include'}",
-                *(str(p) for p in sorted(root.glob("src/*.c"))),
+                f"-I{root / 'src'}",
+                *(str(p) for p in sorted(root.glob("src/**/*.c"))),
                 "-o",
                 str(tmp_lib),
             ]

@@ -100,6 +100,9 @@ struct ethosu_job {
 
 /* Error text of the last failed job (the virtual NPU names the command and value). */
 #define ETHOSU_VIRTUAL_ERROR_LEN 192
+/* Bytes of the state a running stream keeps in the driver: the register file (2 KiB) and
+ * the executor's own (the U85's chain buffers); the executors check that theirs fits. */
+#define ETHOSU_VIRTUAL_STATE_SIZE 3072u
 
 /* One NPU instance. Allocate it (static is fine) and hand it to ethosu_init(). */
 struct ethosu_driver {
@@ -116,6 +119,8 @@ struct ethosu_driver {
     uint32_t secure;
     uint32_t privileged;
     uint8_t lut[2048]; /* the LUT area at the top of SHRAM */
+    /* the register file and executor state of the running stream (src/interp.h) */
+    uint64_t state[ETHOSU_VIRTUAL_STATE_SIZE / 8u];
     char error[ETHOSU_VIRTUAL_ERROR_LEN];
 };
 

@@ -88,7 +88,10 @@ enum ethosu_virtual_mutation {
     ETHOSU_VIRTUAL_MUT_U85_CONV_IFM2_IGNORED =
         1u << 14, /* a CONV's acc_input IFM2 partial sum is dropped */
 };
+#ifdef ETHOSU_VIRTUAL_MUTATIONS
+/* Only in the host test library (built with -DETHOSU_VIRTUAL_MUTATIONS): firmware has none. */
 void ethosu_virtual_set_mutation(uint32_t mask);
+#endif
 
 /*
  * Disassemble the command at words[*index] into buf as

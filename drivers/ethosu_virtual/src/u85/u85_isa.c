@@ -6,10 +6,10 @@
  * or a (a 40-bit address: addr_hi in param bits 7:0, addr_lo in the payload); the
  * pseudo-enum "signed" prints a two's complement field. Names are regor's (it calls
  * cmd1 0x096/0x097 NPU_SET_RESIZE_X/Y_STEP where the driver header says RESIZE_X/Y).
- * The same disassembler as the U55's (vnpu_cmd.c) prints it; the decoder tests
+ * The same disassembler as the U55's (isa.c) prints it; the decoder tests
  * compare it field by field with Vela's --verbose-register-command-stream.
  */
-#include "vnpu.h"
+#include "isa.h"
 
 #define ADDR "addr=a31.0"
 

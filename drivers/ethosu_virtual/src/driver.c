@@ -6,7 +6,11 @@
  * the weak hooks in the same order), but runs the command stream synchronously
  * inside ethosu_invoke_async, so ethosu_wait returns at once and no IRQ is needed.
  */
-#include "vnpu.h"
+#include "common/env.h"
+#include "common/mlw.h"
+#include "common/mutation.h"
+#include "ethosu_virtual.h"
+#include "interp.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -22,7 +26,12 @@ static struct ethosu_driver *registered_drivers;
 static void *driver_mutex;
 static void *driver_semaphore;
 
+#ifdef ETHOSU_VIRTUAL_MUTATIONS
+/* the host test library only (common/mutation.h) */
 uint32_t vnpu_mutation_mask;
+
+void ethosu_virtual_set_mutation(uint32_t mask) { vnpu_mutation_mask = mask; }
+#endif
 
 #ifdef ETHOSU_VIRTUAL_WORKSPACE_SECTION
 /* firmware: a NOLOAD section the linker script puts in external RAM, not the TCMs */
@@ -35,22 +44,9 @@ static void *workspace_mem = default_workspace;
 static size_t workspace_size = sizeof(default_workspace);
 static size_t workspace_peak;
 
-void vnpu_workspace_used(size_t bytes)
-{
-    if (bytes > workspace_peak) {
-        workspace_peak = bytes;
-    }
-}
-
 size_t ethosu_virtual_workspace_peak(void) { return workspace_peak; }
 
 void ethosu_virtual_reset_workspace_peak(void) { workspace_peak = 0; }
-
-void *vnpu_workspace(size_t *size)
-{
-    *size = workspace_size;
-    return workspace_mem;
-}
 
 void ethosu_virtual_set_workspace(void *mem, size_t size)
 {
@@ -66,7 +62,21 @@ void ethosu_virtual_set_workspace(void *mem, size_t size)
     workspace_size = size - (size_t)(aligned - p);
 }
 
-void ethosu_virtual_set_mutation(uint32_t mask) { vnpu_mutation_mask = mask; }
+long ethosu_virtual_mlw_decode(const uint8_t *in, size_t len, int16_t *out, size_t max_out)
+{
+    struct vnpu_mlw d;
+    vnpu_mlw_init(&d, in, len, workspace_mem, workspace_size); /* its slices */
+    size_t n = 0;
+    int16_t v;
+    int r;
+    while ((r = vnpu_mlw_next(&d, &v)) == 1) {
+        if (n >= max_out) {
+            return -2;
+        }
+        out[n++] = v;
+    }
+    return r < 0 ? -1 : (long)n;
+}
 
 /* ---- weak hooks: the defaults of a single-threaded bare-metal system ------------------- */
 
@@ -401,8 +411,16 @@ static int run_command_stream(struct ethosu_driver *drv, const uint32_t *words, 
     env.config = drv->config;
     env.lut = drv->lut;
     env.error = drv->error;
-    int rc = ((drv->config >> 28) & 0xfu) == VNPU_PRODUCT_U85 ? vnpu_u85_run(&env, words, nwords)
-                                                              : vnpu_run(&env, words, nwords);
+    env.workspace = (uint8_t *)workspace_mem;
+    env.workspace_size = workspace_size;
+    env.state = drv->state;
+    env.state_size = sizeof(drv->state);
+    const struct vnpu_product *product =
+        ((drv->config >> 28) & 0xfu) == VNPU_PRODUCT_U85 ? &vnpu_product_u85 : &vnpu_product_u55;
+    int rc = vnpu_interp_run(product, &env, words, nwords);
+    if (env.peak > workspace_peak) {
+        workspace_peak = env.peak;
+    }
     drv->job.result = rc == 0 ? ETHOSU_JOB_RESULT_OK : ETHOSU_JOB_RESULT_ERROR;
     drv->job.state = ETHOSU_JOB_DONE;
     if (rc != 0) {

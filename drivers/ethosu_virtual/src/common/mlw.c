@@ -8,7 +8,7 @@
  * Bits are read least significant first. Written for the kit; it decodes a slice
  * into caller memory and hands values out one by one, so nothing is allocated.
  */
-#include "vnpu.h"
+#include "common/mlw.h"
 
 #include <string.h>
 
@@ -106,7 +106,16 @@ static int split_weights(uint32_t bits, int nbits, uint32_t *carry, int truncate
     return n;
 }
 
-static int decode_slice(struct vnpu_mlw *d)
+/* What a slice header says. */
+struct slice_hdr {
+    uint32_t zdiv, wdiv, wtrunc, newpal;
+    int use_zero_run, uncompressed;
+    int nvalues, z_nvalues; /* weights, zero runs */
+};
+
+/* The header of the slice at d->bitpos (end-of-stream markers skipped), the palette into d:
+ * 1 with *at past it, 0 at the end of the stream, -1 if malformed. */
+static int slice_header(struct vnpu_mlw *d, struct slice_hdr *h, size_t *at)
 {
     const uint8_t *const buf = d->buf;
     const size_t size = d->size;
@@ -131,23 +140,21 @@ static int decode_slice(struct vnpu_mlw *d)
         return -1;
     }
     uint32_t slice_len;
-    uint32_t wdiv;
-    uint32_t wtrunc;
-    uint32_t newpal;
     GET(15, slice_len);
-    GET(3, wdiv);
-    GET(1, wtrunc);
-    GET(1, newpal);
-    int use_zero_run = zdiv != ZDIV_DISABLE;
-    if (d->first && !newpal) {
+    GET(3, h->wdiv);
+    GET(1, h->wtrunc);
+    GET(1, h->newpal);
+    h->zdiv = zdiv;
+    h->use_zero_run = zdiv != ZDIV_DISABLE;
+    if (d->first && !h->newpal) {
         return -1;
     }
-    if (!d->first && !newpal && use_zero_run != d->prev_zero_run) {
+    if (!d->first && !h->newpal && h->use_zero_run != d->prev_zero_run) {
         return -1;
     }
     d->first = 0;
-    d->prev_zero_run = use_zero_run;
-    if (newpal) {
+    d->prev_zero_run = h->use_zero_run;
+    if (h->newpal) {
         uint32_t v;
         GET(5, v);
         d->direct_offset = (int)v;
@@ -160,9 +167,9 @@ static int decode_slice(struct vnpu_mlw *d)
             d->palette[i] = (int16_t)v;
         }
     }
-    int uncompressed = 0;
-    if (wdiv == WDIV_UNCOMPRESSED) {
-        uncompressed = 1;
+    h->uncompressed = 0;
+    if (h->wdiv == WDIV_UNCOMPRESSED) {
+        h->uncompressed = 1;
         uint32_t bits = 0;
         if (d->palsize > 0) {
             while ((1 << bits) < d->palsize) {
@@ -171,100 +178,126 @@ static int decode_slice(struct vnpu_mlw *d)
         } else {
             bits = (uint32_t)d->palbits;
         }
-        wdiv = bits; /* only remainders are sent */
-    } else if (wdiv >= 6) {
+        h->wdiv = bits; /* only remainders are sent */
+    } else if (h->wdiv >= 6) {
         return -1;
     }
-    int nvalues = (int)slice_len + 1;
-    int z_nvalues = nvalues + (newpal ? 1 : 0);
-    if (VNPU_MLW_BYTES(z_nvalues) > d->need) {
-        d->need = VNPU_MLW_BYTES(z_nvalues);
-    }
-    if ((size_t)z_nvalues > d->capacity) {
-        return -1;
-    }
-    memset(d->zrun, 0, (size_t)z_nvalues * sizeof(uint32_t));
+    h->nvalues = (int)slice_len + 1;
+    h->z_nvalues = h->nvalues + (h->newpal ? 1 : 0);
+    *at = pos;
+    return 1;
+}
 
-    int w_pos = 0;
-    int z_pos = 0;
-    int w_done = 0;
-    int z_done = 0;
-    /* this chunk's quotients and the previous chunk's (whose remainders follow): swapped, not copied */
-    uint32_t w_qbuf[2][12];
-    uint32_t z_qbuf[2][12];
-    uint32_t *w_q = w_qbuf[0];
-    uint32_t *z_q = z_qbuf[0];
-    uint32_t *w_prev_q = w_qbuf[1];
-    uint32_t *z_prev_q = z_qbuf[1];
-    int w_n = 0;
-    int z_n = 0;
-    int w_prev_n = 0;
-    int z_prev_n = 0;
-    int w_prev_enable = 0;
-    int z_prev_enable = 0;
-    uint32_t w_carry = 0;
-    uint32_t z_carry = 0;
+/* One Golomb-Rice stream of a slice (weights or zero runs): this chunk's quotients and the
+ * previous chunk's (whose remainders follow), swapped, not copied. */
+struct rice {
+    uint32_t qbuf[2][12];
+    uint32_t *q, *prev_q;
+    int n, prev_n, prev_enable;
+    uint32_t carry;
+    int pos, done; /* symbols whose quotients / values are read */
+};
+
+static void rice_init(struct rice *s)
+{
+    memset(s, 0, sizeof(*s));
+    s->q = s->qbuf[0];
+    s->prev_q = s->qbuf[1];
+}
+
+/* The end of a chunk: its quotients become the previous chunk's. */
+static void rice_next(struct rice *s, int enable)
+{
+    s->prev_enable = enable;
+    s->prev_n = enable ? s->n : 0;
+    uint32_t *t = s->prev_q;
+    s->prev_q = s->q;
+    s->q = t;
+}
+
+/* The slice's chunks after its header (at `pos`): the weight indices into d->wval and the
+ * zero runs into d->zrun. 1, or -1 if malformed. */
+static int slice_body(struct vnpu_mlw *d, const struct slice_hdr *h, size_t pos)
+{
+    const uint8_t *const buf = d->buf;
+    const size_t size = d->size;
+    const size_t limit = size * 8u;
+    const uint32_t wdiv = h->wdiv;
+    const uint32_t zdiv = h->zdiv;
+    const int nvalues = h->nvalues;
+    const int z_nvalues = h->z_nvalues;
+    const int use_zero_run = h->use_zero_run;
+    struct rice w;
+    struct rice z;
+    rice_init(&w);
+    rice_init(&z);
     int z_unary_len = zdiv < 3 ? 12 : 8;
     do {
-        int balance = use_zero_run ? w_pos - z_pos : 0;
-        int w_enable = (balance < 8 || !use_zero_run) && w_pos < nvalues;
-        int z_enable = balance >= 0 && use_zero_run && z_pos < z_nvalues;
+        int balance = use_zero_run ? w.pos - z.pos : 0;
+        int w_enable = (balance < 8 || !use_zero_run) && w.pos < nvalues;
+        int z_enable = balance >= 0 && use_zero_run && z.pos < z_nvalues;
         uint32_t w_unary0 = 0;
-        if (w_enable && !uncompressed) {
+        if (w_enable && !h->uncompressed) {
             GET(12, w_unary0);
         }
         if (z_enable) {
             uint32_t z_unary;
             GET(z_unary_len, z_unary);
-            z_n = split_zero_runs(z_unary, z_unary_len, &z_carry, z_q);
-            z_pos += z_n;
+            z.n = split_zero_runs(z_unary, z_unary_len, &z.carry, z.q);
+            z.pos += z.n;
         }
         if (w_enable) {
-            int max_symbols = (uncompressed && wdiv > 5) ? 8 : 12;
+            int max_symbols = (h->uncompressed && wdiv > 5) ? 8 : 12;
             int ones = __builtin_popcount(w_unary0 & ((1u << max_symbols) - 1u));
             uint32_t w_unary1;
             GET(ones, w_unary1);
-            w_n = split_weights(w_unary0, max_symbols, &w_carry, (int)wtrunc, w_unary1, w_q);
-            w_pos += w_n;
+            w.n = split_weights(w_unary0, max_symbols, &w.carry, (int)h->wtrunc, w_unary1, w.q);
+            w.pos += w.n;
         }
-        if (w_prev_enable) {
-            for (int i = 0; i < w_prev_n && w_done < nvalues; i++, w_done++) {
-                uint32_t rem;
-                GET((int)wdiv, rem);
-                uint32_t v = (w_prev_q[i] << wdiv) + rem;
-                if (v >= 512u) {
-                    return -1;
-                }
-                d->wval[w_done] = (uint16_t)v;
+        for (int i = 0; w.prev_enable && i < w.prev_n && w.done < nvalues; i++, w.done++) {
+            uint32_t rem;
+            GET((int)wdiv, rem);
+            uint32_t v = (w.prev_q[i] << wdiv) + rem;
+            if (v >= 512u) {
+                return -1;
             }
+            d->wval[w.done] = (uint16_t)v;
         }
-        if (z_prev_enable) {
-            for (int i = 0; i < z_prev_n && z_done < z_nvalues; i++, z_done++) {
-                uint32_t rem;
-                GET((int)zdiv, rem);
-                d->zrun[z_done] = (z_prev_q[i] << zdiv) + rem;
-            }
+        for (int i = 0; z.prev_enable && i < z.prev_n && z.done < z_nvalues; i++, z.done++) {
+            uint32_t rem;
+            GET((int)zdiv, rem);
+            d->zrun[z.done] = (z.prev_q[i] << zdiv) + rem;
         }
-        w_prev_enable = w_enable;
-        w_prev_n = w_enable ? w_n : 0;
-        uint32_t *t = w_prev_q;
-        w_prev_q = w_q;
-        w_q = t;
-        z_prev_enable = z_enable;
-        z_prev_n = z_enable ? z_n : 0;
-        t = z_prev_q;
-        z_prev_q = z_q;
-        z_q = t;
-    } while (w_prev_enable || z_prev_enable);
+        rice_next(&w, w_enable);
+        rice_next(&z, z_enable);
+    } while (w.prev_enable || z.prev_enable);
     d->bitpos = pos;
-    if (w_done != nvalues) {
+    return w.done == nvalues ? 1 : -1;
+}
+
+static int decode_slice(struct vnpu_mlw *d)
+{
+    struct slice_hdr h;
+    size_t pos = 0;
+    int r = slice_header(d, &h, &pos);
+    if (r <= 0) {
+        return r;
+    }
+    if (VNPU_MLW_BYTES(h.z_nvalues) > d->need) {
+        d->need = VNPU_MLW_BYTES(h.z_nvalues);
+    }
+    if ((size_t)h.z_nvalues > d->capacity) {
         return -1;
     }
-    d->nvalues = nvalues;
-    d->new_palette = (int)newpal;
-    d->use_zero_run = use_zero_run;
+    memset(d->zrun, 0, (size_t)h.z_nvalues * sizeof(uint32_t));
+    if (slice_body(d, &h, pos) < 0) {
+        return -1;
+    }
+    d->nvalues = h.nvalues;
+    d->new_palette = (int)h.newpal;
+    d->use_zero_run = h.use_zero_run;
     d->index = 0;
-    d->zeros = (newpal && use_zero_run) ? d->zrun[0] : 0u;
+    d->zeros = (h.newpal && h.use_zero_run) ? d->zrun[0] : 0u;
     d->in_slice = 1;
     return 1;
 }
@@ -280,22 +313,4 @@ int vnpu_mlw_refill(struct vnpu_mlw *d)
         d->ended = r == 0;
     }
     return r;
-}
-
-long ethosu_virtual_mlw_decode(const uint8_t *in, size_t len, int16_t *out, size_t max_out)
-{
-    size_t mem_size = 0;
-    void *mem = vnpu_workspace(&mem_size);
-    struct vnpu_mlw d;
-    vnpu_mlw_init(&d, in, len, mem, mem_size);
-    size_t n = 0;
-    int16_t v;
-    int r;
-    while ((r = vnpu_mlw_next(&d, &v)) == 1) {
-        if (n >= max_out) {
-            return -2;
-        }
-        out[n++] = v;
-    }
-    return r < 0 ? -1 : (long)n;
 }

@@ -1,0 +1,100 @@
+/* ethosu-porting-kit virtual NPU: kernel geometry, taps and pool accumulation (every product). */
+#include "common/kernel.h"
+
+#include <stdio.h>
+#include <string.h>
+
+int vnpu_kernel_setup(struct kernel *k, const uint16_t *p0, int oh, int ow, char *why, size_t len)
+{
+    uint32_t ks = p0[0x22]; /* KERNEL_STRIDE */
+    k->kh = p0[0x21] + 1;   /* KERNEL_HEIGHT_M1 */
+    k->kw = p0[0x20] + 1;   /* KERNEL_WIDTH_M1 */
+    k->sx = (int)((ks & 1u) | (((ks >> 6) & 1u) << 1)) + 1;
+    k->sy = (int)(((ks >> 1) & 1u) | (((ks >> 9) & 1u) << 1)) + 1;
+    k->dx = ((ks >> 3) & 1u) ? 2 : 1;
+    k->dy = ((ks >> 4) & 1u) ? 2 : 1;
+    k->pad_top = p0[0x00] & 0x7f;
+    k->pad_left = p0[0x01] & 0x7f;
+    k->pad_right = p0[0x02] & 0xff;
+    k->pad_bottom = p0[0x03] & 0xff;
+    k->upscale = (int)(p0[0x07] & 3u); /* IFM_UPSCALE */
+    if (k->upscale == 3) {
+        snprintf(why, len, "IFM upscale mode 3 is not defined");
+        return -1;
+    }
+    k->ih = (oh - 1) * k->sy + k->kh - k->pad_top - k->pad_bottom;
+    k->iw = (ow - 1) * k->sx + k->kw - k->pad_left - k->pad_right;
+    if (k->ih <= 0 || k->iw <= 0) {
+        snprintf(why, len, "the kernel, stride and padding leave an empty IFM (%d x %d)", k->ih,
+                 k->iw);
+        return -1;
+    }
+    return 0;
+}
+
+int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, int oy, int ox, int c,
+                      int *count)
+{
+    int64_t acc = 0;
+    int valid;
+    *count = 0;
+    if (mode == 2) {
+        for (int ic = 0; ic < ifm->c; ic++) {
+            acc += ifm_tap(ifm, k, oy * k->sy - k->pad_top, ox * k->sx - k->pad_left, ic, &valid);
+        }
+        return acc;
+    }
+    /* (dilation 1 skips the divisions: this runs once per output value) */
+    int ukh = k->dy == 1 ? k->kh : (k->kh - 1) / k->dy + 1;
+    int ukw = k->dx == 1 ? k->kw : (k->kw - 1) / k->dx + 1;
+    for (int ky = 0; ky < ukh; ky++) {
+        for (int kx = 0; kx < ukw; kx++) {
+            int64_t v = ifm_tap(ifm, k, oy * k->sy - k->pad_top + ky * k->dy,
+                                ox * k->sx - k->pad_left + kx * k->dx, c, &valid);
+            if (!valid) {
+                continue;
+            }
+            if (mode == 0) {
+                acc = (*count == 0 || v > acc) ? v : acc;
+            } else if (mode == 5) {
+                acc = (*count == 0 || v < acc) ? v : acc;
+            } else {
+                acc += v;
+            }
+            (*count)++;
+        }
+    }
+    return acc;
+}
+
+void vnpu_tap16(const struct fm *ifm, const struct kernel *k, int y, int x, int16_t *dst)
+{
+    if (y < 0 || x < 0 || y >= k->ih || x >= k->iw) {
+        memset(dst, 0, (size_t)ifm->c * sizeof(int16_t)); /* padding */
+        return;
+    }
+    if (k->upscale != 0) {
+        for (int c = 0; c < ifm->c; c++) {
+            int valid;
+            dst[c] = (int16_t)ifm_tap(ifm, k, y, x, c, &valid);
+        }
+        return;
+    }
+    /* no upscaling: the tap's channels are bytes at one address (NHWC), or runs of 16 (NHCWB16) */
+    const uint8_t *pixel = ifm->mem + fm_offset(ifm, y, x, 0);
+    int run = ifm->brick ? 16 : ifm->c; /* channels at consecutive bytes */
+    for (int c0 = 0; c0 < ifm->c; c0 += run) {
+        const uint8_t *src = pixel + (ifm->brick ? (int64_t)(c0 >> 4) * ifm->sc : 0);
+        int len = ifm->c - c0 < run ? ifm->c - c0 : run;
+        int16_t *out = dst + c0;
+        if (ifm->is_signed) {
+            for (int j = 0; j < len; j++) {
+                out[j] = (int16_t)((int8_t)src[j] - ifm->zp);
+            }
+        } else {
+            for (int j = 0; j < len; j++) {
+                out[j] = (int16_t)(src[j] - ifm->zp);
+            }
+        }
+    }
+}

@@ -1,0 +1,89 @@
+/*
+ * ethosu-porting-kit virtual NPU: the one command interpreter of every product.
+ *
+ * Like the Arm core driver's one device interface with one implementation per product:
+ * the loop (decode, register writes, the operation dispatch, the errors) is written once;
+ * a product is its instruction set and a table of operations (u55/, u85/). Each run's
+ * state (struct vnpu_exec, first member of the product's own state) lives in the memory
+ * the driver hands down in vnpu_env, not in a global.
+ */
+#ifndef VNPU_INTERP_H
+#define VNPU_INTERP_H
+
+#include "common/env.h"
+#include "common/fm.h"
+#include "common/kernel.h"
+#include "isa.h"
+#include "regs.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+struct vnpu_product;
+
+/* What every operation of a run sees: its env, the register file, the command running. */
+struct vnpu_exec {
+    struct vnpu_env *env;
+    const struct vnpu_product *product;
+    struct regs regs;
+    size_t word; /* index of the command being executed, for error messages */
+    uint32_t code;
+};
+
+/* An operation (NPU_OP_*): 0, or -1 with the error set (vnpu_fail). */
+typedef int (*vnpu_op_fn)(struct vnpu_exec *x, uint32_t param);
+
+/* Operation codes the table covers (cmd0 0x000..0x013: STOP .. PMU_MASK). */
+#define VNPU_NUM_OPS 0x14
+
+struct vnpu_product {
+    const struct vnpu_isa *isa;
+    const char *name;       /* in messages ("Ethos-U85"), NULL for none */
+    const char *cmd1_error; /* the error of a cmd1 operation (0x4100 and up) */
+    size_t state_size;      /* the product's run state, struct vnpu_exec first */
+    /* after the state is zeroed, before the first command: 0, or -1 with env->error set */
+    int (*start)(struct vnpu_exec *x);
+    vnpu_op_fn ops[VNPU_NUM_OPS]; /* NULL: "operation is not modelled" */
+};
+
+extern const struct vnpu_product vnpu_product_u55; /* u55/u55_fm.c: U55 and U65 */
+extern const struct vnpu_product vnpu_product_u85; /* u85/u85_fm.c */
+
+/*
+ * Run a register command stream (no COP1 header) on `product`, its state in env->state.
+ * 0 on NPU_OP_STOP, -1 with env->error set.
+ */
+int vnpu_interp_run(const struct vnpu_product *product, struct vnpu_env *env, const uint32_t *words,
+                    size_t nwords);
+
+/* Stop the stream: "<product> <command name> at command word N: <message>". Returns -1. */
+int vnpu_fail(struct vnpu_exec *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* The shared checks, failing the stream with their reason (inline: several per operation). */
+static inline int vnpu_check_fm(struct vnpu_exec *x, const struct fm *f, const char *what)
+{
+    char why[112];
+    return vnpu_fm_check(f, what, why, sizeof(why)) != 0 ? vnpu_fail(x, "%s", why) : 0;
+}
+
+static inline int vnpu_region_of(struct vnpu_exec *x, unsigned region, uint8_t **mem, size_t *size,
+                                 const char *what)
+{
+    char why[112];
+    return vnpu_region(x->env, region, mem, size, what, why, sizeof(why)) != 0
+               ? vnpu_fail(x, "%s", why)
+               : 0;
+}
+
+static inline int vnpu_setup_kernel(struct vnpu_exec *x, struct kernel *k, int oh, int ow)
+{
+    char why[112];
+    return vnpu_kernel_setup(k, x->regs.p0, oh, ow, why, sizeof(why)) != 0 ? vnpu_fail(x, "%s", why)
+                                                                           : 0;
+}
+/* The working memory is too small for `need` bytes: `decoded` of decoded weights, then `extra`
+ * of `what` (what == NULL: the decoded weights alone, need > decoded + a slice). */
+int vnpu_fail_workspace(struct vnpu_exec *x, size_t need, size_t decoded, const char *what,
+                        size_t extra);
+
+#endif /* VNPU_INTERP_H */

@@ -1,0 +1,421 @@
+/* ethosu-porting-kit virtual NPU: Ethos-U55/U65 CONV and DEPTHWISE, and their MLW weight order. */
+#include "u55/u55.h"
+
+#include "common/mlw.h"
+#include "common/mutation.h"
+#include "common/num.h"
+#include "common/wcache.h"
+#include "ethosu_virtual.h"
+
+#include <string.h>
+
+/* ---- weights ------------------------------------------------------------------------------- */
+
+/* What decides where each value of an MLW weight stream lands in W[o][ky][kx][i]. */
+struct weight_order {
+    int depth_out, depth_in, ukh, ukw, depthwise;
+    int ifm_ublock, part_kernel, ofm_block, ifm_block;
+    int decomp_y, decomp_x, round_taps;
+};
+
+/*
+ * Decode a weight stream in brick order into W[o][ky][kx][i] (`weights`, zeroed here).
+ * `mem` is the decoder's slice memory; *need is set to what the largest slice took.
+ */
+static int decode_weights(struct vnpu_exec *run, const struct weight_order *g,
+                          const uint8_t *stream, size_t len, int16_t *weights, uint8_t *mem,
+                          size_t mem_size, size_t *need)
+{
+    const int depth_out = g->depth_out;
+    const int depth_in = g->depth_in;
+    const int ukh = g->ukh;
+    const int ukw = g->ukw;
+    const int depthwise = g->depthwise;
+    const int ofm_ublock = 8;
+    memset(weights, 0,
+           (size_t)depth_out * (size_t)ukh * (size_t)ukw * (size_t)depth_in * sizeof(int16_t));
+    struct vnpu_mlw dec;
+    vnpu_mlw_init(&dec, stream, len, mem, mem_size);
+    for (int oz0 = 0; oz0 < depth_out; oz0 += g->ofm_block) {
+        int ofm_blk = depth_out - oz0 < g->ofm_block ? depth_out - oz0 : g->ofm_block;
+        for (int iz0 = 0; iz0 < depth_in; iz0 += (depthwise ? depth_in : g->ifm_block)) {
+            int ifm_blk =
+                depthwise ? g->ifm_ublock
+                          : (g->part_kernel
+                                 ? (depth_in - iz0 < g->ifm_block ? depth_in - iz0 : g->ifm_block)
+                                 : g->ifm_block);
+            for (int sy = 0; sy < ukh; sy += g->decomp_y) {
+                for (int sx = 0; sx < ukw; sx += g->decomp_x) {
+                    int sub_h = ukh - sy < g->decomp_y ? ukh - sy : g->decomp_y;
+                    int sub_w = ukw - sx < g->decomp_x ? ukw - sx : g->decomp_x;
+                    int n_taps =
+                        (sub_h * sub_w + g->round_taps - 1) / g->round_taps * g->round_taps;
+                    int outer_end = g->part_kernel ? ifm_blk : 1;
+                    int outer_step = g->part_kernel ? g->ifm_ublock : 1;
+                    for (int iu_o = 0; iu_o < outer_end; iu_o += outer_step) {
+                        for (int ou = 0; ou < ofm_blk; ou += ofm_ublock) {
+                            for (int t = 0; t < n_taps; t++) {
+                                int kx = t % sub_w;
+                                int ky = t / sub_w;
+                                int inner_end = g->part_kernel ? 1 : ifm_blk;
+                                int inner_step = g->part_kernel ? 1 : g->ifm_ublock;
+                                for (int iu_i = 0; iu_i < inner_end; iu_i += inner_step) {
+                                    /* the micro-block's ofm_ublock x iz_end values in one read */
+                                    int iz_end = depthwise ? 1 : g->ifm_ublock;
+                                    int16_t vals[8 * 8];
+                                    int got;
+                                    size_t count = (size_t)ofm_ublock * (size_t)iz_end;
+                                    if (vnpu_mlw_read(&dec, vals, count, &got) != count) {
+                                        *need = dec.need;
+                                        if (got < 0 && dec.need > mem_size) {
+                                            return -1; /* the caller names the bytes */
+                                        }
+                                        return vnpu_fail(run,
+                                                         "weight stream %s (weight decoder fault)",
+                                                         got == 0 ? "ended early" : "is malformed");
+                                    }
+                                    int ic0 = iz0 + iu_o + iu_i;
+                                    int ic_n = depth_in - ic0 < iz_end ? depth_in - ic0 : iz_end;
+                                    if (ky >= sub_h || ic_n <= 0) {
+                                        continue;
+                                    }
+                                    for (int oz = 0; oz < ofm_ublock; oz++) {
+                                        int oc = oz0 + ou + oz;
+                                        if (oc >= depth_out || oc >= oz0 + ofm_blk) {
+                                            break;
+                                        }
+                                        int16_t *dst =
+                                            weights +
+                                            (((size_t)oc * (size_t)ukh + (size_t)(sy + ky)) *
+                                                 (size_t)ukw +
+                                             (size_t)(sx + kx)) *
+                                                (size_t)depth_in +
+                                            (size_t)ic0;
+                                        const int16_t *src = vals + oz * iz_end;
+                                        for (int iz = 0; iz < ic_n; iz++) {
+                                            dst[iz] = src[iz];
+                                        }
+                                    }
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    *need = dec.need;
+    return 0;
+}
+
+/* One OFM channel's scale record (10 bytes in the stream: 40-bit bias, 32-bit scale, 6-bit shift). */
+struct chan_rec {
+    int64_t bias;
+    struct vnpu_rescaler rescale;
+    struct vnpu_rescale32 r32; /* when the operation takes the 8-bit path */
+};
+
+/* ---- CONV / DEPTHWISE ------------------------------------------------------------------- */
+
+/* One convolution as its stages hand it on: set-up, weights, channel records, the loops. */
+struct conv55 {
+    struct kernel_op op;
+    int depthwise;
+    int depth_in, depth_out;
+    size_t taps;           /* undilated kernel taps */
+    const uint8_t *scales; /* the scale/bias records */
+    const int16_t *weights;
+    int32_t *patch; /* the receptive field (int16 when small_products) */
+    struct chan_rec *chans;
+    int small_products; /* 8-bit IFM minus a zero point in [-256, 256] and 9-bit weights */
+    int fast8;          /* the 8-bit path (conv_channels) */
+    int no_bias;
+};
+
+/* The registers' kernel operation and the scale stream: 10 bytes per OFM channel. */
+static int conv_setup(struct vnpu_exec *run, struct conv55 *cv, int depthwise)
+{
+    struct regs *r = &run->regs;
+    if (R0(PARALLEL_MODE) & 1u) {
+        return vnpu_fail(run, "PARALLEL_MODE 1 (dual-core U65) is not modelled");
+    }
+    if (u55_setup_kernel_op(run, &cv->op, !depthwise) != 0) {
+        return -1;
+    }
+    if ((R0(OFM_PRECISION) >> 8) & 1u) {
+        return vnpu_fail(run, "OFM scale_mode GLOBAL for a convolution is not modelled");
+    }
+    cv->depthwise = depthwise;
+    cv->depth_in = depthwise ? 1 : cv->op.ifm.c;
+    cv->depth_out = cv->op.ofm.c;
+    cv->taps = (size_t)cv->op.ukh * (size_t)cv->op.ukw;
+    uint8_t *smem = NULL;
+    size_t ssize = 0;
+    if (vnpu_region_of(run, R0(SCALE_REGION) & 7u, &smem, &ssize, "scale stream") != 0) {
+        return -1;
+    }
+    uint64_t sbase = W1(SCALE_BASE);
+    uint64_t slen = W1(SCALE_LENGTH) & 0xfffffu;
+    if (slen < (uint64_t)cv->depth_out * 10u || sbase + slen > ssize) {
+        return vnpu_fail(
+            run, "scale stream [%s, +%s) does not hold %d records inside its region of %lu bytes",
+            VNPU_U64(sbase), VNPU_U64(slen), cv->depth_out, (unsigned long)ssize);
+    }
+    cv->scales = smem + sbase;
+    return 0;
+}
+
+/* The decode order of this convolution's MLW stream. */
+static void conv_order(const struct vnpu_exec *run, const struct conv55 *cv, struct weight_order *g)
+{
+    const struct regs *r = &run->regs;
+    const struct kernel *k = &cv->op.k;
+    memset(g, 0, sizeof(*g));
+    uint32_t macs_log2 = run->env->config & 0xfu;
+    g->depth_out = cv->depth_out;
+    g->depth_in = cv->depth_in;
+    g->ukh = cv->op.ukh;
+    g->ukw = cv->op.ukw;
+    g->depthwise = cv->depthwise;
+    g->ifm_ublock = macs_log2 <= 5 ? 4 : 8;
+    g->part_kernel = !cv->depthwise && ((R0(KERNEL_STRIDE) >> 2) & 1u);
+    g->ofm_block = R0(OFM_BLK_DEPTH_M1) + 1;
+    g->ifm_block = (g->part_kernel || cv->op.ifm.elem == 2) ? 16 : 32;
+    g->decomp_y = 8 / k->dy;
+    g->decomp_x = 8 / k->dx;
+    g->round_taps = cv->depthwise ? 4 : (g->part_kernel ? (cv->op.ifm.elem == 2 ? 2 : 4) : 1);
+}
+
+/*
+ * The weights W[o][ky][kx][i] at the start of the workspace (decoded, or the cache's), the
+ * receptive field after them, then the channel records: *fixed is where those start.
+ */
+static int conv_weights(struct vnpu_exec *run, struct conv55 *cv, size_t *fixed)
+{
+    struct regs *r = &run->regs;
+    struct vnpu_env *env = run->env;
+    uint8_t *wmem = NULL;
+    size_t wsize = 0;
+    if (vnpu_region_of(run, R0(WEIGHT_REGION) & 7u, &wmem, &wsize, "weight stream") != 0) {
+        return -1;
+    }
+    uint64_t wbase = W1(WEIGHT_BASE);
+    uint64_t wlen = W1(WEIGHT_LENGTH);
+    if (wbase + wlen > wsize) {
+        return vnpu_fail(run, "weight stream [%s, +%s) outside its region of %lu bytes",
+                         VNPU_U64(wbase), VNPU_U64(wlen), (unsigned long)wsize);
+    }
+    size_t ws_size = env->workspace_size;
+    uint8_t *ws = env->workspace;
+    size_t nweights = (size_t)cv->depth_out * cv->taps * (size_t)cv->depth_in;
+    size_t wbytes = (nweights * sizeof(int16_t) + 7u) & ~(size_t)7u;
+    size_t pbytes = (cv->taps * (size_t)cv->op.ifm.c * sizeof(int32_t) + 7u) & ~(size_t)7u;
+    *fixed = wbytes + pbytes;
+    if (*fixed + VNPU_MLW_BYTES(1) > ws_size) {
+        return vnpu_fail_workspace(run, *fixed, *fixed, NULL, 0);
+    }
+    struct weight_order g;
+    conv_order(run, cv, &g);
+    cv->patch = (int32_t *)(void *)(ws + wbytes);
+    struct vnpu_wseg seg = {wmem + wbase, (size_t)wlen};
+    size_t used = 0;
+    cv->weights = vnpu_wcache_find(&g, sizeof(g), &seg, 1, 0, ws_size, &used);
+    if (cv->weights != NULL) {
+        vnpu_workspace_used(env, used);
+        return 0;
+    }
+    int16_t *decoded = (int16_t *)(void *)ws;
+    size_t slice_need = 0;
+    if (decode_weights(run, &g, wmem + wbase, (size_t)wlen, decoded, ws + *fixed, ws_size - *fixed,
+                       &slice_need) != 0) {
+        return *fixed + slice_need > ws_size ? vnpu_fail_workspace(run, *fixed + slice_need, *fixed,
+                                                                   "weight slice", slice_need)
+                                             : -1;
+    }
+    vnpu_workspace_used(env, *fixed + slice_need);
+    vnpu_wcache_add(&g, sizeof(g), &seg, 1, decoded, nweights, *fixed + slice_need);
+    cv->weights = decoded;
+    return 0;
+}
+
+/* The per-channel bias/scale/shift records, decoded once (where the decoder's slices were). */
+static int conv_channels(struct vnpu_exec *run, struct conv55 *cv, size_t fixed)
+{
+    struct vnpu_env *env = run->env;
+    struct chan_rec *chans = (struct chan_rec *)(void *)(env->workspace + fixed);
+    size_t cbytes = (size_t)cv->depth_out * sizeof(struct chan_rec);
+    if (fixed + cbytes > env->workspace_size) {
+        return vnpu_fail_workspace(run, fixed + cbytes, fixed, "channel records", cbytes);
+    }
+    vnpu_workspace_used(env, fixed + cbytes);
+    for (int oc = 0; oc < cv->depth_out; oc++) {
+        const uint8_t *rec = cv->scales + (size_t)oc * 10u;
+        uint64_t braw = (uint64_t)rec[0] | ((uint64_t)rec[1] << 8) | ((uint64_t)rec[2] << 16) |
+                        ((uint64_t)rec[3] << 24) | ((uint64_t)rec[4] << 32);
+        chans[oc].bias = (braw & ((uint64_t)1 << 39))
+                             ? (int64_t)(braw | ~(((uint64_t)1 << 40) - 1u))
+                             : (int64_t)braw;
+        uint32_t scale = (uint32_t)rec[5] | ((uint32_t)rec[6] << 8) | ((uint32_t)rec[7] << 16) |
+                         ((uint32_t)rec[8] << 24);
+        vnpu_rescaler_init(&chans[oc].rescale, scale, rec[9] & 0x3fu, cv->op.round);
+    }
+    cv->chans = chans;
+    cv->no_bias = VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_NO_BIAS);
+    const struct fm *ifm = &cv->op.ifm;
+    cv->small_products = ifm->elem == 1 && ifm->zp >= -256 && ifm->zp <= 256;
+    /*
+     * The 8-bit path: 16-bit operands, an 8-bit OFM without LUT, and every channel's
+     * bias + sum of products (each |p| < 2^17) inside (-2^30, 2^30), so the accumulator,
+     * the rescale (vnpu_rescale32) and the clamp run in 32 bits. The same values as the
+     * general path below; most of an 8-bit network's time is this per-output stage.
+     */
+    size_t terms = cv->depthwise ? cv->taps : cv->taps * (size_t)cv->depth_in;
+    int fast8 = cv->small_products && cv->op.ofm.elem == 1 && cv->op.o.simple && terms < 4096u;
+    for (int oc = 0; fast8 && oc < cv->depth_out; oc++) {
+        int64_t bias = cv->no_bias ? 0 : chans[oc].bias;
+        int64_t bound = ((int64_t)1 << 30) - ((int64_t)terms << 17);
+        fast8 = vnpu_rescale32_init(&chans[oc].r32, &chans[oc].rescale) && bias > -bound &&
+                bias < bound;
+    }
+    cv->fast8 = fast8;
+    return 0;
+}
+
+/* Gather the receptive field of (oy, ox) once (padding = 0 after the zero point). */
+static inline void conv_gather(const struct conv55 *cv, const struct fm *ifm,
+                               const struct kernel *k, int oy, int ox)
+{
+    int32_t *patch = cv->patch;
+    int16_t *patch16 = (int16_t *)(void *)patch;
+    const int ukh = cv->op.ukh;
+    const int ukw = cv->op.ukw;
+    const int small_products = cv->small_products;
+    size_t n = 0;
+    for (int ky = 0; ky < ukh; ky++) {
+        for (int kx = 0; kx < ukw; kx++) {
+            int y = oy * k->sy - k->pad_top + ky * k->dy;
+            int x = ox * k->sx - k->pad_left + kx * k->dx;
+            if (small_products) {
+                vnpu_tap16(ifm, k, y, x, patch16 + n);
+                n += (size_t)ifm->c;
+                continue;
+            }
+            for (int c = 0; c < ifm->c; c++) {
+                int valid;
+                patch[n++] = (int32_t)ifm_tap(ifm, k, y, x, c, &valid);
+            }
+        }
+    }
+}
+
+/* The accumulator of channel oc over the gathered field (bias included). */
+static inline int64_t conv_acc(const struct conv55 *cv, int oc)
+{
+    const int16_t *patch16 = (const int16_t *)(const void *)cv->patch;
+    const int32_t *patch = cv->patch;
+    const size_t taps = cv->taps;
+    const size_t ic = (size_t)cv->op.ifm.c;
+    const int16_t *wrow = cv->weights + (size_t)oc * taps * (size_t)cv->depth_in;
+    int64_t acc = cv->no_bias ? 0 : cv->chans[oc].bias;
+    if (cv->depthwise) {
+        if (cv->small_products) {
+            for (size_t t = 0; t < taps; t++) {
+                acc += (int32_t)patch16[t * ic + (size_t)oc] * wrow[t];
+            }
+        } else {
+            for (size_t t = 0; t < taps; t++) {
+                acc += (int64_t)patch[t * ic + (size_t)oc] * wrow[t];
+            }
+        }
+        return acc;
+    }
+    size_t n_terms = taps * (size_t)cv->depth_in;
+    if (cv->small_products) {
+        /* |product| < 2^17: 4096 of them cannot overflow 32 bits */
+        for (size_t i0 = 0; i0 < n_terms; i0 += 4096u) {
+            size_t i1 = n_terms - i0 < 4096u ? n_terms : i0 + 4096u;
+            acc += dot16(patch16 + i0, wrow + i0, i1 - i0);
+        }
+        return acc;
+    }
+    int64_t sum = 0;
+    for (size_t i = 0; i < n_terms; i++) {
+        sum += (int64_t)patch[i] * wrow[i];
+    }
+    return acc + sum;
+}
+
+static int op_conv(struct vnpu_exec *run, int depthwise)
+{
+    struct conv55 cv;
+    size_t fixed = 0;
+    if (conv_setup(run, &cv, depthwise) != 0 || conv_weights(run, &cv, &fixed) != 0 ||
+        conv_channels(run, &cv, fixed) != 0) {
+        return -1;
+    }
+    /* the loops' values as locals: the OFM stores below cannot alias them */
+    const struct fm ifm = cv.op.ifm;
+    const struct fm ofm = cv.op.ofm;
+    const struct kernel k = cv.op.k;
+    const struct vnpu_out o = cv.op.o;
+    const struct chan_rec *chans = cv.chans;
+    const int16_t *weights = cv.weights;
+    const int16_t *patch16 = (const int16_t *)(const void *)cv.patch;
+    const size_t taps = cv.taps;
+    const size_t terms = depthwise ? taps : taps * (size_t)cv.depth_in;
+    const int depth_out = cv.depth_out;
+    const int no_bias = cv.no_bias;
+    const int32_t out_lo = (int32_t)o.lim.lo;
+    const int32_t out_hi = (int32_t)o.lim.hi;
+    for (int oy = 0; oy < ofm.h; oy++) {
+        for (int ox = 0; ox < ofm.w; ox++) {
+            conv_gather(&cv, &ifm, &k, oy, ox);
+            uint8_t *po = ofm.mem + fm_offset(&ofm, oy, ox, 0);
+            if (!cv.fast8) {
+                for (int oc = 0; oc < depth_out; oc++) {
+                    int64_t acc = conv_acc(&cv, oc);
+                    store_elem(po + fm_chan(&ofm, oc), ofm.elem,
+                               vnpu_out_value(&o, vnpu_rescale_by(&chans[oc].rescale, acc)));
+                }
+                continue;
+            }
+            /* the 8-bit path: two channels a pass, one load of the receptive field for both */
+            int oc = 0;
+            for (; !depthwise && oc + 1 < depth_out; oc += 2) {
+                int32_t acc0 = no_bias ? 0 : (int32_t)chans[oc].bias;
+                int32_t acc1 = no_bias ? 0 : (int32_t)chans[oc + 1].bias;
+                const int16_t *wrow = weights + (size_t)oc * terms;
+                dot16x2(patch16, wrow, wrow + terms, terms, &acc0, &acc1);
+                po[fm_chan(&ofm, oc)] = vnpu_out8(&chans[oc].r32, acc0, o.zp, out_lo, out_hi);
+                po[fm_chan(&ofm, oc + 1)] =
+                    vnpu_out8(&chans[oc + 1].r32, acc1, o.zp, out_lo, out_hi);
+            }
+            for (; oc < depth_out; oc++) {
+                int32_t acc32 = no_bias ? 0 : (int32_t)chans[oc].bias;
+                const int16_t *wrow = weights + (size_t)oc * terms;
+                if (depthwise) {
+                    for (size_t t = 0; t < taps; t++) {
+                        acc32 += (int32_t)patch16[t * (size_t)ifm.c + (size_t)oc] * wrow[t];
+                    }
+                } else {
+                    acc32 += dot16(patch16, wrow, terms);
+                }
+                po[fm_chan(&ofm, oc)] = vnpu_out8(&chans[oc].r32, acc32, o.zp, out_lo, out_hi);
+            }
+        }
+    }
+    return 0;
+}
+
+int u55_op_conv(struct vnpu_exec *run, uint32_t param)
+{
+    (void)param;
+    return op_conv(run, 0);
+}
+
+int u55_op_depthwise(struct vnpu_exec *run, uint32_t param)
+{
+    (void)param;
+    return op_conv(run, 1);
+}

@@ -1,0 +1,284 @@
+/* ethosu-porting-kit virtual NPU: Ethos-U55/U65 ELEMENTWISE. */
+#include "u55/u55.h"
+
+#include "common/mutation.h"
+#include "ethosu_virtual.h"
+
+#include <string.h>
+
+/* ---- ELEMENTWISE -------------------------------------------------------------------------- */
+
+/* What an elementwise operation does to each operand before combining them. */
+struct ew55 {
+    int mode, scale_mode, iround, fixed_shift;
+    uint32_t opa;
+    unsigned opa_shift;
+    int64_t opa16, opb16;
+};
+
+/* Operand v (zero point removed) as the operation combines it: `first` is operand a (after
+ * any swap). ADD/SUB scale their operands (scale_mode 0: OPA/OPB 16-bit; 1: a rescaled, b
+ * shifted; 2: the other way round); the other operations take them as they are. */
+static inline int64_t ew55_pre(const struct ew55 *e, int first, int64_t v)
+{
+    if (e->mode != 1 && e->mode != 2) {
+        return v;
+    }
+    if (e->scale_mode == 0) {
+        return v * (first ? e->opa16 : e->opb16);
+    }
+    if ((e->scale_mode == 1) == (first != 0)) {
+        return vnpu_rescale(v, e->opa, e->opa_shift, e->iround);
+    }
+    return v * ((int64_t)1 << e->fixed_shift);
+}
+
+/* One elementwise operation as its stages hand it on. */
+struct ew55op {
+    struct fm ifm, ifm2, ofm;
+    struct vnpu_out o;
+    struct ew55 e;
+    struct vnpu_rescaler out_scale;
+    uint32_t bc; /* IFM2_BROADCAST */
+    int unary, scalar, reversed;
+    int64_t scalar_value;
+};
+
+/* The feature maps, IFM2 broadcast or scalar, and the output stage from the registers. */
+static int ew_setup_maps(struct vnpu_exec *run, struct ew55op *w, uint32_t mode)
+{
+    struct regs *r = &run->regs;
+    w->unary = mode == 6;
+    if (u55_setup_ofm(run, &w->ofm) != 0 || u55_setup_fm(run, &w->ifm, FM_IFM, "IFM") != 0 ||
+        u55_setup_out(run, &w->o, &w->ofm) != 0) {
+        return -1;
+    }
+    w->ifm.h = w->ofm.h;
+    w->ifm.w = w->ofm.w;
+    w->ifm.c = w->ofm.c;
+    if (vnpu_check_fm(run, &w->ifm, "IFM") != 0) {
+        return -1;
+    }
+    uint32_t bc = R0(IFM2_BROADCAST);
+    w->bc = bc;
+    w->scalar = !w->unary && ((bc >> 7) & 1u);
+    w->reversed = !w->unary && ((bc >> 6) & 1u);
+    w->scalar_value = 0;
+    if (w->unary) {
+        return 0;
+    }
+    struct fm *ifm2 = &w->ifm2;
+    if (u55_setup_fm(run, ifm2, FM_IFM2, "IFM2") != 0) {
+        return -1;
+    }
+    if (w->scalar) {
+        uint32_t raw = R0(IFM2_SCALAR);
+        w->scalar_value = (ifm2->is_signed ? (int64_t)(int16_t)raw : (int64_t)raw) - ifm2->zp;
+        return 0;
+    }
+    ifm2->h = (bc & 1u) ? 1 : w->ofm.h;
+    ifm2->w = (bc & 2u) ? 1 : w->ofm.w;
+    ifm2->c = (bc & 4u) ? 1 : w->ofm.c;
+    return vnpu_check_fm(run, ifm2, "IFM2");
+}
+
+/* The operand scaling (ew55) and the OFM scale from the registers. */
+static int ew_setup_scales(struct vnpu_exec *run, struct ew55op *w, uint32_t mode)
+{
+    struct regs *r = &run->regs;
+    uint32_t iprec = R0(IFM_PRECISION);
+    int scale_mode = (int)((iprec >> 8) & 3u);
+    int iround = (int)((iprec >> 14) & 3u);
+    int oround = (int)((R0(OFM_PRECISION) >> 14) & 3u);
+    if (oround == 3 || (mode <= 2 && iround == 3)) {
+        return vnpu_fail(run, "round_mode 3 is not defined");
+    }
+    if ((mode == 1 || mode == 2) && scale_mode == 3) {
+        return vnpu_fail(run, "IFM scale_mode 3 is not defined");
+    }
+    int fixed_shift = w->ifm.elem == 1 ? 19 : 14;
+    if ((mode == 1 || mode == 2) && scale_mode != 0 && w->ifm.elem == 4) {
+        return vnpu_fail(run, "ADD/SUB scale_mode %d with a 32-bit IFM is not modelled",
+                         scale_mode);
+    }
+    if (w->ifm.elem == 1 && VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_SHIFT_18)) {
+        fixed_shift = 18;
+    }
+    struct ew55 *e = &w->e;
+    e->mode = (int)mode;
+    e->scale_mode = scale_mode;
+    e->iround = iround;
+    e->fixed_shift = fixed_shift;
+    e->opa = W1(OPA_SCALE);
+    e->opa_shift = P1(OPA_SCALE) & 0x3fu;
+    e->opa16 = (int16_t)(W1(OPA_SCALE) & 0xffffu);
+    e->opb16 = (int16_t)(W1(OPB_SCALE) & 0xffffu);
+    int wide = w->ifm.elem == 4 || w->ofm.elem == 4;
+    uint32_t oscale = wide ? 1u : W1(OFM_SCALE);
+    unsigned oshift = P1(OFM_SCALE) & 0x3fu;
+    vnpu_rescaler_init(&w->out_scale, oscale, oshift, oround);
+    return 0;
+}
+
+/*
+ * 8-bit operands and OFM without LUT (a residual ADD): each operand's scaled value from a
+ * 256-entry table of ew55_pre, the combination and output stage in 32 bits when every
+ * table value keeps it inside (-2^30, 2^30). 1 if so (t1, t2, out32 filled), else 0.
+ */
+static int ew_fast8_tables(const struct ew55op *w, int32_t t1[256], int32_t t2[256],
+                           struct vnpu_rescale32 *out32)
+{
+    const struct fm *ifm = &w->ifm;
+    const struct fm *ifm2 = &w->ifm2;
+    const int mode = w->e.mode;
+    const int scalar = w->scalar;
+    int fast8 = !w->unary && mode <= 4 && ifm->elem == 1 && w->ofm.elem == 1 &&
+                (scalar || ifm2->elem == 1) && w->o.simple &&
+                vnpu_rescale32_init(out32, &w->out_scale);
+    if (!fast8) {
+        return 0;
+    }
+    /* the operands' positions after the swap: IFM is a unless reversed */
+    int64_t max1 = 0;
+    int64_t max2 = 0;
+    for (int v = 0; v < 256 && fast8; v++) {
+        /* byte v as each 8-bit operand stores it */
+        int64_t v1 = ifm->is_signed ? (int64_t)(int8_t)(uint8_t)v : (int64_t)v;
+        int64_t v2 = !scalar && ifm2->is_signed ? (int64_t)(int8_t)(uint8_t)v : (int64_t)v;
+        int64_t x1 = ew55_pre(&w->e, !w->reversed, v1 - ifm->zp);
+        int64_t x2 = ew55_pre(&w->e, w->reversed, scalar ? w->scalar_value : v2 - ifm2->zp);
+        max1 = x1 < 0 ? (-x1 > max1 ? -x1 : max1) : (x1 > max1 ? x1 : max1);
+        max2 = x2 < 0 ? (-x2 > max2 ? -x2 : max2) : (x2 > max2 ? x2 : max2);
+        fast8 = max1 < ((int64_t)1 << 30) && max2 < ((int64_t)1 << 30);
+        t1[v] = (int32_t)x1;
+        t2[v] = (int32_t)x2;
+    }
+    /* |a op b| below 2^30 for every pair */
+    return fast8 && (mode == 0 ? max1 * max2 : (mode <= 2 ? max1 + max2 : 0)) < ((int64_t)1 << 30);
+}
+
+/* The 8-bit path over every output (the tables of ew_fast8_tables). */
+static void ew_run_fast8(const struct ew55op *w, const int32_t t1[256], const int32_t t2[256],
+                         const struct vnpu_rescale32 *out32)
+{
+    const struct fm ifm = w->ifm;
+    const struct fm ifm2 = w->ifm2;
+    const struct fm ofm = w->ofm;
+    const uint32_t bc = w->bc;
+    const int mode = w->e.mode;
+    const int scalar = w->scalar;
+    const int reversed = w->reversed;
+    const int32_t zp = w->o.zp;
+    const int32_t lo = (int32_t)w->o.lim.lo;
+    const int32_t hi = (int32_t)w->o.lim.hi;
+    for (int y = 0; y < ofm.h; y++) {
+        for (int x = 0; x < ofm.w; x++) {
+            const uint8_t *pa = ifm.mem + fm_offset(&ifm, y, x, 0);
+            const uint8_t *pb = pa;
+            uint8_t *po = ofm.mem + fm_offset(&ofm, y, x, 0);
+            if (!scalar) {
+                pb = ifm2.mem + fm_offset(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, 0);
+            }
+            for (int c = 0; c < ofm.c; c++) {
+                int32_t x1 = t1[pa[fm_chan(&ifm, c)]];
+                int32_t x2 = scalar ? t2[0] : t2[pb[fm_chan(&ifm2, (bc & 4u) ? 0 : c)]];
+                int32_t a = reversed ? x2 : x1;
+                int32_t b = reversed ? x1 : x2;
+                int32_t res = mode == 0   ? a * b
+                              : mode == 1 ? a + b
+                              : mode == 2 ? a - b
+                              : mode == 3 ? (a < b ? a : b)
+                                          : (a > b ? a : b);
+                po[fm_chan(&ofm, c)] = vnpu_out8(out32, res, zp, lo, hi);
+            }
+        }
+    }
+}
+
+/* The combination of the scaled operands: MUL, ADD, SUB, MIN, MAX, ABS. */
+static inline int64_t ew_combine(int mode, int64_t a, int64_t b)
+{
+    switch (mode) {
+    case 0:
+        return a * b;
+    case 1:
+        return a + b;
+    case 2:
+        return a - b;
+    case 3:
+        return a < b ? a : b;
+    case 4:
+        return a > b ? a : b;
+    default:
+        return a < 0 ? -a : a;
+    }
+}
+
+/* Every output in 64 bits: each pixel addressed once, its channels by fm_chan (NHWC or NHCWB16). */
+static void ew_run(const struct ew55op *w)
+{
+    const struct fm ifm = w->ifm;
+    const struct fm ifm2 = w->ifm2;
+    const struct fm ofm = w->ofm;
+    const struct vnpu_out o = w->o;
+    const uint32_t bc = w->bc;
+    const struct ew55 e = w->e;
+    const struct vnpu_rescaler out_scale = w->out_scale;
+    const int unary = w->unary;
+    const int scalar = w->scalar;
+    const int reversed = w->reversed;
+    const int64_t scalar_value = w->scalar_value;
+    int ka = ifm.elem * 2 + ifm.is_signed;
+    int kb = unary || scalar ? 0 : ifm2.elem * 2 + ifm2.is_signed;
+    for (int y = 0; y < ofm.h; y++) {
+        for (int x = 0; x < ofm.w; x++) {
+            const uint8_t *pa = ifm.mem + fm_offset(&ifm, y, x, 0);
+            const uint8_t *pb = NULL;
+            uint8_t *po = ofm.mem + fm_offset(&ofm, y, x, 0);
+            if (!unary && !scalar) {
+                pb = ifm2.mem + fm_offset(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, 0);
+            }
+            for (int c = 0; c < ofm.c; c++) {
+                int64_t a = load_elem(pa + fm_chan(&ifm, c), ka) - ifm.zp;
+                int64_t b = 0;
+                if (!unary) {
+                    b = scalar ? scalar_value
+                               : load_elem(pb + fm_chan(&ifm2, (bc & 4u) ? 0 : c), kb) - ifm2.zp;
+                    if (reversed) {
+                        int64_t t = a;
+                        a = b;
+                        b = t;
+                    }
+                }
+                int64_t res = ew_combine(e.mode, ew55_pre(&e, 1, a), ew55_pre(&e, 0, b));
+                store_elem(po + fm_chan(&ofm, c), ofm.elem,
+                           vnpu_out_value(&o, vnpu_rescale_by(&out_scale, res)));
+            }
+        }
+    }
+}
+
+int u55_op_elementwise(struct vnpu_exec *run, uint32_t param)
+{
+    uint32_t mode = param & 0x3fu;
+    static const char *const names[] = {"MUL",   "ADD", "SUB", "MIN", "MAX",
+                                        "LRELU", "ABS", "CLZ", "SHR", "SHL"};
+    if (mode == 5 || mode >= 7) {
+        return vnpu_fail(run, "elementwise_mode %lu (%s) is not modelled", (unsigned long)mode,
+                         mode < 10 ? names[mode] : "undefined");
+    }
+    struct ew55op w;
+    memset(&w, 0, sizeof(w));
+    if (ew_setup_maps(run, &w, mode) != 0 || ew_setup_scales(run, &w, mode) != 0) {
+        return -1;
+    }
+    int32_t t1[256];
+    int32_t t2[256];
+    struct vnpu_rescale32 out32;
+    if (ew_fast8_tables(&w, t1, t2, &out32)) {
+        ew_run_fast8(&w, t1, t2, &out32);
+    } else {
+        ew_run(&w);
+    }
+    return 0;
+}
