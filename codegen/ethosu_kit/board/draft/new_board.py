@@ -24,7 +24,7 @@ import re
 import shutil
 import tempfile
 import tomllib
-from dataclasses import dataclass, field, fields, replace
+from dataclasses import dataclass, field, fields
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -34,8 +34,10 @@ from ethosu_kit import __version__
 from ethosu_kit.board.cores import CORES, TOOLCHAINS, cpu_flags
 from ethosu_kit.board.draft.cmsis_pack import draft_regions, resolve_security
 from ethosu_kit.board.draft.svd import find_console, find_npu, npu_kind, uart_kind
-from ethosu_kit.board.loader import parse_board
+from ethosu_kit.board.loader import load_board_text
 from ethosu_kit.board.model import CONSOLE_KINDS, MMIO_CONSOLES, Cpu
+from ethosu_kit.board.ports import MemoryFiles
+from ethosu_kit.board.todo import TODO
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.core.files import MAX_BOARD, read_text
 from ethosu_kit.core.paths import templates_dir
@@ -47,7 +49,6 @@ if TYPE_CHECKING:
     from ethosu_kit.board.draft.svd import SvdDevice
     from ethosu_kit.board.model import Board
 
-TODO = "TODO"  # the value of a blocking TODO (board_loader.TODO_KEYS lists where it may stand)
 _CONTROL_RE = re.compile(r"[\x00-\x1f\x7f]+")
 
 
@@ -619,16 +620,13 @@ def _check_rel(rel: str) -> None:
 
 
 def validate(files: dict[str, bytes], name_for_errors: str) -> Board:
-    """Load the drafted folder with the real loader, from a temporary copy."""
-    with tempfile.TemporaryDirectory(prefix="ethosu-kit-board-") as tmp:
-        root = Path(tmp)
-        for rel, data in files.items():
-            _check_rel(rel)
-            (root / rel).parent.mkdir(parents=True, exist_ok=True)
-            (root / rel).write_bytes(data)
-        text = files["board.toml"].decode("utf-8")
-        board = parse_board(text, name_for_errors, root)
-    return replace(board, source=name_for_errors)
+    """Load the drafted folder with the real loader, from memory: its port's paths are
+    checked against the files about to be written."""
+    for rel in files:
+        _check_rel(rel)
+    folder = Path(name_for_errors).resolve().parent
+    text = files["board.toml"].decode("utf-8")
+    return load_board_text(text, name_for_errors, folder, MemoryFiles(files, folder))
 
 
 def write_folder(files: dict[str, bytes], out: Path, force: bool) -> list[str]:
