@@ -15,7 +15,7 @@ from elftools.elf.elffile import ELFFile
 from ethosu_kit.board.loader import load_board
 from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.pte import read_pte
-from ethosu_kit.render.generate import render_project
+from ethosu_kit.render.project import render_project
 
 SIZE = 4 * 1024 * 1024
 

@@ -20,7 +20,8 @@ from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.model import ModelInfo
-from ethosu_kit.render.generate import HEADER_MARKER, LINKER_TEMPLATES, render_project
+from ethosu_kit.render.context import HEADER_MARKER
+from ethosu_kit.render.project import LINKER_TEMPLATES, render_project
 
 # fixture -> board
 CASES = {

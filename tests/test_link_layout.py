@@ -27,7 +27,7 @@ from ethosu_kit.layout.link_layout import link_layout, memory_attributes
 from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.plan.types import MemoryPlan
 from ethosu_kit.pte import read_pte
-from ethosu_kit.render.generate import render_project
+from ethosu_kit.render.project import render_project
 from fw_helpers import Built, built, link_command, need_cross_gcc
 
 MODELS = ("pte_u55_shared", "pte_u55_sram_only", "pte_u65_dedicated", "pte_u85_dedicated",

@@ -14,7 +14,8 @@ import pytest
 
 from ethosu_kit.board.loader import load_board
 from ethosu_kit.core.errors import FitError
-from ethosu_kit.plan.planner import method_pool_size, plan_memory
+from ethosu_kit.plan.apps import method_pool_size
+from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.plan.types import PlanOptions
 from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.model import ModelInfo

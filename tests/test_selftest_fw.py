@@ -41,9 +41,9 @@ def build_selftest(project: Path, vectors: Path | None = None) -> Path:
     if vectors is not None:
         args += ["--vectors", str(vectors)]
     try:
-        from ethosu_kit.cli.commands.build import _for_selftest
+        from ethosu_kit.firmware.pipeline import regenerate
 
-        _for_selftest(project, vectors)
+        regenerate(project, app="selftest", vectors=vectors)
     except KitError as exc:
         if "not modelled" in str(exc) or "not supported" in str(exc):
             pytest.skip(f"the virtual NPU cannot make the vectors yet: {exc}")
@@ -224,9 +224,9 @@ def test_a_virtual_npu_error_prints_its_64_bit_figures(
     has no %lld/%llu, which once made this `[ld, ld) outside its region of 1522771260
     bytes`. A fast scratch of 16 B for a stream that needs 768 B: the right figures. (gen
     now refuses that size up front; its host check is set aside to get the image.)"""
-    from ethosu_kit.vnpu import fast_scratch
+    from ethosu_kit.firmware import pipeline
 
-    monkeypatch.setattr(fast_scratch, "check_fast_scratch", lambda *args, **kwargs: None)
+    monkeypatch.setattr(pipeline, "check_fast_scratch", lambda *args, **kwargs: None)
     need_cross_gcc()
     project = root / "fast16"
     args = ["gen", "--pte", str(pte_u65_dedicated), "--board", "cs300", "--app", "selftest"]

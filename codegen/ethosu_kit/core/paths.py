@@ -36,5 +36,10 @@ def cmake_dir() -> Path:
     return kit_root() / "cmake"
 
 
+def package_dir() -> Path:
+    """The ethosu_kit package itself (its Python sources and templates)."""
+    return _PKG
+
+
 def templates_dir() -> Path:
     return _PKG / "render" / "templates"

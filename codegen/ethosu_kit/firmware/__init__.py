@@ -1,9 +1,12 @@
 """After render: the project folder and everything that builds, measures, checks,
 identifies or runs its firmware.
 
-Owns: building (`build`), measuring stack/heap/pools (`measure`, `fingerprint`), the
-`run --inputs/-o` protocol (`host_io`), identifying a kit image (`image`), the ELF
-placement check (`elf_check`) and the emulators (`qemu`, `fvp`).
+Owns: the pipeline (`pipeline`: `generate_project(GenRequest)`, `build_firmware`), the
+stages over a project folder (`stages`: `plan_and_render`, `regenerate`), building
+(`build`), measuring stack/heap/pools (`measure`, `fingerprint`), the `run
+--inputs/-o` protocol (`host_io`), identifying a kit image (`image`), the ELF placement
+check (`elf_check`) and the emulators (`qemu`, `fvp`). Inside: pipeline > measure >
+build > stages (import-linter checks it).
 
 May import: every library stage below it; never `cli`.
 """

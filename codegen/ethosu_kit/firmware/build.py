@@ -11,21 +11,12 @@ from __future__ import annotations
 import re
 import shutil
 import subprocess
-from dataclasses import replace
 from pathlib import Path
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.names import PTE_NAME
-from ethosu_kit.core.writer import write_project
 from ethosu_kit.firmware.elf_check import load_plan
-from ethosu_kit.inputs.compiled import project_input_data
-from ethosu_kit.plan.planner import plan_memory
-from ethosu_kit.plan.types import MemoryPlan, Role
-from ethosu_kit.pte import read_pte
-from ethosu_kit.pte.reader import read_pte_bytes
-from ethosu_kit.render.generate import render_project
-from ethosu_kit.selftest.make import project_vectors
-from ethosu_kit.vnpu.workspace import vnpu_workspace_need
+from ethosu_kit.firmware.stages import needs_virtual_npu, regenerate
+from ethosu_kit.plan.types import MemoryPlan
 
 TOOLCHAINS = ("gcc", "clang", "armclang")
 COMPILERS = {"gcc": "arm-none-eabi-gcc", "clang": "clang-19", "armclang": "armclang"}
@@ -75,36 +66,6 @@ def _run(cmd: list[str], cwd: Path, what: str) -> None:
             f"{cwd}: {what} failed (exit {proc.returncode}): {' '.join(cmd)}: {output}",
             hint=f"rerun by hand in {cwd} to see everything: {' '.join(cmd)}",
         )
-
-
-def plan_virtual_npu(project: Path, force: bool = False) -> None:
-    """Give the project's plan the virtual NPU's working memory, when it lacks it.
-
-    A project generated for the Ethos-U driver has no buffer for it. The plan is made
-    again from the project's own memory_plan.json (board, mode and options, typed) and
-    generated/model.pte with the workspace measured on the host, so it is fit-checked
-    like every other buffer; files a user edited are overwritten only with `force`
-    (`ethosu-kit build --force`).
-    """
-    plan_path = project / "memory_plan.json"
-    if not plan_path.is_file():
-        return  # not a generated project: configure says so
-    plan = MemoryPlan.from_json(plan_path)
-    if plan.by_role(Role.VNPU_WORKSPACE) or plan.accelerator == "none":
-        return
-    pte = project / "generated" / PTE_NAME
-    model = replace(read_pte(pte), path=plan.model_path)
-    options = replace(plan.options, npu="virtual", vnpu_workspace=vnpu_workspace_need(pte, model))
-    if options.stack_virtual is not None:  # --stack auto sized the driver's: the virtual's
-        options = replace(options, stack=options.stack_virtual, stack_why=options.stack_virtual_why)
-    new_plan = plan_memory(model, plan.board, plan.mode, options)
-    selftest = None
-    if new_plan.by_role(Role.VECTORS):  # a self-test project keeps the vectors it has
-        selftest = project_vectors(project, pte)
-
-    pte_bytes = read_pte_bytes(pte)  # a regular file, bounded: the project folder is the user's
-    files = render_project(model, new_plan, pte_bytes, selftest, project_input_data(project, plan))
-    write_project(files, project, force=force)
 
 
 def elf_path(project: Path, toolchain: str, app: str) -> Path:
@@ -172,8 +133,10 @@ def build_project(
             hint="apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi (gcc), "
             "clang-19 lld-19 (clang); Arm Compiler 6 comes from Arm (armclang)",
         )
-    if npu == "virtual":
-        plan_virtual_npu(project, force)
+    if npu == "virtual" and needs_virtual_npu(project):
+        # a project generated for the Ethos-U driver has no buffer for the virtual NPU's
+        # working memory: plan it (fit-checked like every other buffer) before CMake
+        regenerate(project, npu="virtual", force=force)
     _run(
         ["cmake", "--preset", toolchain, f"-DETHOSU_KIT_APP={app}", f"-DETHOSU_KIT_NPU={npu}"],
         project,

@@ -25,7 +25,7 @@ from pathlib import Path
 
 from ethosu_kit import __version__
 from ethosu_kit.board.model import Board
-from ethosu_kit.core.paths import kit_root, linker_templates_dir, templates_dir
+from ethosu_kit.core import paths as kit_paths
 
 # Part name -> what it is, as the "why" names a changed one. The order is the order
 # the parts are compared in, so the first change named is the most likely cause.
@@ -164,8 +164,9 @@ def checkout_digest(root: str, trees: tuple[str, ...]) -> str:
 def firmware_fingerprint(board: Board, app: str, toolchain: str, project: Path) -> dict[str, str]:
     """Part name (PARTS) -> digest of everything the measuring build of `app` reads
     besides the generated project (whose pte bytes the record names already)."""
-    root = kit_root()
-    package = templates_dir().parent
+    # through the module, at call time: a test (or a tool) may point the kit root elsewhere
+    root = kit_paths.kit_root()
+    package = kit_paths.package_dir()
     parts = {
         "sdk": tree_digest(root, [root / "sdk"]),
         "apps": tree_digest(root, [root / "apps"]),
@@ -174,7 +175,7 @@ def firmware_fingerprint(board: Board, app: str, toolchain: str, project: Path) 
         # what renders the generated files (their CPU flags, sections, start-up tables)
         "codegen": _digest_of(
             # each beside its own base: in a wheel they are not in one folder
-            tree_digest(root, [linker_templates_dir()]),
+            tree_digest(root, [kit_paths.linker_templates_dir()]),
             tree_digest(package.parent, [package], CODEGEN_SUFFIXES),
         ),
         "kit_version": __version__,

@@ -32,7 +32,7 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -46,6 +46,7 @@ from ethosu_kit.firmware.elf_check import load_plan
 from ethosu_kit.firmware.fingerprint import changed, firmware_fingerprint
 from ethosu_kit.firmware.qemu import run_elf
 from ethosu_kit.plan.planner import STACK_ALIGN
+from ethosu_kit.plan.types import PlanOptions
 
 MEASURE_FILE = "measured_usage.json"
 # 2: the record holds the firmware's fingerprint; a record of format 1 does not, so it
@@ -204,6 +205,50 @@ def method_pool_why(m: Measurement, used: int, size: int) -> str:
         f"--method-pool auto: {used} B measured (the method allocator, {_source(m)}; the "
         f"same allocations on every load of this program), rounded to {POOL_ROUND} = {size}"
     )
+
+
+def sized_options(
+    options: PlanOptions,
+    m: Measurement,
+    note: str,
+    *,
+    core: str,
+    npu: str,
+    stack: bool,
+    heap: bool,
+    method_pool: int | str | None,
+) -> PlanOptions:
+    """`options` with the stack (`stack`) and/or heap (`heap`) sized from `m`, and the
+    method pool too unless given in bytes (`method_pool`: bytes, "auto" or None); each
+    "why" says where its number came from and `note` (the record reused, or why it was
+    measured). A driver plan also gets the virtual NPU's stack, for `build --npu virtual`."""
+
+    def said(why: str) -> str:
+        return f"{why} ({note})"
+
+    if stack:
+        guard = stack_guard_bytes(core)
+        size = sized_stack(m, npu, guard)
+        options = replace(options, stack=size, stack_why=said(stack_why(m, size, npu, guard)))
+        if npu == "driver":
+            size = sized_stack(m, "virtual", guard)
+            why = said(stack_why(m, size, "virtual", guard))
+            options = replace(options, stack_virtual=size, stack_virtual_why=why)
+    if heap:
+        size = sized_heap(m.heap_used)
+        options = replace(options, heap=size, heap_why=said(heap_why(m, size)))
+    # the method pool too, unless given in bytes: the same run measured it
+    pool = m.pools.get("method_pool")
+    if method_pool == "auto" and pool is None:
+        raise KitError(
+            f"--method-pool auto: the {m.app} app has no method pool to measure",
+            hint="measure the executor_runner (--app executor_runner), or leave --method-pool out",
+        )
+    if pool is not None and not isinstance(method_pool, int):
+        size = sized_method_pool(pool[0])
+        why = said(method_pool_why(m, pool[0], size))
+        options = replace(options, method_pool=size, method_pool_why=why)
+    return options
 
 
 def read_measurement(project: Path) -> Measurement | None:

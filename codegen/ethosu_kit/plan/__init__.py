@@ -1,7 +1,10 @@
 """Stage 2: model + board + options -> `MemoryPlan`.
 
-Owns: the plan's types and their JSON form (`types`), the placement (`planner`) and
-the text/JSON reports (`report`).
+Owns: the plan's types and their JSON form (`types`); the per-app policy (`apps`);
+regions by attribute (`regions`); what each region holds so far (`fill`); placing a
+buffer or refusing with what fills the region (`placer`); what the model's own buffers
+need (`wants`); the model/board/mode checks (`validate`); the placement order
+(`planner`: `plan_memory`); the text/JSON reports (`report`).
 
 May import: `selftest.vectors`, `board`, `pte`, `npu`, `core`.
 """

@@ -97,7 +97,7 @@ class PlanOptions:
     # plan a program with no Ethos-U delegate (everything on the CPU) instead of refusing it
     allow_cpu_only: bool = False
     # bytes to keep free for the linker-sized .text/.rodata and .data/.bss; None = the
-    # planner's estimate for `app` (see planner.CODE_ESTIMATE / DATA_ESTIMATE)
+    # planner's estimate for `app` (see plan.apps.CODE_ESTIMATE / DATA_ESTIMATE)
     code_reserve: int | None = None
     data_reserve: int | None = None
     # the NPU library the firmware links: the Ethos-U core driver, the kit's virtual NPU

@@ -7,16 +7,9 @@ Needs torch and executorch (the only command that does); everything else reads t
 from __future__ import annotations
 
 import argparse
-import os
-import re
-import tempfile
-import warnings
 from pathlib import Path
 
-from ethosu_kit.aot.examples import lower_example
-from ethosu_kit.aot.lowering import Target
-from ethosu_kit.core.errors import KitError
-from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.aot.write import example_target, write_example
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -40,47 +33,8 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not re.fullmatch(r"ethos-u(55|65|85)-\d+", args.accelerator):
-        raise KitError(
-            f"--accelerator {args.accelerator!r} is not an Ethos-U configuration",
-            hint="use ethos-u55-<32|64|128|256>, ethos-u65-<256|512> or "
-            "ethos-u85-<128|256|512|1024|2048>",
-        )
-    if args.memory_mode is not None:
-        try:
-            MemoryMode.parse(args.memory_mode)
-        except ValueError:
-            raise KitError(
-                f"--memory-mode {args.memory_mode!r} is not a Vela memory mode",
-                hint="use Sram_Only, Shared_Sram or Dedicated_Sram (or Dedicated_Sram_384KB ...)",
-            ) from None
+    target = example_target(args.accelerator, args.system_config, args.memory_mode)
     out = Path(args.output)
-    if out.is_dir():
-        raise KitError(f"{out}: is a directory; -o takes the .pte file to write")
-    target = Target(args.accelerator, args.system_config, args.memory_mode)
-    # torch's deprecation chatter is not the user's business here
-    warnings.filterwarnings("ignore", category=FutureWarning)
-    warnings.filterwarnings("ignore", category=DeprecationWarning)
-    out.parent.mkdir(parents=True, exist_ok=True)
-    # Write beside the target and rename, so a failed lowering leaves no half file.
-    fd, tmp_name = tempfile.mkstemp(dir=out.parent, prefix=out.name + ".", suffix=".tmp")
-    os.close(fd)
-    tmp = Path(tmp_name)
-    try:
-        try:
-            data = lower_example(tmp, target)
-        except KitError:
-            raise
-        except Exception as exc:  # Vela/ExecuTorch reject the target: the user's input
-            raise KitError(
-                f"lowering for {args.accelerator} failed: {type(exc).__name__}: "
-                + (str(exc).splitlines() or [""])[0],
-                hint="check --accelerator, --memory-mode and --system-config against "
-                "Vela's Arm/vela.ini",
-            ) from exc
-        tmp.chmod(0o644)
-        tmp.replace(out)
-    finally:
-        tmp.unlink(missing_ok=True)
+    data = write_example(out, target)
     print(f"wrote {out} ({len(data):,} bytes, {args.accelerator})")
     return 0

@@ -1,44 +1,19 @@
 """`ethosu-kit simulate model.pte [--inputs ...] [-o out.npz]`: the NPU part, on the host.
 
-Each Ethos-U delegate's Vela command stream runs on the virtual Ethos-U55/U65/U85 (the C
-library of drivers/ethosu_virtual; docs/virtual-npu.md) on the given inputs (the delegate's
-integers, or the method's float32 inputs quantized as the program's own quantize does, for
-the delegate input that quantize feeds and no other), or on full-range random ones, and
-its outputs are printed or saved. The outputs are the
-delegate's own (quantized, as the NPU sees them), not the method's float tensors.
+Each Ethos-U delegate runs on the virtual NPU (`ethosu_kit.inputs.simulate`); here: the
+arguments, what each delegate ran on and gave, and the .npz of `-o`.
 """
 
 from __future__ import annotations
 
 import argparse
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import numpy as np
 
-from ethosu_kit.core.errors import KitError
-from ethosu_kit.inputs.arrays import NamedArray, check_output_path, conform, load_arrays, save_npz
-from ethosu_kit.pte.reader import (
-    delegate_args,
-    model_from_bytes,
-    read_pte_bytes,
-    vela_streams_from_bytes,
-)
-from ethosu_kit.vnpu import run_delegate
-from ethosu_kit.vnpu.delegate import (
-    check_blocks,
-    fast_scratch_bytes,
-    io_shapes,
-    random_inputs,
-    tensor_dtype,
-)
-
-if TYPE_CHECKING:
-    import numpy as np
-
-    from ethosu_kit.inputs.arrays import NamedArray
-    from ethosu_kit.pte import VelaBlocks
-    from ethosu_kit.pte.reader import DelegateArg, Quantization
+from ethosu_kit.inputs.arrays import check_output_path, save_npz
+from ethosu_kit.inputs.simulate import simulate
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -86,79 +61,19 @@ def seed_arg(text: str) -> int:
 def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         check_output_path(args.output)  # before any work: no result to lose later
-    data = read_pte_bytes(args.pte)
-    streams = vela_streams_from_bytes(data, str(args.pte))
-    fast = fast_scratch_bytes(model_from_bytes(data, str(args.pte)))
-    if not streams:
-        raise KitError(
-            f"{args.pte}: no Ethos-U delegate to simulate", hint="the model runs on the CPU only"
-        )
-    selected = list(enumerate(streams))
-    if args.delegate is not None:
-        if not 0 <= args.delegate < len(streams):
-            raise KitError(
-                f"{args.pte}: --delegate {args.delegate} out of range: it has {len(streams)} "
-                "Ethos-U delegate(s)"
-            )
-        selected = [selected[args.delegate]]
-    given = load_arrays(args.inputs) if args.inputs else None
-    if given is not None and len(selected) != 1:
-        raise KitError(
-            f"{args.pte}: --inputs with {len(selected)} delegates is ambiguous",
-            hint="pick one with --delegate K",
-        )
-    made_by = delegate_args(data, str(args.pte)) if given is not None else {}
-    rng = np.random.default_rng(args.seed)
     saved: dict[str, np.ndarray[Any, Any]] = {}
-    for _, blocks in selected:
-        check_blocks(blocks, fast, str(args.pte))  # all before any runs: no half a result
-    for k, blocks in selected:
-        notes: list[str] = []
-        if given is None:
-            inputs = random_inputs(blocks, rng)
-        else:
-            made = made_by.get((blocks.method, blocks.delegate_index), [])[: len(blocks.inputs)]
-            arrays = _vectors_inputs(given, k, len(blocks.inputs))
-            arrays = _method_floats(arrays, made, len(blocks.inputs), notes)
-            if len(arrays) != len(blocks.inputs):
-                raise KitError(
-                    f"{args.pte}: delegate {k} takes {len(blocks.inputs)} input(s), "
-                    f"--inputs gave {len(arrays)}",
-                    hint="give one array per input, in order (np.save, or np.savez with "
-                    f"them alone), or a vectors file with delegate{k}_input<i> arrays",
-                )
-            shapes = io_shapes(blocks, "input")
-            inputs = []
-            for i, (t, given_array) in enumerate(zip(blocks.inputs, arrays, strict=True)):
-                arg = made[i] if i < len(made) else None
-                q = arg.quant if arg is not None else None
-                named = given_array
-                if named.array.dtype.kind == "f" and arg is not None and arg.method_input is None:
-                    # the program makes this input on the CPU (a quantize after a CPU
-                    # operator, or a CPU operator's integers): a method input is not it,
-                    # and its quantize's scale is not the method input's
-                    raise _not_a_method_input(
-                        named, (k, i), streams, made_by, dtype=tensor_dtype(t), shape=shapes[i]
-                    )
-                if named.array.dtype.kind == "f" and q is not None:
-                    named = quantize_like_the_program(named, q, tensor_dtype(t))
-                    notes.append(
-                        f"  input {i}: {named.source} quantized as the program's "
-                        f"quantize_per_tensor does (scale {q.scale:.6g}, zero point "
-                        f"{q.zero_point})"
-                    )
-                inputs.append(conform(named, tensor_dtype(t), shapes[i], f"delegate {k} input {i}"))
-        outputs = run_delegate(blocks, inputs, fast_scratch_size=fast)
+    for r in simulate(args.pte, inputs=args.inputs, delegate=args.delegate, seed=args.seed):
+        k, blocks = r.index, r.blocks
         print(
             f"delegate {k} ({blocks.method}): {len(blocks.cmd_data)} B commands, "
             f"{len(blocks.weight_data)} B weights, {blocks.scratch_size} B scratch"
         )
-        for line in notes:
+        for line in r.notes:
             print(line)
-        for i, x in enumerate(inputs):
+        for i, x in enumerate(r.inputs):
             saved[f"delegate{k}_input{i}"] = x
             print(f"  input {i}: {x.dtype} {list(x.shape)}")
-        for i, y in enumerate(outputs):
+        for i, y in enumerate(r.outputs):
             saved[f"delegate{k}_output{i}"] = y
             flat = y.reshape(-1)
             head = " ".join(str(v) for v in flat[:16]) + (" ..." if flat.size > 16 else "")
@@ -169,93 +84,3 @@ def run(args: argparse.Namespace) -> int:
         written = save_npz(args.output, saved)
         print(f"saved {len(saved)} arrays to {written}")
     return 0
-
-
-def _method_floats(
-    arrays: list[NamedArray], made: list[DelegateArg], count: int, notes: list[str]
-) -> list[NamedArray]:
-    """Float arrays are the method's inputs (what `run --inputs` takes): when every input of
-    the delegate is the program's quantize of a method input, give it that array (the
-    delegate may take them in another order). Anything else is used as given."""
-    if not arrays or any(a.array.dtype.kind != "f" for a in arrays):
-        return arrays
-    if len(made) != count or any(m.quant is None or m.method_input is None for m in made):
-        return arrays
-    if len(arrays) != made[0].method_inputs:
-        return arrays
-    picked = [arrays[m.method_input] for m in made if m.method_input is not None]
-    if [a.source for a in picked] != [a.source for a in arrays]:
-        order = ", ".join(f"{i}: method input {m.method_input}" for i, m in enumerate(made))
-        notes.append(f"  inputs: the method's, in the delegate's order ({order})")
-    return picked
-
-
-def _not_a_method_input(
-    named: NamedArray,
-    where_to: tuple[int, int],
-    streams: list[VelaBlocks],
-    made_by: dict[tuple[str, int], list[DelegateArg]],
-    *,
-    dtype: np.dtype[Any],
-    shape: tuple[int, ...],
-) -> Exception:
-    """A float array (a method input) given to delegate k's input i, which the program
-    makes on the CPU: the error names where the method's inputs go instead."""
-    k, i = where_to
-    method = streams[k].method
-    feeds: list[str] = []
-    to: set[int] = set()
-    for other, blocks in enumerate(streams):
-        if blocks.method != method:
-            continue
-        args = made_by.get((blocks.method, blocks.delegate_index), [])[: len(blocks.inputs)]
-        for n, a in enumerate(args):
-            if a.method_input is not None:
-                feeds.append(f"method input {a.method_input} feeds delegate {other} input {n}")
-                to.add(other)
-    where = ", ".join(feeds) if feeds else "no method input feeds an Ethos-U delegate"
-    run_those = (
-        f"; simulate this one with --delegate {' or '.join(str(d) for d in sorted(to))}"
-        if to
-        else ""
-    )
-    return KitError(
-        f"{named.source}: a float array is a method input ({where}), not delegate {k} "
-        f"input {i}: the program makes that on the CPU",
-        hint=f"give delegate {k} its own {dtype} integers {list(shape)} (delegate{k}_input{i} "
-        "of a vectors file: what the program's CPU operators make of the earlier delegates' "
-        f"outputs){run_those} (docs/memory.md, Comparing results)",
-    )
-
-
-def quantize_like_the_program(
-    named: NamedArray, q: Quantization, dtype: np.dtype[Any]
-) -> NamedArray:
-    """A float array as the integers the program's quantize_per_tensor makes of it:
-    ExecuTorch's kernel computes nearbyint(x * (1.0f / scale)) + zero_point in float32
-    (ties to even), clamped to the type."""
-    if named.array.dtype != np.float32:
-        raise KitError(
-            f"{named.source}: is {named.array.dtype}; the program quantizes float32 (its "
-            "method's input): float inputs are not cast silently",
-            hint="save it as float32, or give the quantized integers the NPU sees",
-        )
-    x = named.array  # finite: load_arrays refuses NaN and infinity
-    inv = np.float32(1.0) / np.float32(q.scale)
-    info = np.iinfo(dtype)
-    value = np.rint(x * inv).astype(np.float64) + q.zero_point
-    return NamedArray(named.source, np.clip(value, info.min, info.max).astype(dtype))
-
-
-def _vectors_inputs(given: list[NamedArray], k: int, count: int) -> list[NamedArray]:
-    """A vectors file (`simulate -o`, `--vectors`: inputs and outputs under
-    delegate<K>_input<i> / _output<o>) gives delegate k its own inputs, a `run -o` file
-    its input<i> arrays (the method's); else `given`."""
-    by_key = {g.source.rpartition("[")[2].rstrip("]"): g for g in given if g.source.endswith("]")}
-    picked = [by_key.get(f"delegate{k}_input{i}") for i in range(count)]
-    found = [g for g in picked if g is not None]
-    if len(found) == count:
-        return found
-    # a `run -o` file: its input<i> arrays are the method's inputs (its outputs are not)
-    method = [by_key[f"input{i}"] for i in range(len(by_key)) if f"input{i}" in by_key]
-    return method if method and len(method) < len(given) else given

@@ -1,0 +1,118 @@
+"""The stages from a model to a project's files, and again from a project folder.
+
+`plan_and_render` plans and renders (the self-test's vectors made for app selftest);
+`regenerate` plans a generated project again from its own memory_plan.json and
+generated/model.pte with some options changed (`--app selftest`, `--npu virtual`) and
+writes it. Below `build` (which regenerates a driver project for the virtual NPU) and
+`measure`; `pipeline` runs the whole generation on top of them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import replace
+from pathlib import Path
+
+from ethosu_kit.board.model import Board
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.names import PTE_NAME
+from ethosu_kit.core.writer import write_project
+from ethosu_kit.inputs.compiled import project_input_data
+from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.plan.planner import plan_memory
+from ethosu_kit.plan.types import MemoryPlan, PlanOptions, Role
+from ethosu_kit.pte import read_pte
+from ethosu_kit.pte.model import ModelInfo
+from ethosu_kit.pte.reader import read_pte_bytes
+from ethosu_kit.render.project import render_project
+from ethosu_kit.selftest.make import make_vectors, project_vectors
+from ethosu_kit.vnpu.workspace import vnpu_workspace_need
+
+
+def plan_and_render(
+    pte: Path,
+    pte_bytes: bytes,
+    model: ModelInfo,
+    board: Board,
+    *,
+    mode: MemoryMode | None,
+    options: PlanOptions,
+    vectors: Path | None = None,
+    seed: int = 0,
+    input_data: Mapping[int, bytes] | None = None,
+) -> tuple[MemoryPlan, dict[str, bytes]]:
+    """The plan and every file of the project (the self-test's vectors made for app selftest)."""
+    plan = plan_memory(model, board, mode, options)
+    selftest = None
+    if options.app == "selftest":
+        selftest = make_vectors(pte, model, vectors, seed)
+    return plan, render_project(model, plan, pte_bytes, selftest, input_data)
+
+
+def _project_plan(project: Path) -> MemoryPlan | None:
+    plan_path = project / "memory_plan.json"
+    return MemoryPlan.from_json(plan_path) if plan_path.is_file() else None
+
+
+def needs_virtual_npu(project: Path) -> bool:
+    """Does the project's plan lack the virtual NPU's working memory it would need?
+    (False for a CPU-only program, and for a folder that is no generated project:
+    configure says what is wrong with that.)"""
+    plan = _project_plan(project)
+    return plan is not None and not plan.by_role(Role.VNPU_WORKSPACE) and plan.accelerator != "none"
+
+
+def needs_selftest(project: Path, vectors: Path | None) -> bool:
+    """Must the project be regenerated for the self-test: it is not one yet, or new
+    `vectors` were given? (A folder that is no generated project: `regenerate` says so.)"""
+    plan = _project_plan(project)
+    return (
+        plan is None
+        or vectors is not None
+        or plan.options.app != "selftest"
+        or not (project / "generated" / "kit_selftest.h").is_file()
+    )
+
+
+def regenerate(
+    project: Path,
+    *,
+    app: str | None = None,
+    npu: str | None = None,
+    vectors: Path | None = None,
+    force: bool = False,
+) -> MemoryPlan:
+    """Plan `project` again, same board, mode and options as it was made with (its
+    memory_plan.json, typed) but `app` and/or `npu` ("virtual": the virtual NPU's working
+    memory measured on the host, so it is fit-checked like every other buffer), render it
+    with the project's own compiled-in inputs and write it. Self-test vectors are made
+    anew for `app="selftest"` (from `vectors`, else seeded random inputs); otherwise the
+    project keeps its own. A file edited since generation stops it, unless `force`."""
+    plan = _project_plan(project)
+    if plan is None:
+        raise KitError(
+            f"{project}: no memory_plan.json, so not a generated project",
+            hint="generate one first: gen-firmware --pte model.pte -o DIR",
+        )
+    pte = project / "generated" / PTE_NAME
+    if not pte.is_file():
+        purpose = "the self-test" if app == "selftest" else "the virtual NPU"
+        raise KitError(f"{pte}: missing, so the project cannot be regenerated for {purpose}")
+    model = replace(read_pte(pte), path=plan.model_path)
+    options = plan.options if app is None else replace(plan.options, app=app)
+    if npu == "virtual":
+        options = replace(options, npu="virtual", vnpu_workspace=vnpu_workspace_need(pte, model))
+        if options.stack_virtual is not None:  # --stack auto sized the driver's: the virtual's
+            options = replace(
+                options, stack=options.stack_virtual, stack_why=options.stack_virtual_why
+            )
+    new_plan = plan_memory(model, plan.board, plan.mode, options)
+    selftest = None
+    if app == "selftest":
+        selftest = make_vectors(pte, model, vectors, 0)
+    elif new_plan.by_role(Role.VECTORS):  # a self-test project keeps the vectors it has
+        selftest = project_vectors(project, pte)
+    pte_bytes = read_pte_bytes(pte)  # a regular file, bounded: the project folder is the user's
+    files = render_project(model, new_plan, pte_bytes, selftest, project_input_data(project, plan))
+    write_project(files, project, force=force)
+    return new_plan
