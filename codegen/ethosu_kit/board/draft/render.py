@@ -7,8 +7,6 @@ from __future__ import annotations
 
 import json
 import re
-import shutil
-import tempfile
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING, Any
 
@@ -20,7 +18,7 @@ from ethosu_kit.board.todo import TODO
 from ethosu_kit.core import jinja
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.core.paths import templates_dir
-from ethosu_kit.core.writer import write_file_atomic
+from ethosu_kit.core.writer import write_folder as write_files
 
 if TYPE_CHECKING:
     import jinja2
@@ -114,21 +112,5 @@ def write_folder(files: dict[str, bytes], out: Path, force: bool) -> list[str]:
             hint="give a new folder, or --force to replace the files new-board writes "
             "(board.toml and its stubs; other files stay)",
         )
-    if not out.exists():
-        # build next to it and rename: a failure leaves no half-written folder
-        out.parent.mkdir(parents=True, exist_ok=True)
-        tmp = Path(tempfile.mkdtemp(dir=out.parent, prefix=f".{out.name}."))
-        try:
-            for rel, data in files.items():
-                (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
-                (tmp / rel).write_bytes(data)
-            tmp.chmod(0o755)
-            tmp.rename(out)
-        except BaseException:
-            shutil.rmtree(tmp, ignore_errors=True)
-            raise
-    else:
-        for rel, data in files.items():
-            (out / rel).parent.mkdir(parents=True, exist_ok=True)
-            write_file_atomic(out / rel, data)
+    write_files(files, out)
     return sorted(files)
