@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from ethosu_kit.board import defaults
-from ethosu_kit.board.model import ConsoleKind, TimerKind
+from ethosu_kit.board.model import ConsoleKind, MemoryRegion, TimerKind
 
 
 class Source(StrEnum):
@@ -28,18 +28,9 @@ class Source(StrEnum):
 
 @dataclass
 class RegionFacts:
-    name: str
-    kind: str
-    base: int
-    size: int
-    on_chip: bool
-    volatile: bool
-    cpu: bool
-    npu: bool
-    executable: bool
-    writable: bool
-    loadable: bool
-    description: str = ""
+    """A drafted region: the model's region and the notes board.toml writes beside it."""
+
+    region: MemoryRegion
     todo: str = ""  # checked-default note for its npu flag
     copied: str = ""  # checked-default note for its base and size (new-board --from)
 

@@ -132,23 +132,7 @@ def draft_from_board(board: Board, name: str) -> Draft:
         port_cmake=board.port.cmake,
         port_hooks=list(board.port.hooks),
         port_files=_port_files(board),
-        regions=[
-            RegionFacts(
-                r.name,
-                r.kind.value,
-                r.base,
-                r.size,
-                r.on_chip,
-                r.volatile,
-                r.cpu,
-                r.npu,
-                r.executable,
-                r.writable,
-                r.loadable,
-                r.description,
-            )
-            for r in board.regions
-        ],
+        regions=[RegionFacts(region=r) for r in board.regions],
         glue=dict(board.glue),
         passthrough=_passthrough(board),
     )

@@ -38,7 +38,7 @@ from ethosu_kit.board.draft.render import (
     write_folder,
 )
 from ethosu_kit.board.draft.svd import find_console, find_npu, npu_kind, uart_kind
-from ethosu_kit.board.model import CONSOLE_KINDS, MMIO_CONSOLES
+from ethosu_kit.board.model import CONSOLE_KINDS, MMIO_CONSOLES, MemoryRegion
 from ethosu_kit.board.todo import TODO
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_MACS, runs_mode
@@ -117,18 +117,17 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
     d.npu_secure = core.trustzone and security != "ns"
     for r in regions:
         guessed = r.kind.value in ("sram", "bram", "dram", "flash")
-        d.regions.append(
-            RegionFacts(
-                r.name, r.kind.value, r.base, r.size, r.on_chip, r.volatile, True, r.npu,
-                r.executable, r.writable, True, comment(r.note),
-                todo="guessed from the memory's name and access: can the NPU's AXI masters "
-                "reach it?" if guessed else "",
-            )
+        region = MemoryRegion(
+            name=r.name, kind=r.kind, base=r.base, size=r.size, on_chip=r.on_chip,
+            volatile=r.volatile, cpu=True, npu=r.npu, executable=r.executable,
+            writable=r.writable, loadable=True, description=comment(r.note),
         )  # fmt: skip
+        note = "guessed from the memory's name and access: can the NPU's AXI masters reach it?"
+        d.regions.append(RegionFacts(region=region, todo=note if guessed else ""))
     startup = [m for m in device.memories if m.startup]
     d.vector_region = TODO  # blocking unless the pack marks where the core starts
     if startup:
-        home = next((r for r in d.regions if r.base <= startup[0].start < r.base + r.size), None)
+        home = next((f.region for f in d.regions if f.region.contains(startup[0].start)), None)
         if home is not None:
             d.vector_region = home.name
             d.given(Source.PACK, "boot.vector_region")
