@@ -53,7 +53,7 @@ class Draft:
     dcache_line: int = defaults.DCACHE_LINE
     trustzone: bool = False
     irqs: int | None = None
-    timer: str = TimerKind.SYSTICK.value
+    timer: TimerKind = TimerKind.SYSTICK
     clock_hz: int = defaults.CLOCK_HZ
     flags: dict[str, list[str]] = field(default_factory=dict)
     cpu_extra: dict[str, Any] = field(default_factory=dict)  # [cpu] keys this module does not know
@@ -68,7 +68,7 @@ class Draft:
     npu_registers: dict[str, dict[str, tuple[int, tuple[int, ...]]]] = field(default_factory=dict)
     npu_axi: dict[str, Any] = field(default_factory=dict)
     # [console]
-    console_kind: str = ConsoleKind.NONE.value
+    console_kind: ConsoleKind = ConsoleKind.NONE
     console_base: int | None = None
     console_base_ns: int | None = None
     console_clock_hz: int = defaults.CLOCK_HZ

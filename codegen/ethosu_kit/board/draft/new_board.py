@@ -38,7 +38,7 @@ from ethosu_kit.board.draft.render import (
     write_folder,
 )
 from ethosu_kit.board.draft.svd import find_console, find_npu, npu_kind, uart_kind
-from ethosu_kit.board.model import CONSOLE_KINDS, MMIO_CONSOLES, MemoryRegion
+from ethosu_kit.board.model import CONSOLE_KINDS, ConsoleKind, MemoryRegion
 from ethosu_kit.board.todo import TODO
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_MACS, runs_mode
@@ -187,7 +187,7 @@ def apply_svd(d: Draft, svd: SvdDevice, choices: Choices) -> None:
         uart = find_console(svd, choices.console_peripheral, secure=secure)
         if uart is not None:
             kind = uart_kind(uart)
-            d.console_kind = kind or "custom"
+            d.console_kind = ConsoleKind(kind) if kind else ConsoleKind.CUSTOM
             d.console_base, d.console_base_ns = uart.base, uart.base_ns
             d.console_peripheral = "/".join(uart.names)
             d.origin.append(
@@ -221,6 +221,11 @@ def parse_npu(text: str) -> tuple[str, list[int]]:
     return kind, [macs]
 
 
+def _addressed(kind: ConsoleKind) -> bool:
+    """A console at a register base: a UART the kit drives, or the board's own."""
+    return kind.mmio or kind is ConsoleKind.CUSTOM
+
+
 def apply_choices(d: Draft, choices: Choices) -> None:
     if choices.npu is not None:
         kind, macs = parse_npu(choices.npu)
@@ -248,22 +253,23 @@ def apply_choices(d: Draft, choices: Choices) -> None:
                 f"--console {choices.console!r}: not a console kind",
                 hint=f"kinds: {', '.join(CONSOLE_KINDS)}",
             )
-        d.console_kind = choices.console
+        kind = ConsoleKind(choices.console)
+        d.console_kind = kind
         d.console_base_ns = None
         d.console_peripheral = ""
         d.console_source = "--console"
         d.given(Source.USER, "console.kind")
-        if choices.console in MMIO_CONSOLES and choices.console_base is None:
+        if kind.mmio and choices.console_base is None:
             raise KitError(
                 f"--console {choices.console} needs --console-base (the UART's register base)",
                 hint="or give --svd with the UART and --console-peripheral NAME",
             )
-        if choices.console not in (*MMIO_CONSOLES, "custom"):
+        if not _addressed(kind):
             if choices.console_base is not None:
                 raise KitError(f"--console-base: a {choices.console} console has no address")
             d.console_base = None
     if choices.console_base is not None:
-        if choices.console is None and d.console_kind not in (*MMIO_CONSOLES, "custom"):
+        if choices.console is None and not _addressed(d.console_kind):
             raise KitError(
                 "--console-base needs --console KIND (cmsdk-apb, pl011 or custom)",
                 hint="the kit cannot tell the UART's kind from its address",
@@ -303,7 +309,7 @@ def finish(d: Draft) -> None:
             'nothing is printed: cmsdk-apb or pl011 with base, "semihosting" under a debugger '
             'or QEMU, or "custom" with your own C',
         )
-    if d.console_kind == "custom" and "console" not in d.port_hooks:
+    if d.console_kind is ConsoleKind.CUSTOM and "console" not in d.port_hooks:
         stub = "console.c"
         d.port_sources.append(stub)
         d.port_hooks.append("console")
