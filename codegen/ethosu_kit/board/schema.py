@@ -16,7 +16,7 @@ from typing import Any
 
 from ethosu_kit.board import defaults
 from ethosu_kit.board.cores import CORES, MVE_KINDS, TOOLCHAINS
-from ethosu_kit.board.model import REGION_ATTRS, ConsoleKind, RegionKind, TimerKind
+from ethosu_kit.board.model import KIND_ATTRS, REGION_ATTRS, ConsoleKind, RegionKind, TimerKind
 
 
 class ValueType(Enum):
@@ -221,4 +221,9 @@ def doc_table() -> str:
             if k.choices:
                 note += ": " + ", ".join(f"`{c}`" if c else '`""`' for c in k.choices)
             lines.append(f"| `{where}` | {k.type.value} | {_default_text(k)} | {note} |")
+    lines += ["", "A region's attributes, when its [[region]] leaves them out, by kind:", ""]
+    lines += [f"| kind | {' | '.join(REGION_ATTRS)} |", "|---" * (len(REGION_ATTRS) + 1) + "|"]
+    for kind, attrs in KIND_ATTRS.items():
+        flags = " | ".join("yes" if getattr(attrs, a) else "no" for a in REGION_ATTRS)
+        lines.append(f"| `{kind.value}` | {flags} |")
     return "\n".join(lines) + "\n"
