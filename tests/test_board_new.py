@@ -10,6 +10,16 @@ from pathlib import Path
 
 import pytest
 
+from ethosu_kit.board.draft.cmsis_pack import load_device
+from ethosu_kit.board.draft.facts import Source
+from ethosu_kit.board.draft.new_board import (
+    Choices,
+    apply_choices,
+    apply_svd,
+    draft_from_pack,
+    finish,
+    validate,
+)
 from ethosu_kit.board.draft.svd import find_console, find_npu, load_svd, npu_kind, uart_kind
 from ethosu_kit.board.loader import load_board
 from ethosu_kit.cli.app import main
@@ -366,3 +376,34 @@ def test_from_a_stand_in_board_with_another_machine_drops_the_stand_in(
     report = capsys.readouterr().out
     assert "qemu.machine " in report and "qemu.layout " in report, report
     assert load_board(out).qemu_layout == load_board("cs320").qemu_layout
+
+
+def test_draft_records_where_each_fact_came_from(tmp_path: Path) -> None:
+    """Draft.sources: the pack's CPU and map, the SVD's peripherals, the user's options,
+    the kit's defaults; a fact a real source gives is no longer a checked default."""
+    device = load_device(PDSC, "TestSoC-E7")
+    d = draft_from_pack(device, PDSC, "x", "auto")
+    assert d.sources["cpu.core"] is Source.PACK
+    assert d.sources["cpu.clock_hz"] is Source.DEFAULT and "cpu.clock_hz" in d.todo
+    choices = Choices(console="none")
+    apply_svd(d, load_svd(SVD), choices)
+    assert d.sources["npu.base"] is Source.SVD and "npu.base" not in d.todo
+    apply_choices(d, Choices(npu="ethos-u55-128", console="none"))
+    finish(d)
+    assert d.sources["npu.kinds"] is Source.USER
+    assert d.sources["console.kind"] is Source.USER and "console.kind" not in d.todo
+
+
+def test_draft_validates_from_memory(tmp_path: Path) -> None:
+    """The drafted folder is loaded with the real loader before anything is written: its
+    [port] paths are checked against the files about to be written, not a folder."""
+    toml = (Path(__file__).parents[1] / "boards" / "corstone-300" / "board.toml").read_text()
+    toml = toml.replace(
+        "sources = []\nhooks = []", 'sources = ["c/board.c"]\nhooks = ["board_init"]'
+    )
+    target = tmp_path / "never" / "board.toml"
+    board = validate({"board.toml": toml.encode(), "c/board.c": b"int x;\n"}, str(target))
+    assert board.port.sources == ("c/board.c",)
+    with pytest.raises(BoardError, match=r"port\.sources\[0\]: 'c/board.c': no such file"):
+        validate({"board.toml": toml.encode()}, str(target))
+    assert not target.parent.exists()
