@@ -62,6 +62,8 @@ def cache_key(model: TestModel) -> str:
         torch_version,
         et_version,
     ):
+        # a memory address (a default repr) would change the key every session
+        assert " at 0x" not in part, f"{model}: a cache key part holds an address: {part}"
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:20]

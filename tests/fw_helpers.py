@@ -15,7 +15,7 @@ from ethosu_kit.cli.app import main as kit_main
 from ethosu_kit.firmware.build import build_project
 
 REPO = Path(__file__).resolve().parents[1]
-_built: dict[tuple[str, str, str, str], Built] = {}
+_built: dict[tuple[str, str, str, str, str, str], Built] = {}
 
 
 @dataclass(frozen=True)
@@ -61,11 +61,13 @@ def generate(pte: Path, board: str, mode: str, out: Path, app: str = "bringup") 
 def built(
     pte: Path, board: str, mode: str, root: Path, *, toolchain: str = "gcc", app: str = "bringup"
 ) -> Built:
-    """Generate + build once per session for (pte, board, mode, toolchain)."""
-    key = (str(pte), board, mode, toolchain)
+    """Generate + build once per session for (pte, board, mode, toolchain, app, root): every
+    argument that changes the ELF or where it is is in the key, so a caller asking for
+    another app or folder never gets an earlier caller's ELF."""
+    key = (str(pte), board, mode, toolchain, app, str(root))
     if key not in _built:
         need_cross_gcc()
-        project = root / f"{pte.stem}-{board}-{mode}-{toolchain}"
+        project = root / f"{pte.stem}-{board}-{mode}-{toolchain}-{app}"
         if not (project / "CMakePresets.json").is_file():
             generate(pte, board, mode, project, app)
         elf = build_project(project, app=app, toolchain=toolchain)
