@@ -57,7 +57,7 @@ def option_flags(**options: object) -> list[str]:
 def gen_argv(
     pte: Path | str,
     out: Path | str,
-    *,
+    *extra: str | Path,
     board: Path | str | None = None,
     mode: str | None = None,
     app: str | None = None,
@@ -66,25 +66,29 @@ def gen_argv(
     **options: object,
 ) -> list[str]:
     """The argv of `ethosu-kit gen` (without the program name) for these choices; None
-    leaves gen's default."""
+    leaves gen's default. `extra` are raw arguments (a refusal test's bad flags)."""
     argv = ["gen", "--pte", str(pte), "-o", str(out)]
     argv += option_flags(board=board, mode=mode, app=app, npu=npu, **options)
+    argv += map(str, extra)
     return [*argv, "-q"] if quiet else argv
 
 
 def make_project(
     pte: Path | str,
     out: Path,
-    *,
+    *extra: str | Path,
     board: Path | str | None = None,
     mode: str | None = None,
     app: str | None = None,
     npu: str | None = None,
+    quiet: bool = True,
     **options: object,
 ) -> Project:
     """Generate a project from `pte` into `out` with `ethosu-kit gen`; fails the test if
     gen does not exit 0."""
-    argv = gen_argv(pte, out, board=board, mode=mode, app=app, npu=npu, **options)
+    argv = gen_argv(
+        pte, out, *extra, board=board, mode=mode, app=app, npu=npu, quiet=quiet, **options
+    )
     code = kit_main(argv)
     assert code == 0, f"gen exited {code}: ethosu-kit {' '.join(argv)}"
     return Project(out)

@@ -38,17 +38,6 @@ def require_externals(*names: str) -> dict[str, str]:
     return {n: os.environ[n] for n in names}
 
 
-def generate(pte: Path, out: Path, *extra: str, board: str = "cs300") -> Path:
-    result = subprocess.run(
-        ["ethosu-kit", "gen", "--board", board, "--pte", str(pte), "-o", str(out), *extra],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return out
-
-
 def build_runner(project: Path, npu: str, *defines: str, timeout: float = 1800) -> Path:
     """cmake --preset gcc + build of the executor_runner; returns the ELF."""
     configure = subprocess.run(

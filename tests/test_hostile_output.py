@@ -18,10 +18,7 @@ import pytest
 
 from ethosu_kit import cli
 from hostile import assert_refused, run_kit
-
-
-def _gen(pte: Path, out: Path, *extra: str | Path) -> list[str | Path]:
-    return ["gen", "--pte", pte, "-o", out, "-q", *extra]
+from projects import gen_argv
 
 
 def _tree(folder: Path) -> dict[str, str]:
@@ -36,7 +33,7 @@ def test_output_under_a_regular_file(pte_u55_shared: Path, tmp_path: Path) -> No
     afile = tmp_path / "notes.txt"
     afile.write_text("mine\n")
     for out in (afile / "fw", afile / "deeper" / "fw"):
-        line = assert_refused(run_kit(*_gen(pte_u55_shared, out)), "is a file", str(afile))
+        line = assert_refused(run_kit(*gen_argv(pte_u55_shared, out)), "is a file", str(afile))
         assert str(out) in line
     assert afile.read_text() == "mine\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
@@ -63,13 +60,13 @@ def test_symlink_in_the_project_is_never_written_through(
         (out / "generated_copy").symlink_to(outside, target_is_directory=True)
     before = _tree(outside)
 
-    refused = run_kit(*_gen(pte_u55_shared, out))
+    refused = run_kit(*gen_argv(pte_u55_shared, out))
     if what == "generated_copy":
         assert refused.returncode == 0, refused
         assert (out / "generated_copy").is_symlink()
     else:
         assert_refused(refused, "symbolic link", what)
-        forced = run_kit(*_gen(pte_u55_shared, out, "--force"))
+        forced = run_kit(*gen_argv(pte_u55_shared, out, force=True))
         assert forced.returncode == 0, forced
         assert not (out / what).is_symlink()
         assert (out / "generated" / "linker.ld").is_file()

@@ -22,7 +22,8 @@ from ethosu_kit.cli.app import main as kit_main
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.firmware.elf_check import check_elf
 from ethosu_kit.firmware.qemu import RunResult, run_elf
-from fw_helpers import generate, need_cross_gcc, need_qemu
+from fw_helpers import need_cross_gcc, need_qemu
+from projects import make_project
 
 pytestmark = [pytest.mark.firmware, pytest.mark.qemu]
 
@@ -69,7 +70,8 @@ def test_selftest_passes(
     pte: Path = request.getfixturevalue(fixture)
     if board == "cs300":
         # generated for the runner, as README command one does: build --app selftest re-plans
-        project = generate(pte, board, mode, root / f"{fixture}-{board}", app="executor_runner")
+        out = root / f"{fixture}-{board}"
+        project = make_project(pte, out, board=board, mode=mode, app="executor_runner").path
     else:
         # laid out for the board's QEMU stand-in (cs320 on mps3-an547, docs/running.md)
         project = root / f"{fixture}-{board}"
@@ -93,7 +95,9 @@ def test_simulate_vectors_and_a_wrong_byte(
     need_cross_gcc()
     vectors = tmp_path / "v.npz"
     assert kit_main(["simulate", str(pte_two_delegates), "--seed", "7", "-o", str(vectors)]) == 0
-    project = generate(pte_two_delegates, "cs300", "Shared_Sram", root / "two", app="selftest")
+    project = make_project(
+        pte_two_delegates, root / "two", board="cs300", mode="Shared_Sram", app="selftest"
+    ).path
     out = run(build_selftest(project, vectors))
     assert out.exit_code == 0, out.output
     assert len(re.findall(r"^delegate \d: PASS", out.output, re.M)) == 2, out.output
@@ -169,9 +173,9 @@ def test_selftest_with_the_arm_driver_builds(pte_u65_dedicated: Path, root: Path
     missing = [n for n in ("ETHOSU_DRIVER_ROOT", "CMSIS_ROOT") if not os.environ.get(n)]
     if missing:
         pytest.skip(f"{', '.join(missing)} not set: the Arm driver comes from the user's checkout")
-    project = generate(
-        pte_u65_dedicated, "cs300", "Dedicated_Sram", root / "driver", app="selftest"
-    )
+    project = make_project(
+        pte_u65_dedicated, root / "driver", board="cs300", mode="Dedicated_Sram", app="selftest"
+    ).path
     args = ["build", str(project), "--app", "selftest", "--npu", "driver"]
     assert kit_main(args) == 0
     elf = project / "build" / "gcc" / "selftest.elf"
@@ -194,7 +198,9 @@ def test_a_driver_selftest_where_no_npu_answers_names_npu_base(
     if missing:
         pytest.skip(f"{', '.join(missing)} not set: the Arm driver comes from the user's checkout")
     board = Path(__file__).parents[1] / "docs" / "examples" / "boards" / "mps2-an521"
-    project = generate(pte_u55_shared, str(board), "Shared_Sram", root / "an521", app="selftest")
+    project = make_project(
+        pte_u55_shared, root / "an521", board=board, mode="Shared_Sram", app="selftest"
+    ).path
     assert kit_main(["build", str(project), "--app", "selftest", "--npu", "driver"]) == 0
     out = run(project / "build" / "gcc" / "selftest.elf")
     assert out.exit_code == 16, out.output
@@ -210,9 +216,11 @@ def test_a_virtual_npu_error_prints_its_64_bit_figures(
     has no %lld/%llu, which once made this `[ld, ld) outside its region of 1522771260
     bytes`. A fast scratch of 16 B for a stream that needs 768 B: the right figures. (gen
     now refuses that size up front; its host check is set aside to get the image.)"""
-    from ethosu_kit.vnpu import fast_scratch
+    from ethosu_kit.cli.commands import gen as gen_command
 
-    monkeypatch.setattr(fast_scratch, "check_fast_scratch", lambda *args, **kwargs: None)
+    # patched where gen looks it up: gen imports the name, so patching the defining module
+    # (ethosu_kit.vnpu.fast_scratch) only worked when gen was not imported yet (this test alone)
+    monkeypatch.setattr(gen_command, "check_fast_scratch", lambda *args, **kwargs: None)
     need_cross_gcc()
     project = root / "fast16"
     args = ["gen", "--pte", str(pte_u65_dedicated), "--board", "cs300", "--app", "selftest"]
@@ -273,7 +281,9 @@ def test_an_app_whose_pools_the_selftest_plan_lacks_names_the_fix(
     from ethosu_kit.firmware.build import build_project
 
     need_cross_gcc()
-    project = generate(pte_u55_shared, "cs300", "Shared_Sram", root / "pools", app="selftest")
+    project = make_project(
+        pte_u55_shared, root / "pools", board="cs300", mode="Shared_Sram", app="selftest"
+    ).path
     with pytest.raises(KitError) as err:
         build_project(project, app="executor_runner", npu="virtual")
     assert "the memory plan in" in str(err.value) and 'is for app "selftest"' in str(err.value)
