@@ -22,12 +22,12 @@ from fw_helpers import need_cross_gcc, need_qemu
 from models import BIG_INPUT_SHAPE
 
 
-def test_large_input_is_placed_outside_the_tcms(pte_big_input: Path, tmp_path: Path) -> None:
+def test_large_input_is_placed_outside_the_tcms(data_pte_big_input: Path, tmp_path: Path) -> None:
     need_cross_gcc()
     x = np.random.default_rng(0).uniform(-1, 1, BIG_INPUT_SHAPE).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     project = tmp_path / "fw"
-    args = ["gen", "--pte", str(pte_big_input), "--inputs", str(tmp_path / "x.npy")]
+    args = ["gen", "--pte", str(data_pte_big_input), "--inputs", str(tmp_path / "x.npy")]
     assert main([*args, "--app", "bringup", "-o", str(project), "-q"]) == 0
     plan = json.loads((project / "memory_plan.json").read_text())
     (buf,) = [b for b in plan["buffers"] if b["name"] == "input_data_0"]
@@ -55,7 +55,7 @@ def test_large_input_is_placed_outside_the_tcms(pte_big_input: Path, tmp_path: P
     ids=["dtype", "shape"],
 )
 def test_wrong_input_is_one_error(
-    pte_u55_shared: Path,
+    data_pte_u55_shared: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     array: np.ndarray,
@@ -67,7 +67,7 @@ def test_wrong_input_is_one_error(
         [
             "gen",
             "--pte",
-            str(pte_u55_shared),
+            str(data_pte_u55_shared),
             "--inputs",
             str(tmp_path / "x.npy"),
             "-o",
