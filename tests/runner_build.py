@@ -1,4 +1,5 @@
-"""Helpers of the executor_runner tests: generate, build with the user's ExecuTorch, run.
+"""Helpers of the executor_runner tests: build with the user's ExecuTorch, run (projects
+are made with tests/projects.py).
 
 The full link needs the sources the kit never ships; they come from the environment
 (EXECUTORCH_ROOT, ETHOSU_DRIVER_ROOT, CMSIS_ROOT, see docs/executorch.md) and a test
