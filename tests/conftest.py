@@ -164,9 +164,18 @@ for _path in sorted(DATA_PTE.glob("*.pte")):
 LOWERING_FIXTURES = frozenset({f"pte_{n}" for n in [*MODELS, *BENCH_MODELS]} | {"any_pte"})
 
 
+def _lowering_params(item: pytest.Item) -> set[str]:
+    """Lowering fixtures a test takes by name through a parameter (request.getfixturevalue)."""
+    callspec = getattr(item, "callspec", None)
+    values = callspec.params.values() if callspec is not None else ()
+    return {v for v in values if isinstance(v, str) and v in LOWERING_FIXTURES}
+
+
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if LOWERING_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        if LOWERING_FIXTURES.intersection(getattr(item, "fixturenames", ())) or _lowering_params(
+            item
+        ):
             item.add_marker(pytest.mark.lowering)
 
 
