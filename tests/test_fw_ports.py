@@ -485,8 +485,7 @@ def test_too_small_stack_on_a_core_without_a_stack_limit_is_an_overflow(
 
     need_cross_gcc()
     project = tmp_path / "fw"
-    args = ["gen", "--pte", str(pte_u55_shared), "--board", str(AN500), "--app", "selftest"]
-    assert kit_main([*args, "--npu", "virtual", "--stack", "1024", "-o", str(project), "-q"]) == 0
+    make_project(pte_u55_shared, project, board=AN500, app="selftest", npu="virtual", stack=1024)
     assert kit_main(["build", str(project), "--app", "selftest", "--npu", "virtual"]) == 0
     elf = project / "build" / "gcc" / "selftest.elf"
     from elftools.elf.elffile import ELFFile

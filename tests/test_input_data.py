@@ -20,6 +20,7 @@ from ethosu_kit.firmware.elf_check import check_elf
 from ethosu_kit.firmware.qemu import run_elf
 from fw_helpers import need_cross_gcc, need_qemu
 from models import BIG_INPUT_SHAPE
+from projects import make_project
 
 
 def test_large_input_is_placed_outside_the_tcms(data_pte_big_input: Path, tmp_path: Path) -> None:
@@ -27,8 +28,7 @@ def test_large_input_is_placed_outside_the_tcms(data_pte_big_input: Path, tmp_pa
     x = np.random.default_rng(0).uniform(-1, 1, BIG_INPUT_SHAPE).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     project = tmp_path / "fw"
-    args = ["gen", "--pte", str(data_pte_big_input), "--inputs", str(tmp_path / "x.npy")]
-    assert main([*args, "--app", "bringup", "-o", str(project), "-q"]) == 0
+    make_project(data_pte_big_input, project, app="bringup", inputs=tmp_path / "x.npy")
     plan = json.loads((project / "memory_plan.json").read_text())
     (buf,) = [b for b in plan["buffers"] if b["name"] == "input_data_0"]
     assert buf["size"] == x.nbytes > 512 * 1024

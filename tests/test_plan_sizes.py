@@ -107,13 +107,12 @@ def test_the_selftest_plan_holds_only_what_the_selftest_uses(
     """A self-test plan once carried the runner's planned buffers, method pool and its
     16 KiB / 32 KiB stack and heap: 76 % of the Corstone-320 stand-in's 32 KiB DTCM. The
     self-test uses the temp pool, the network and its vectors; the runner's plan is kept."""
-    from ethosu_kit.cli.app import main as kit_main
     from ethosu_kit.plan.types import MemoryPlan
+    from projects import make_project
 
     def gen(app: str) -> tuple[MemoryPlan, str]:
         out = tmp_path / app
-        args = ["gen", "--pte", str(data_pte_u85_shared), "--board", "cs320", "--qemu-stand-in"]
-        assert kit_main([*args, "--app", app, "-o", str(out), "-q"]) == 0
+        make_project(data_pte_u85_shared, out, board="cs320", app=app, qemu_stand_in=True)
         config = (out / "generated" / "kit_memory_config.h").read_text()
         return MemoryPlan.from_json(out / "memory_plan.json"), config
 

@@ -75,8 +75,7 @@ def test_selftest_passes(
     else:
         # laid out for the board's QEMU stand-in (cs320 on mps3-an547, docs/running.md)
         project = root / f"{fixture}-{board}"
-        args = ["gen", "--pte", str(pte), "--board", board, "--mode", mode, "--app", "selftest"]
-        assert kit_main([*args, "--qemu-stand-in", "-o", str(project), "-q"]) == 0
+        make_project(pte, project, board=board, mode=mode, app="selftest", qemu_stand_in=True)
     elf = build_selftest(project)
     result = check_elf(elf, project / "memory_plan.json")
     assert result.ok, [v.message for v in result.violations]
@@ -223,8 +222,9 @@ def test_a_virtual_npu_error_prints_its_64_bit_figures(
     monkeypatch.setattr(gen_command, "check_fast_scratch", lambda *args, **kwargs: None)
     need_cross_gcc()
     project = root / "fast16"
-    args = ["gen", "--pte", str(pte_u65_dedicated), "--board", "cs300", "--app", "selftest"]
-    assert kit_main([*args, "--npu", "virtual", "--fast-scratch", "16", "-o", str(project)]) == 0
+    make_project(
+        pte_u65_dedicated, project, board="cs300", app="selftest", npu="virtual", fast_scratch=16
+    )
     out = run(build_selftest(project))
     assert out.exit_code == 9, out.output
     assert "OFM tile 0 spans bytes [0, 768) outside its region of 16 bytes" in out.output, (
