@@ -25,12 +25,12 @@ from ethosu_kit.render.project import LINKER_TEMPLATES, render_project
 
 # fixture -> board
 CASES = {
-    "pte_u55_shared": "corstone-300",
-    "pte_u55_sram_only": "corstone-300",
-    "pte_u65_dedicated": "corstone-300",
-    "pte_u85_dedicated": "corstone-320",
-    "pte_u85_shared": "corstone-320",
-    "pte_cpu_op": "corstone-300",
+    "data_pte_u55_shared": "corstone-300",
+    "data_pte_u55_sram_only": "corstone-300",
+    "data_pte_u65_dedicated": "corstone-300",
+    "data_pte_u85_dedicated": "corstone-320",
+    "data_pte_u85_shared": "corstone-320",
+    "data_pte_cpu_op": "corstone-300",
 }
 BINARY_OR_DATA = ("generated/model.pte", ".json")
 
@@ -174,7 +174,7 @@ def test_headers_match_the_plan(project: Project) -> None:
         if line and not line.startswith("#")
     ]
     assert ops == list(project.model.cpu_operators)
-    if project.case == "pte_cpu_op":
+    if project.case == "data_pte_cpu_op":
         assert any("argmax" in op for op in ops)
 
 

@@ -17,14 +17,15 @@ import pytest
 from ethosu_kit.firmware.build import build_project
 from ethosu_kit.firmware.image import identify, read_kit_info
 from ethosu_kit.plan.types import MemoryPlan
-from fw_helpers import Built, generate, need_cross_gcc, need_qemu
+from fw_helpers import Built, need_cross_gcc, need_qemu
 from hostile import assert_refused, run_kit
+from projects import make_project
 
 pytestmark = pytest.mark.firmware
 
 
 def _build(pte: Path, project: Path) -> Built:
-    generate(pte, "cs300", "Shared_Sram", project)
+    make_project(pte, project, board="cs300", mode="Shared_Sram", app="bringup")
     elf = build_project(project, app="bringup", toolchain="gcc")
     return Built(project, elf, project / "memory_plan.json")
 
