@@ -20,9 +20,9 @@ from typing import Any
 import numpy as np
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.files import MAX_PTE, read_bytes
+from ethosu_kit.core.files import MAX_INPUT, MAX_PTE, read_bytes
 from ethosu_kit.core.names import PTE_NAME
-from ethosu_kit.core.writer import sha256
+from ethosu_kit.core.writer import sha256, write_file_atomic
 from ethosu_kit.firmware.image import KitImage
 from ethosu_kit.inputs.prepare import Array, Tensor
 from ethosu_kit.pte import read_pte
@@ -101,7 +101,7 @@ def program_tensors(image: KitImage) -> tuple[list[Tensor], list[Tensor]]:
 
 def write_inputs(folder: Path, arrays: Sequence[Array]) -> None:
     for i, a in enumerate(arrays):
-        (folder / input_name(i)).write_bytes(a.tobytes())
+        write_file_atomic(folder / input_name(i), a.tobytes())
 
 
 def read_outputs(folder: Path, wants: list[Tensor], elf: Path) -> list[Array]:
@@ -130,7 +130,7 @@ def _read_tensor(folder: Path, kind: str, index: int, want: Tensor, elf: Path) -
     size = path.stat().st_size
     if size != want.nbytes:
         raise KitError(f"{elf}: {name} has {size} bytes, {kind} {index} ({want}) has {want.nbytes}")
-    data = np.frombuffer(path.read_bytes(), dtype=want.dtype.newbyteorder("<"))
+    data = np.frombuffer(read_bytes(path, MAX_INPUT), dtype=want.dtype.newbyteorder("<"))
     return data.astype(want.dtype).reshape(want.shape)
 
 

@@ -41,6 +41,7 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_PLAN, read_text
 from ethosu_kit.core.sizes import align_up
 from ethosu_kit.core.typed_json import decode
+from ethosu_kit.core.writer import write_file_atomic
 from ethosu_kit.firmware.build import build_project
 from ethosu_kit.firmware.elf_check import load_plan
 from ethosu_kit.firmware.fingerprint import changed, firmware_fingerprint
@@ -407,5 +408,5 @@ def measure_project(
         toolchain=toolchain,
         firmware=firmware,
     )
-    (project / MEASURE_FILE).write_text(m.to_json())
+    write_file_atomic(project / MEASURE_FILE, m.to_json().encode())
     return m

@@ -14,6 +14,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from ethosu_kit.board.model import Board
+from ethosu_kit.core import paths
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.names import PTE_NAME
 from ethosu_kit.core.writer import write_project
@@ -46,7 +47,10 @@ def plan_and_render(
     selftest = None
     if options.app == "selftest":
         selftest = make_vectors(pte, model, vectors, seed)
-    return plan, render_project(model, plan, pte_bytes, selftest, input_data)
+    files = render_project(
+        model, plan, pte_bytes, selftest, input_data, kit_dir=paths.kit_root().resolve()
+    )
+    return plan, files
 
 
 def _project_plan(project: Path) -> MemoryPlan | None:
@@ -113,6 +117,13 @@ def regenerate(
     elif new_plan.by_role(Role.VECTORS):  # a self-test project keeps the vectors it has
         selftest = project_vectors(project, pte)
     pte_bytes = read_pte_bytes(pte)  # a regular file, bounded: the project folder is the user's
-    files = render_project(model, new_plan, pte_bytes, selftest, project_input_data(project, plan))
+    files = render_project(
+        model,
+        new_plan,
+        pte_bytes,
+        selftest,
+        project_input_data(project, plan),
+        kit_dir=paths.kit_root().resolve(),
+    )
     write_project(files, project, force=force)
     return new_plan

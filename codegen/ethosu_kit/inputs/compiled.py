@@ -15,6 +15,7 @@ from pathlib import Path
 import numpy as np
 
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.files import MAX_INPUT, read_bytes
 from ethosu_kit.core.names import input_data_file
 from ethosu_kit.inputs.prepare import Tensor, prepare_inputs
 from ethosu_kit.plan.types import MemoryPlan, Role
@@ -48,5 +49,5 @@ def project_input_data(project: Path, plan: MemoryPlan) -> dict[int, bytes]:
                 f"{path}: missing, but the plan compiles in input {index}",
                 hint="generate the project again with --inputs",
             )
-        out[index] = path.read_bytes()
+        out[index] = read_bytes(path, MAX_INPUT)  # the project folder is the user's
     return out

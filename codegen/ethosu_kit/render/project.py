@@ -1,8 +1,10 @@
 """Stage 3: render the generated firmware project from the memory plan.
 
-`render_project(model, plan, pte_bytes)` is a pure function: it returns every file of
-the project (relative path -> bytes) and writes nothing; `ethosu_kit.core.writer` is the
-only writer. The only I/O here is loading the jinja2 templates (ours in
+`render_project(model, plan, pte_bytes, kit_dir=)` is a pure function: it returns every
+file of the project (relative path -> bytes) and writes nothing; `ethosu_kit.core.writer`
+is the only writer. Where the kit is installed comes in as `kit_dir` (the pipeline
+passes core.paths.kit_root()), so the output depends on its inputs only. The only I/O
+here is loading the jinja2 templates (ours in
 `codegen/ethosu_kit/render/templates/`, the linker templates in the kit's `linker/`).
 
 Every text file starts with the shared header comment (`templates/_header.j2`): it
@@ -15,6 +17,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import jinja2
@@ -165,13 +168,18 @@ def render_project(
     pte_bytes: bytes,
     selftest: SelftestVectors | None = None,
     input_data: Mapping[int, bytes] | None = None,
+    *,
+    kit_dir: Path,
 ) -> dict[str, bytes]:
     """Every file of the generated project, relative path -> contents. Writes nothing.
 
+    `kit_dir`: the kit's root folder (core.paths.kit_root().resolve(), from the caller):
+    the project's default ETHOSU_KIT_DIR is its cmake/ folder, and built-in board
+    folders are named relative to it.
     `selftest`: the NPU self-test's vectors, needed when the plan places them (app selftest).
     `input_data`: raw bytes per compiled-in input index, needed when the plan places them.
     """
-    gen = gen_info(plan, pte_bytes)
+    gen = gen_info(plan, pte_bytes, kit_dir)
     if plan.model_sha256 and plan.model_sha256 != gen.pte_sha256:
         raise KitError(
             f"{plan.model_path}: the plan was made for sha256 {plan.model_sha256[:12]}…, "

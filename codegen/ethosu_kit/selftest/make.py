@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.files import MAX_INPUT, MAX_PLAN, read_bytes, read_text
 from ethosu_kit.core.names import SELFTEST_VECTORS
 from ethosu_kit.inputs.arrays import load_arrays
 from ethosu_kit.pte import read_vela_streams
@@ -163,6 +164,8 @@ def project_vectors(project: Path, pte: Path) -> SelftestVectors:
             f"{header.name} is missing",
             hint="generate the project again with --app selftest",
         )
-    found = re.search(r'^#define KIT_SELFTEST_VECTORS_SOURCE "(.*)"$', header.read_text(), re.M)
+    found = re.search(
+        r'^#define KIT_SELFTEST_VECTORS_SOURCE "(.*)"$', read_text(header, MAX_PLAN), re.M
+    )
     source = found.group(1).replace('\\"', '"') if found else blob_path.name
-    return SelftestVectors(layout(read_vela_streams(pte)), blob_path.read_bytes(), source)
+    return SelftestVectors(layout(read_vela_streams(pte)), read_bytes(blob_path, MAX_INPUT), source)
