@@ -29,6 +29,7 @@ from ethosu_kit.core.errors import ElfCheckError, KitError
 from ethosu_kit.core.files import MAX_ELF, open_regular
 from ethosu_kit.layout.link_layout import UNUSED_END, UNUSED_START
 from ethosu_kit.npu.facts import NPU_ALIGN
+from ethosu_kit.plan.fill import region_fill
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 
 SHF_ALLOC = 0x2
@@ -51,6 +52,9 @@ class RegionRow:
     used: int
     free: int  # from the __kit_unused_<region>_start/_end symbols when present
     contents: tuple[str, ...]
+    # what the planner counted as taken there (plan.fill.region_fill: buffers, code/data
+    # reserves, load-image copies), the same figure as memory_report's "used"
+    planned: int = 0
 
 
 @dataclass
@@ -221,13 +225,15 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
             )  # fmt: skip
 
     # the per-region table
+    planned = {u.region.name: u.used for u in region_fill(plan)}
     for r in regions:
         inside = [s for s, reg in placed if reg is r]
         used = sum(s.size for s in inside)
         unused_from = symbols.get(UNUSED_START.format(region=r.name))
         unused_to = symbols.get(UNUSED_END.format(region=r.name))
         free = unused_to[0] - unused_from[0] if unused_from and unused_to else r.size - used
-        result.rows.append(RegionRow(r, used, free, tuple(s.name for s in inside)))
+        contents = tuple(s.name for s in inside)
+        result.rows.append(RegionRow(r, used, free, contents, planned.get(r.name, 0)))
     return result
 
 
