@@ -27,6 +27,7 @@ from ethosu_kit.board.model import MemoryRegion as Region
 from ethosu_kit.board.model import RegionKind
 from ethosu_kit.core.errors import ElfCheckError, KitError
 from ethosu_kit.core.files import MAX_ELF, open_regular
+from ethosu_kit.core.names import PLAN_JSON
 from ethosu_kit.layout.link_layout import UNUSED_END, UNUSED_START
 from ethosu_kit.npu.facts import NPU_ALIGN
 from ethosu_kit.plan.fill import region_fill
@@ -80,7 +81,7 @@ class _Section:
     nobits: bool
 
 
-PLAN_NAME = "memory_plan.json"
+PLAN_NAME = PLAN_JSON
 
 
 def plan_candidates(elf: Path) -> list[Path]:
