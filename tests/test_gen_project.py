@@ -56,7 +56,13 @@ def project(request: pytest.FixtureRequest) -> Project:
     pte: Path = request.getfixturevalue(request.param)
     model = read_pte(pte)
     plan = plan_memory(model, load_board(CASES[request.param]), None)
-    return Project(request.param, pte, model, plan, render_project(model, plan, pte.read_bytes()))
+    return Project(
+        request.param,
+        pte,
+        model,
+        plan,
+        render_project(model, plan, pte.read_bytes(), kit_dir=paths.kit_root().resolve()),
+    )
 
 
 def test_project_has_every_file_of_the_layout(project: Project) -> None:
@@ -197,12 +203,17 @@ def test_cmake_presets_name_the_kits_toolchain_files(project: Project) -> None:
 
 
 def test_generation_is_deterministic(project: Project) -> None:
-    again = render_project(project.model, project.plan, project.pte.read_bytes())
+    again = render_project(
+        project.model, project.plan, project.pte.read_bytes(), kit_dir=paths.kit_root().resolve()
+    )
     assert again == project.files
     # and from scratch: read, plan and render anew
     model = read_pte(project.pte)
     plan = plan_memory(model, load_board(CASES[project.case]), None)
-    assert render_project(model, plan, project.pte.read_bytes()) == project.files
+    assert (
+        render_project(model, plan, project.pte.read_bytes(), kit_dir=paths.kit_root().resolve())
+        == project.files
+    )
 
 
 # -- the generated C compiles -------------------------------------------------------------

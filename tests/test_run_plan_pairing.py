@@ -66,7 +66,7 @@ def test_another_programs_plan_near_the_elf_is_refused(pair: tuple[Built, Built]
         assert "BRINGUP" not in result.stdout, "the emulator ran"
     # --plan with b's plan: refused the same way
     result = run_kit("run", stray, "--plan", b.plan)
-    assert_refused(result, str(b.plan), want, other, code=2)
+    assert_refused(result, str(b.plan), want, other, code=65)
     assert "BRINGUP" not in result.stdout
 
 

@@ -72,7 +72,7 @@ def test_the_real_cs320_layout_is_refused_with_the_way_out(
     project = make_project(pte_u85_dedicated, tmp_path / "real", board="cs320", app="bringup")
     elf = build_project(project.path, app="bringup")
     result = run_kit("run", elf, "--timeout", "30")
-    assert_refused(result, "at 0x12000000 are outside the memory QEMU's mps3-an547 has", code=2)
+    assert_refused(result, "at 0x12000000 are outside the memory QEMU's mps3-an547 has", code=65)
     assert "--qemu-stand-in" in result.stderr
     assert "BRINGUP" not in result.stdout
 
@@ -82,7 +82,7 @@ def test_the_fvp_refuses_a_stand_in_image(stand_in: Path, tmp_path: Path) -> Non
     fake.write_text("#!/bin/sh\nexit 0\n")
     fake.chmod(0o755)
     result = run_kit("run", stand_in, "--fvp", fake)
-    assert_refused(result, "laid out for corstone-320's QEMU stand-in", code=2)
+    assert_refused(result, "laid out for corstone-320's QEMU stand-in", code=65)
 
 
 def test_cs320_u85_selftest_with_the_virtual_npu_passes(

@@ -105,7 +105,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(f"error: {self.prog}: {one_line(' '.join(message.split()))}", file=sys.stderr)
         print(f"hint: see '{self.prog} --help'", file=sys.stderr)
-        raise SystemExit(2)
+        # 2, as argparse; a command with an exit-code space of its own (run) sets it
+        raise SystemExit(getattr(self, "usage_exit", 2))
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:

@@ -14,9 +14,8 @@ import subprocess
 from pathlib import Path
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.firmware.elf_check import load_plan
+from ethosu_kit.firmware.project import ProjectDir
 from ethosu_kit.firmware.stages import needs_virtual_npu, regenerate
-from ethosu_kit.plan.types import MemoryPlan
 
 TOOLCHAINS = ("gcc", "clang", "armclang")
 COMPILERS = {"gcc": "arm-none-eabi-gcc", "clang": "clang-19", "armclang": "armclang"}
@@ -69,16 +68,16 @@ def _run(cmd: list[str], cwd: Path, what: str) -> None:
 
 
 def elf_path(project: Path, toolchain: str, app: str) -> Path:
-    return project / "build" / toolchain / f"{app}.elf"
+    return ProjectDir(project).elf(toolchain, app)
 
 
 def _require_npu_facts(project: Path) -> None:
     """The Ethos-U driver at an address or IRQ the board file leaves TODO would fault or
     wait forever: refuse before CMake, naming the keys (the plan holds the board)."""
-    plan_path = project / "memory_plan.json"
-    if not plan_path.is_file():
+    plan = ProjectDir(project).plan_if_any()
+    if plan is None:
         return  # configure will say what is wrong with the project
-    board = load_plan(plan_path).board
+    board = plan.board
     todo = [k for k in board.todo if k.startswith("npu.")]
     if todo:
         raise KitError(
@@ -97,10 +96,9 @@ def project_npu(project: Path) -> str:
     `cmake --preset` alone would take the cache's value, which an earlier build's `-D`
     may have changed; so `build` always passes this one. Not a generated project (no
     plan): "driver", and configure says what is wrong."""
-    plan_path = project / "memory_plan.json"
-    if not plan_path.is_file():
+    plan = ProjectDir(project).plan_if_any()
+    if plan is None:
         return "driver"
-    plan = MemoryPlan.from_json(plan_path)
     return "none" if plan.accelerator == "none" else plan.options.npu
 
 
@@ -150,7 +148,7 @@ def build_project(
     elf = elf_path(project, toolchain, Path(app).name)
     if not elf.is_file():
         found = sorted(
-            (project / "build" / toolchain).glob("*.elf"), key=lambda p: p.stat().st_mtime
+            ProjectDir(project).build_dir(toolchain).glob("*.elf"), key=lambda p: p.stat().st_mtime
         )
         if not found:
             raise KitError(f"{project}: the build succeeded but left no .elf in build/{toolchain}")

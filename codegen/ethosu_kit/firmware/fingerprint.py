@@ -26,6 +26,7 @@ from pathlib import Path
 from ethosu_kit import __version__
 from ethosu_kit.board.model import Board
 from ethosu_kit.core import paths as kit_paths
+from ethosu_kit.firmware.project import ProjectDir
 
 # Part name -> what it is, as the "why" names a changed one. The order is the order
 # the parts are compared in, so the first change named is the most likely cause.
@@ -142,7 +143,7 @@ def compiler_identity(toolchain: str) -> str:
 def cached_path(project: Path, toolchain: str, name: str) -> str:
     """A checkout's path as the project's build would take it: its CMake cache's, which
     wins over the environment (cmake/executorch.cmake), else the environment's."""
-    cache = project / "build" / toolchain / "CMakeCache.txt"
+    cache = ProjectDir(project).cmake_cache(toolchain)
     try:
         with cache.open(encoding="utf-8", errors="replace") as f:
             for line in f:

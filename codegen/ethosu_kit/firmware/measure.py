@@ -39,16 +39,18 @@ from typing import Any
 from ethosu_kit.board.cores import CORES
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_PLAN, read_text
+from ethosu_kit.core.names import MEASURED_USAGE
 from ethosu_kit.core.sizes import align_up
 from ethosu_kit.core.typed_json import decode
+from ethosu_kit.core.writer import write_file_atomic
 from ethosu_kit.firmware.build import build_project
-from ethosu_kit.firmware.elf_check import load_plan
 from ethosu_kit.firmware.fingerprint import changed, firmware_fingerprint
+from ethosu_kit.firmware.project import ProjectDir
 from ethosu_kit.firmware.qemu import run_elf
 from ethosu_kit.plan.planner import STACK_ALIGN
 from ethosu_kit.plan.types import PlanOptions
 
-MEASURE_FILE = "measured_usage.json"
+MEASURE_FILE = MEASURED_USAGE  # the name, for messages; ProjectDir.measured_usage the path
 # 2: the record holds the firmware's fingerprint; a record of format 1 does not, so it
 # is measured again (never reused for firmware that may have changed since)
 MEASURE_FORMAT = 2
@@ -254,7 +256,7 @@ def sized_options(
 def read_measurement(project: Path) -> Measurement | None:
     """The project's record; None when there is none or it is of another format (an
     older kit's: not reused); a KitError when the file is not a record."""
-    path = project / MEASURE_FILE
+    path = ProjectDir(project).measured_usage
     if not path.is_file():
         return None
     try:
@@ -281,7 +283,7 @@ def reuse(
     """The project's record when it measured `app` built with `toolchain` from the same
     firmware (`firmware`: ethosu_kit.firmware.fingerprint) on these pte bytes, else None; and
     what the plan's "why" says of it (reused, or why it is measured again)."""
-    if not (project / MEASURE_FILE).is_file():
+    if not ProjectDir(project).measured_usage.is_file():
         return None, f"measured now: no {MEASURE_FILE} yet"
     m = read_measurement(project)
     if m is None:
@@ -371,7 +373,7 @@ def measure_project(
     usage with `firmware`, the fingerprint of what the build reads (default: taken now,
     before the build, for the board of the project's plan). `progress` is told each
     step as it starts (gen prints it: the runner's first build takes minutes)."""
-    plan = load_plan(project / "memory_plan.json")
+    plan = ProjectDir(project).read_plan()
     if firmware is None:
         firmware = firmware_fingerprint(plan.board, app, toolchain, project)
     say = progress or (lambda _line: None)
@@ -407,5 +409,5 @@ def measure_project(
         toolchain=toolchain,
         firmware=firmware,
     )
-    (project / MEASURE_FILE).write_text(m.to_json())
+    write_file_atomic(ProjectDir(project).measured_usage, m.to_json().encode())
     return m

@@ -14,9 +14,10 @@ from dataclasses import replace
 from pathlib import Path
 
 from ethosu_kit.board.model import Board
+from ethosu_kit.core import paths
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.names import PTE_NAME
 from ethosu_kit.core.writer import write_project
+from ethosu_kit.firmware.project import ProjectDir
 from ethosu_kit.inputs.compiled import project_input_data
 from ethosu_kit.npu.facts import MemoryMode
 from ethosu_kit.plan.planner import plan_memory
@@ -46,12 +47,14 @@ def plan_and_render(
     selftest = None
     if options.app == "selftest":
         selftest = make_vectors(pte, model, vectors, seed)
-    return plan, render_project(model, plan, pte_bytes, selftest, input_data)
+    files = render_project(
+        model, plan, pte_bytes, selftest, input_data, kit_dir=paths.kit_root().resolve()
+    )
+    return plan, files
 
 
 def _project_plan(project: Path) -> MemoryPlan | None:
-    plan_path = project / "memory_plan.json"
-    return MemoryPlan.from_json(plan_path) if plan_path.is_file() else None
+    return ProjectDir(project).plan_if_any()
 
 
 def needs_virtual_npu(project: Path) -> bool:
@@ -70,7 +73,7 @@ def needs_selftest(project: Path, vectors: Path | None) -> bool:
         plan is None
         or vectors is not None
         or plan.options.app != "selftest"
-        or not (project / "generated" / "kit_selftest.h").is_file()
+        or not ProjectDir(project).selftest_header.is_file()
     )
 
 
@@ -94,7 +97,8 @@ def regenerate(
             f"{project}: no memory_plan.json, so not a generated project",
             hint="generate one first: gen-firmware --pte model.pte -o DIR",
         )
-    pte = project / "generated" / PTE_NAME
+    folder = ProjectDir(project)
+    pte = folder.pte
     if not pte.is_file():
         purpose = "the self-test" if app == "selftest" else "the virtual NPU"
         raise KitError(f"{pte}: missing, so the project cannot be regenerated for {purpose}")
@@ -111,8 +115,15 @@ def regenerate(
     if app == "selftest":
         selftest = make_vectors(pte, model, vectors, 0)
     elif new_plan.by_role(Role.VECTORS):  # a self-test project keeps the vectors it has
-        selftest = project_vectors(project, pte)
+        selftest = project_vectors(project, folder.selftest_vectors, folder.selftest_header, pte)
     pte_bytes = read_pte_bytes(pte)  # a regular file, bounded: the project folder is the user's
-    files = render_project(model, new_plan, pte_bytes, selftest, project_input_data(project, plan))
+    files = render_project(
+        model,
+        new_plan,
+        pte_bytes,
+        selftest,
+        project_input_data(plan, folder.input_data),
+        kit_dir=paths.kit_root().resolve(),
+    )
     write_project(files, project, force=force)
     return new_plan

@@ -25,14 +25,11 @@ from ethosu_kit.core.errors import PlanError
 from ethosu_kit.core.sizes import align_up, size_text
 from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
 from ethosu_kit.plan.apps import (
-    CODE_ESTIMATE,
-    DATA_ESTIMATE,
-    DEFAULT_CODE_ESTIMATE,
-    DEFAULT_DATA_ESTIMATE,
     default_stack_heap,
     method_pool_size,
     uses_runner_pools,
 )
+from ethosu_kit.plan.fill import replay, reserves
 from ethosu_kit.plan.placer import Placer, Want
 from ethosu_kit.plan.regions import (
     code_rank,
@@ -136,12 +133,7 @@ class _Planner(Placer):
             )
         )
         app = self.options.app
-        code_size = self.options.code_reserve
-        if code_size is None:
-            code_size = CODE_ESTIMATE.get(app, DEFAULT_CODE_ESTIMATE)
-        data_size = self.options.data_reserve
-        if data_size is None:
-            data_size = DATA_ESTIMATE.get(app, DEFAULT_DATA_ESTIMATE)
+        code_size, data_size = reserves(self.options)
         code_regions = select(board, lambda r: r.executable and r.loadable and r.cpu, code_rank)
         code_region = self.reserve(code_regions, "code (reserve)", code_size)
         data_region = self.reserve(cpu_ram, "data (reserve)", data_size)
@@ -231,7 +223,7 @@ class _Planner(Placer):
                 )
             )
 
-        return MemoryPlan(
+        plan = MemoryPlan(
             board=board,
             mode=mode,
             accelerator=spec.accelerator if spec else "none",
@@ -241,6 +233,11 @@ class _Planner(Placer):
             options=self.options,
             notes=tuple(self.notes),
         )
+        # The report and the QEMU stand-in check read the fill back with replay(plan):
+        # one accounting, so it must be the one the planner just decided with.
+        if replay(plan).used != self.fill.used:
+            raise AssertionError(f"plan.fill.replay disagrees with the planner: {self.fill.used}")
+        return plan
 
     def _whose(self, which: int) -> str:
         """Where the stack (0) or heap (1) size came from, for the plan's why."""

@@ -22,7 +22,6 @@ from typing import Any
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_PLAN, read_text
-from ethosu_kit.core.sizes import align_up
 from ethosu_kit.core.typed_json import ShapeError, decode, encode
 from ethosu_kit.npu.facts import MemoryMode
 
@@ -68,7 +67,7 @@ class Buffer:
 class RegionUse:
     region: MemoryRegion
     buffers: tuple[str, ...]  # Buffer.name in placement order
-    used: int  # bytes the plan knows of (CODE/DATA excluded)
+    used: int  # bytes the planner counted as taken (plan.fill.region_fill)
 
     @property
     def free(self) -> int:
@@ -127,16 +126,6 @@ class MemoryPlan:
 
     def by_role(self, role: Role) -> tuple[Buffer, ...]:
         return tuple(b for b in self.buffers if b.role == role)
-
-    def region_uses(self) -> tuple[RegionUse, ...]:
-        uses = []
-        for region in self.board.regions:
-            inside = [b for b in self.buffers if b.region == region.name]
-            used = 0
-            for b in inside:
-                used = align_up(used, b.align) + b.size
-            uses.append(RegionUse(region, tuple(b.name for b in inside), used))
-        return tuple(uses)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The form check-elf and run read: self-contained (the whole board included).

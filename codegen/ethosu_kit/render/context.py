@@ -20,7 +20,6 @@ from ethosu_kit.board.model import (
     RegionKind,
     hal_default,
 )
-from ethosu_kit.core import paths
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.names import PTE_NAME
 from ethosu_kit.core.text import c_string, cident, comment_safe
@@ -117,8 +116,10 @@ def _board_dir_expr(board: Board, root: Path) -> str:
         return cmake_path(folder.as_posix())
 
 
-def gen_info(plan: MemoryPlan, pte_bytes: bytes) -> GenInfo:
-    root = paths.kit_root().resolve()
+def gen_info(plan: MemoryPlan, pte_bytes: bytes, kit_dir: Path) -> GenInfo:
+    """`kit_dir`: the kit's root (core.paths.kit_root(), resolved), passed in by the
+    caller so that rendering does not look for the kit on disk."""
+    root = kit_dir
     sha = hashlib.sha256(pte_bytes).hexdigest()
     return GenInfo(
         generator=GENERATOR,
@@ -130,7 +131,7 @@ def gen_info(plan: MemoryPlan, pte_bytes: bytes) -> GenInfo:
         board_source=_display_path(plan.board.source, root),
         mode=plan.mode.value,
         accelerator=plan.accelerator,
-        kit_cmake_dir=paths.cmake_dir().resolve().as_posix(),
+        kit_cmake_dir=(kit_dir / "cmake").as_posix(),
         board_dir=_board_dir_expr(plan.board, root),
     )
 

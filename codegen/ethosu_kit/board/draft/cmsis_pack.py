@@ -23,6 +23,7 @@ from typing import Any
 from ethosu_kit.board.model import RegionKind
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.core.files import MAX_DEVICE_FILE, read_bytes
+from ethosu_kit.core.writer import write_file_atomic
 
 # cmsis-pack-manager's access flags -> the CMSIS access letters the pack spells
 _ACCESS_LETTERS = (("read", "r"), ("write", "w"), ("execute", "x"), ("peripheral", "p"),
@@ -95,7 +96,7 @@ def read_pack(path: Path) -> dict[str, dict[str, Any]]:
         json_path.mkdir()
         data_path.mkdir()
         copy = Path(tmp) / "device.pdsc"  # the library reads what we checked, by a plain name
-        copy.write_bytes(data)
+        write_file_atomic(copy, data)
         cache = cmsis_pack_manager.Cache(True, True, json_path=str(json_path),
                                          data_path=str(data_path))  # fmt: skip
         try:
