@@ -101,7 +101,7 @@ def project_npu(project: Path) -> str:
     if not plan_path.is_file():
         return "driver"
     plan = MemoryPlan.from_json(plan_path)
-    return "none" if plan.accelerator == "none" else plan.options.npu
+    return "none" if plan.accelerator is None else plan.options.npu
 
 
 def build_project(

@@ -59,7 +59,9 @@ def needs_virtual_npu(project: Path) -> bool:
     (False for a CPU-only program, and for a folder that is no generated project:
     configure says what is wrong with that.)"""
     plan = _project_plan(project)
-    return plan is not None and not plan.by_role(Role.VNPU_WORKSPACE) and plan.accelerator != "none"
+    return (
+        plan is not None and not plan.by_role(Role.VNPU_WORKSPACE) and plan.accelerator is not None
+    )
 
 
 def needs_selftest(project: Path, vectors: Path | None) -> bool:

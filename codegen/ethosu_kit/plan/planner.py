@@ -234,7 +234,7 @@ class _Planner(Placer):
         return MemoryPlan(
             board=board,
             mode=mode,
-            accelerator=spec.accelerator if spec else "none",
+            accelerator=spec.accelerator if spec else None,
             model_path=model.path,
             model_sha256=model.sha256,
             buffers=tuple(self.buffers),

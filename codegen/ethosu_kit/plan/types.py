@@ -24,7 +24,7 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_PLAN, read_text
 from ethosu_kit.core.sizes import align_up
 from ethosu_kit.core.typed_json import ShapeError, decode, encode
-from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.npu.facts import Accelerator, MemoryMode, accelerator_text
 
 PLAN_FORMAT_VERSION = 2  # 2: board_data (the whole typed Board) added
 
@@ -112,12 +112,17 @@ class PlanOptions:
 class MemoryPlan:
     board: Board
     mode: MemoryMode
-    accelerator: str  # e.g. "ethos-u55-128"
+    accelerator: Accelerator | None  # e.g. ethos-u55-128; None: a CPU-only program
     model_path: str
     model_sha256: str
     buffers: tuple[Buffer, ...]
     options: PlanOptions = field(default_factory=PlanOptions)
     notes: tuple[str, ...] = ()  # decisions worth telling the user (defaults taken, etc.)
+
+    @property
+    def accelerator_name(self) -> str:
+        """The accelerator as memory_plan.json and the generated files spell it ("none")."""
+        return accelerator_text(self.accelerator)
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:
@@ -149,7 +154,7 @@ class MemoryPlan:
             "board": self.board.name,
             "board_source": self.board.source,
             "mode": self.mode.value,
-            "accelerator": self.accelerator,
+            "accelerator": self.accelerator_name,
             "model": {"path": self.model_path, "sha256": self.model_sha256},
             "regions": encode(self.board.regions),
             "buffers": encode(self.buffers),
@@ -177,7 +182,7 @@ class MemoryPlan:
         return cls(
             board=decode(Board, data["board_data"], "board_data"),
             mode=decode(MemoryMode, data["mode"], "mode"),
-            accelerator=decode(str, data["accelerator"], "accelerator"),
+            accelerator=_accelerator(data["accelerator"]),
             model_path=model.path,
             model_sha256=model.sha256,
             buffers=decode(tuple[Buffer, ...], data["buffers"], "buffers"),
@@ -201,6 +206,16 @@ class MemoryPlan:
             raise KitError(
                 f"{path}: {where}: {exc.problem}, so not a memory plan this kit wrote", hint=hint
             ) from exc
+
+
+def _accelerator(value: Any) -> Accelerator | None:
+    text = decode(str, value, "accelerator")
+    try:
+        return Accelerator.parse_optional(text)
+    except ValueError:
+        raise ShapeError(
+            "accelerator", f"expected 'none' or an Ethos-U configuration, got {text!r}"
+        ) from None
 
 
 @dataclass(frozen=True)

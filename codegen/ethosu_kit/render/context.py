@@ -26,7 +26,7 @@ from ethosu_kit.core.names import PTE_NAME
 from ethosu_kit.core.text import c_string, cident, comment_safe
 from ethosu_kit.layout.link_layout import FRAGMENT_MARKER, KIT_INFO, VECTORS, LinkLayout
 from ethosu_kit.npu.exit_codes import EXIT_CODES
-from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_ALIGN, Accelerator
+from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_ALIGN, Accelerator, NpuKind
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 from ethosu_kit.pte.model import ModelInfo
 from ethosu_kit.render.filters import cmake_path
@@ -129,7 +129,7 @@ def gen_info(plan: MemoryPlan, pte_bytes: bytes) -> GenInfo:
         board=plan.board.name,
         board_source=_display_path(plan.board.source, root),
         mode=plan.mode.value,
-        accelerator=plan.accelerator,
+        accelerator=plan.accelerator_name,
         kit_cmake_dir=paths.cmake_dir().resolve().as_posix(),
         board_dir=_board_dir_expr(plan.board, root),
     )
@@ -165,15 +165,15 @@ def _npu_target(plan: MemoryPlan) -> tuple[str, int, ModeRegisters]:
     """
     board = plan.board
     mode = plan.mode.value
-    accel = Accelerator.parse(plan.accelerator)
+    accel = plan.accelerator
     if accel is None:
         for candidate in board.npu.kinds:
             if (candidate, mode) in board.npu.registers and board.npu.macs.get(candidate):
-                accel = Accelerator(candidate, max(board.npu.macs[candidate]))
+                accel = Accelerator(NpuKind(candidate), max(board.npu.macs[candidate]))
                 break
     regs = board.npu.registers.get((accel.kind, mode)) if accel else None
     if regs is None or accel is None:
-        kind = accel.kind if accel else plan.accelerator
+        kind = accel.kind if accel else plan.accelerator_name
         # The planner refuses such pairs; reaching here is a contract break, not user input.
         raise KitError(
             f"{board.source}: no NPU register values for {kind} in {mode}",

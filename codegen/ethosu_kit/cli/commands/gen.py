@@ -221,7 +221,7 @@ def _print_summary(generated: Generated) -> None:
     model, plan, result = generated.model, generated.plan, generated.result
     console = Console(highlight=False, soft_wrap=True)  # the report's lines are its own
     spec = model.compile_spec
-    target = spec.accelerator if spec else "CPU only"
+    target = str(spec.accelerator) if spec else "CPU only"
     console.print(
         f"[bold]{escape(printable(Path(model.path).name))}[/]: {model.file_bytes} bytes, {target}, "
         f"{len(model.ethosu_delegates)} Ethos-U delegate(s), "
