@@ -13,9 +13,7 @@ from pathlib import Path
 from ethosu_kit.aot.examples import lower_example
 from ethosu_kit.aot.lowering import Target
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.npu.facts import NPU_MACS, Accelerator, MemoryMode
-
-MODES = [m.value for m in MemoryMode]
+from ethosu_kit.npu.facts import NPU_MACS, Accelerator, MemoryMode, mode_names
 
 
 def example_target(accelerator: str, system_config: str | None, memory_mode: str | None) -> Target:
@@ -34,7 +32,7 @@ def example_target(accelerator: str, system_config: str | None, memory_mode: str
         except ValueError:
             raise KitError(
                 f"--memory-mode {memory_mode!r} is not a Vela memory mode",
-                hint=f"use {', '.join(MODES[:-1])} or {MODES[-1]} (or Dedicated_Sram_384KB ...)",
+                hint=f"use {mode_names()} (or Dedicated_Sram_384KB ...)",
             ) from None
     return Target(accelerator, system_config, memory_mode)
 

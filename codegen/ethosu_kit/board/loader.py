@@ -69,7 +69,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ethosu_kit.board.checks import check_board
-from ethosu_kit.board.cores import CORES, FPU_KINDS, MVE_KINDS, TOOLCHAINS, check_config, cpu_flags
+from ethosu_kit.board.cores import CORES, FPU_KINDS, MVE_KINDS, check_config, cpu_flags
 from ethosu_kit.board.model import (
     CONSOLE_KINDS,
     HOOK_NAMES,
@@ -88,6 +88,7 @@ from ethosu_kit.board.model import (
     RegionKind,
     RegionPlace,
 )
+from ethosu_kit.board.toolchain import TOOLCHAINS
 from ethosu_kit.core.errors import BoardError
 from ethosu_kit.core.files import MAX_BOARD, read_text
 from ethosu_kit.core.paths import boards_dir

@@ -24,6 +24,7 @@ from ethosu_kit.firmware.qemu import (
     stand_in_line,
     target_for,
 )
+from ethosu_kit.plan.apps import App
 
 TIMEOUT_EXIT = 124  # as coreutils' timeout(1)
 NO_EXIT_LINE = 125  # the emulator ended, the firmware never said how (coreutils: 125)
@@ -34,13 +35,13 @@ EXIT_LINE = re.compile(r"^kit: exit (\d+)\s*$", re.MULTILINE)
 # The kit's apps that take no inputs from the host and send no outputs back, and what
 # they run instead. The executor_runner does (docs/running.md); an app folder of the
 # user's may, and an image from before .kit.info named its app cannot say: not refused.
-NO_HOST_IO = {
-    "bringup": (
+NO_HOST_IO: dict[str, tuple[str, str]] = {  # by App (what .kit.info names, a str)
+    App.BRINGUP: (
         "checks where the plan's buffers are",
         "to run the program on inputs, build the executor_runner: "
         "ethosu-kit build DIR --app executor_runner",
     ),
-    "selftest": (
+    App.SELFTEST: (
         "runs each delegate's command stream on the vectors built into it",
         "give the self-test its inputs as vectors: ethosu-kit simulate model.pte --inputs "
         "x.npy -o vectors.npz, then ethosu-kit build DIR --app selftest --vectors "

@@ -19,8 +19,9 @@ from ethosu_kit.core.names import PTE_NAME
 from ethosu_kit.core.writer import write_project
 from ethosu_kit.inputs.compiled import project_input_data
 from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.plan.apps import App
 from ethosu_kit.plan.planner import plan_memory
-from ethosu_kit.plan.types import MemoryPlan, PlanOptions, Role
+from ethosu_kit.plan.types import MemoryPlan, NpuLibrary, PlanOptions, Role
 from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.model import ModelInfo
 from ethosu_kit.pte.reader import read_pte_bytes
@@ -44,7 +45,7 @@ def plan_and_render(
     """The plan and every file of the project (the self-test's vectors made for app selftest)."""
     plan = plan_memory(model, board, mode, options)
     selftest = None
-    if options.app == "selftest":
+    if options.app == App.SELFTEST:
         selftest = make_vectors(pte, model, vectors, seed)
     return plan, render_project(model, plan, pte_bytes, selftest, input_data)
 
@@ -71,7 +72,7 @@ def needs_selftest(project: Path, vectors: Path | None) -> bool:
     return (
         plan is None
         or vectors is not None
-        or plan.options.app != "selftest"
+        or plan.options.app != App.SELFTEST
         or not (project / "generated" / "kit_selftest.h").is_file()
     )
 
@@ -79,8 +80,8 @@ def needs_selftest(project: Path, vectors: Path | None) -> bool:
 def regenerate(
     project: Path,
     *,
-    app: str | None = None,
-    npu: str | None = None,
+    app: App | None = None,
+    npu: NpuLibrary | None = None,
     vectors: Path | None = None,
     force: bool = False,
 ) -> MemoryPlan:
@@ -98,19 +99,21 @@ def regenerate(
         )
     pte = project / "generated" / PTE_NAME
     if not pte.is_file():
-        purpose = "the self-test" if app == "selftest" else "the virtual NPU"
+        purpose = "the self-test" if app == App.SELFTEST else "the virtual NPU"
         raise KitError(f"{pte}: missing, so the project cannot be regenerated for {purpose}")
     model = replace(read_pte(pte), path=plan.model_path)
     options = plan.options if app is None else replace(plan.options, app=app)
-    if npu == "virtual":
-        options = replace(options, npu="virtual", vnpu_workspace=vnpu_workspace_need(pte, model))
+    if npu == NpuLibrary.VIRTUAL:
+        options = replace(
+            options, npu=NpuLibrary.VIRTUAL, vnpu_workspace=vnpu_workspace_need(pte, model)
+        )
         if options.stack_virtual is not None:  # --stack auto sized the driver's: the virtual's
             options = replace(
                 options, stack=options.stack_virtual, stack_why=options.stack_virtual_why
             )
     new_plan = plan_memory(model, plan.board, plan.mode, options)
     selftest = None
-    if app == "selftest":
+    if app == App.SELFTEST:
         selftest = make_vectors(pte, model, vectors, 0)
     elif new_plan.by_role(Role.VECTORS):  # a self-test project keeps the vectors it has
         selftest = project_vectors(project, pte)

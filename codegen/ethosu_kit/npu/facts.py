@@ -30,6 +30,12 @@ class MemoryMode(StrEnum):
         raise ValueError(text)
 
 
+def mode_names(last: str = "or") -> str:
+    """The memory modes for a help text or hint: "Sram_Only, Shared_Sram or Dedicated_Sram"."""
+    *first, final = (m.value for m in MemoryMode)
+    return f"{', '.join(first)} {last} {final}"
+
+
 # Every address the NPU is given (command stream, weights, scratch, IO) is 16-byte
 # aligned: the driver refuses base pointers that are not.
 NPU_ALIGN: Final = 16

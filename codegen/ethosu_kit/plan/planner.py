@@ -24,15 +24,7 @@ from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import PlanError
 from ethosu_kit.core.sizes import align_up, size_text
 from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
-from ethosu_kit.plan.apps import (
-    CODE_ESTIMATE,
-    DATA_ESTIMATE,
-    DEFAULT_CODE_ESTIMATE,
-    DEFAULT_DATA_ESTIMATE,
-    default_stack_heap,
-    method_pool_size,
-    uses_runner_pools,
-)
+from ethosu_kit.plan.apps import App, method_pool_size
 from ethosu_kit.plan.placer import Placer, Want
 from ethosu_kit.plan.regions import (
     code_rank,
@@ -43,7 +35,7 @@ from ethosu_kit.plan.regions import (
     npu_sram_rank,
     select,
 )
-from ethosu_kit.plan.types import Buffer, MemoryPlan, PlanOptions, Role
+from ethosu_kit.plan.types import Buffer, MemoryPlan, NpuLibrary, PlanOptions, Role
 from ethosu_kit.plan.validate import checked_mode
 from ethosu_kit.plan.wants import input_data_wants, network_want, selftest_vectors_want
 from ethosu_kit.pte.model import MethodInfo, ModelInfo
@@ -115,7 +107,7 @@ class _Planner(Placer):
         if fast is not None and not self.fast_unbounded and fast.size > 0:
             self.place(fast)
         self.place(network_want(model, board, mode, npu_sram, has_npu))
-        if self.options.app == "selftest" and has_npu:
+        if self.options.app == App.SELFTEST and has_npu:
             self.place(selftest_vectors_want(model, board))
         for want in input_data_wants(method, self.options, board):
             self.place(want)
@@ -138,10 +130,10 @@ class _Planner(Placer):
         app = self.options.app
         code_size = self.options.code_reserve
         if code_size is None:
-            code_size = CODE_ESTIMATE.get(app, DEFAULT_CODE_ESTIMATE)
+            code_size = app.code_estimate
         data_size = self.options.data_reserve
         if data_size is None:
-            data_size = DATA_ESTIMATE.get(app, DEFAULT_DATA_ESTIMATE)
+            data_size = app.data_estimate
         code_regions = select(board, lambda r: r.executable and r.loadable and r.cpu, code_rank)
         code_region = self.reserve(code_regions, "code (reserve)", code_size)
         data_region = self.reserve(cpu_ram, "data (reserve)", data_size)
@@ -160,7 +152,7 @@ class _Planner(Placer):
         )
 
         # 3. CPU buffers, hottest first: planned activations, IO, then the method pool.
-        if uses_runner_pools(app):
+        if app.runner_pools:
             self._runner_pools(method, cpu_ram)
         else:
             self.notes.append(
@@ -168,7 +160,7 @@ class _Planner(Placer):
                 "pool); gen --app executor_runner plans them"
             )
 
-        if self.options.npu == "virtual" and self.options.vnpu_workspace is not None:
+        if self.options.npu == NpuLibrary.VIRTUAL and self.options.vnpu_workspace is not None:
             size = max(MIN_POOL, align_up(self.options.vnpu_workspace, NPU_ALIGN))
             self.place(
                 Want(
@@ -245,7 +237,7 @@ class _Planner(Placer):
     def _whose(self, which: int) -> str:
         """Where the stack (0) or heap (1) size came from, for the plan's why."""
         app = self.options.app
-        if (self.options.stack, self.options.heap)[which] == default_stack_heap(app)[which]:
+        if (self.options.stack, self.options.heap)[which] == app.stack_heap[which]:
             return f"the default for app {app}; --stack/--heap auto sizes it from a measurement"
         return "option"
 

@@ -25,8 +25,17 @@ from ethosu_kit.core.files import MAX_PLAN, read_text
 from ethosu_kit.core.sizes import align_up
 from ethosu_kit.core.typed_json import ShapeError, decode, encode
 from ethosu_kit.npu.facts import Accelerator, MemoryMode, accelerator_text
+from ethosu_kit.plan.apps import RUNNER_HEAP, RUNNER_STACK, App
 
 PLAN_FORMAT_VERSION = 2  # 2: board_data (the whole typed Board) added
+
+
+class NpuLibrary(StrEnum):
+    """The NPU library the firmware links (cmake/EthosUKitFirmware.cmake lists the same)."""
+
+    DRIVER = "driver"  # the Arm Ethos-U core driver (ETHOSU_DRIVER_ROOT)
+    VIRTUAL = "virtual"  # the kit's virtual NPU (drivers/ethosu_virtual)
+    NONE = "none"  # no NPU library: a CPU-only program, or bring-up
 
 
 class Role(StrEnum):
@@ -78,8 +87,8 @@ class RegionUse:
 @dataclass(frozen=True)
 class PlanOptions:
     fast_scratch: int | None = None  # --fast-scratch; else from the Vela config
-    stack: int = 16 * 1024
-    heap: int = 32 * 1024
+    stack: int = RUNNER_STACK
+    heap: int = RUNNER_HEAP
     # where stack/heap came from when not the option's number ("--stack auto: measured …")
     stack_why: str = ""
     heap_why: str = ""
@@ -93,16 +102,16 @@ class PlanOptions:
     method_pool_why: str = ""
     # bytes of each method input compiled into the image (gen --inputs), by input index
     input_data: tuple[int, ...] = ()
-    app: str = "executor_runner"
+    app: App = App.EXECUTOR_RUNNER
     # plan a program with no Ethos-U delegate (everything on the CPU) instead of refusing it
     allow_cpu_only: bool = False
     # bytes to keep free for the linker-sized .text/.rodata and .data/.bss; None = the
-    # planner's estimate for `app` (see plan.apps.CODE_ESTIMATE / DATA_ESTIMATE)
+    # planner's estimate for `app` (App.code_estimate / data_estimate)
     code_reserve: int | None = None
     data_reserve: int | None = None
     # the NPU library the firmware links: the Ethos-U core driver, the kit's virtual NPU
     # (drivers/ethosu_virtual) or none
-    npu: str = "driver"
+    npu: NpuLibrary = NpuLibrary.DRIVER
     # bytes of working memory the virtual NPU needs (measured on the host by
     # ethosu_kit.vnpu.workspace); planned as buffer vnpu_workspace when npu is "virtual"
     vnpu_workspace: int | None = None

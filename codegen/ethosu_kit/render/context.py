@@ -20,6 +20,7 @@ from ethosu_kit.board.model import (
     RegionKind,
     hal_default,
 )
+from ethosu_kit.board.toolchain import Toolchain
 from ethosu_kit.core import paths
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.names import PTE_NAME
@@ -238,9 +239,5 @@ def template_context(
         "glue_macros": _glue_macros(board),
         "hal": [HalChoice(hook, hal_default(board, hook.name)) for hook in HOOKS],
         "pte_name": PTE_NAME,
-        "toolchains": (
-            ("gcc", "arm-none-eabi-gcc.cmake", "GNU Arm Embedded GCC (arm-none-eabi)"),
-            ("clang", "clang.cmake", "LLVM clang + lld, arm-none-eabi newlib"),
-            ("armclang", "armclang.cmake", "Arm Compiler 6 (armclang + armlink, scatter file)"),
-        ),
+        "toolchains": tuple((t.value, t.cmake_file, t.description) for t in Toolchain),
     }

@@ -31,11 +31,12 @@ from typing import TYPE_CHECKING, Any
 import jinja2
 
 from ethosu_kit import __version__
-from ethosu_kit.board.cores import CORES, TOOLCHAINS, cpu_flags
+from ethosu_kit.board.cores import CORES, cpu_flags
 from ethosu_kit.board.draft.cmsis_pack import draft_regions, resolve_security
 from ethosu_kit.board.draft.svd import find_console, find_npu, npu_kind, uart_kind
 from ethosu_kit.board.loader import parse_board
 from ethosu_kit.board.model import CONSOLE_KINDS, MMIO_CONSOLES, Cpu
+from ethosu_kit.board.toolchain import TOOLCHAINS
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.core.files import MAX_BOARD, read_text
 from ethosu_kit.core.paths import templates_dir

@@ -5,7 +5,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ethosu_kit.firmware.build import TOOLCHAINS
+from ethosu_kit.board.toolchain import TOOLCHAINS
 from ethosu_kit.firmware.pipeline import NPU_LIBRARIES, build_firmware
 
 

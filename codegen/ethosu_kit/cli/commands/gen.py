@@ -14,20 +14,20 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from ethosu_kit.board.toolchain import MEASURE_TOOLCHAINS
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.sizes import parse_size
 from ethosu_kit.core.text import printable
 from ethosu_kit.firmware.pipeline import (
     APPS,
     AUTO,
-    MEASURE_TOOLCHAINS,
     NPU_LIBRARIES,
     Generated,
     GenRequest,
     generate_project,
     size_problem,
 )
-from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.npu.facts import MemoryMode, mode_names
 from ethosu_kit.plan.report import report_text
 
 
@@ -87,8 +87,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--mode",
-        help="Sram_Only, Shared_Sram or Dedicated_Sram (default: the mode the pte was "
-        "compiled for)",
+        help=f"{mode_names()} (default: the mode the pte was compiled for)",
     )
     parser.add_argument(
         "--fast-scratch",
@@ -179,7 +178,7 @@ def _mode(text: str | None) -> MemoryMode | None:
     except ValueError:
         raise KitError(
             f"--mode {text!r} is not a memory mode",
-            hint="use Sram_Only, Shared_Sram or Dedicated_Sram",
+            hint=f"use {mode_names()}",
         ) from None
 
 
