@@ -15,7 +15,7 @@ import pytest
 from ethosu_kit.board.loader import load_board
 from ethosu_kit.board.model import Board, RegionKind
 from ethosu_kit.core.errors import FitError, PlanError
-from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
 from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.plan.report import report_json, report_text
 from ethosu_kit.plan.types import MemoryPlan, PlanOptions, Role
@@ -45,7 +45,7 @@ def check_invariants(model: ModelInfo, plan: MemoryPlan) -> None:
         if b.npu:
             assert region.npu, f"{b.name} in {b.region}, which the NPU cannot reach"
             assert region.kind not in (RegionKind.ITCM, RegionKind.DTCM), b.name
-            assert b.align % 16 == 0, b.name
+            assert b.align % NPU_ALIGN == 0, b.name
         if b.role not in (Role.NETWORK, Role.CODE):
             assert region.writable and region.volatile, f"{b.name} in {b.region}"
         if b.initialized:
@@ -56,7 +56,7 @@ def check_invariants(model: ModelInfo, plan: MemoryPlan) -> None:
     method = model.methods[0]
     planned = plan.by_role(Role.PLANNED)
     assert [b.size for b in planned] == list(method.planned_buffers)
-    assert all(b.align == 16 for b in planned)
+    assert all(b.align == NPU_ALIGN for b in planned)
     # memory-planned IO lives inside planned_<mem_id>; only the rest gets a buffer
     unplanned_in = [t.nbytes for t in method.inputs if not t.planned and t.nbytes]
     unplanned_out = [t.nbytes for t in method.outputs if not t.planned and t.nbytes]

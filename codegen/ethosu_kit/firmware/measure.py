@@ -46,6 +46,7 @@ from ethosu_kit.firmware.build import build_project
 from ethosu_kit.firmware.elf_check import load_plan
 from ethosu_kit.firmware.fingerprint import changed, firmware_fingerprint
 from ethosu_kit.firmware.qemu import run_elf
+from ethosu_kit.npu.facts import NPU_ALIGN
 from ethosu_kit.plan.apps import App
 from ethosu_kit.plan.planner import STACK_ALIGN
 from ethosu_kit.plan.types import NpuLibrary, PlanOptions
@@ -87,7 +88,6 @@ STACK_INTERRUPT_BYTES = 256
 # does (the kit's NPU semaphores are static). Too small fails by name, never silently.
 HEAP_MARGIN_PERCENT = 0
 ROUND = 8  # the stack's and the heap's alignment (AAPCS)
-POOL_ROUND = 16  # the pools' alignment (the planner's NPU_ALIGN)
 
 
 @dataclass(frozen=True)
@@ -163,7 +163,7 @@ def sized_heap(used: int) -> int:
 
 
 def sized_method_pool(used: int) -> int:
-    return _round(used, POOL_ROUND)
+    return _round(used, NPU_ALIGN)
 
 
 def _source(m: Measurement) -> str:
@@ -205,7 +205,7 @@ def heap_why(m: Measurement, size: int) -> str:
 def method_pool_why(m: Measurement, used: int, size: int) -> str:
     return (
         f"--method-pool auto: {used} B measured (the method allocator, {_source(m)}; the "
-        f"same allocations on every load of this program), rounded to {POOL_ROUND} = {size}"
+        f"same allocations on every load of this program), rounded to {NPU_ALIGN} = {size}"
     )
 
 

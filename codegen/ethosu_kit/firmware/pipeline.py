@@ -34,11 +34,11 @@ from ethosu_kit.core.writer import (
 from ethosu_kit.firmware import measure
 from ethosu_kit.firmware.build import build_project
 from ethosu_kit.firmware.fingerprint import firmware_fingerprint
-from ethosu_kit.firmware.measure import POOL_ROUND, ROUND
+from ethosu_kit.firmware.measure import ROUND
 from ethosu_kit.firmware.qemu import why_not_in_qemu
 from ethosu_kit.firmware.stages import needs_selftest, plan_and_render, regenerate
 from ethosu_kit.inputs.compiled import load_input_data
-from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
 from ethosu_kit.plan.apps import App
 from ethosu_kit.plan.types import MemoryPlan, NpuLibrary, PlanOptions
 from ethosu_kit.pte.model import ModelInfo
@@ -81,7 +81,7 @@ MIN_HEAP = 8
 SIZE_RULES: Final[dict[str, tuple[str, int, int]]] = {
     "stack": ("stack", ROUND, MIN_STACK),
     "heap": ("heap", ROUND, MIN_HEAP),
-    "method_pool": ("method pool", POOL_ROUND, POOL_ROUND),
+    "method_pool": ("method pool", NPU_ALIGN, NPU_ALIGN),
 }
 
 

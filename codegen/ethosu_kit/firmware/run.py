@@ -8,7 +8,6 @@ with exit codes of their own. See docs/running.md.
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,13 +23,12 @@ from ethosu_kit.firmware.qemu import (
     stand_in_line,
     target_for,
 )
+from ethosu_kit.npu.exit_codes import exit_lines
 from ethosu_kit.plan.apps import App
 
 TIMEOUT_EXIT = 124  # as coreutils' timeout(1)
 NO_EXIT_LINE = 125  # the emulator ended, the firmware never said how (coreutils: 125)
 EMULATORS = ("auto", "qemu", "fvp")
-# The last line every kit app prints, through kit_app_result (sdk/src/app.c).
-EXIT_LINE = re.compile(r"^kit: exit (\d+)\s*$", re.MULTILINE)
 
 # The kit's apps that take no inputs from the host and send no outputs back, and what
 # they run instead. The executor_runner does (docs/running.md); an app folder of the
@@ -48,10 +46,6 @@ NO_HOST_IO: dict[str, tuple[str, str]] = {  # by App (what .kit.info names, a st
         "vectors.npz; the program's own outputs come from the executor_runner",
     ),
 }
-
-
-def exit_lines(output: str) -> list[str]:
-    return EXIT_LINE.findall(output)
 
 
 def exit_from_uart(result: RunResult) -> RunResult:
