@@ -73,3 +73,18 @@ def test_memory_mode_names() -> None:
 
     assert mode_names() == "Sram_Only, Shared_Sram or Dedicated_Sram"
     assert [m.value for m in MemoryMode] == ["Sram_Only", "Shared_Sram", "Dedicated_Sram"]
+
+
+def test_buffer_index_is_the_name_contract() -> None:
+    from ethosu_kit.plan.types import Buffer, Role, indexed_name  # noqa: PLC0415 - local
+
+    def buf(name: str, role: Role) -> Buffer:
+        return Buffer(name, role, f"kit_{name}", f".kit.{name}", "SRAM", 16, 16, False,
+                      False, None, ("SRAM",), "test")  # fmt: skip
+
+    for role in (Role.PLANNED, Role.INPUT, Role.OUTPUT, Role.INPUT_DATA):
+        assert buf(indexed_name(role, 3), role).index == 3
+    assert indexed_name(Role.INPUT_DATA, 0) == "input_data_0"
+    assert buf("method_pool", Role.METHOD_POOL).index is None
+    with pytest.raises(ValueError):
+        _ = buf("input_x", Role.INPUT).index

@@ -41,7 +41,8 @@ def project_input_data(project: Path, plan: MemoryPlan) -> dict[int, bytes]:
     """The compiled-in inputs a generated project already has (to re-render it unchanged)."""
     out: dict[int, bytes] = {}
     for b in plan.by_role(Role.INPUT_DATA):
-        index = int(b.name.rsplit("_", 1)[1])
+        index = b.index
+        assert index is not None  # INPUT_DATA is an indexed role
         path = project / "generated" / input_data_file(index)
         if not path.is_file():
             raise KitError(

@@ -35,7 +35,14 @@ from ethosu_kit.plan.regions import (
     npu_sram_rank,
     select,
 )
-from ethosu_kit.plan.types import Buffer, MemoryPlan, NpuLibrary, PlanOptions, Role
+from ethosu_kit.plan.types import (
+    Buffer,
+    MemoryPlan,
+    NpuLibrary,
+    PlanOptions,
+    Role,
+    indexed_name,
+)
 from ethosu_kit.plan.validate import checked_mode
 from ethosu_kit.plan.wants import input_data_wants, network_want, selftest_vectors_want
 from ethosu_kit.pte.model import MethodInfo, ModelInfo
@@ -246,7 +253,7 @@ class _Planner(Placer):
         for i, size in enumerate(method.planned_buffers, start=1):
             self.place(
                 Want(
-                    name=f"planned_{i}",
+                    name=indexed_name(Role.PLANNED, i),
                     role=Role.PLANNED,
                     size=size,
                     align=NPU_ALIGN,
@@ -266,7 +273,7 @@ class _Planner(Placer):
                     continue  # already inside planned_<mem_id>: a copy would count it twice
                 self.place(
                     Want(
-                        name=f"{kind}_{i}",
+                        name=indexed_name(role, i),
                         role=role,
                         size=t.nbytes,
                         align=NPU_ALIGN,
@@ -275,9 +282,7 @@ class _Planner(Placer):
                         candidates=cpu_ram,
                         why=f"{kind} {i} of {method.name} (not memory-planned): "
                         f"{t.dtype}{list(t.shape)} = {t.nbytes} B",
-                        hint=_CPU_HINT,
-                        symbol=f"kit_{kind}_{i}",
-                        section=f".kit.{kind}_{i}",
+                        hint=_CPU_HINT,  # symbol, section: kit_<name>, .kit.<name>
                     )
                 )
         pool, pool_why = method_pool_size(method)

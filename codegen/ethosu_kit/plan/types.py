@@ -72,6 +72,34 @@ class Buffer:
     allowed_regions: tuple[str, ...]  # every region this mode permits (for check messages)
     why: str  # the arithmetic that produced `size`, e.g. "scratch 81920 + align 16"
 
+    @property
+    def index(self) -> int | None:
+        """The mem_id (PLANNED) or input/output number (INPUT, OUTPUT, INPUT_DATA) of an
+        indexed buffer, None for the others. It is part of the name by contract
+        (`indexed_name`), so memory_plan.json carries it without a key of its own."""
+        prefix = INDEXED_PREFIX.get(self.role)
+        if prefix is None:
+            return None
+        number = self.name.removeprefix(f"{prefix}_")
+        if number == self.name or not number.isdigit():
+            raise ValueError(f"buffer {self.name!r} ({self.role.value}) is not {prefix}_<i>")
+        return int(number)
+
+
+# The roles there is one buffer of per index, and their name's prefix: the buffer is
+# `<prefix>_<i>`, its symbol `kit_<prefix>_<i>` (the contract with the C side).
+INDEXED_PREFIX: dict[Role, str] = {
+    Role.PLANNED: "planned",
+    Role.INPUT: "input",
+    Role.OUTPUT: "output",
+    Role.INPUT_DATA: "input_data",
+}
+
+
+def indexed_name(role: Role, index: int) -> str:
+    """The name of buffer `index` of `role` (`Buffer.index` reads it back)."""
+    return f"{INDEXED_PREFIX[role]}_{index}"
+
 
 @dataclass(frozen=True)
 class RegionUse:
