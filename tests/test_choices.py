@@ -11,9 +11,9 @@ import pytest
 from ethosu_kit.board.toolchain import TOOLCHAINS, Toolchain
 from ethosu_kit.core.typed_json import decode, encode
 from ethosu_kit.firmware.pipeline import APPS, NPU_LIBRARIES
-from ethosu_kit.npu.facts import NPU_MACS, Accelerator, MemoryMode, NpuKind
+from ethosu_kit.npu.facts import NPU_MACS, Accelerator, MemoryMode, NpuKind, mode_names
 from ethosu_kit.plan.apps import App
-from ethosu_kit.plan.types import NpuLibrary, PlanOptions
+from ethosu_kit.plan.types import Buffer, NpuLibrary, PlanOptions, Role, indexed_name
 
 ROOT = Path(__file__).resolve().parent.parent
 FIRMWARE_CMAKE = ROOT / "cmake" / "EthosuKitFirmware.cmake"
@@ -76,8 +76,6 @@ def test_memory_mode_names() -> None:
 
 
 def test_buffer_index_is_the_name_contract() -> None:
-    from ethosu_kit.plan.types import Buffer, Role, indexed_name  # noqa: PLC0415 - local
-
     def buf(name: str, role: Role) -> Buffer:
         return Buffer(name, role, f"kit_{name}", f".kit.{name}", "SRAM", 16, 16, False,
                       False, None, ("SRAM",), "test")  # fmt: skip
