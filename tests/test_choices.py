@@ -69,8 +69,6 @@ def test_accelerator_refuses_unknown(text: str) -> None:
 
 
 def test_memory_mode_names() -> None:
-    from ethosu_kit.npu.facts import mode_names
-
     assert mode_names() == "Sram_Only, Shared_Sram or Dedicated_Sram"
     assert [m.value for m in MemoryMode] == ["Sram_Only", "Shared_Sram", "Dedicated_Sram"]
 
