@@ -27,7 +27,7 @@ from ethosu_kit.core.names import PTE_NAME
 from ethosu_kit.core.text import c_string, cident, comment_safe
 from ethosu_kit.layout.link_layout import FRAGMENT_MARKER, KIT_INFO, VECTORS, LinkLayout
 from ethosu_kit.npu.exit_codes import EXIT_CODES
-from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_ALIGN, Accelerator, NpuKind
+from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_ALIGN, Accelerator, MemoryMode, NpuKind
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 from ethosu_kit.pte.model import ModelInfo
 from ethosu_kit.render.filters import cmake_path
@@ -55,7 +55,7 @@ class GenInfo:
     pte_bytes: int
     board: str
     board_source: str  # kit-relative for built-in boards, else the path given
-    mode: str
+    mode: MemoryMode
     accelerator: str
     kit_cmake_dir: str  # absolute: the default of ETHOSU_KIT_DIR in the project
     board_dir: str  # CMake expression for the board's folder ([port] paths are relative to it)
@@ -129,7 +129,7 @@ def gen_info(plan: MemoryPlan, pte_bytes: bytes) -> GenInfo:
         pte_bytes=len(pte_bytes),
         board=plan.board.name,
         board_source=_display_path(plan.board.source, root),
-        mode=plan.mode.value,
+        mode=plan.mode,
         accelerator=plan.accelerator_name,
         kit_cmake_dir=paths.cmake_dir().resolve().as_posix(),
         board_dir=_board_dir_expr(plan.board, root),
