@@ -136,9 +136,9 @@ def compiler_identity(toolchain: str) -> str:
     if toolchain == Toolchain.GCC:
         return _version_line(shutil.which(gcc))
     if toolchain == Toolchain.CLANG:
-        clang = shutil.which("clang-19") or shutil.which("clang")
+        clang = shutil.which(Toolchain.CLANG.compiler) or shutil.which("clang")
         return f"{_version_line(clang)}; {_version_line(shutil.which('arm-none-eabi-gcc'))}"
-    return _version_line(shutil.which("armclang"))
+    return _version_line(shutil.which(Toolchain.ARMCLANG.compiler))
 
 
 def cached_path(project: Path, toolchain: str, name: str) -> str:

@@ -14,7 +14,7 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
-from ethosu_kit.board.toolchain import MEASURE_TOOLCHAINS
+from ethosu_kit.board.toolchain import MEASURE_TOOLCHAINS, Toolchain
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.sizes import parse_size
 from ethosu_kit.core.text import printable
@@ -28,7 +28,9 @@ from ethosu_kit.firmware.pipeline import (
     size_problem,
 )
 from ethosu_kit.npu.facts import MemoryMode, mode_names
+from ethosu_kit.plan.apps import App
 from ethosu_kit.plan.report import report_text
+from ethosu_kit.plan.types import NpuLibrary
 
 
 def size_arg(text: str) -> int:
@@ -119,14 +121,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--toolchain",
-        default="gcc",
+        default=Toolchain.GCC.value,
         choices=MEASURE_TOOLCHAINS,
         help="the compiler of the build that --stack/--heap/--method-pool auto measure "
         "(default gcc): their frames differ, size for the one you build with",
     )
     parser.add_argument(
         "--app",
-        default="executor_runner",
+        default=App.EXECUTOR_RUNNER.value,
         choices=APPS,
         help="the app the plan holds buffers for and CMake builds by default (selftest: "
         "the NPU self-test's vectors, none of the runner's pools; docs/apps.md)",
@@ -151,7 +153,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--npu",
-        default="driver",
+        default=NpuLibrary.DRIVER.value,
         choices=NPU_LIBRARIES,
         help="the NPU library CMake links by default: the Ethos-U core driver, the kit's "
         "virtual NPU (its working memory is then measured on the host and planned), or none",
