@@ -15,10 +15,11 @@ import pytest
 from ethosu_kit.board.loader import load_board
 from ethosu_kit.board.model import Board, RegionKind
 from ethosu_kit.core.errors import FitError, PlanError
-from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
+from ethosu_kit.npu.facts import NPU_ALIGN, Accelerator, MemoryMode, NpuKind
+from ethosu_kit.plan.apps import App
 from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.plan.report import report_json, report_text
-from ethosu_kit.plan.types import MemoryPlan, PlanOptions, Role
+from ethosu_kit.plan.types import MemoryPlan, NpuLibrary, PlanOptions, Role
 from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.model import ModelInfo
 
@@ -194,3 +195,20 @@ def test_reports_cover_every_region_and_buffer(pte_cpu_op: Path) -> None:
     assert sorted(placed) == sorted(b.name for b in plan.buffers)
     sram = next(r for r in data["regions"] if r["name"] == "SRAM")
     assert [b["name"] for b in sram["buffers"]] == ["temp_pool"]
+
+
+@pytest.mark.parametrize("cpu_only", [False, True])
+def test_plan_json_reads_back_typed(
+    pte_u55_shared: Path, pte_cpu_only: Path, cpu_only: bool
+) -> None:
+    """memory_plan.json round-trips to the same typed plan: the accelerator, app and NPU
+    library come back as Accelerator (or None), App and NpuLibrary, and write the same bytes."""
+    pte = pte_cpu_only if cpu_only else pte_u55_shared
+    _, plan = _plan(pte, "cs300", allow_cpu_only=cpu_only, app=App.SELFTEST, npu=NpuLibrary.NONE)
+    back = MemoryPlan.from_json_dict(json.loads(plan.to_json()))
+    assert back == plan and back.to_json() == plan.to_json()
+    assert type(back.options.app) is App and type(back.options.npu) is NpuLibrary
+    if cpu_only:
+        assert back.accelerator is None and '"accelerator": "none"' in plan.to_json()
+    else:
+        assert back.accelerator == Accelerator(NpuKind.U55, 128)
