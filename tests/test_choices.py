@@ -84,3 +84,10 @@ def test_buffer_index_is_the_name_contract() -> None:
     assert buf("method_pool", Role.METHOD_POOL).index is None
     with pytest.raises(ValueError):
         _ = buf("input_x", Role.INPUT).index
+
+
+def test_plan_options_take_plain_names() -> None:
+    options = PlanOptions(app="bringup", npu="virtual")  # type: ignore[arg-type]
+    assert options.app is App.BRINGUP and options.npu is NpuLibrary.VIRTUAL
+    with pytest.raises(ValueError):
+        PlanOptions(app="nope")  # type: ignore[arg-type]

@@ -144,6 +144,12 @@ class PlanOptions:
     # ethosu_kit.vnpu.workspace); planned as buffer vnpu_workspace when npu is "virtual"
     vnpu_workspace: int | None = None
 
+    def __post_init__(self) -> None:
+        # a library caller may name them as plain strings ("selftest"): typed from here on
+        # (ValueError for a name that is neither)
+        object.__setattr__(self, "app", App(self.app))
+        object.__setattr__(self, "npu", NpuLibrary(self.npu))
+
 
 @dataclass(frozen=True)
 class MemoryPlan:
