@@ -168,7 +168,8 @@ def test_headers_match_the_plan(project: Project) -> None:
             in config
         )
     board = project.text("generated/kit_board_config.h")
-    kind = project.plan.accelerator.rsplit("-", 1)[0]
+    assert project.plan.accelerator is not None
+    kind = project.plan.accelerator.kind
     regs = project.plan.board.npu.registers[(kind, project.plan.mode.value)]
     assert f"#define KIT_NPU_QCONFIG {regs.qconfig}\n" in board
     for i, value in enumerate(regs.regioncfg):

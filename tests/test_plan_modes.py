@@ -15,10 +15,11 @@ import pytest
 from ethosu_kit.board.loader import load_board
 from ethosu_kit.board.model import Board, RegionKind
 from ethosu_kit.core.errors import FitError, PlanError
-from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.npu.facts import NPU_ALIGN, Accelerator, MemoryMode, NpuKind
+from ethosu_kit.plan.apps import App
 from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.plan.report import report_json, report_text
-from ethosu_kit.plan.types import MemoryPlan, PlanOptions, Role
+from ethosu_kit.plan.types import MemoryPlan, NpuLibrary, PlanOptions, Role
 from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.model import ModelInfo
 
@@ -45,7 +46,7 @@ def check_invariants(model: ModelInfo, plan: MemoryPlan) -> None:
         if b.npu:
             assert region.npu, f"{b.name} in {b.region}, which the NPU cannot reach"
             assert region.kind not in (RegionKind.ITCM, RegionKind.DTCM), b.name
-            assert b.align % 16 == 0, b.name
+            assert b.align % NPU_ALIGN == 0, b.name
         if b.role not in (Role.NETWORK, Role.CODE):
             assert region.writable and region.volatile, f"{b.name} in {b.region}"
         if b.initialized:
@@ -56,7 +57,7 @@ def check_invariants(model: ModelInfo, plan: MemoryPlan) -> None:
     method = model.methods[0]
     planned = plan.by_role(Role.PLANNED)
     assert [b.size for b in planned] == list(method.planned_buffers)
-    assert all(b.align == 16 for b in planned)
+    assert all(b.align == NPU_ALIGN for b in planned)
     # memory-planned IO lives inside planned_<mem_id>; only the rest gets a buffer
     unplanned_in = [t.nbytes for t in method.inputs if not t.planned and t.nbytes]
     unplanned_out = [t.nbytes for t in method.outputs if not t.planned and t.nbytes]
@@ -71,7 +72,7 @@ def check_invariants(model: ModelInfo, plan: MemoryPlan) -> None:
 def test_u55_shared_sram(data_pte_u55_shared: Path) -> None:
     model, plan = _plan(data_pte_u55_shared, "cs300")
     check_invariants(model, plan)
-    assert plan.mode == MemoryMode.SHARED_SRAM and plan.accelerator == "ethos-u55-128"
+    assert plan.mode == MemoryMode.SHARED_SRAM and str(plan.accelerator) == "ethos-u55-128"
     assert plan.buffer("temp_pool").region == "SRAM" and plan.buffer("temp_pool").npu
     assert plan.buffer("network").region == "QSPI"  # external flash, it fits
     assert not plan.by_role(Role.FAST_SCRATCH)
@@ -136,7 +137,7 @@ def test_cpu_only_program(data_pte_cpu_only: Path) -> None:
     assert info.value.hint and "--allow-cpu-only" in info.value.hint
     model, plan = _plan(data_pte_cpu_only, "cs300", allow_cpu_only=True)
     check_invariants(model, plan)
-    assert plan.accelerator == "none"
+    assert plan.accelerator is None and plan.accelerator_name == "none"
     assert not any(b.npu for b in plan.buffers)
     assert plan.buffer("network").region == "QSPI"
     assert plan.buffer("temp_pool").region == "DTCM"  # CPU-only: fastest RAM
@@ -194,3 +195,20 @@ def test_reports_cover_every_region_and_buffer(data_pte_cpu_op: Path) -> None:
     assert sorted(placed) == sorted(b.name for b in plan.buffers)
     sram = next(r for r in data["regions"] if r["name"] == "SRAM")
     assert [b["name"] for b in sram["buffers"]] == ["temp_pool"]
+
+
+@pytest.mark.parametrize("cpu_only", [False, True])
+def test_plan_json_reads_back_typed(
+    pte_u55_shared: Path, pte_cpu_only: Path, cpu_only: bool
+) -> None:
+    """memory_plan.json round-trips to the same typed plan: the accelerator, app and NPU
+    library come back as Accelerator (or None), App and NpuLibrary, and write the same bytes."""
+    pte = pte_cpu_only if cpu_only else pte_u55_shared
+    _, plan = _plan(pte, "cs300", allow_cpu_only=cpu_only, app=App.SELFTEST, npu=NpuLibrary.NONE)
+    back = MemoryPlan.from_json_dict(json.loads(plan.to_json()))
+    assert back == plan and back.to_json() == plan.to_json()
+    assert type(back.options.app) is App and type(back.options.npu) is NpuLibrary
+    if cpu_only:
+        assert back.accelerator is None and '"accelerator": "none"' in plan.to_json()
+    else:
+        assert back.accelerator == Accelerator(NpuKind.U55, 128)

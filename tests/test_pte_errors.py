@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ethosu_kit.core.errors import PteError
-from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.npu.facts import Accelerator, MemoryMode
 from ethosu_kit.pte import parse_pte, read_pte, vela_streams
 from ethosu_kit.pte.model import CopHeader, Delegate, EthosUCompileSpec, MethodInfo, VelaStream
 from ethosu_kit.pte.reader import _check_one_target
@@ -137,7 +137,13 @@ def test_unknown_memory_mode(data_pte_u55_shared: Path) -> None:
 
 def _method(name: str, accelerator: str, mode: str) -> MethodInfo:
     spec = EthosUCompileSpec(
-        accelerator, "sys", MemoryMode.parse(mode), mode, "Arm/vela.ini", (), None
+        Accelerator.parse(accelerator),
+        "sys",
+        MemoryMode.parse(mode),
+        mode,
+        "Arm/vela.ini",
+        (),
+        None,
     )
     stream = VelaStream(16, 0, 0, (), (), CopHeader(0, 0, 0, 32), False)
     return MethodInfo(

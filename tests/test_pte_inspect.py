@@ -135,4 +135,4 @@ def test_lower_example_then_inspect(tmp_path: Path) -> None:
     assert [p.name for p in out.parent.iterdir()] == ["u85.pte"]  # no temporary left over
     spec = read_pte(out).compile_spec
     assert spec is not None
-    assert (spec.accelerator, spec.memory_mode_name) == ("ethos-u85-256", "Shared_Sram")
+    assert (str(spec.accelerator), spec.memory_mode_name) == ("ethos-u85-256", "Shared_Sram")

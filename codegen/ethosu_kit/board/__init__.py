@@ -7,8 +7,9 @@ table (`model`); the schema, every key written once with its type, default and m
 `runners`: qemu, fvp; `ports`: port, whose files are checked after parsing;
 `stand_in`: the [qemu.layout] overlay); schema 1 compatibility (`schema1`); the TODO
 sentinel of drafted boards (`todo`); the loader that runs them (`loader`);
-plausibility checks (`checks`); Cortex-M core facts (`cores`); and `draft/`, which
-drafts a new board folder (`new-board`, `import-pack`, SVD files).
+plausibility checks (`checks`); Cortex-M core facts (`cores`); the toolchains
+(`toolchain`); and `draft/`, which drafts a new board folder (`new-board`,
+`import-pack`, SVD files).
 
 May import: `npu`, `core`.
 """

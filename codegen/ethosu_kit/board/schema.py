@@ -15,8 +15,9 @@ from enum import Enum
 from typing import Any
 
 from ethosu_kit.board import defaults
-from ethosu_kit.board.cores import CORES, MVE_KINDS, TOOLCHAINS
+from ethosu_kit.board.cores import CORES, MVE_KINDS
 from ethosu_kit.board.model import KIND_ATTRS, REGION_ATTRS, ConsoleKind, RegionKind, TimerKind
+from ethosu_kit.board.toolchain import TOOLCHAINS
 
 
 class ValueType(Enum):

@@ -13,7 +13,7 @@ import re
 from typing import Any
 
 from ethosu_kit.board import defaults
-from ethosu_kit.board.cores import CORES, FPU_KINDS, TOOLCHAINS, check_config, cpu_flags
+from ethosu_kit.board.cores import CORES, FPU_KINDS, check_config, cpu_flags
 from ethosu_kit.board.model import (
     KIND_ATTRS,
     REGION_ATTRS,
@@ -28,6 +28,7 @@ from ethosu_kit.board.model import (
     TimerKind,
 )
 from ethosu_kit.board.reader import Table, one_of
+from ethosu_kit.board.toolchain import TOOLCHAINS
 from ethosu_kit.core.errors import BoardError
 from ethosu_kit.npu.facts import NPU_MACS, MemoryMode, mode_refusal
 

@@ -13,12 +13,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ethosu_kit.board.toolchain import TOOLCHAINS, Toolchain
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.firmware.project import ProjectDir
 from ethosu_kit.firmware.stages import needs_virtual_npu, regenerate
+from ethosu_kit.plan.apps import App
+from ethosu_kit.plan.types import NpuLibrary
 
-TOOLCHAINS = ("gcc", "clang", "armclang")
-COMPILERS = {"gcc": "arm-none-eabi-gcc", "clang": "clang-19", "armclang": "armclang"}
 GIST_LINES = 6
 BUILD_JOBS = 2
 
@@ -98,14 +99,14 @@ def project_npu(project: Path) -> str:
     plan): "driver", and configure says what is wrong."""
     plan = ProjectDir(project).plan_if_any()
     if plan is None:
-        return "driver"
-    return "none" if plan.accelerator == "none" else plan.options.npu
+        return NpuLibrary.DRIVER
+    return NpuLibrary.NONE if plan.accelerator is None else plan.options.npu
 
 
 def build_project(
     project: Path,
-    app: str = "bringup",
-    toolchain: str = "gcc",
+    app: str = App.BRINGUP,
+    toolchain: str = Toolchain.GCC,
     npu: str | None = None,
     force: bool = False,
 ) -> Path:
@@ -120,21 +121,23 @@ def build_project(
             f"{project}: no CMakePresets.json, so not a generated project",
             hint="generate one first: gen-firmware --pte model.pte -o DIR",
         )
-    if npu == "driver" and app != "bringup":  # bring-up never touches the NPU
+    if npu == NpuLibrary.DRIVER and app != App.BRINGUP:  # bring-up never touches the NPU
         _require_npu_facts(project)
     if shutil.which("cmake") is None:
         raise KitError("cmake is not installed", hint="apt-get install cmake ninja-build")
-    compiler = COMPILERS[toolchain]
-    if shutil.which(compiler) is None and not (toolchain == "clang" and shutil.which("clang")):
+    compiler = Toolchain(toolchain).compiler
+    if shutil.which(compiler) is None and not (
+        toolchain == Toolchain.CLANG and shutil.which("clang")
+    ):
         raise KitError(
             f"{compiler} is not installed, so the {toolchain} preset cannot build",
             hint="apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi (gcc), "
             "clang-19 lld-19 (clang); Arm Compiler 6 comes from Arm (armclang)",
         )
-    if npu == "virtual" and needs_virtual_npu(project):
+    if npu == NpuLibrary.VIRTUAL and needs_virtual_npu(project):
         # a project generated for the Ethos-U driver has no buffer for the virtual NPU's
         # working memory: plan it (fit-checked like every other buffer) before CMake
-        regenerate(project, npu="virtual", force=force)
+        regenerate(project, npu=NpuLibrary.VIRTUAL, force=force)
     _run(
         ["cmake", "--preset", toolchain, f"-DETHOSU_KIT_APP={app}", f"-DETHOSU_KIT_NPU={npu}"],
         project,

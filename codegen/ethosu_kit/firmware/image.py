@@ -42,7 +42,7 @@ class KitImage:
 
     @property
     def _accelerator(self) -> Accelerator | None:
-        return Accelerator.parse(self.plan.accelerator) if self.plan is not None else None
+        return self.plan.accelerator if self.plan is not None else None
 
     @property
     def npu_kind(self) -> str:

@@ -9,7 +9,6 @@ with exit codes of their own, in a range apart from the firmware's
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -25,7 +24,8 @@ from ethosu_kit.firmware.qemu import (
     stand_in_line,
     target_for,
 )
-from ethosu_kit.npu.exit_codes import RUN_TOOL
+from ethosu_kit.npu.exit_codes import RUN_TOOL, exit_lines
+from ethosu_kit.plan.apps import App
 
 # run's own failures are in a range of their own, apart from the firmware's codes
 # (npu.exit_codes.RUN_TOOL_EXIT_CODES; docs/running.md)
@@ -33,29 +33,23 @@ TIMEOUT_EXIT = RUN_TOOL["TIMEOUT"]
 NO_EXIT_LINE = RUN_TOOL["NO_EXIT"]  # the emulator ended, the firmware never said how
 OUTPUT_FLOOD = RUN_TOOL["FLOOD"]
 EMULATORS = ("auto", "qemu", "fvp")
-# The last line every kit app prints, through kit_app_result (sdk/src/app.c).
-EXIT_LINE = re.compile(r"^kit: exit (\d+)\s*$", re.MULTILINE)
 
 # The kit's apps that take no inputs from the host and send no outputs back, and what
 # they run instead. The executor_runner does (docs/running.md); an app folder of the
 # user's may, and an image from before .kit.info named its app cannot say: not refused.
-NO_HOST_IO = {
-    "bringup": (
+NO_HOST_IO: dict[str, tuple[str, str]] = {  # by App (what .kit.info names, a str)
+    App.BRINGUP: (
         "checks where the plan's buffers are",
         "to run the program on inputs, build the executor_runner: "
         "ethosu-kit build DIR --app executor_runner",
     ),
-    "selftest": (
+    App.SELFTEST: (
         "runs each delegate's command stream on the vectors built into it",
         "give the self-test its inputs as vectors: ethosu-kit simulate model.pte --inputs "
         "x.npy -o vectors.npz, then ethosu-kit build DIR --app selftest --vectors "
         "vectors.npz; the program's own outputs come from the executor_runner",
     ),
 }
-
-
-def exit_lines(output: str) -> list[str]:
-    return EXIT_LINE.findall(output)
 
 
 def exit_from_uart(result: RunResult) -> RunResult:

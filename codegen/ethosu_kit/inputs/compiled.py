@@ -42,7 +42,8 @@ def project_input_data(plan: MemoryPlan, path_of: Callable[[int], Path]) -> dict
     `path_of(i)`: where the project keeps input i's bytes (ProjectDir.input_data)."""
     out: dict[int, bytes] = {}
     for b in plan.by_role(Role.INPUT_DATA):
-        index = int(b.name.rsplit("_", 1)[1])
+        index = b.index
+        assert index is not None  # INPUT_DATA is an indexed role
         path = path_of(index)
         if not path.is_file():
             raise KitError(

@@ -8,8 +8,18 @@ Codes 0..15 are the apps', 16 and up the SDK's own failures. `run`'s own failure
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import Final
+
+# The last line every kit app prints, through kit_app_result (sdk/src/app.c prints it,
+# the one C place): the UART protocol `ethosu-kit run` and the measurements read.
+EXIT_LINE: Final = re.compile(r"^kit: exit (\d+)\s*$", re.MULTILINE)
+
+
+def exit_lines(output: str) -> list[str]:
+    """The codes of every `kit: exit <code>` line in a UART transcript, in order."""
+    return EXIT_LINE.findall(output)
 
 
 @dataclass(frozen=True)

@@ -11,12 +11,6 @@ from dataclasses import dataclass, field
 
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.sizes import align_up
-from ethosu_kit.plan.apps import (
-    CODE_ESTIMATE,
-    DATA_ESTIMATE,
-    DEFAULT_CODE_ESTIMATE,
-    DEFAULT_DATA_ESTIMATE,
-)
 from ethosu_kit.plan.types import MemoryPlan, PlanOptions, RegionUse, Role
 
 # What the linker sizes (code, .data/.bss) is kept free at this alignment.
@@ -49,10 +43,10 @@ def reserves(options: PlanOptions) -> tuple[int, int]:
     """The bytes kept free for code and for .data/.bss: the option, else the app's estimate."""
     code = options.code_reserve
     if code is None:
-        code = CODE_ESTIMATE.get(options.app, DEFAULT_CODE_ESTIMATE)
+        code = options.app.code_estimate
     data = options.data_reserve
     if data is None:
-        data = DATA_ESTIMATE.get(options.app, DEFAULT_DATA_ESTIMATE)
+        data = options.app.data_estimate
     return code, data
 
 

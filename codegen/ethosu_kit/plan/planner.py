@@ -24,11 +24,7 @@ from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import PlanError
 from ethosu_kit.core.sizes import align_up, size_text
 from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
-from ethosu_kit.plan.apps import (
-    default_stack_heap,
-    method_pool_size,
-    uses_runner_pools,
-)
+from ethosu_kit.plan.apps import App, method_pool_size
 from ethosu_kit.plan.fill import replay, reserves
 from ethosu_kit.plan.placer import Placer, Want
 from ethosu_kit.plan.regions import (
@@ -40,7 +36,14 @@ from ethosu_kit.plan.regions import (
     npu_sram_rank,
     select,
 )
-from ethosu_kit.plan.types import Buffer, MemoryPlan, PlanOptions, Role
+from ethosu_kit.plan.types import (
+    Buffer,
+    MemoryPlan,
+    NpuLibrary,
+    PlanOptions,
+    Role,
+    indexed_name,
+)
 from ethosu_kit.plan.validate import checked_mode
 from ethosu_kit.plan.wants import input_data_wants, network_want, selftest_vectors_want
 from ethosu_kit.pte.model import MethodInfo, ModelInfo
@@ -112,7 +115,7 @@ class _Planner(Placer):
         if fast is not None and not self.fast_unbounded and fast.size > 0:
             self.place(fast)
         self.place(network_want(model, board, mode, npu_sram, has_npu))
-        if self.options.app == "selftest" and has_npu:
+        if self.options.app == App.SELFTEST and has_npu:
             self.place(selftest_vectors_want(model, board))
         for want in input_data_wants(method, self.options, board):
             self.place(want)
@@ -152,7 +155,7 @@ class _Planner(Placer):
         )
 
         # 3. CPU buffers, hottest first: planned activations, IO, then the method pool.
-        if uses_runner_pools(app):
+        if app.runner_pools:
             self._runner_pools(method, cpu_ram)
         else:
             self.notes.append(
@@ -160,7 +163,7 @@ class _Planner(Placer):
                 "pool); gen --app executor_runner plans them"
             )
 
-        if self.options.npu == "virtual" and self.options.vnpu_workspace is not None:
+        if self.options.npu == NpuLibrary.VIRTUAL and self.options.vnpu_workspace is not None:
             size = max(MIN_POOL, align_up(self.options.vnpu_workspace, NPU_ALIGN))
             self.place(
                 Want(
@@ -226,7 +229,7 @@ class _Planner(Placer):
         plan = MemoryPlan(
             board=board,
             mode=mode,
-            accelerator=spec.accelerator if spec else "none",
+            accelerator=spec.accelerator if spec else None,
             model_path=model.path,
             model_sha256=model.sha256,
             buffers=tuple(self.buffers),
@@ -242,7 +245,7 @@ class _Planner(Placer):
     def _whose(self, which: int) -> str:
         """Where the stack (0) or heap (1) size came from, for the plan's why."""
         app = self.options.app
-        if (self.options.stack, self.options.heap)[which] == default_stack_heap(app)[which]:
+        if (self.options.stack, self.options.heap)[which] == app.stack_heap[which]:
             return f"the default for app {app}; --stack/--heap auto sizes it from a measurement"
         return "option"
 
@@ -251,7 +254,7 @@ class _Planner(Placer):
         for i, size in enumerate(method.planned_buffers, start=1):
             self.place(
                 Want(
-                    name=f"planned_{i}",
+                    name=indexed_name(Role.PLANNED, i),
                     role=Role.PLANNED,
                     size=size,
                     align=NPU_ALIGN,
@@ -271,7 +274,7 @@ class _Planner(Placer):
                     continue  # already inside planned_<mem_id>: a copy would count it twice
                 self.place(
                     Want(
-                        name=f"{kind}_{i}",
+                        name=indexed_name(role, i),
                         role=role,
                         size=t.nbytes,
                         align=NPU_ALIGN,
@@ -280,9 +283,7 @@ class _Planner(Placer):
                         candidates=cpu_ram,
                         why=f"{kind} {i} of {method.name} (not memory-planned): "
                         f"{t.dtype}{list(t.shape)} = {t.nbytes} B",
-                        hint=_CPU_HINT,
-                        symbol=f"kit_{kind}_{i}",
-                        section=f".kit.{kind}_{i}",
+                        hint=_CPU_HINT,  # symbol, section: kit_<name>, .kit.<name>
                     )
                 )
         pool, pool_why = method_pool_size(method)

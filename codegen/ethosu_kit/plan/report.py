@@ -66,7 +66,7 @@ def report_json(plan: MemoryPlan) -> dict[str, Any]:
         "format": REPORT_FORMAT_VERSION,
         "board": plan.board.name,
         "mode": plan.mode.value,
-        "accelerator": plan.accelerator,
+        "accelerator": plan.accelerator_name,
         "model": {"path": plan.model_path, "sha256": plan.model_sha256},
         "ram_planned": ram,
         "regions": regions,
@@ -77,7 +77,7 @@ def report_json(plan: MemoryPlan) -> dict[str, Any]:
 def report_text(plan: MemoryPlan) -> str:
     """A table per plan: region, base, size, used, free, then its buffers with the why."""
     table = Table(
-        title=f"memory plan: {plan.board.name}, {plan.mode.value}, {plan.accelerator}",
+        title=f"memory plan: {plan.board.name}, {plan.mode.value}, {plan.accelerator_name}",
         title_justify="left",
         show_lines=True,
     )

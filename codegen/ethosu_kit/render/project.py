@@ -147,7 +147,7 @@ def _input_data_files(
     gen: GenInfo,
 ) -> dict[str, bytes]:
     """generated/kit_input_data.{h,S} and one .bin per compiled-in input (gen --inputs)."""
-    placed = {int(b.name.rsplit("_", 1)[1]): b for b in plan.by_role(Role.INPUT_DATA)}
+    placed = {b.index: b for b in plan.by_role(Role.INPUT_DATA) if b.index is not None}
     if not placed:
         return {}
     data = input_data or {}

@@ -18,6 +18,8 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.sizes import align_up
+from ethosu_kit.npu.facts import NPU_ALIGN
 from ethosu_kit.pte import read_pte, read_vela_streams
 from ethosu_kit.vnpu.delegate import (
     check_blocks,
@@ -33,7 +35,6 @@ if TYPE_CHECKING:
     from ethosu_kit.pte.model import ModelInfo
 
 MIN_WORKSPACE = 64  # what ethosu_virtual_set_workspace accepts; a C array must not be empty
-ALIGN = 16
 
 
 def required_workspace(blocks: Sequence[VelaBlocks], fast_scratch_size: int = 0) -> int:
@@ -47,7 +48,7 @@ def required_workspace(blocks: Sequence[VelaBlocks], fast_scratch_size: int = 0)
             run_delegate(b, zeros, npu, fast_scratch_size=fast_scratch_size)
             need = max(need, npu.workspace_peak(reset=True))
     need = max(need, MIN_WORKSPACE)
-    return (need + ALIGN - 1) // ALIGN * ALIGN
+    return align_up(need, NPU_ALIGN)
 
 
 def pte_workspace(pte: Path) -> int:

@@ -11,11 +11,12 @@ from dataclasses import fields
 from pathlib import Path
 from typing import Any
 
-from ethosu_kit.board.cores import TOOLCHAINS, cpu_flags
+from ethosu_kit.board.cores import cpu_flags
 from ethosu_kit.board.draft.facts import Draft, RegionFacts, Source
 from ethosu_kit.board.model import Board, Cpu
 from ethosu_kit.board.schema import SCHEMA
 from ethosu_kit.board.todo import TODO
+from ethosu_kit.board.toolchain import TOOLCHAINS
 from ethosu_kit.core.errors import BoardError
 from ethosu_kit.core.files import MAX_BOARD, read_text
 
