@@ -17,6 +17,7 @@ from ethosu_kit.board.model import Board, RegionKind
 from ethosu_kit.core.errors import FitError, PlanError
 from ethosu_kit.npu.facts import NPU_ALIGN, Accelerator, MemoryMode, NpuKind
 from ethosu_kit.plan.apps import App
+from ethosu_kit.plan.fill import region_fill
 from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.plan.report import report_json, report_text
 from ethosu_kit.plan.types import MemoryPlan, NpuLibrary, PlanOptions, Role
@@ -52,7 +53,7 @@ def check_invariants(model: ModelInfo, plan: MemoryPlan) -> None:
         if b.initialized:
             assert region.loadable or b.load_region, b.name
         assert b.why, b.name
-    for use in plan.region_uses():
+    for use in region_fill(plan):
         assert use.used <= use.region.size, use
     method = model.methods[0]
     planned = plan.by_role(Role.PLANNED)
