@@ -32,6 +32,7 @@ BAR_H = 26
 ROW_GAP = 6
 GAP_H = 22  # the break drawn where the address space has a gap
 TOP = 40
+LABEL_MIN_W = 70  # a block this wide carries its name
 MIN_BLOCK_W = 1.5  # a 16-byte buffer in 256 MiB still shows
 
 TERMINAL_BAR = 56  # cells of a region's bar in the terminal view
@@ -91,7 +92,13 @@ class MapView:
 
 def layout(picture: MemoryPicture) -> MapView:
     """Where everything goes on the map: the geometry only, the template draws it."""
-    y = float(TOP)
+    kinds = picture.kinds()
+    # the legend under the title, eight kinds a row
+    legend = tuple(
+        (k, KIND_COLOUR[k], 20 + (i % 8) * 130.0, TOP - 6 + (i // 8) * 18.0)
+        for i, k in enumerate(kinds)
+    )
+    y = TOP + 18.0 * (1 + (len(kinds) - 1) // 8 if kinds else 0) + 4
     regions = []
     with_elf = bool(picture.elf)
     for r in picture.regions:
@@ -114,12 +121,7 @@ def layout(picture: MemoryPicture) -> MapView:
         ticks = tuple((BAR_X + BAR_W * q / 4, r.base + r.size * q // 4) for q in range(5))
         regions.append(RegionView(r, y, h, gap_y, tuple(rects), ticks, tuple(bars)))
         y += h + ROW_GAP
-    kinds = picture.kinds()
-    legend = tuple(
-        (k, KIND_COLOUR[k], 20 + (i % 8) * 130.0, y + 14 + (i // 8) * 18.0)
-        for i, k in enumerate(kinds)
-    )
-    return MapView(WIDTH, y + 60, BAR_X, BAR_W, BAR_H, tuple(regions), legend)
+    return MapView(WIDTH, y + 10, BAR_X, BAR_W, BAR_H, tuple(regions), legend)
 
 
 def svg(picture: MemoryPicture, *, standalone: bool = True) -> str:
@@ -128,7 +130,7 @@ def svg(picture: MemoryPicture, *, standalone: bool = True) -> str:
     return (
         _env()
         .get_template("map.svg.j2")
-        .render(p=picture, m=layout(picture), standalone=standalone)
+        .render(p=picture, m=layout(picture), standalone=standalone, label_min_w=LABEL_MIN_W)
     )
 
 
