@@ -221,3 +221,12 @@ def test_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     bad.write_text('[regions]\nSRAM = "lots"\n')
     assert kit_main(["report", str(out), "--budget", str(bad)]) == 2
     assert "regions.SRAM" in capsys.readouterr().err
+
+
+def test_budget_names_an_unknown_region(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "p"
+    make_project(PTE / "u55_shared.pte", out, board="corstone-300")
+    budget = tmp_path / "b.toml"
+    budget.write_text("[regions]\nSRAMX = 1\n")
+    assert kit_main(["report", str(out), "--json", "--budget", str(budget)]) == 2
+    assert "regions.SRAMX: no region SRAMX" in capsys.readouterr().err

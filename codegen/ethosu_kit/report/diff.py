@@ -128,17 +128,18 @@ def load_budget(path: Path) -> Budget:
 
 
 def broken(picture: MemoryPicture, budget: Budget, source: str) -> list[str]:
-    """One line per region over its limit (or named in the budget but not on the board)."""
+    """One line per region over its limit; a KitError for a region the board lacks."""
     names = {r.name: r for r in picture.regions}
     lines = []
     for name, limit in budget.regions.items():
         r = names.get(name)
         if r is None:
-            lines.append(
+            raise KitError(
                 f"{source}: regions.{name}: no region {name} on {picture.board} "
-                f"(it has {', '.join(names)})"
+                f"(it has {', '.join(names)})",
+                hint=BUDGET_HINT,
             )
-        elif used(r) > limit:
+        if used(r) > limit:
             lines.append(
                 f"region {name} uses {used(r):,} B, over its budget of {limit:,} B "
                 f"by {used(r) - limit:,} B"

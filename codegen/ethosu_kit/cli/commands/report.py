@@ -114,14 +114,15 @@ def run(args: argparse.Namespace) -> int:
     if args.budget:
         lines = diff.broken(pic, diff.load_budget(args.budget), str(args.budget))
         if lines:
-            for line in lines:
+            # every broken limit on its own line; the error line repeats the first
+            for line in lines[1:]:
                 print(f"budget: {line}", file=sys.stderr)
-            raise BudgetError(
-                f"{args.budget}: {lines[0]}"
-                + (f" (and {len(lines) - 1} more)" if len(lines) > 1 else "")
-            )
+            more = f" (and {len(lines) - 1} more above)" if len(lines) > 1 else ""
+            raise BudgetError(f"{args.budget}: {lines[0]}{more}")
     return 0
 
 
 class BudgetError(KitError):
+    """A region uses more than its budget allows."""
+
     exit_code = BUDGET_EXIT
