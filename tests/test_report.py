@@ -5,6 +5,7 @@ XML, one element per region and block), the terminal view (80 columns), the JSON
 
 from __future__ import annotations
 
+import dataclasses
 import io
 import json
 import re
@@ -230,3 +231,26 @@ def test_budget_names_an_unknown_region(tmp_path: Path, capsys: pytest.CaptureFi
     budget.write_text("[regions]\nSRAMX = 1\n")
     assert kit_main(["report", str(out), "--json", "--budget", str(budget)]) == 2
     assert "regions.SRAMX: no region SRAMX" in capsys.readouterr().err
+
+
+def test_copied_buffer_shows_load_and_run(tmp_path: Path) -> None:
+    """A buffer with initial contents in RAM nothing loads is stored elsewhere and copied
+    at reset: the picture shows its load image where plan.fill put it, and both addresses."""
+    out = tmp_path / "p"
+    make_project(PTE / "u55_sram_only.pte", out, board="corstone-300")
+    plan = _plan(out)
+    network = plan.buffer("network")
+    copied = dataclasses.replace(network, load_region="QSPI")
+    plan = dataclasses.replace(
+        plan, buffers=tuple(copied if b.name == "network" else b for b in plan.buffers)
+    )
+    pic = picture.build_picture(plan)
+    (copy,) = pic.copies
+    qspi, sram = pic.region("QSPI"), pic.region("SRAM")
+    image = next(b for b in qspi.plan_blocks if b.name == "network (load image)")
+    run = next(b for b in sram.plan_blocks if b.name == "network")
+    assert image.kind == picture.Kind.LOAD_IMAGE and image.size == network.size
+    assert (copy.load_region, copy.load_address) == ("QSPI", qspi.base + image.offset)
+    assert (copy.run_region, copy.run_address) == ("SRAM", sram.base + run.offset)
+    assert qspi.plan_used == next(u.used for u in region_fill(plan) if u.region.name == "QSPI")
+    assert "network (load image)" in views.html(pic)

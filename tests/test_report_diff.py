@@ -63,3 +63,21 @@ def test_budget_on_the_new_elf(
     assert code != 0
     assert f"region DTCM uses {used['elf_used'] + NEW_STACK - OLD_STACK:,} B" in err
     assert f"by {NEW_STACK - OLD_STACK:,} B" in err
+
+
+def test_page_and_terminal_of_an_elf(
+    elfs: tuple[Path, Path], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """An ELF alone finds its plan; the page shows its sections, the largest symbols and
+    check-elf's used bytes, and still names no URL."""
+    _, new = elfs
+    page = tmp_path / "fw.html"
+    assert kit_main(["report", str(new), "--html", str(page), "--width", "80"]) == 0
+    text = page.read_text()
+    assert 'data-name=".kit.stack"' in text and 'data-source="elf"' in text
+    assert "Largest symbols per region" in text and "kit_stack" in text
+    assert "//" not in text.replace("<!--", "")
+    assert kit_main(["report", str(new), "--width", "80"]) == 0
+    out = capsys.readouterr().out
+    assert max(len(line) for line in out.splitlines()) <= 80
+    assert ".kit.stack" in out

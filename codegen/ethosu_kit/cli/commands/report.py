@@ -12,7 +12,6 @@ from pathlib import Path
 from rich.console import Console
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.names import PLAN_JSON
 from ethosu_kit.core.writer import write_file_atomic
 from ethosu_kit.firmware.image import image_plan, plan_copy_hint
 from ethosu_kit.firmware.project import ProjectDir
@@ -58,7 +57,7 @@ def _picture(targets: list[Path], plan_arg: Path | None) -> picture.MemoryPictur
     for t in targets:
         if t.is_dir():
             plan_path = ProjectDir(t).plan_json
-        elif t.name.endswith(PLAN_JSON):
+        elif t.suffix == ".json":  # memory_plan.json, or a copy of it under another name
             plan_path = t
         elif t.is_file():
             if elf is not None:
