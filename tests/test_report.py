@@ -254,3 +254,26 @@ def test_copied_buffer_shows_load_and_run(tmp_path: Path) -> None:
     assert (copy.run_region, copy.run_address) == ("SRAM", sram.base + run.offset)
     assert qspi.plan_used == next(u.used for u in region_fill(plan) if u.region.name == "QSPI")
     assert "network (load image)" in views.html(pic)
+
+
+def test_hostile_names_stay_text(tmp_path: Path) -> None:
+    """Names and whys come from a plan file: in the page they are escaped text, in the
+    terminal neither markup nor control characters."""
+    out = tmp_path / "p"
+    make_project(PTE / "u55_shared.pte", out, board="corstone-300")
+    plan = _plan(out)
+    evil = '<script>x</script>[/]\x1b[31m"'
+    plan = dataclasses.replace(
+        plan,
+        buffers=tuple(
+            dataclasses.replace(b, name=evil, why=evil) if b.name == "heap" else b
+            for b in plan.buffers
+        ),
+    )
+    pic = picture.build_picture(plan)
+    for text in (views.html(pic), views.svg(pic)):
+        assert "<script" not in text and "\x1b" not in text
+    ET.fromstring(views.svg(pic))
+    console = Console(width=80, record=True, file=io.StringIO())
+    views.terminal(pic, console)
+    assert "\x1b[31m" not in console.export_text(styles=True)

@@ -22,6 +22,7 @@ from rich.text import Text
 from ethosu_kit.core import paths
 from ethosu_kit.core.jinja import environment
 from ethosu_kit.core.sizes import size_text
+from ethosu_kit.core.text import add_text_row, printable
 from ethosu_kit.report.picture import KIND_COLOUR, Block, Kind, MemoryPicture, RegionPicture
 
 # SVG geometry (px)
@@ -47,8 +48,9 @@ def num(n: int | None) -> str:
 
 
 def esc(text: object) -> str:
-    """Text for HTML/SVG: names and the plan's whys come from user files."""
-    return str(escape(str(text)))
+    """Text for HTML/SVG: names and the plan's whys come from user files (escaped, and
+    controls shown as '?': XML forbids most of them)."""
+    return str(escape(printable(str(text))))
 
 
 FILTERS = {"hex": hexaddr, "num": num, "human": size_text, "e": esc}
@@ -164,7 +166,7 @@ def terminal(picture: MemoryPicture, console: Console) -> None:
     """The picture for a terminal: per region its bar(s) and blocks, then the NPU's ports,
     the copies and the largest symbols. Fits 80 columns."""
     title = f"{picture.board}, {picture.mode}, {picture.accelerator}"
-    console.print(Text(title, style="bold"))
+    console.print(_t(title, style="bold"))
     legend = Text("  ")
     for k in picture.kinds():
         legend.append("█ ", style=KIND_COLOUR[k])
@@ -172,10 +174,12 @@ def terminal(picture: MemoryPicture, console: Console) -> None:
     console.print(legend)
     for r in picture.regions:
         if r.gap_before:
-            console.print(Text(f"  ≈ gap {size_text(r.gap_before)}", style="dim"))
+            console.print(_t(f"  ≈ gap {size_text(r.gap_before)}", style="dim"))
         flags = " NPU" if r.npu else ""
-        head = Text(f"{r.name} ", style="bold")
-        head.append(f"{hexaddr(r.base)}..{hexaddr(r.end)} {size_text(r.size)} {r.kind}{flags}")
+        head = _t(f"{r.name} ", style="bold")
+        head.append(
+            printable(f"{hexaddr(r.base)}..{hexaddr(r.end)} {size_text(r.size)} {r.kind}{flags}")
+        )
         console.print(head)
         line = Text("  plan ")
         line.append_text(_bar(r, r.plan_blocks))
@@ -190,28 +194,26 @@ def terminal(picture: MemoryPicture, console: Console) -> None:
         for justify in ("left", "left", "left", "right", "right"):
             table.add_column(justify=justify, overflow="ellipsis", no_wrap=True)
         for b in (*r.plan_blocks, *r.elf_blocks):
-            table.add_row(
-                Text("  █", style=b.colour), b.name, f"{b.source.value} {b.kind.value}",
-                hexaddr(r.base + b.offset), num(b.size),
-            )  # fmt: skip
+            cells = (b.name, f"{b.source.value} {b.kind.value}", hexaddr(r.base + b.offset))
+            table.add_row(Text("  █", style=b.colour), *map(_t, cells), _t(num(b.size)))
         free = f"free {num(r.plan_free)} (plan)"
         if r.elf_free is not None:
             free += f", {num(r.elf_free)} (ELF)"
-        table.add_row("  ·", free, "", "", "")
+        add_text_row(table, "  ·", free, "", "", "")
         console.print(table)
     if picture.npu is not None:
         n = picture.npu
         table = Table(
-            title=f"NPU {n.accelerator}, {n.mode} (registers: {n.registers_from})",
+            title=_t(f"NPU {n.accelerator}, {n.mode} (registers: {n.registers_from})"),
             title_justify="left",
         )
         for col in ("register", "value", "port", "addresses", "in"):
             table.add_column(col, overflow="fold")
         for row in n.rows:
             where = f"{row.buffer} in {row.region}" if row.buffer else "-"
-            table.add_row(row.register, str(row.value), row.port, row.addresses, where)
+            add_text_row(table, row.register, str(row.value), row.port, row.addresses, where)
         console.print(table)
-        console.print(Text(f"NPU reaches: {', '.join(n.reachable)}"))
+        console.print(_t(f"NPU reaches: {', '.join(n.reachable)}"))
     for c in picture.copies:
         console.print(
             Text(
@@ -220,14 +222,20 @@ def terminal(picture: MemoryPicture, console: Console) -> None:
             )
         )
     if picture.elf:
-        table = Table(title="largest symbols per region", title_justify="left")
+        table = Table(title=_t("largest symbols per region"), title_justify="left")
         for col, justify in (("region", "left"), ("symbol", "left"), ("bytes", "right")):
             table.add_column(col, justify=justify, overflow="ellipsis", no_wrap=True)  # type: ignore[arg-type]
         for r in picture.regions:
             for s in r.symbols[:3]:
-                table.add_row(r.name, s.name, num(s.size))
+                add_text_row(table, r.name, s.name, num(s.size))
         console.print(table)
     for v in picture.violations:
-        console.print(Text(f"check-elf: {v}", style="red"))
+        console.print(_t(f"check-elf: {v}", style="red"))
     for note in picture.notes:
-        console.print(Text(f"note: {note}"))
+        console.print(_t(f"note: {note}"))
+
+
+def _t(text: str, style: str = "") -> Text:
+    """Plain text for the terminal: names come from user files, so no markup and no
+    control characters."""
+    return Text(printable(text), style=style)
