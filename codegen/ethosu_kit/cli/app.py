@@ -74,6 +74,11 @@ COMMANDS: dict[str, Command] = {
         "draft a board folder from an existing board (--from) or a CMSIS pack (--pack .pdsc), "
         "with an SVD's peripherals (--svd)",
     ),
+    "report": Command(
+        "report",
+        "the memory picture of a plan and/or a linked ELF (terminal, --html, --svg, --json); "
+        "--diff, --budget for CI",
+    ),
     "import-pack": Command(
         "import_pack",
         "draft a board.toml from a CMSIS-Pack device (.pdsc); new-board drafts a whole folder",

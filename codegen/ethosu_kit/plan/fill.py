@@ -24,6 +24,9 @@ class Fill:
     board: Board
     used: dict[str, int] = field(default_factory=dict)
     contents: dict[str, list[tuple[str, int]]] = field(default_factory=dict)
+    # where each thing starts in its region (what, offset, size): the memory picture
+    # (ethosu_kit.report) draws the plan at the planner's own offsets
+    placed: dict[str, list[tuple[str, int, int]]] = field(default_factory=dict)
 
     def offset_after(self, region: MemoryRegion, size: int, align: int) -> int:
         return align_up(self.used.get(region.name, 0), align) + size
@@ -32,6 +35,8 @@ class Fill:
         return self.offset_after(region, size, align) <= region.size
 
     def put(self, region: MemoryRegion, what: str, size: int, align: int) -> None:
+        start = align_up(self.used.get(region.name, 0), align)
+        self.placed.setdefault(region.name, []).append((what, start, size))
         self.used[region.name] = self.offset_after(region, size, align)
         self.contents.setdefault(region.name, []).append((what, size))
 
