@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ethosu_kit.board.draft.xml_bounds import scan
 from ethosu_kit.board.model import RegionKind
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.core.files import MAX_DEVICE_FILE, read_bytes
@@ -84,6 +85,12 @@ def _xml_problem(data: bytes) -> str | None:
 def read_pack(path: Path) -> dict[str, dict[str, Any]]:
     """cmsis-pack-manager's index of one local .pdsc: {device name: device}."""
     data = read_bytes(path, MAX_DEVICE_FILE, BoardError)  # a FIFO or /dev/zero never gets in
+    counts = scan(data, path)  # depth and counts bounded before the library builds a tree
+    if counts.root != "package":
+        raise BoardError(
+            f"{path}: not a CMSIS-Pack description (root element <{counts.root}>, "
+            "expected <package>)"
+        )
     try:
         import cmsis_pack_manager  # noqa: PLC0415 - optional (pack extra)
     except ImportError:
@@ -266,3 +273,19 @@ def draft_regions(device: PackDevice, security: str) -> tuple[list[RegionDraft],
             )
         )
     return drafts, skipped
+
+
+def pack_svd(pdsc: Path, named: str) -> tuple[Path | None, str]:
+    """The SVD a pack names (<debug svd=...>), only when it is a file inside the pack's
+    folder: a pack is data from anywhere, and its path may point at ../../secret, an
+    absolute path or /proc. Returns (path or None, the note for the user)."""
+    folder = pdsc.resolve().parent
+    rel = Path(named.replace("\\", "/"))
+    if rel.is_absolute() or ".." in rel.parts or not named.strip():
+        return None, f"the pack names the SVD {named!r}, outside its folder: not read (give --svd)"
+    target = (folder / rel).resolve()
+    if not target.is_relative_to(folder):
+        return None, f"the pack's SVD {named!r} leads outside its folder: not read (give --svd)"
+    if not target.is_file():
+        return None, f"the pack names the SVD {named}; not found next to the .pdsc"
+    return target, f"SVD: {target} (named by the pack)"

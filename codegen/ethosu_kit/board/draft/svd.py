@@ -16,12 +16,13 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ethosu_kit.board.draft.xml_bounds import scan
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.core.files import MAX_DEVICE_FILE, read_bytes
 
 SECURE_BIT = 1 << 28  # Armv8-M SoCs alias secure peripherals at non-secure + 0x10000000
 _MARK = "S|NS|SEC|NSEC|SECURE|NONSECURE"  # how vendors mark an alias: UART0_S, NS_UART0
-_ALIAS_RE = re.compile(rf"^(?:({_MARK})_)?(.+?)(?:_({_MARK}))?$")
+_ALIAS_RE = re.compile(rf"(?:({_MARK})_)?(.+?)(?:_({_MARK}))?", re.DOTALL)
 _NPU_RE = re.compile(r"ETHOS|NPU")
 _NOT_NPU_RE = re.compile(r"TIMING|(^|_)TA\d*$|ADAPTER")
 _NPU_DESC_RE = re.compile(r"ethos-?u", re.IGNORECASE)
@@ -95,8 +96,11 @@ def load_svd(path: Path) -> SvdDevice:
             "reading an SVD needs cmsis-svd, which is not installed",
             hint="pip install 'ethosu-porting-kit[pack]' (or: pip install cmsis-svd)",
         ) from None
+    scan(data, path)  # depth, <dim> and counts bounded before cmsis-svd expands anything
     # no entity expansion, no DTD, no network: an SVD is plain elements
-    xml_parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True)
+    xml_parser = etree.XMLParser(
+        resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False
+    )
     try:
         root = etree.fromstring(data, xml_parser)
     except etree.XMLSyntaxError as exc:
@@ -120,6 +124,10 @@ def load_svd(path: Path) -> SvdDevice:
         for p in getattr(entry, "peripherals", None) or [entry]:  # peripheral arrays expand
             if p.name is None:
                 continue
+            if not str(p.name).isprintable() or not str(p.name).strip():
+                raise BoardError(
+                    f"{path}: <peripheral> name {str(p.name)[:60]!r} is not one line of text"
+                )
             if p.base_address is None:
                 raise BoardError(f"{path}: <peripheral> {p.name}: no <baseAddress>")
             raws.append(
@@ -152,8 +160,9 @@ def load_svd(path: Path) -> SvdDevice:
 
 def _alias(name: str) -> tuple[str, str | None]:
     """("UART0", "s") for UART0_S, ("UART0", "n") for NS_UART0, ("UART0", None) for UART0."""
-    m = _ALIAS_RE.match(name.upper())
-    assert m is not None  # the pattern matches any non-empty name
+    m = _ALIAS_RE.fullmatch(name.upper())
+    if m is None:  # an empty name: load_svd lets none through
+        return name.upper(), None
     marker = m.group(1) or m.group(3)
     if marker is None:
         return m.group(2), None
