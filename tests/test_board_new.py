@@ -78,7 +78,9 @@ def test_new_board_from_pack_and_svd(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "TODO, blocking: none" in printed
     board = load_board(out)
     assert board.todo == ()
-    assert (board.cpu.core, board.cpu.fpu, board.cpu.mve) == ("cortex-m55", "dp", "")
+    # Dmve="FP_MVE" and Dclock="200000000" read from the pdsc (issue 17 item 4)
+    assert (board.cpu.core, board.cpu.fpu, board.cpu.mve) == ("cortex-m55", "dp", "fp")
+    assert board.cpu.clock_hz == 200_000_000
     assert (board.cpu.dcache, board.cpu.icache, board.cpu.irqs) == (True, True, 96)  # the SVD
     assert board.cpu.trustzone
     assert (board.npu.base, board.npu.base_ns, board.npu.irq) == (0x58102000, 0x48102000, 56)
@@ -88,7 +90,11 @@ def test_new_board_from_pack_and_svd(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert [r.name for r in board.regions] == [
         "ITCM_S", "BOOT_ROM_S", "DTCM_S", "SRAM0_S", "FLASH", "HYPERRAM_S"]  # fmt: skip
     text = (out / "board.toml").read_text()
-    assert 'mve = ""  # TODO: the pack library does not report Dmve' in text
+    assert 'mve = "fp"\n' in text and "clock_hz = 200000000\n" in text
+    # RAMs are volatile and not loadable, but for the one the pack marks startup="1"
+    loadable = {r.name: r.loadable for r in board.regions}
+    assert loadable == {"ITCM_S": True, "BOOT_ROM_S": False, "DTCM_S": False,
+                        "SRAM0_S": False, "FLASH": True, "HYPERRAM_S": False}  # fmt: skip
     assert sorted(p.name for p in out.iterdir()) == ["board.toml"]  # every hook has a default
 
 
@@ -354,7 +360,7 @@ def test_multi_core_device_and_unsupported_core(
     assert (m33.cpu.core, m33.cpu.fpu, m33.cpu.dsp) == ("cortex-m33", "sp", False)  # safe default
     assert "+nodsp" in m33.cpu.flags["gcc"][0]
     assert (
-        "dsp = false  # TODO: the pack library does not report Ddsp"
+        "dsp = false  # TODO: the pack gives no Ddsp"
         in (tmp_path / "m33" / "board.toml").read_text()
     )
     err = _error(capsys, "new-board", "x", "-o", str(tmp_path / "b"), *args, "--device", "OLD")
@@ -384,7 +390,7 @@ def test_draft_records_where_each_fact_came_from(tmp_path: Path) -> None:
     device = load_device(PDSC, "TestSoC-E7")
     d = draft_from_pack(device, PDSC, "x", "auto")
     assert d.sources["cpu.core"] is Source.PACK
-    assert d.sources["cpu.clock_hz"] is Source.DEFAULT and "cpu.clock_hz" in d.todo
+    assert d.sources["cpu.clock_hz"] is Source.PACK and "cpu.clock_hz" not in d.todo
     choices = Choices(console="none")
     apply_svd(d, load_svd(SVD), choices)
     assert d.sources["npu.base"] is Source.SVD and "npu.base" not in d.todo

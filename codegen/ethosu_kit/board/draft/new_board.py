@@ -85,11 +85,14 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
         skipped=skipped,
     )
     d.given(Source.PACK, "cpu.core", "cpu.fpu", "cpu.dcache_line", "cpu.trustzone", "region")
-    if core.mve:
+    if core.mve and device.mve is not None:
+        d.mve = device.mve
+        d.given(Source.PACK, "cpu.mve")
+    elif core.mve:
         d.defaulted(
             "cpu.mve",
-            'the pack library does not report Dmve: "fp" or "int" if this core has MVE '
-            "(faster kernels); none is safe",
+            'the pack gives no Dmve: "fp" or "int" if this core has MVE (faster kernels); '
+            "none is safe",
         )
     if core.caches:
         d.defaulted(
@@ -98,20 +101,32 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
             "nothing before this image enabled it; slower)",
         )
         d.defaulted("cpu.icache", "the pack does not say (off is safe, slower)")
-    if core.trustzone and security == "all":
+    if core.trustzone and device.trustzone is not None:
+        # Dtz says whether the core has the Security Extension; the firmware uses it only
+        # when the pack's map has the secure addresses it runs at
+        d.trustzone = device.trustzone and security != "ns"
+        d.given(Source.PACK, "cpu.trustzone")
+    elif core.trustzone and security == "all":
         d.defaulted(
             "cpu.trustzone",
             "the pack lists no secure/non-secure aliases: true if the "
             "core has the Security Extension",
         )
-    if core.dsp_optional:
+    if core.dsp_optional and device.dsp is not None:
+        d.dsp = device.dsp
+        d.given(Source.PACK, "cpu.dsp")
+    elif core.dsp_optional:
         d.dsp = False
         d.defaulted(
             "cpu.dsp",
-            "the pack library does not report Ddsp: true if the core has the "
-            "DSP extension (faster kernels); false is safe",
+            "the pack gives no Ddsp: true if the core has the DSP extension (faster "
+            "kernels); false is safe",
         )
-    d.defaulted("cpu.clock_hz", "the pack library does not report Dclock (used for times only)")
+    if device.clock_hz is not None:
+        d.clock_hz = device.clock_hz
+        d.given(Source.PACK, "cpu.clock_hz")
+    else:
+        d.defaulted("cpu.clock_hz", "the pack gives no Dclock (used for times only)")
     # the NPU's transactions match the aliases the board uses; a core without security
     # states (Armv7-M) has no secure side to ask for
     d.npu_secure = core.trustzone and security != "ns"
@@ -120,7 +135,7 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
         region = MemoryRegion(
             name=r.name, kind=r.kind, base=r.base, size=r.size, on_chip=r.on_chip,
             volatile=r.volatile, cpu=True, npu=r.npu, executable=r.executable,
-            writable=r.writable, loadable=True, description=comment(r.note),
+            writable=r.writable, loadable=r.loadable, description=comment(r.note),
         )  # fmt: skip
         note = "guessed from the memory's name and access: can the NPU's AXI masters reach it?"
         d.regions.append(RegionFacts(region=region, todo=note if guessed else ""))
