@@ -37,7 +37,7 @@ from ethosu_kit.board.draft.render import (
     validate,
     write_folder,
 )
-from ethosu_kit.board.draft.svd import find_console, find_npu, npu_kind, uart_kind
+from ethosu_kit.board.draft.svd import find_console, find_npu, npu_facts, uart_kind
 from ethosu_kit.board.model import CONSOLE_KINDS, ConsoleKind, MemoryRegion
 from ethosu_kit.board.todo import TODO
 from ethosu_kit.core.errors import BoardError, KitError
@@ -194,10 +194,15 @@ def apply_svd(d: Draft, svd: SvdDevice, choices: Choices) -> None:
             d.npu_base, d.npu_base_ns, d.npu_irq = npu.base, npu.base_ns, npu.irq
             d.given(Source.SVD, "npu.base", "npu.irq")
             d.origin.append(f"NPU: {src} peripheral {'/'.join(npu.names)}")
-            kind = npu_kind(npu)
-            if kind and not d.npu_kinds:
-                d.npu_kinds = [kind]
+            facts = npu_facts(npu)
+            if facts.kind and not d.npu_kinds:
+                d.npu_kinds = [facts.kind]
                 d.given(Source.SVD, "npu.kinds")
+                d.origin.append(f"NPU kind: {facts.kind}, from {facts.why}")
+                if facts.macs is not None:
+                    d.npu_macs = {facts.kind: [facts.macs]}
+                    d.given(Source.SVD, "npu.macs", f"npu.macs.{facts.kind}")
+                    d.origin.append(f"NPU MACs: {facts.macs}, from its CONFIG reset value")
     if choices.console is None and choices.console_base is None:
         uart = find_console(svd, choices.console_peripheral, secure=secure)
         if uart is not None:
@@ -245,7 +250,8 @@ def apply_choices(d: Draft, choices: Choices) -> None:
     if choices.npu is not None:
         kind, macs = parse_npu(choices.npu)
         d.npu_kinds = [kind]
-        d.npu_macs = {kind: macs} if macs else {}
+        # MACs the SVD gave for this same kind stay unless the user names others
+        d.npu_macs = {kind: macs} if macs else {k: v for k, v in d.npu_macs.items() if k == kind}
         d.npu_registers = {k: v for k, v in d.npu_registers.items() if k == kind}
         d.npu_axi = {k: v for k, v in d.npu_axi.items() if k == kind}
         d.given(Source.USER, "npu.kinds", *(["npu.macs"] if macs else []))
@@ -324,6 +330,9 @@ def finish(d: Draft) -> None:
             'nothing is printed: cmsdk-apb or pl011 with base, "semihosting" under a debugger '
             'or QEMU, or "custom" with your own C',
         )
+    if _addressed(d.console_kind) and d.sources.get("console.clock_hz") is None:
+        # neither a pack nor an SVD gives a UART's reference clock (Dclock is the core's)
+        d.defaulted("console.clock_hz", "the UART's input clock (a wrong one garbles the text)")
     if d.console_kind is ConsoleKind.CUSTOM and "console" not in d.port_hooks:
         stub = "console.c"
         d.port_sources.append(stub)
