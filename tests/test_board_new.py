@@ -24,6 +24,7 @@ from ethosu_kit.board.draft.svd import find_console, find_npu, load_svd, npu_kin
 from ethosu_kit.board.loader import load_board
 from ethosu_kit.cli.app import main
 from ethosu_kit.core.errors import BoardError
+from projects import make_project
 
 DATA = Path(__file__).parent / "data"
 PDSC = DATA / "test_soc.pdsc"
@@ -413,3 +414,62 @@ def test_draft_validates_from_memory(tmp_path: Path) -> None:
     with pytest.raises(BoardError, match=r"port\.sources\[0\]: 'c/board.c': no such file"):
         validate({"board.toml": toml.encode()}, str(target))
     assert not target.parent.exists()
+
+
+U85_PDSC = DATA / "u85_soc.pdsc"
+
+
+def test_vendor_facts_read_right(tmp_path: Path) -> None:
+    """Issue 17 item 4, on a made-up device (tests/data/u85_soc.*): an Ethos-U85 known only
+    by its ID/CONFIG reset values, its MACs from CONFIG, Dmve/Dclock/Ddsp/Dtz from the
+    pdsc, an aliased RAM merged into one region, `rws` access on an ITCM, RAMs not
+    loadable, the MRAM the load memory, a custom console's clock a TODO."""
+    out = _new(tmp_path, "--pack", str(U85_PDSC), "--device", "U85SoC-1", name="u85soc")
+    text = (out / "board.toml").read_text()
+    board = load_board(out)
+    assert board.todo == ()
+    # the SVD's NPU0 names no product: CONFIG 0x20000119 = product 2, MACS_PER_CC 9
+    assert board.npu.kinds == ("ethos-u85",) and board.npu.macs == {"ethos-u85": (512,)}
+    assert "NPU kind: ethos-u85, from CONFIG reset value 0x20000119" in text
+    assert "ethos-u85 = [512]\n" in text  # no TODO: the SVD said
+    assert (board.npu.base, board.npu.irq) == (0x40200000, 40)
+    # the pdsc's processor: Dmve="MVE", Dclock, Ddsp, Dtz; none left a TODO
+    cpu = board.cpu
+    assert (cpu.core, cpu.fpu, cpu.mve, cpu.clock_hz) == ("cortex-m55", "dp", "int", 300_000_000)
+    assert cpu.dsp and cpu.trustzone
+    for line in ('mve = "int"\n', "clock_hz = 300000000\n", "trustzone = true\n"):
+        assert line in text
+    regions = {r.name: r for r in board.regions}
+    # ITCM alias="SRAM_I": one region, the alias recorded on it and in the left-out list
+    assert sorted(regions) == ["DTCM", "ITCM", "MRAM", "SRAM0"]
+    assert "alias SRAM_I at 0x50000000" in regions["ITCM"].description
+    assert "SRAM_I 0x50000000 size 0x40000 access rws: the same memory as ITCM (alias)" in text
+    # "rws": the ITCM executes (it exists to), the DTCM does not (SRAM0 spells x: the
+    # pack uses the letter)
+    assert regions["ITCM"].executable and not regions["DTCM"].executable
+    assert regions["SRAM0"].executable
+    # every RAM volatile and not loadable; the MRAM (startup="1") the load memory
+    for name in ("ITCM", "DTCM", "SRAM0"):
+        assert regions[name].volatile and not regions[name].loadable, name
+    mram = regions["MRAM"]
+    assert (mram.kind, mram.volatile, mram.loadable, mram.writable) == ("flash", False, True, False)
+    assert mram.on_chip  # an MRAM is on the die, not an external flash
+    assert board.boot is not None and board.boot.vector_region == "MRAM"
+    # the SVD's UART2 has registers no kit driver knows: a custom console, its clock a TODO
+    assert board.console.kind == "custom"
+    assert "clock_hz = 25000000  # TODO: the UART's input clock" in text
+    stub = (out / "console.c").read_text()
+    assert "KIT_CONSOLE_CLOCK_HZ" in stub and "KIT_CONSOLE_BAUD" in stub
+
+
+def test_custom_console_clock_reaches_c(tmp_path: Path, pte_u55_shared: Path) -> None:
+    """[console] clock_hz/baud of a custom console are in kit_board_config.h: the drafted
+    stub uses them (they were `undeclared`)."""
+    out = _new(tmp_path, *PACK, "--console-peripheral", "LPUART3", "--npu", "ethos-u55-128")
+    toml = out / "board.toml"
+    toml.write_text(toml.read_text().replace("clock_hz = 25000000  #", "clock_hz = 48000000  #"))
+    project = make_project(pte_u55_shared, tmp_path / "fw", board=out).path
+    header = next(project.rglob("kit_board_config.h")).read_text()
+    assert "#define KIT_CONSOLE_CLOCK_HZ 48000000u" in header
+    assert "#define KIT_CONSOLE_BAUD 115200u" in header
+    assert "KIT_CONSOLE_BASE" not in header  # a custom console's base is its own C's
