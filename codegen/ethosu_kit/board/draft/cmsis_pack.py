@@ -139,7 +139,7 @@ _MVE = {"NO_MVE": "", "MVE": "int", "FP_MVE": "fp"}
 
 
 def _pdsc_extras(data: bytes, device: str, processor: str | None) -> _Extras:
-    """What cmsis-pack-manager drops, for `device` (a Dname or Dvname): the <processor>
+    """What cmsis-pack-manager drops, for `device` (a Dname or Dvariant): the <processor>
     attributes (the closer element wins, per Pname) and each <memory>'s alias=."""
     from lxml import etree  # noqa: PLC0415 - optional (pack extra); scan() checked it
 
@@ -151,7 +151,7 @@ def _pdsc_extras(data: bytes, device: str, processor: str | None) -> _Extras:
         return _Extras({}, {})
     found = None
     for elem in root.iter("device", "variant"):
-        if elem.get("Dname") == device or elem.get("Dvname") == device:
+        if device in (elem.get("Dname"), elem.get("Dvariant"), elem.get("Dvname")):
             found = elem
             break
     if found is None:
@@ -350,6 +350,7 @@ def draft_regions(device: PackDevice, security: str) -> tuple[list[RegionDraft],
     skipped += alias_notes
     x_on_ram = any("x" in m.access and "w" in m.access for m in device.memories)
     by_name = {m.name: m for m in device.memories}
+    aliased_by = {m.alias: m for m in device.memories if m.alias}
     for mem in sorted(memories, key=lambda m: m.start):
         label = f"{mem.name} 0x{mem.start:08x} size 0x{mem.size:x} access {mem.access}"
         if security == "s" and "n" in mem.access:
@@ -380,9 +381,9 @@ def draft_regions(device: PackDevice, security: str) -> tuple[list[RegionDraft],
             kind is RegionKind.FLASH and not any(w in mem.name.upper() for w in ("MRAM", "RRAM"))
         )
         volatile = kind not in (RegionKind.FLASH, RegionKind.ROM)
-        alias = alias_of.get(mem.name)
-        if alias is None and mem.alias in by_name and by_name[mem.alias] not in memories:
-            alias = by_name[mem.alias]  # its other security state, left out by the choice
+        # the same memory under another name: merged here, or its other security state
+        # (which the security choice leaves out), whichever of the two names the other
+        alias = alias_of.get(mem.name) or by_name.get(mem.alias or "") or aliased_by.get(mem.name)
         drafts.append(
             RegionDraft(
                 name=name,

@@ -148,6 +148,14 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
             d.given(Source.PACK, "boot.vector_region")
             if startup[0].start != home.base:
                 d.vector_address = startup[0].start
+    if d.vector_region == TODO:
+        # still blocking (a wrong guess never boots), but say what a part like this
+        # usually boots from: its on-chip non-volatile memory the pack marks default
+        nv = [f.region.name for f in d.regions if f.region.loadable and f.region.on_chip]
+        defaults = {m.name for m in device.memories if m.default}
+        likely = [n for n in nv if n in defaults] or nv
+        if len(likely) == 1:
+            d.vector_hint = f"its on-chip non-volatile memory is {likely[0]}"
     return d
 
 

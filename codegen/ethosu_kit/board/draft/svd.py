@@ -247,6 +247,15 @@ def _named(svd: SvdDevice, name: str, role: str, option: str, candidates: list[s
     )
 
 
+def _what(r: _Raw) -> str:
+    """ "ethos-u85-256", "ethos-u55" or "unknown kind": for a choice between two NPUs."""
+    facts = npu_facts(SvdPeripheral(r.name, r.base, None, r.irq, r.registers, r.description,
+                                    (r.name,), r.resets))  # fmt: skip
+    if facts.kind is None:
+        return "kind unknown"
+    return facts.kind + (f"-{facts.macs}" if facts.macs else "")
+
+
 def _pick(  # noqa: PLR0917 - one private helper for both roles
     svd: SvdDevice, role: str, option: str, found: list[_Raw], name: str | None, secure: bool
 ) -> SvdPeripheral | None:
@@ -260,8 +269,9 @@ def _pick(  # noqa: PLR0917 - one private helper for both roles
     if len(groups) > 1:
         names = sorted(groups)
         first = next((n for n in names if n.endswith("0")), names[0])  # UART0 before LPUART3
+        listed = [f"{n} ({_what(groups[n][0])})" if role == "NPU" else n for n in names]
         raise BoardError(
-            f"{svd.source}: {len(names)} peripherals could be the {role}: {', '.join(names)}",
+            f"{svd.source}: {len(names)} peripherals could be the {role}: {', '.join(listed)}",
             hint=f"name the one to use, e.g. {option} {first}",
         )
     group, members = next(iter(groups.items()))
