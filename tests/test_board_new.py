@@ -299,7 +299,10 @@ def test_bad_pack_and_svd_files(tmp_path: Path, capsys: pytest.CaptureFixture[st
     two_npus.write_text(SVD.read_text().replace("<name>ETHOSU_TA0</name>", "<name>NPU1</name>"))
     err = _error(capsys, "new-board", "x", "-o", str(tmp_path / "e"), *PACK, "--svd",
                  str(two_npus), "--console-peripheral", "UART0")  # fmt: skip
-    assert "2 peripherals could be the NPU: ETHOSU (ethos-u55), NPU1 (ethos-u55)" in err and "--npu-peripheral" in err
+    assert (
+        "2 peripherals could be the NPU: ETHOSU (ethos-u55), NPU1 (ethos-u55)" in err
+        and "--npu-peripheral" in err
+    )
     missing = _error(capsys, "new-board", "x", "-o", str(tmp_path / "f"), "--pack",
                      str(tmp_path / "none.pdsc"), "--device", "D")  # fmt: skip
     assert "none.pdsc: no such file" in missing

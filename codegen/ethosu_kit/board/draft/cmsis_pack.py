@@ -22,7 +22,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from ethosu_kit.board.draft.xml_bounds import scan
+from ethosu_kit.board.draft.xml_bounds import MAX_DEVICE_MEMORIES, scan
 from ethosu_kit.board.model import RegionKind
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.core.files import MAX_DEVICE_FILE, read_bytes
@@ -214,6 +214,13 @@ def load_device(path: Path, device: str, processor: str | None = None) -> PackDe
             hint=f"devices in this pack: {', '.join(sorted(index)) or 'none'}",
         )
     raw = index[device]
+    count = len(raw.get("memories") or {}) + len(raw.get("algorithms") or [])
+    if count > MAX_DEVICE_MEMORIES:
+        raise BoardError(
+            f"{path}: device {device} has {count:,} memories (more than {MAX_DEVICE_MEMORIES}): "
+            "a board drafted from them would be more than the kit reads",
+            hint="docs/input-files.md lists the limits",
+        )
     processors = raw.get("processors") or []
     if not processors:
         raise BoardError(f"{path}: device {device}: no <processor> element")
