@@ -76,6 +76,20 @@ def test_svd_with_100k_peripherals(tmp_path: Path) -> None:
     assert "peripherals" in line
 
 
+def test_svd_derived_copies_are_counted(tmp_path: Path) -> None:
+    """4,000 peripherals derivedFrom one with 1,000 registers: 4M register objects."""
+    regs = "".join(
+        f"<register><name>R{i}</name><addressOffset>{4 * i}</addressOffset></register>"
+        for i in range(1000)
+    )
+    xml = f"<peripheral><name>BIG</name><baseAddress>0x40000000</baseAddress><registers>{regs}"
+    xml += "</registers></peripheral>"
+    one = '<peripheral derivedFrom="BIG"><name>C{0}</name><baseAddress>0x4{0:07x}</baseAddress>'
+    xml += "".join(one.format(i) + "</peripheral>" for i in range(4000))
+    line, _ = _new_board(tmp_path, _pack(tmp_path, svd=_svd_with(xml)))
+    assert "derivedFrom copies" in line
+
+
 def test_svd_peripheral_name_with_a_newline(tmp_path: Path) -> None:
     svd = SVD.replace("<name>UART0_NS</name>", "<name>UART0_NS\n</name>", 1)
     svd = svd.replace('derivedFrom="UART0_NS"', 'derivedFrom="UART0_NS&#10;"', 1)

@@ -7,8 +7,9 @@ The libraries behind `new-board` build whole trees and expand arrays: cmsis-pack
 the file with lxml's event parser (no tree kept, libxml2's own limits on: no huge_tree,
 no entities, no DTD, no network) measures what those libraries would build and refuses
 a file past any bound with one line naming it. The bounds are far above the largest real
-vendor files (an Alif Ensemble E8 SVD: 3.5 MB, 151 peripherals, 3,373 registers, depth 11,
-scanned in 0.7 s; its .pdsc: 125 memories over every device, depth 8).
+vendor files (an Alif Ensemble E8 SVD: 3.5 MB, 151 peripherals, 7,378 registers with the
+derivedFrom copies, depth 11, scanned in 0.7 s; its .pdsc: 125 memories over every device,
+depth 8).
 """
 
 from __future__ import annotations
@@ -42,7 +43,7 @@ class XmlCounts:
     depth: int = 0
     memories: int = 0
     peripherals: int = 0  # <dim> expanded
-    registers: int = 0  # <dim> expanded, the peripheral's own dim included
+    registers: int = 0  # <dim> arrays and derivedFrom copies expanded
     tags: dict[str, int] = field(default_factory=dict)
 
 
@@ -60,6 +61,16 @@ def _dim(text: str | None, path: Path) -> int:
     return value or 1
 
 
+def _more_registers(counts: XmlCounts, n: int, path: Path) -> None:
+    counts.registers += n
+    if counts.registers > MAX_REGISTERS:
+        raise BoardError(
+            f"{path}: more than {MAX_REGISTERS:,} registers once <dim> arrays and "
+            "derivedFrom copies are expanded",
+            hint=_CHECKED,
+        )
+
+
 def scan(data: bytes, path: Path) -> XmlCounts:
     """Stream `data` once and check every bound; BoardError on the first one passed."""
     try:
@@ -73,7 +84,9 @@ def scan(data: bytes, path: Path) -> XmlCounts:
     stack: list[str] = []
     # per open <peripheral>/<cluster>/<register>: its <dim> (1 until read)
     dims: list[int] = []
-    periph_regs = 0
+    periph_regs = 0  # registers of one instance of the open peripheral
+    periph_name, periph_base = "", ""  # its <name>, and the peripheral it is derivedFrom
+    per_name: dict[str, int] = {}  # registers per instance, by peripheral name
     events = etree.iterparse(
         io.BytesIO(data),
         events=("start", "end"),
@@ -103,7 +116,8 @@ def scan(data: bytes, path: Path) -> XmlCounts:
                 if tag in ("peripheral", "cluster", "register"):
                     dims.append(1)
                     if tag == "peripheral":
-                        periph_regs = 0
+                        periph_regs, periph_name = 0, ""
+                        periph_base = str(elem.get("derivedFrom") or "")
                 elif tag == "memory":
                     counts.memories += 1
                     if counts.memories > MAX_PACK_MEMORIES and counts.root == "package":
@@ -117,23 +131,27 @@ def scan(data: bytes, path: Path) -> XmlCounts:
             if tag == "dim" and len(stack) >= 1 and stack[-1] in ("peripheral", "cluster",
                                                                    "register"):  # fmt: skip
                 dims[-1] = _dim(elem.text, path)
+            elif tag == "name" and stack and stack[-1] == "peripheral":
+                periph_name = (elem.text or "").strip()
             elif tag == "register" and dims:
                 n = 1
-                for d in dims:
+                for d in dims[1:]:  # dims[0] is the peripheral's own: counted at its end
                     n *= d
                 dims.pop()
-                counts.registers += n
                 periph_regs += n
-                if counts.registers > MAX_REGISTERS:
-                    raise BoardError(
-                        f"{path}: more than {MAX_REGISTERS:,} registers once <dim> arrays are "
-                        "expanded",
-                        hint=_CHECKED,
-                    )
+                _more_registers(counts, n, path)
             elif tag == "cluster" and dims:
                 dims.pop()
             elif tag == "peripheral" and dims:
-                counts.peripherals += dims.pop()
+                copies = dims.pop()
+                if periph_regs == 0 and periph_base:
+                    # derivedFrom copies the other's registers: cmsis-svd builds them again
+                    periph_regs = per_name.get(periph_base, 0)
+                    _more_registers(counts, periph_regs * copies, path)
+                else:
+                    _more_registers(counts, periph_regs * (copies - 1), path)
+                per_name[periph_name] = periph_regs
+                counts.peripherals += copies
                 if counts.peripherals > MAX_PERIPHERALS:
                     raise BoardError(
                         f"{path}: more than {MAX_PERIPHERALS:,} peripherals once <dim> arrays "
