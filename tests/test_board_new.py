@@ -476,3 +476,48 @@ def test_custom_console_clock_reaches_c(tmp_path: Path, pte_u55_shared: Path) ->
     assert "#define KIT_CONSOLE_CLOCK_HZ 48000000u" in header
     assert "#define KIT_CONSOLE_BAUD 115200u" in header
     assert "KIT_CONSOLE_BASE" not in header  # a custom console's base is its own C's
+
+
+_VARIANT_PDSC = """<?xml version="1.0"?>
+<package schemaVersion="1.7.7"><vendor>V</vendor><name>W_DFP</name><description>d</description>
+<url>https://example.invalid/</url>
+<releases><release version="1.0.0">r</release></releases><devices>
+<family Dfamily="W" Dvendor="V:1">
+  <description>W family</description>
+  <processor Pname="core0" Dcore="Cortex-M55" Dfpu="DP_FPU" Dmve="FP_MVE" Ddsp="DSP" Dtz="TZ"
+             Dclock="400000000"/>
+  <processor Pname="core1" Dcore="Cortex-M55" Dfpu="DP_FPU" Dmve="NO_MVE" Dclock="100000000"/>
+  <memory name="ITCM_NS" access="rwn" start="0x00000000" size="0x40000" alias="ITCM_S"/>
+  <memory name="DTCM_NS" access="rwn" start="0x20000000" size="0x40000" alias="DTCM_S"/>
+  <memory name="SRAM0_NS" access="rwn" start="0x24000000" size="0x100000" alias="SRAM0_S"/>
+  <memory name="ITCM_S" access="rws" start="0x10000000" size="0x40000"/>
+  <memory name="DTCM_S" access="rws" start="0x30000000" size="0x40000"/>
+  <memory name="SRAM0_S" access="rws" start="0x34000000" size="0x100000"/>
+  <device Dname="W"><variant Dvariant="W_QFN"/><variant Dvariant="W_BGA"/></device>
+</family></devices></package>
+"""
+
+
+def test_variant_with_security_aliases_and_no_x(tmp_path: Path) -> None:
+    """A pack shaped like Himax WE2's: the processor attributes of a <variant>'s family
+    per Pname, secure regions recording their non-secure alias=, and `rws`/`rwn` only
+    (the pack writes x nowhere): the RAMs execute, a DTCM does not, none is loadable."""
+    pdsc = tmp_path / "w.pdsc"
+    pdsc.write_text(_VARIANT_PDSC)
+    core0 = load_device(pdsc, "W_QFN", "core0")
+    assert (core0.mve, core0.clock_hz, core0.dsp, core0.trustzone) == (
+        "fp",
+        400_000_000,
+        True,
+        True,
+    )
+    core1 = load_device(pdsc, "W_BGA", "core1")
+    assert (core1.mve, core1.clock_hz, core1.dsp, core1.trustzone) == ("", 100_000_000, None, None)
+    d = draft_from_pack(core0, pdsc, "w", "auto")
+    regions = {f.region.name: f.region for f in d.regions}
+    assert sorted(regions) == ["DTCM_S", "ITCM_S", "SRAM0_S"]
+    assert "alias ITCM_NS at 0x00000000" in regions["ITCM_S"].description
+    assert regions["ITCM_S"].executable and regions["SRAM0_S"].executable
+    assert not regions["DTCM_S"].executable
+    assert not any(r.loadable for r in regions.values())
+    assert d.vector_region == "TODO"  # no startup memory, no non-volatile one to suggest
