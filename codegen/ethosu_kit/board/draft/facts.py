@@ -78,6 +78,7 @@ class Draft:
     # [boot]
     vector_region: str | None = None
     vector_address: int | None = None
+    vector_hint: str = ""  # what the sources suggest for a blocking vector_region, if anything
     # [qemu]
     qemu_machine: str | None = None
     qemu_cpu: str | None = None

@@ -37,7 +37,7 @@ from ethosu_kit.board.draft.render import (
     validate,
     write_folder,
 )
-from ethosu_kit.board.draft.svd import find_console, find_npu, npu_kind, uart_kind
+from ethosu_kit.board.draft.svd import find_console, find_npu, npu_facts, uart_kind
 from ethosu_kit.board.model import CONSOLE_KINDS, ConsoleKind, MemoryRegion
 from ethosu_kit.board.todo import TODO
 from ethosu_kit.core.errors import BoardError, KitError
@@ -85,11 +85,14 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
         skipped=skipped,
     )
     d.given(Source.PACK, "cpu.core", "cpu.fpu", "cpu.dcache_line", "cpu.trustzone", "region")
-    if core.mve:
+    if core.mve and device.mve is not None:
+        d.mve = device.mve
+        d.given(Source.PACK, "cpu.mve")
+    elif core.mve:
         d.defaulted(
             "cpu.mve",
-            'the pack library does not report Dmve: "fp" or "int" if this core has MVE '
-            "(faster kernels); none is safe",
+            'the pack gives no Dmve: "fp" or "int" if this core has MVE (faster kernels); '
+            "none is safe",
         )
     if core.caches:
         d.defaulted(
@@ -98,20 +101,32 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
             "nothing before this image enabled it; slower)",
         )
         d.defaulted("cpu.icache", "the pack does not say (off is safe, slower)")
-    if core.trustzone and security == "all":
+    if core.trustzone and device.trustzone is not None:
+        # Dtz says whether the core has the Security Extension; the firmware uses it only
+        # when the pack's map has the secure addresses it runs at
+        d.trustzone = device.trustzone and security != "ns"
+        d.given(Source.PACK, "cpu.trustzone")
+    elif core.trustzone and security == "all":
         d.defaulted(
             "cpu.trustzone",
             "the pack lists no secure/non-secure aliases: true if the "
             "core has the Security Extension",
         )
-    if core.dsp_optional:
+    if core.dsp_optional and device.dsp is not None:
+        d.dsp = device.dsp
+        d.given(Source.PACK, "cpu.dsp")
+    elif core.dsp_optional:
         d.dsp = False
         d.defaulted(
             "cpu.dsp",
-            "the pack library does not report Ddsp: true if the core has the "
-            "DSP extension (faster kernels); false is safe",
+            "the pack gives no Ddsp: true if the core has the DSP extension (faster "
+            "kernels); false is safe",
         )
-    d.defaulted("cpu.clock_hz", "the pack library does not report Dclock (used for times only)")
+    if device.clock_hz is not None:
+        d.clock_hz = device.clock_hz
+        d.given(Source.PACK, "cpu.clock_hz")
+    else:
+        d.defaulted("cpu.clock_hz", "the pack gives no Dclock (used for times only)")
     # the NPU's transactions match the aliases the board uses; a core without security
     # states (Armv7-M) has no secure side to ask for
     d.npu_secure = core.trustzone and security != "ns"
@@ -120,7 +135,7 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
         region = MemoryRegion(
             name=r.name, kind=r.kind, base=r.base, size=r.size, on_chip=r.on_chip,
             volatile=r.volatile, cpu=True, npu=r.npu, executable=r.executable,
-            writable=r.writable, loadable=True, description=comment(r.note),
+            writable=r.writable, loadable=r.loadable, description=comment(r.note),
         )  # fmt: skip
         note = "guessed from the memory's name and access: can the NPU's AXI masters reach it?"
         d.regions.append(RegionFacts(region=region, todo=note if guessed else ""))
@@ -133,6 +148,14 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
             d.given(Source.PACK, "boot.vector_region")
             if startup[0].start != home.base:
                 d.vector_address = startup[0].start
+    if d.vector_region == TODO:
+        # still blocking (a wrong guess never boots), but say what a part like this
+        # usually boots from: its on-chip non-volatile memory the pack marks default
+        nv = [f.region.name for f in d.regions if f.region.loadable and f.region.on_chip]
+        defaults = {m.name for m in device.memories if m.default}
+        likely = [n for n in nv if n in defaults] or nv
+        if len(likely) == 1:
+            d.vector_hint = f"its on-chip non-volatile memory is {likely[0]}"
     return d
 
 
@@ -179,10 +202,15 @@ def apply_svd(d: Draft, svd: SvdDevice, choices: Choices) -> None:
             d.npu_base, d.npu_base_ns, d.npu_irq = npu.base, npu.base_ns, npu.irq
             d.given(Source.SVD, "npu.base", "npu.irq")
             d.origin.append(f"NPU: {src} peripheral {'/'.join(npu.names)}")
-            kind = npu_kind(npu)
-            if kind and not d.npu_kinds:
-                d.npu_kinds = [kind]
+            facts = npu_facts(npu)
+            if facts.kind and not d.npu_kinds:
+                d.npu_kinds = [facts.kind]
                 d.given(Source.SVD, "npu.kinds")
+                d.origin.append(f"NPU kind: {facts.kind}, from {facts.why}")
+                if facts.macs is not None:
+                    d.npu_macs = {facts.kind: [facts.macs]}
+                    d.given(Source.SVD, "npu.macs", f"npu.macs.{facts.kind}")
+                    d.origin.append(f"NPU MACs: {facts.macs}, from its CONFIG reset value")
     if choices.console is None and choices.console_base is None:
         uart = find_console(svd, choices.console_peripheral, secure=secure)
         if uart is not None:
@@ -230,7 +258,8 @@ def apply_choices(d: Draft, choices: Choices) -> None:
     if choices.npu is not None:
         kind, macs = parse_npu(choices.npu)
         d.npu_kinds = [kind]
-        d.npu_macs = {kind: macs} if macs else {}
+        # MACs the SVD gave for this same kind stay unless the user names others
+        d.npu_macs = {kind: macs} if macs else {k: v for k, v in d.npu_macs.items() if k == kind}
         d.npu_registers = {k: v for k, v in d.npu_registers.items() if k == kind}
         d.npu_axi = {k: v for k, v in d.npu_axi.items() if k == kind}
         d.given(Source.USER, "npu.kinds", *(["npu.macs"] if macs else []))
@@ -309,6 +338,9 @@ def finish(d: Draft) -> None:
             'nothing is printed: cmsdk-apb or pl011 with base, "semihosting" under a debugger '
             'or QEMU, or "custom" with your own C',
         )
+    if _addressed(d.console_kind) and d.sources.get("console.clock_hz") is None:
+        # neither a pack nor an SVD gives a UART's reference clock (Dclock is the core's)
+        d.defaulted("console.clock_hz", "the UART's input clock (a wrong one garbles the text)")
     if d.console_kind is ConsoleKind.CUSTOM and "console" not in d.port_hooks:
         stub = "console.c"
         d.port_sources.append(stub)

@@ -17,6 +17,7 @@ from ethosu_kit.board.ports import MemoryFiles
 from ethosu_kit.board.todo import TODO
 from ethosu_kit.core import jinja
 from ethosu_kit.core.errors import BoardError, KitError
+from ethosu_kit.core.files import MAX_BOARD
 from ethosu_kit.core.paths import templates_dir
 from ethosu_kit.core.writer import write_folder as write_files
 
@@ -97,6 +98,12 @@ def validate(files: dict[str, bytes], name_for_errors: str) -> Board:
     for rel in files:
         _check_rel(rel)
     folder = Path(name_for_errors).resolve().parent
+    limit = MAX_BOARD.bytes  # the loader's own limit: never draft a board `boards` refuses
+    if len(files["board.toml"]) > limit:
+        raise BoardError(
+            f"{name_for_errors}: the drafted board.toml would be {len(files['board.toml']):,} "
+            f"bytes, more than the kit reads ({MAX_BOARD.env}={limit:,})"
+        )
     text = files["board.toml"].decode("utf-8")
     return load_board_text(text, name_for_errors, folder, MemoryFiles(files, folder))
 
