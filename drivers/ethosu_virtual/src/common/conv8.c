@@ -1,0 +1,216 @@
+/* ethosu-porting-kit virtual NPU: the convolutions' 8-bit path as a host vector kernel. */
+#include "common/conv8.h"
+
+#include "common/wcache.h"
+
+#ifdef ETHOSU_VIRTUAL_WEIGHT_CACHE
+#include <stdlib.h>
+#include <string.h>
+#if defined(__AVX2__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+/* The per-channel arrays of the operation running now (one at a time), grown as needed. */
+static void *conv8_arrays;
+static size_t conv8_capacity; /* channels */
+
+/* Channels rounded up to a whole vector block, so the kernels need no channel tail. */
+#define CONV8_BLOCK 32
+
+static int conv8_reserve(struct vnpu_conv8 *c, int depth_out)
+{
+    size_t n = ((size_t)depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
+    size_t per = 4u * sizeof(int32_t) + 2u * sizeof(int64_t) + 1u;
+    if (n > conv8_capacity) {
+        void *grown = realloc(conv8_arrays, n * per);
+        if (grown == NULL) {
+            return 0;
+        }
+        conv8_arrays = grown;
+        conv8_capacity = n;
+    }
+    int64_t *p64 = (int64_t *)conv8_arrays;
+    c->c_pos = p64;
+    c->c_neg = p64 + n;
+    int32_t *p32 = (int32_t *)(void *)(p64 + 2u * n);
+    c->bias = p32;
+    c->mult = p32 + n;
+    c->shift = p32 + 2u * n;
+    c->acc = p32 + 3u * n;
+    c->out = (uint8_t *)(void *)(p32 + 4u * n);
+    return 1;
+}
+
+/* W[o][terms] into the lanes-are-channels layout (padded channels and odd terms are 0). */
+static void conv8_transpose(int16_t *wt, const int16_t *w, int depth_out, size_t n, size_t terms,
+                            int depthwise)
+{
+    if (depthwise) {
+        memset(wt, 0, terms * n * sizeof(int16_t));
+        for (size_t t = 0; t < terms; t++) {
+            for (int o = 0; o < depth_out; o++) {
+                wt[t * n + (size_t)o] = w[(size_t)o * terms + t];
+            }
+        }
+        return;
+    }
+    size_t pairs = (terms + 1u) / 2u;
+    memset(wt, 0, pairs * n * 2u * sizeof(int16_t));
+    for (size_t k = 0; k < terms; k++) {
+        int16_t *row = wt + (k / 2u) * n * 2u + (k & 1u);
+        for (int o = 0; o < depth_out; o++) {
+            row[(size_t)o * 2u] = w[(size_t)o * terms + k];
+        }
+    }
+}
+
+int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_out, size_t terms,
+                       size_t ic, int depthwise)
+{
+    if (weights == NULL || depth_out <= 0 || terms == 0u || !conv8_reserve(c, depth_out)) {
+        return 0;
+    }
+    size_t n = ((size_t)depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
+    size_t rows = depthwise ? terms : (terms + 1u) / 2u * 2u;
+    int fresh = 0;
+    int16_t *wt = (int16_t *)vnpu_wcache_extra(weights, rows * n * sizeof(int16_t), &fresh);
+    if (wt == NULL) {
+        return 0;
+    }
+    if (fresh) {
+        conv8_transpose(wt, weights, depth_out, n, terms, depthwise);
+    }
+    c->wt = wt;
+    c->terms = terms;
+    c->ic = ic;
+    c->depth_out = depth_out;
+    c->depthwise = depthwise;
+    for (size_t o = (size_t)depth_out; o < n; o++) {
+        c->bias[o] = 0;
+    }
+    return 1;
+}
+
+/* acc[0, n) = bias + sum over the term pairs of the broadcast pair times each channel's pair. */
+static void conv8_macs(const struct vnpu_conv8 *c, const int16_t *restrict patch, size_t n)
+{
+    const size_t terms = c->terms;
+    const int16_t *restrict wt = c->wt;
+    int32_t *restrict acc = c->acc;
+    for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
+#if defined(__AVX2__)
+        const size_t pairs = terms / 2u;
+        /* 32 channels in four registers; one VPMADDWD is 16 products */
+        __m256i a0 = _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + o0));
+        __m256i a1 = _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + o0 + 8));
+        __m256i a2 = _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + o0 + 16));
+        __m256i a3 = _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + o0 + 24));
+        const int16_t *w = wt + o0 * 2u;
+        for (size_t k = 0; k < pairs; k++, w += n * 2u) {
+            uint32_t pair;
+            memcpy(&pair, patch + 2u * k, sizeof(pair));
+            __m256i b = _mm256_set1_epi32((int32_t)pair);
+            const __m256i *pw = (const __m256i *)(const void *)w;
+            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(b, _mm256_loadu_si256(pw)));
+            a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(b, _mm256_loadu_si256(pw + 1)));
+            a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(b, _mm256_loadu_si256(pw + 2)));
+            a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(b, _mm256_loadu_si256(pw + 3)));
+        }
+        if (terms & 1u) {
+            /* the last term against a zero partner */
+            __m256i b = _mm256_set1_epi32((int32_t)(uint16_t)patch[terms - 1u]);
+            const __m256i *pw = (const __m256i *)(const void *)w;
+            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(b, _mm256_loadu_si256(pw)));
+            a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(b, _mm256_loadu_si256(pw + 1)));
+            a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(b, _mm256_loadu_si256(pw + 2)));
+            a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(b, _mm256_loadu_si256(pw + 3)));
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(acc + o0), a0);
+        _mm256_storeu_si256((__m256i *)(void *)(acc + o0 + 8), a1);
+        _mm256_storeu_si256((__m256i *)(void *)(acc + o0 + 16), a2);
+        _mm256_storeu_si256((__m256i *)(void *)(acc + o0 + 24), a3);
+#elif defined(__SSE2__)
+        /* every x86-64: 32 channels in eight registers, PMADDWD is 8 products */
+        __m128i a[8];
+        for (int j = 0; j < 8; j++) {
+            a[j] = _mm_loadu_si128((const __m128i *)(const void *)(c->bias + o0 + 4u * (size_t)j));
+        }
+        const int16_t *w = wt + o0 * 2u;
+        for (size_t k = 0; k < (terms + 1u) / 2u; k++, w += n * 2u) {
+            uint32_t pair = (uint16_t)patch[2u * k];
+            if (2u * k + 1u < terms) {
+                pair |= (uint32_t)(uint16_t)patch[2u * k + 1u] << 16;
+            }
+            __m128i b = _mm_set1_epi32((int32_t)pair);
+            const __m128i *pw = (const __m128i *)(const void *)w;
+            for (int j = 0; j < 8; j++) {
+                a[j] = _mm_add_epi32(a[j], _mm_madd_epi16(b, _mm_loadu_si128(pw + j)));
+            }
+        }
+        for (int j = 0; j < 8; j++) {
+            _mm_storeu_si128((__m128i *)(void *)(acc + o0 + 4u * (size_t)j), a[j]);
+        }
+#else
+        int32_t a[CONV8_BLOCK];
+        for (int j = 0; j < CONV8_BLOCK; j++) {
+            a[j] = c->bias[o0 + (size_t)j];
+        }
+        const int16_t *w = wt + o0 * 2u;
+        for (size_t k = 0; k < (terms + 1u) / 2u; k++, w += n * 2u) {
+            int32_t p0 = patch[2u * k];
+            int32_t p1 = 2u * k + 1u < terms ? patch[2u * k + 1u] : 0;
+            for (int j = 0; j < CONV8_BLOCK; j++) {
+                a[j] += p0 * w[2 * j] + p1 * w[2 * j + 1];
+            }
+        }
+        for (int j = 0; j < CONV8_BLOCK; j++) {
+            acc[o0 + (size_t)j] = a[j];
+        }
+#endif
+    }
+}
+
+/* Depthwise: acc[o] = bias + sum over taps of the tap's channel o times its weight. */
+static void conv8_macs_dw(const struct vnpu_conv8 *c, const int16_t *restrict patch, size_t n)
+{
+    const int16_t *restrict wt = c->wt;
+    int32_t *restrict acc = c->acc;
+    const int32_t *restrict bias = c->bias;
+    const size_t d = (size_t)c->depth_out;
+    for (size_t o = 0; o < n; o++) {
+        acc[o] = bias[o];
+    }
+    for (size_t t = 0; t < c->terms; t++) {
+        const int16_t *restrict p = patch + t * c->ic;
+        const int16_t *restrict w = wt + t * n;
+        for (size_t o = 0; o < d; o++) {
+            acc[o] += (int32_t)p[o] * (int32_t)w[o];
+        }
+    }
+}
+
+void vnpu_conv8_pixel(const struct vnpu_conv8 *c, const int16_t *patch, int32_t zp, int32_t lo,
+                      int32_t hi)
+{
+    size_t n = ((size_t)c->depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
+    if (c->depthwise) {
+        conv8_macs_dw(c, patch, n);
+    } else {
+        conv8_macs(c, patch, n);
+    }
+    /* vnpu_out8 of every channel, over the arrays */
+    const int32_t *restrict acc = c->acc;
+    const int32_t *restrict mult = c->mult;
+    const int32_t *restrict shift = c->shift;
+    const int64_t *restrict c_pos = c->c_pos;
+    const int64_t *restrict c_neg = c->c_neg;
+    uint8_t *restrict out = c->out;
+    const size_t d = (size_t)c->depth_out;
+    for (size_t o = 0; o < d; o++) {
+        int64_t p = (int64_t)acc[o] * (int64_t)mult[o];
+        p += p < 0 ? c_neg[o] : c_pos[o];
+        int32_t v = ((int32_t)(p >> 32) >> shift[o]) + zp;
+        out[o] = (uint8_t)(v < lo ? lo : (v > hi ? hi : v));
+    }
+}
+#endif
