@@ -14,6 +14,10 @@
 static void *conv8_arrays;
 static size_t conv8_capacity; /* channels */
 
+/* The IFM plane and the receptive field of the operation running now, grown as needed. */
+static int16_t *conv8_plane;
+static size_t conv8_plane_values;
+
 /* Channels rounded up to a whole vector block, so the kernels need no channel tail. */
 #define CONV8_BLOCK 32
 
@@ -88,6 +92,43 @@ int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_o
     for (size_t o = (size_t)depth_out; o < n; o++) {
         c->bias[o] = 0;
     }
+    return 1;
+}
+
+int vnpu_conv8_ifm(struct vnpu_conv8 *c, const struct fm *ifm, const struct kernel *k, int ukh,
+                   int ukw)
+{
+    size_t ph = (size_t)k->pad_top + (size_t)k->ih + (size_t)k->pad_bottom;
+    size_t pw = (size_t)k->pad_left + (size_t)k->iw + (size_t)k->pad_right;
+    size_t ic = (size_t)ifm->c;
+    size_t field = (size_t)ukh * (size_t)ukw * ic + 2u; /* + the odd term's partner */
+    size_t values = ph * pw * ic + field;
+    if (values > conv8_plane_values) {
+        int16_t *grown = (int16_t *)realloc(conv8_plane, values * sizeof(int16_t));
+        if (grown == NULL) {
+            return 0;
+        }
+        conv8_plane = grown;
+        conv8_plane_values = values;
+    }
+    int16_t *plane = conv8_plane;
+    /* the padding rows and columns zero, every IFM pixel as the gather reads it */
+    memset(plane, 0, ph * pw * ic * sizeof(int16_t));
+    for (int y = 0; y < k->ih; y++) {
+        int16_t *dst = plane + (((size_t)y + (size_t)k->pad_top) * pw + (size_t)k->pad_left) * ic;
+        for (int x = 0; x < k->iw; x++, dst += ic) {
+            vnpu_tap16(ifm, k, y, x, dst);
+        }
+    }
+    c->plane = plane;
+    c->row = pw * ic;
+    c->patch = plane + ph * pw * ic;
+    c->sy = k->sy;
+    c->sx = k->sx;
+    c->dy = k->dy;
+    c->dx = k->dx;
+    c->ukh = ukh;
+    c->ukw = ukw;
     return 1;
 }
 
@@ -170,8 +211,9 @@ static void conv8_macs(const struct vnpu_conv8 *c, const int16_t *restrict patch
     }
 }
 
-/* Depthwise: acc[o] = bias + sum over taps of the tap's channel o times its weight. */
-static void conv8_macs_dw(const struct vnpu_conv8 *c, const int16_t *restrict patch, size_t n)
+/* Depthwise: acc[o] = bias + sum over taps of the tap's channel o times its weight; the taps
+ * read from the plane in place. */
+static void conv8_macs_dw(const struct vnpu_conv8 *c, const int16_t *pixel, size_t n)
 {
     const int16_t *restrict wt = c->wt;
     int32_t *restrict acc = c->acc;
@@ -180,23 +222,44 @@ static void conv8_macs_dw(const struct vnpu_conv8 *c, const int16_t *restrict pa
     for (size_t o = 0; o < n; o++) {
         acc[o] = bias[o];
     }
-    for (size_t t = 0; t < c->terms; t++) {
-        const int16_t *restrict p = patch + t * c->ic;
-        const int16_t *restrict w = wt + t * n;
-        for (size_t o = 0; o < d; o++) {
-            acc[o] += (int32_t)p[o] * (int32_t)w[o];
+    size_t t = 0;
+    for (int ky = 0; ky < c->ukh; ky++) {
+        const int16_t *line = pixel + (size_t)ky * (size_t)c->dy * c->row;
+        for (int kx = 0; kx < c->ukw; kx++, t++) {
+            const int16_t *restrict p = line + (size_t)kx * (size_t)c->dx * c->ic;
+            const int16_t *restrict w = wt + t * n;
+            for (size_t o = 0; o < d; o++) {
+                acc[o] += (int32_t)p[o] * (int32_t)w[o];
+            }
         }
     }
 }
 
-void vnpu_conv8_pixel(const struct vnpu_conv8 *c, const int16_t *patch, int32_t zp, int32_t lo,
+void vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
                       int32_t hi)
 {
     size_t n = ((size_t)c->depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
+    const int16_t *pixel =
+        c->plane + (size_t)oy * (size_t)c->sy * c->row + (size_t)ox * (size_t)c->sx * c->ic;
     if (c->depthwise) {
-        conv8_macs_dw(c, patch, n);
+        conv8_macs_dw(c, pixel, n);
     } else {
-        conv8_macs(c, patch, n);
+        /* the receptive field in the weights' term order [ky][kx][ic]: whole rows when the
+         * taps of a row are adjacent */
+        int16_t *dst = c->patch;
+        size_t tap = c->ic * sizeof(int16_t);
+        for (int ky = 0; ky < c->ukh && c->ukh * c->ukw > 1; ky++) {
+            const int16_t *line = pixel + (size_t)ky * (size_t)c->dy * c->row;
+            if (c->dx == 1) {
+                memcpy(dst, line, (size_t)c->ukw * tap);
+                dst += (size_t)c->ukw * c->ic;
+                continue;
+            }
+            for (int kx = 0; kx < c->ukw; kx++, dst += c->ic) {
+                memcpy(dst, line + (size_t)kx * (size_t)c->dx * c->ic, tap);
+            }
+        }
+        conv8_macs(c, c->ukh * c->ukw == 1 ? pixel : c->patch, n);
     }
     /* vnpu_out8 of every channel, over the arrays */
     const int32_t *restrict acc = c->acc;

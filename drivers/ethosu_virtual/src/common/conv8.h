@@ -17,6 +17,7 @@
 #ifndef VNPU_CONV8_H
 #define VNPU_CONV8_H
 
+#include "common/kernel.h"
 #include "common/rescale.h"
 
 #include <stddef.h>
@@ -29,6 +30,12 @@ struct vnpu_conv8 {
     int64_t *c_pos, *c_neg;
     int32_t *acc;
     uint8_t *out; /* the pixel's depth_out output bytes */
+    /* the IFM as the receptive fields read it: int16 minus the zero point, the padding as
+     * zeros around it, [pad_top + ih + pad_bottom][pad_left + iw + pad_right][ic] */
+    const int16_t *plane;
+    size_t row;     /* values per plane row */
+    int16_t *patch; /* conv: one pixel's receptive field */
+    int sy, sx, dy, dx, ukh, ukw;
     size_t terms; /* conv: taps x IFM depth; depthwise: taps */
     size_t ic;    /* depthwise: the receptive field's values per tap */
     int depth_out;
@@ -44,14 +51,20 @@ struct vnpu_conv8 {
  */
 int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_out, size_t terms,
                        size_t ic, int depthwise);
-/* Every channel's output byte of one pixel into c->out, from the int16 receptive field. */
-void vnpu_conv8_pixel(const struct vnpu_conv8 *c, const int16_t *patch, int32_t zp, int32_t lo,
+/* The IFM plane (ifm_tap's values, vnpu_tap16 each pixel) for the kernel k of ukh x ukw taps:
+ * 1 ready, 0 no memory (the caller takes its own path). After vnpu_conv8_prepare. */
+int vnpu_conv8_ifm(struct vnpu_conv8 *c, const struct fm *ifm, const struct kernel *k, int ukh,
+                   int ukw);
+/* Every channel's output byte of OFM pixel (oy, ox) into c->out. */
+void vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
                       int32_t hi);
 #else
 #define vnpu_conv8_prepare(c, weights, depth_out, terms, ic, depthwise)                            \
     ((void)(c), (void)(weights), (void)(depth_out), (void)(terms), (void)(ic), (void)(depthwise), 0)
-#define vnpu_conv8_pixel(c, patch, zp, lo, hi)                                                     \
-    ((void)(c), (void)(patch), (void)(zp), (void)(lo), (void)(hi))
+#define vnpu_conv8_ifm(c, ifm, k, ukh, ukw)                                                        \
+    ((void)(c), (void)(ifm), (void)(k), (void)(ukh), (void)(ukw), 0)
+#define vnpu_conv8_pixel(c, oy, ox, zp, lo, hi)                                                    \
+    ((void)(c), (void)(oy), (void)(ox), (void)(zp), (void)(lo), (void)(hi))
 #endif
 
 /* Channel oc's bias and 32-bit rescale. */

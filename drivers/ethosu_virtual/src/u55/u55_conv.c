@@ -289,6 +289,7 @@ static int conv_channels(struct vnpu_exec *run, struct conv55 *cv, size_t fixed)
     for (int oc = 0; cv->vec8 && oc < cv->depth_out; oc++) {
         vnpu_conv8_channel(&cv->k8, oc, cv->no_bias ? 0 : (int32_t)chans[oc].bias, &chans[oc].r32);
     }
+    cv->vec8 = cv->vec8 && vnpu_conv8_ifm(&cv->k8, &cv->op.ifm, &cv->op.k, cv->op.ukh, cv->op.ukw);
     return 0;
 }
 
@@ -393,13 +394,13 @@ static int op_conv(struct vnpu_exec *run, int depthwise)
     const int32_t out_hi = (int32_t)o.lim.hi;
     for (int oy = 0; oy < ofm.h; oy++) {
         for (int ox = 0; ox < ofm.w; ox++) {
-            conv_gather(&cv, &ifm, &k, oy, ox);
             uint8_t *po = ofm.mem + fm_offset(&ofm, oy, ox, 0);
             if (cv.vec8) {
-                vnpu_conv8_pixel(&cv.k8, patch16, o.zp, out_lo, out_hi);
+                vnpu_conv8_pixel(&cv.k8, oy, ox, o.zp, out_lo, out_hi);
                 conv_store8(&ofm, po, cv.k8.out, depth_out);
                 continue;
             }
+            conv_gather(&cv, &ifm, &k, oy, ox);
             if (!cv.fast8) {
                 for (int oc = 0; oc < depth_out; oc++) {
                     int64_t acc = conv_acc(&cv, oc);
