@@ -10,6 +10,13 @@
 #include <immintrin.h>
 #endif
 
+#if defined(__AVX512VNNI__)
+/* acc + the pairwise products of b and w: one VPDPWSSD (wrapping, like the add) */
+#define CONV8_MADD512(acc, b, w) _mm512_dpwssd_epi32((acc), (b), (w))
+#else
+#define CONV8_MADD512(acc, b, w) _mm512_add_epi32((acc), _mm512_madd_epi16((b), (w)))
+#endif
+
 /* The per-channel arrays of the operation running now (one at a time), grown as needed. */
 static void *conv8_arrays;
 static size_t conv8_capacity; /* channels */
@@ -139,7 +146,40 @@ static void conv8_macs(const struct vnpu_conv8 *c, const int16_t *restrict patch
     const int16_t *restrict wt = c->wt;
     int32_t *restrict acc = c->acc;
     for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
-#if defined(__AVX2__)
+#if defined(__AVX512BW__)
+        /* 32 channels in two registers, two term pairs an iteration into separate sums */
+        const size_t pairs = terms / 2u;
+        const size_t step = n * 2u;
+        __m512i a0 = _mm512_loadu_si512((const void *)(c->bias + o0));
+        __m512i a1 = _mm512_loadu_si512((const void *)(c->bias + o0 + 16));
+        __m512i a2 = _mm512_setzero_si512();
+        __m512i a3 = _mm512_setzero_si512();
+        const int16_t *w = wt + o0 * 2u;
+        size_t k = 0;
+        for (; k + 1u < pairs; k += 2u, w += 2u * step) {
+            uint32_t pair0;
+            uint32_t pair1;
+            memcpy(&pair0, patch + 2u * k, sizeof(pair0));
+            memcpy(&pair1, patch + 2u * k + 2u, sizeof(pair1));
+            __m512i b0 = _mm512_set1_epi32((int32_t)pair0);
+            __m512i b1 = _mm512_set1_epi32((int32_t)pair1);
+            a0 = CONV8_MADD512(a0, b0, _mm512_loadu_si512((const void *)w));
+            a1 = CONV8_MADD512(a1, b0, _mm512_loadu_si512((const void *)(w + 32)));
+            a2 = CONV8_MADD512(a2, b1, _mm512_loadu_si512((const void *)(w + step)));
+            a3 = CONV8_MADD512(a3, b1, _mm512_loadu_si512((const void *)(w + step + 32)));
+        }
+        for (; k < (terms + 1u) / 2u; k++, w += step) {
+            uint32_t pair = (uint16_t)patch[2u * k];
+            if (2u * k + 1u < terms) {
+                pair |= (uint32_t)(uint16_t)patch[2u * k + 1u] << 16;
+            }
+            __m512i b = _mm512_set1_epi32((int32_t)pair);
+            a0 = CONV8_MADD512(a0, b, _mm512_loadu_si512((const void *)w));
+            a1 = CONV8_MADD512(a1, b, _mm512_loadu_si512((const void *)(w + 32)));
+        }
+        _mm512_storeu_si512((void *)(acc + o0), _mm512_add_epi32(a0, a2));
+        _mm512_storeu_si512((void *)(acc + o0 + 16), _mm512_add_epi32(a1, a3));
+#elif defined(__AVX2__)
         const size_t pairs = terms / 2u;
         /* 32 channels in four registers; one VPMADDWD is 16 products */
         __m256i a0 = _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + o0));
