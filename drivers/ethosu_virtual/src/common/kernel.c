@@ -83,17 +83,20 @@ void vnpu_tap16(const struct fm *ifm, const struct kernel *k, int y, int x, int1
     /* no upscaling: the tap's channels are bytes at one address (NHWC), or runs of 16 (NHCWB16) */
     const uint8_t *pixel = ifm->mem + fm_offset(ifm, y, x, 0);
     int run = ifm->brick ? 16 : ifm->c; /* channels at consecutive bytes */
+    const int32_t zp = ifm->zp;
     for (int c0 = 0; c0 < ifm->c; c0 += run) {
-        const uint8_t *src = pixel + (ifm->brick ? (int64_t)(c0 >> 4) * ifm->sc : 0);
+        /* restrict: the IFM is bytes, which may alias anything; without it the int16 stores
+         * keep the conversion one value at a time */
+        const uint8_t *restrict src = pixel + (ifm->brick ? (int64_t)(c0 >> 4) * ifm->sc : 0);
         int len = ifm->c - c0 < run ? ifm->c - c0 : run;
-        int16_t *out = dst + c0;
+        int16_t *restrict out = dst + c0;
         if (ifm->is_signed) {
             for (int j = 0; j < len; j++) {
-                out[j] = (int16_t)((int8_t)src[j] - ifm->zp);
+                out[j] = (int16_t)((int8_t)src[j] - zp);
             }
         } else {
             for (int j = 0; j < len; j++) {
-                out[j] = (int16_t)(src[j] - ifm->zp);
+                out[j] = (int16_t)(src[j] - zp);
             }
         }
     }
