@@ -282,6 +282,13 @@ static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
             memcpy(po, out, (size_t)depth_out);
             return;
         }
+        if (oa[2].brick && !oa[2].rev) { /* NHCWB16: runs of 16 channels */
+            for (int c = 0; c < depth_out; c += 16) {
+                memcpy(po + (c >> 4) * oa[2].sc, out + c,
+                       (size_t)(depth_out - c < 16 ? depth_out - c : 16));
+            }
+            return;
+        }
         for (int c = 0; c < depth_out; c++) {
             po[axis_off(&oa[2], c)] = out[c];
         }
