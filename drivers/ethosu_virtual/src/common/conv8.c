@@ -27,11 +27,18 @@ static size_t conv8_plane_values;
 
 /* Channels rounded up to a whole vector block, so the kernels need no channel tail. */
 #define CONV8_BLOCK 32
+/* Output pixels of one row computed together: each weight load serves them all. */
+#define CONV8_PIXELS 4
+
+/* The pixels the last vnpu_conv8_pixel computed: row, first column, count (row -1: none). */
+static int conv8_block_oy = -1;
+static int conv8_block_ox;
+static int conv8_block_n;
 
 static int conv8_reserve(struct vnpu_conv8 *c, int depth_out)
 {
     size_t n = ((size_t)depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
-    size_t per = 4u * sizeof(int32_t) + 2u * sizeof(int64_t) + 1u;
+    size_t per = (3u + CONV8_PIXELS) * sizeof(int32_t) + 2u * sizeof(int64_t) + CONV8_PIXELS;
     if (n > conv8_capacity) {
         void *grown = realloc(conv8_arrays, n * per);
         if (grown == NULL) {
@@ -48,7 +55,7 @@ static int conv8_reserve(struct vnpu_conv8 *c, int depth_out)
     c->mult = p32 + n;
     c->shift = p32 + 2u * n;
     c->acc = p32 + 3u * n;
-    c->out = (uint8_t *)(void *)(p32 + 4u * n);
+    c->out = (uint8_t *)(void *)(p32 + (3u + CONV8_PIXELS) * n);
     return 1;
 }
 
@@ -103,13 +110,14 @@ int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_o
 }
 
 int vnpu_conv8_ifm(struct vnpu_conv8 *c, const struct fm *ifm, const struct kernel *k, int ukh,
-                   int ukw)
+                   int ukw, int ow)
 {
+    conv8_block_oy = -1;
     size_t ph = (size_t)k->pad_top + (size_t)k->ih + (size_t)k->pad_bottom;
     size_t pw = (size_t)k->pad_left + (size_t)k->iw + (size_t)k->pad_right;
     size_t ic = (size_t)ifm->c;
     size_t field = (size_t)ukh * (size_t)ukw * ic + 2u; /* + the odd term's partner */
-    size_t values = ph * pw * ic + field;
+    size_t values = ph * pw * ic + field * CONV8_PIXELS;
     if (values > conv8_plane_values) {
         int16_t *grown = (int16_t *)realloc(conv8_plane, values * sizeof(int16_t));
         if (grown == NULL) {
@@ -136,15 +144,17 @@ int vnpu_conv8_ifm(struct vnpu_conv8 *c, const struct fm *ifm, const struct kern
     c->dx = k->dx;
     c->ukh = ukh;
     c->ukw = ukw;
+    c->field = field;
+    c->ow = ow;
     return 1;
 }
 
 /* acc[0, n) = bias + sum over the term pairs of the broadcast pair times each channel's pair. */
-static void conv8_macs(const struct vnpu_conv8 *c, const int16_t *restrict patch, size_t n)
+static void conv8_macs(const struct vnpu_conv8 *c, const int16_t *restrict patch, size_t n,
+                       int32_t *restrict acc)
 {
     const size_t terms = c->terms;
     const int16_t *restrict wt = c->wt;
-    int32_t *restrict acc = c->acc;
     for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
 #if defined(__AVX512BW__)
         /* 32 channels in two registers, two term pairs an iteration into separate sums */
@@ -275,39 +285,76 @@ static void conv8_macs_dw(const struct vnpu_conv8 *c, const int16_t *pixel, size
     }
 }
 
-void vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
-                      int32_t hi)
+/* The receptive field of (oy, ox) in the weights' term order [ky][kx][ic]: the plane itself
+ * for a 1x1 kernel, else copied into dst by whole rows where a row's taps are adjacent. */
+static const int16_t *conv8_field(const struct vnpu_conv8 *c, int oy, int ox, int16_t *dst)
 {
-    size_t n = ((size_t)c->depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
     const int16_t *pixel =
         c->plane + (size_t)oy * (size_t)c->sy * c->row + (size_t)ox * (size_t)c->sx * c->ic;
-    if (c->depthwise) {
-        conv8_macs_dw(c, pixel, n);
-    } else {
-        /* the receptive field in the weights' term order [ky][kx][ic]: whole rows when the
-         * taps of a row are adjacent */
-        int16_t *dst = c->patch;
-        size_t tap = c->ic * sizeof(int16_t);
-        for (int ky = 0; ky < c->ukh && c->ukh * c->ukw > 1; ky++) {
-            const int16_t *line = pixel + (size_t)ky * (size_t)c->dy * c->row;
-            if (c->dx == 1) {
-                memcpy(dst, line, (size_t)c->ukw * tap);
-                dst += (size_t)c->ukw * c->ic;
-                continue;
-            }
-            for (int kx = 0; kx < c->ukw; kx++, dst += c->ic) {
-                memcpy(dst, line + (size_t)kx * (size_t)c->dx * c->ic, tap);
+    if (c->ukh * c->ukw == 1) {
+        return pixel;
+    }
+    int16_t *field = dst;
+    size_t tap = c->ic * sizeof(int16_t);
+    for (int ky = 0; ky < c->ukh; ky++) {
+        const int16_t *line = pixel + (size_t)ky * (size_t)c->dy * c->row;
+        if (c->dx == 1) {
+            memcpy(dst, line, (size_t)c->ukw * tap);
+            dst += (size_t)c->ukw * c->ic;
+            continue;
+        }
+        for (int kx = 0; kx < c->ukw; kx++, dst += c->ic) {
+            memcpy(dst, line + (size_t)kx * (size_t)c->dx * c->ic, tap);
+        }
+    }
+    return field;
+}
+
+#if defined(__AVX512BW__)
+/* conv8_macs of CONV8_PIXELS fields at once: one load of each weight vector for all of them.
+ * The last pair of an odd term count reads one value past its field (the plane and the
+ * field buffers have room) against a zero weight. */
+static void conv8_macs_block(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS],
+                             size_t n, int32_t *restrict acc)
+{
+    const size_t pairs = (c->terms + 1u) / 2u;
+    const size_t step = n * 2u;
+    for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
+        __m512i a[CONV8_PIXELS][2];
+        __m512i b0 = _mm512_loadu_si512((const void *)(c->bias + o0));
+        __m512i b1 = _mm512_loadu_si512((const void *)(c->bias + o0 + 16));
+        for (int i = 0; i < CONV8_PIXELS; i++) {
+            a[i][0] = b0;
+            a[i][1] = b1;
+        }
+        const int16_t *w = c->wt + o0 * 2u;
+        for (size_t k = 0; k < pairs; k++, w += step) {
+            __m512i w0 = _mm512_loadu_si512((const void *)w);
+            __m512i w1 = _mm512_loadu_si512((const void *)(w + 32));
+            for (int i = 0; i < CONV8_PIXELS; i++) {
+                uint32_t pair;
+                memcpy(&pair, f[i] + 2u * k, sizeof(pair));
+                __m512i b = _mm512_set1_epi32((int32_t)pair);
+                a[i][0] = CONV8_MADD512(a[i][0], b, w0);
+                a[i][1] = CONV8_MADD512(a[i][1], b, w1);
             }
         }
-        conv8_macs(c, c->ukh * c->ukw == 1 ? pixel : c->patch, n);
+        for (int i = 0; i < CONV8_PIXELS; i++) {
+            _mm512_storeu_si512((void *)(acc + (size_t)i * n + o0), a[i][0]);
+            _mm512_storeu_si512((void *)(acc + (size_t)i * n + o0 + 16), a[i][1]);
+        }
     }
-    /* vnpu_out8 of every channel, over the arrays */
-    const int32_t *restrict acc = c->acc;
+}
+#endif
+
+/* vnpu_out8 of every channel, over the arrays. */
+static void conv8_out(const struct vnpu_conv8 *c, const int32_t *restrict acc,
+                      uint8_t *restrict out, int32_t zp, int32_t lo, int32_t hi)
+{
     const int32_t *restrict mult = c->mult;
     const int32_t *restrict shift = c->shift;
     const int64_t *restrict c_pos = c->c_pos;
     const int64_t *restrict c_neg = c->c_neg;
-    uint8_t *restrict out = c->out;
     const size_t d = (size_t)c->depth_out;
     for (size_t o = 0; o < d; o++) {
         int64_t p = (int64_t)acc[o] * (int64_t)mult[o];
@@ -315,5 +362,45 @@ void vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, in
         int32_t v = ((int32_t)(p >> 32) >> shift[o]) + zp;
         out[o] = (uint8_t)(v < lo ? lo : (v > hi ? hi : v));
     }
+}
+
+const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
+                                int32_t hi)
+{
+    size_t n = ((size_t)c->depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
+    if (c->depthwise) {
+        const int16_t *pixel =
+            c->plane + (size_t)oy * (size_t)c->sy * c->row + (size_t)ox * (size_t)c->sx * c->ic;
+        conv8_macs_dw(c, pixel, n);
+        conv8_out(c, c->acc, c->out, zp, lo, hi);
+        return c->out;
+    }
+    if (oy == conv8_block_oy && ox >= conv8_block_ox && ox < conv8_block_ox + conv8_block_n) {
+        return c->out + (size_t)(ox - conv8_block_ox) * n;
+    }
+    /* this pixel and the next ones of its row (the callers go along rows) */
+    int count = c->ow - ox < CONV8_PIXELS ? c->ow - ox : CONV8_PIXELS;
+    count = count < 1 ? 1 : count;
+    const int16_t *f[CONV8_PIXELS];
+    for (int i = 0; i < count; i++) {
+        f[i] = conv8_field(c, oy, ox + i, c->patch + (size_t)i * c->field);
+    }
+#if defined(__AVX512BW__)
+    if (count == CONV8_PIXELS) {
+        conv8_macs_block(c, f, n, c->acc);
+    } else
+#endif
+    {
+        for (int i = 0; i < count; i++) {
+            conv8_macs(c, f[i], n, c->acc + (size_t)i * n);
+        }
+    }
+    for (int i = 0; i < count; i++) {
+        conv8_out(c, c->acc + (size_t)i * n, c->out + (size_t)i * n, zp, lo, hi);
+    }
+    conv8_block_oy = oy;
+    conv8_block_ox = ox;
+    conv8_block_n = count;
+    return c->out;
 }
 #endif

@@ -35,7 +35,9 @@ struct vnpu_conv8 {
     const int16_t *plane;
     size_t row;     /* values per plane row */
     int16_t *patch; /* conv: one pixel's receptive field */
+    size_t field;   /* values of one receptive field's buffer */
     int sy, sx, dy, dx, ukh, ukw;
+    int ow;       /* OFM width: the pixels of a row computed together stop there */
     size_t terms; /* conv: taps x IFM depth; depthwise: taps */
     size_t ic;    /* depthwise: the receptive field's values per tap */
     int depth_out;
@@ -51,20 +53,24 @@ struct vnpu_conv8 {
  */
 int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_out, size_t terms,
                        size_t ic, int depthwise);
-/* The IFM plane (ifm_tap's values, vnpu_tap16 each pixel) for the kernel k of ukh x ukw taps:
- * 1 ready, 0 no memory (the caller takes its own path). After vnpu_conv8_prepare. */
+/* The IFM plane (ifm_tap's values, vnpu_tap16 each pixel) for the kernel k of ukh x ukw taps
+ * and an OFM `ow` wide: 1 ready, 0 no memory (the caller takes its own path). After
+ * vnpu_conv8_prepare; it starts the operation (no pixel computed yet). */
 int vnpu_conv8_ifm(struct vnpu_conv8 *c, const struct fm *ifm, const struct kernel *k, int ukh,
-                   int ukw);
-/* Every channel's output byte of OFM pixel (oy, ox) into c->out. */
-void vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
-                      int32_t hi);
+                   int ukw, int ow);
+/* Every channel's output byte of OFM pixel (oy, ox): depth_out bytes. A convolution computes
+ * the next pixels of the row with it and hands them out on their calls (zp, lo, hi: the
+ * operation's, the same on every call). */
+const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
+                                int32_t hi);
 #else
 #define vnpu_conv8_prepare(c, weights, depth_out, terms, ic, depthwise)                            \
     ((void)(c), (void)(weights), (void)(depth_out), (void)(terms), (void)(ic), (void)(depthwise), 0)
-#define vnpu_conv8_ifm(c, ifm, k, ukh, ukw)                                                        \
-    ((void)(c), (void)(ifm), (void)(k), (void)(ukh), (void)(ukw), 0)
+#define vnpu_conv8_ifm(c, ifm, k, ukh, ukw, ow)                                                    \
+    ((void)(c), (void)(ifm), (void)(k), (void)(ukh), (void)(ukw), (void)(ow), 0)
+/* (never called: vec8 stays 0; not NULL, which a memcpy of it would be warned about) */
 #define vnpu_conv8_pixel(c, oy, ox, zp, lo, hi)                                                    \
-    ((void)(c), (void)(oy), (void)(ox), (void)(zp), (void)(lo), (void)(hi))
+    ((void)(oy), (void)(ox), (void)(zp), (void)(lo), (void)(hi), (const uint8_t *)(c)->out)
 #endif
 
 /* Channel oc's bias and 32-bit rescale. */

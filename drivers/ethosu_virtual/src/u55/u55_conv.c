@@ -289,7 +289,8 @@ static int conv_channels(struct vnpu_exec *run, struct conv55 *cv, size_t fixed)
     for (int oc = 0; cv->vec8 && oc < cv->depth_out; oc++) {
         vnpu_conv8_channel(&cv->k8, oc, cv->no_bias ? 0 : (int32_t)chans[oc].bias, &chans[oc].r32);
     }
-    cv->vec8 = cv->vec8 && vnpu_conv8_ifm(&cv->k8, &cv->op.ifm, &cv->op.k, cv->op.ukh, cv->op.ukw);
+    cv->vec8 = cv->vec8 && vnpu_conv8_ifm(&cv->k8, &cv->op.ifm, &cv->op.k, cv->op.ukh, cv->op.ukw,
+                                          cv->op.ofm.w);
     return 0;
 }
 
@@ -396,8 +397,8 @@ static int op_conv(struct vnpu_exec *run, int depthwise)
         for (int ox = 0; ox < ofm.w; ox++) {
             uint8_t *po = ofm.mem + fm_offset(&ofm, oy, ox, 0);
             if (cv.vec8) {
-                vnpu_conv8_pixel(&cv.k8, oy, ox, o.zp, out_lo, out_hi);
-                conv_store8(&ofm, po, cv.k8.out, depth_out);
+                conv_store8(&ofm, po, vnpu_conv8_pixel(&cv.k8, oy, ox, o.zp, out_lo, out_hi),
+                            depth_out);
                 continue;
             }
             conv_gather(&cv, &ifm, &k, oy, ox);

@@ -227,7 +227,7 @@ static int conv_setup_channels(struct run85 *run, struct conv85 *cv)
     for (int oc = 0; cv->vec8 && oc < cv->ofm.c; oc++) {
         vnpu_conv8_channel(&cv->k8, oc, (int32_t)chans[oc].bias, &chans[oc].r32);
     }
-    cv->vec8 = cv->vec8 && vnpu_conv8_ifm(&cv->k8, &cv->ifm, &cv->k, cv->g.kh, cv->g.kw);
+    cv->vec8 = cv->vec8 && vnpu_conv8_ifm(&cv->k8, &cv->ifm, &cv->k, cv->g.kh, cv->g.kw, cv->ofm.w);
     return 0;
 }
 
@@ -276,8 +276,7 @@ static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
     const int32_t hi = (int32_t)cv->o.lim.hi;
     uint8_t *po = cv->ofm.fm.mem + cv->ofm.fm.base[0] + axis_off(&oa[0], oy) + axis_off(&oa[1], ox);
     if (cv->vec8) {
-        vnpu_conv8_pixel(&cv->k8, oy, ox, zp, lo, hi);
-        const uint8_t *out = cv->k8.out;
+        const uint8_t *out = vnpu_conv8_pixel(&cv->k8, oy, ox, zp, lo, hi);
         if (!oa[2].brick && !oa[2].rev && oa[2].stride == 1) {
             memcpy(po, out, (size_t)depth_out);
             return;
