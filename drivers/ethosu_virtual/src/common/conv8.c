@@ -116,7 +116,9 @@ int vnpu_conv8_ifm(struct vnpu_conv8 *c, const struct fm *ifm, const struct kern
     size_t ph = (size_t)k->pad_top + (size_t)k->ih + (size_t)k->pad_bottom;
     size_t pw = (size_t)k->pad_left + (size_t)k->iw + (size_t)k->pad_right;
     size_t ic = (size_t)ifm->c;
-    size_t field = (size_t)ukh * (size_t)ukw * ic + 2u; /* + the odd term's partner */
+    /* + the odd term's partner; the slack after the plane (CONV8_PIXELS fields, at least
+     * CONV8_BLOCK values) also takes the depthwise kernel's reads of padded channels */
+    size_t field = (size_t)ukh * (size_t)ukw * ic + CONV8_BLOCK;
     size_t values = ph * pw * ic + field * CONV8_PIXELS;
     if (values > conv8_plane_values) {
         int16_t *grown = (int16_t *)realloc(conv8_plane, values * sizeof(int16_t));
@@ -265,22 +267,29 @@ static void conv8_macs(const struct vnpu_conv8 *c, const int16_t *restrict patch
  * read from the plane in place. */
 static void conv8_macs_dw(const struct vnpu_conv8 *c, const int16_t *pixel, size_t n)
 {
-    const int16_t *restrict wt = c->wt;
-    int32_t *restrict acc = c->acc;
-    const int32_t *restrict bias = c->bias;
-    const size_t d = (size_t)c->depth_out;
-    for (size_t o = 0; o < n; o++) {
-        acc[o] = bias[o];
-    }
-    size_t t = 0;
-    for (int ky = 0; ky < c->ukh; ky++) {
-        const int16_t *line = pixel + (size_t)ky * (size_t)c->dy * c->row;
-        for (int kx = 0; kx < c->ukw; kx++, t++) {
-            const int16_t *restrict p = line + (size_t)kx * (size_t)c->dx * c->ic;
-            const int16_t *restrict w = wt + t * n;
-            for (size_t o = 0; o < d; o++) {
-                acc[o] += (int32_t)p[o] * (int32_t)w[o];
+    /* a block of channels at a time, its sums in registers over every tap; the padded
+     * channels of the last block read past the tap's values (inside the plane's slack, see
+     * vnpu_conv8_ifm) against zero weights */
+    const size_t row = (size_t)c->dy * c->row;
+    const size_t col = (size_t)c->dx * c->ic;
+    for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
+        int32_t a[CONV8_BLOCK];
+        for (int j = 0; j < CONV8_BLOCK; j++) {
+            a[j] = c->bias[o0 + (size_t)j];
+        }
+        const int16_t *w = c->wt + o0;
+        for (int ky = 0; ky < c->ukh; ky++) {
+            const int16_t *line = pixel + (size_t)ky * row + o0;
+            for (int kx = 0; kx < c->ukw; kx++, w += n) {
+                const int16_t *restrict p = line + (size_t)kx * col;
+                const int16_t *restrict wk = w;
+                for (int j = 0; j < CONV8_BLOCK; j++) {
+                    a[j] += (int32_t)p[j] * (int32_t)wk[j];
+                }
             }
+        }
+        for (int j = 0; j < CONV8_BLOCK; j++) {
+            c->acc[o0 + (size_t)j] = a[j];
         }
     }
 }
