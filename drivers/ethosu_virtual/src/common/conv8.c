@@ -323,8 +323,9 @@ static const int16_t *conv8_field(const struct vnpu_conv8 *c, int oy, int ox, in
 /* conv8_macs of CONV8_PIXELS fields at once: one load of each weight vector for all of them.
  * The last pair of an odd term count reads one value past its field (the plane and the
  * field buffers have room) against a zero weight. */
-static void conv8_macs_block(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS],
-                             size_t n, int32_t *restrict acc)
+static inline __attribute__((always_inline)) void
+conv8_macs_block(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS], size_t n,
+                 int32_t *restrict acc, const int np)
 {
     const size_t pairs = (c->terms + 1u) / 2u;
     const size_t step = n * 2u;
@@ -332,7 +333,7 @@ static void conv8_macs_block(const struct vnpu_conv8 *c, const int16_t *const f[
         __m512i a[CONV8_PIXELS][2];
         __m512i b0 = _mm512_loadu_si512((const void *)(c->bias + o0));
         __m512i b1 = _mm512_loadu_si512((const void *)(c->bias + o0 + 16));
-        for (int i = 0; i < CONV8_PIXELS; i++) {
+        for (int i = 0; i < np; i++) {
             a[i][0] = b0;
             a[i][1] = b1;
         }
@@ -340,7 +341,7 @@ static void conv8_macs_block(const struct vnpu_conv8 *c, const int16_t *const f[
         for (size_t k = 0; k < pairs; k++, w += step) {
             __m512i w0 = _mm512_loadu_si512((const void *)w);
             __m512i w1 = _mm512_loadu_si512((const void *)(w + 32));
-            for (int i = 0; i < CONV8_PIXELS; i++) {
+            for (int i = 0; i < np; i++) {
                 uint32_t pair;
                 memcpy(&pair, f[i] + 2u * k, sizeof(pair));
                 __m512i b = _mm512_set1_epi32((int32_t)pair);
@@ -348,7 +349,7 @@ static void conv8_macs_block(const struct vnpu_conv8 *c, const int16_t *const f[
                 a[i][1] = CONV8_MADD512(a[i][1], b, w1);
             }
         }
-        for (int i = 0; i < CONV8_PIXELS; i++) {
+        for (int i = 0; i < np; i++) {
             _mm512_storeu_si512((void *)(acc + (size_t)i * n + o0), a[i][0]);
             _mm512_storeu_si512((void *)(acc + (size_t)i * n + o0 + 16), a[i][1]);
         }
@@ -395,8 +396,13 @@ const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int3
         f[i] = conv8_field(c, oy, ox + i, c->patch + (size_t)i * c->field);
     }
 #if defined(__AVX512BW__)
-    if (count == CONV8_PIXELS) {
-        conv8_macs_block(c, f, n, c->acc);
+    /* constant pixel counts: each call its own registers */
+    if (count == 4) {
+        conv8_macs_block(c, f, n, c->acc, 4);
+    } else if (count == 3) {
+        conv8_macs_block(c, f, n, c->acc, 3);
+    } else if (count == 2) {
+        conv8_macs_block(c, f, n, c->acc, 2);
     } else
 #endif
     {
