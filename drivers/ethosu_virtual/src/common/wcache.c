@@ -17,6 +17,8 @@ struct wcache_entry {
     int nsegs;
     size_t nweights; /* int16 values */
     size_t need;     /* working memory the decode took above its base */
+    void *extra;     /* vnpu_wcache_extra's form of the weights (malloc), or NULL */
+    size_t extra_bytes;
     unsigned char key[WCACHE_MAX_KEY];
     int16_t weights[];
 };
@@ -84,22 +86,24 @@ const int16_t *vnpu_wcache_find(const void *key, size_t key_len, const struct vn
     return NULL;
 }
 
-void vnpu_wcache_add(const void *key, size_t key_len, const struct vnpu_wseg *segs, int nsegs,
-                     const int16_t *weights, size_t nweights, size_t need)
+const int16_t *vnpu_wcache_add(const void *key, size_t key_len, const struct vnpu_wseg *segs,
+                               int nsegs, const int16_t *weights, size_t nweights, size_t need)
 {
     if (nsegs > WCACHE_MAX_SEGS || key_len > WCACHE_MAX_KEY) {
-        return;
+        return NULL;
     }
     size_t slen = wcache_stream_bytes(segs, nsegs);
     size_t bytes = sizeof(struct wcache_entry) + nweights * sizeof(int16_t) + slen;
     if (bytes > (size_t)(ETHOSU_VIRTUAL_WEIGHT_CACHE)) {
-        return;
+        return NULL;
     }
     while (wcache_bytes + bytes > (size_t)(ETHOSU_VIRTUAL_WEIGHT_CACHE) && wcache_head != NULL) {
         struct wcache_entry *old =
             wcache_head; /* the newest go first: a model's ops stay together */
         wcache_head = old->next;
         wcache_bytes -= sizeof(struct wcache_entry) + old->nweights * sizeof(int16_t);
+        wcache_bytes -= old->extra_bytes;
+        free(old->extra);
         for (int s = 0; s < old->nsegs; s++) {
             wcache_bytes -= old->len[s];
         }
@@ -107,7 +111,7 @@ void vnpu_wcache_add(const void *key, size_t key_len, const struct vnpu_wseg *se
     }
     struct wcache_entry *e = (struct wcache_entry *)malloc(bytes);
     if (e == NULL) {
-        return;
+        return NULL;
     }
     memset(e, 0, sizeof(*e));
     e->hash = wcache_hash(segs, nsegs);
@@ -126,5 +130,30 @@ void vnpu_wcache_add(const void *key, size_t key_len, const struct vnpu_wseg *se
     e->next = wcache_head;
     wcache_head = e;
     wcache_bytes += bytes;
+    return e->weights;
+}
+
+void *vnpu_wcache_extra(const int16_t *weights, size_t bytes, int *fresh)
+{
+    for (struct wcache_entry *e = wcache_head; e != NULL; e = e->next) {
+        if (e->weights != weights) {
+            continue;
+        }
+        *fresh = 0;
+        if (e->extra == NULL || e->extra_bytes != bytes) {
+            free(e->extra);
+            wcache_bytes -= e->extra_bytes;
+            e->extra_bytes = 0;
+            e->extra = malloc(bytes > 0u ? bytes : 1u);
+            if (e->extra == NULL) {
+                return NULL;
+            }
+            e->extra_bytes = bytes;
+            wcache_bytes += bytes;
+            *fresh = 1;
+        }
+        return e->extra;
+    }
+    return NULL;
 }
 #endif

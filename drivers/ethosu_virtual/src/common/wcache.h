@@ -22,15 +22,22 @@ struct vnpu_wseg {
  * (what the caller records as used). */
 const int16_t *vnpu_wcache_find(const void *key, size_t key_len, const struct vnpu_wseg *segs,
                                 int nsegs, size_t base, size_t ws_size, size_t *used);
-void vnpu_wcache_add(const void *key, size_t key_len, const struct vnpu_wseg *segs, int nsegs,
-                     const int16_t *weights, size_t nweights, size_t need);
+/* Keeps a copy of the weights; the copy (what a later find returns), or NULL if not kept. */
+const int16_t *vnpu_wcache_add(const void *key, size_t key_len, const struct vnpu_wseg *segs,
+                               int nsegs, const int16_t *weights, size_t nweights, size_t need);
+/*
+ * A second form of the cached weights at `weights` (a find's or an add's result), in a kernel's
+ * own layout: `bytes` kept with the entry and freed with it, so it is built once per stream.
+ * *fresh = 1 when the caller must (re)build it. NULL if no entry holds `weights` or no memory.
+ */
+void *vnpu_wcache_extra(const int16_t *weights, size_t bytes, int *fresh);
 #else
 #define vnpu_wcache_find(key, key_len, segs, nsegs, base, ws_size, used)                           \
     ((void)(key), (void)(key_len), (void)(segs), (void)(nsegs), (void)(base), (void)(ws_size),     \
      (void)(used), (const int16_t *)NULL)
 #define vnpu_wcache_add(key, key_len, segs, nsegs, weights, nweights, need)                        \
     ((void)(key), (void)(key_len), (void)(segs), (void)(nsegs), (void)(weights), (void)(nweights), \
-     (void)(need))
+     (void)(need), (const int16_t *)NULL)
 #endif
 
 #endif /* VNPU_WCACHE_H */

@@ -1,6 +1,7 @@
 /* ethosu-porting-kit virtual NPU: Ethos-U55/U65 CONV and DEPTHWISE, and their MLW weight order. */
 #include "u55/u55.h"
 
+#include "common/conv8.h"
 #include "common/mlw.h"
 #include "common/mutation.h"
 #include "common/num.h"
@@ -130,6 +131,8 @@ struct conv55 {
     struct chan_rec *chans;
     int small_products; /* 8-bit IFM minus a zero point in [-256, 256] and 9-bit weights */
     int fast8;          /* the 8-bit path (conv_channels) */
+    int vec8;           /* the 8-bit path as the host's vector kernel (common/conv8.h) */
+    struct vnpu_conv8 k8;
     int no_bias;
 };
 
@@ -234,8 +237,9 @@ static int conv_weights(struct vnpu_exec *run, struct conv55 *cv, size_t *fixed)
                                              : -1;
     }
     vnpu_workspace_used(env, *fixed + slice_need);
-    vnpu_wcache_add(&g, sizeof(g), &seg, 1, decoded, nweights, *fixed + slice_need);
-    cv->weights = decoded;
+    const int16_t *kept =
+        vnpu_wcache_add(&g, sizeof(g), &seg, 1, decoded, nweights, *fixed + slice_need);
+    cv->weights = kept != NULL ? kept : decoded;
     return 0;
 }
 
@@ -279,7 +283,28 @@ static int conv_channels(struct vnpu_exec *run, struct conv55 *cv, size_t fixed)
                 bias < bound;
     }
     cv->fast8 = fast8;
+    cv->vec8 = fast8 && vnpu_conv8_prepare(&cv->k8, cv->weights, cv->depth_out,
+                                           cv->depthwise ? cv->taps : terms, (size_t)cv->op.ifm.c,
+                                           cv->depthwise);
+    for (int oc = 0; cv->vec8 && oc < cv->depth_out; oc++) {
+        vnpu_conv8_channel(&cv->k8, oc, cv->no_bias ? 0 : (int32_t)chans[oc].bias, &chans[oc].r32);
+    }
+    cv->vec8 = cv->vec8 && vnpu_conv8_ifm(&cv->k8, &cv->op.ifm, &cv->op.k, cv->op.ukh, cv->op.ukw,
+                                          cv->op.ofm.w);
     return 0;
+}
+
+/* The vector kernel's output bytes of one pixel to the OFM (8-bit: NHWC or 16-channel bricks). */
+static inline void conv_store8(const struct fm *ofm, uint8_t *po, const uint8_t *out, int depth)
+{
+    if (!ofm->brick) {
+        memcpy(po, out, (size_t)depth);
+        return;
+    }
+    for (int c = 0; c < depth; c += 16) {
+        memcpy(po + (ptrdiff_t)(c >> 4) * (ptrdiff_t)ofm->sc, out + c,
+               (size_t)(depth - c < 16 ? depth - c : 16));
+    }
 }
 
 /* Gather the receptive field of (oy, ox) once (padding = 0 after the zero point). */
@@ -370,8 +395,13 @@ static int op_conv(struct vnpu_exec *run, int depthwise)
     const int32_t out_hi = (int32_t)o.lim.hi;
     for (int oy = 0; oy < ofm.h; oy++) {
         for (int ox = 0; ox < ofm.w; ox++) {
-            conv_gather(&cv, &ifm, &k, oy, ox);
             uint8_t *po = ofm.mem + fm_offset(&ofm, oy, ox, 0);
+            if (cv.vec8) {
+                conv_store8(&ofm, po, vnpu_conv8_pixel(&cv.k8, oy, ox, o.zp, out_lo, out_hi),
+                            depth_out);
+                continue;
+            }
+            conv_gather(&cv, &ifm, &k, oy, ox);
             if (!cv.fast8) {
                 for (int oc = 0; oc < depth_out; oc++) {
                     int64_t acc = conv_acc(&cv, oc);

@@ -4,6 +4,7 @@
 #include "common/mlw.h"
 #include "common/mutation.h"
 #include "common/num.h"
+#include "common/conv8.h"
 #include "common/wcache.h"
 #include "ethosu_virtual.h"
 
@@ -107,6 +108,8 @@ struct conv85 {
     int32_t *patch;
     struct chan_scale *chans;
     int fast8;
+    int vec8; /* the 8-bit path as the host's vector kernel (common/conv8.h) */
+    struct vnpu_conv8 k8;
     struct axis_map oa[3];
 };
 
@@ -219,6 +222,12 @@ static int conv_setup_channels(struct run85 *run, struct conv85 *cv)
                 chans[oc].bias < bound;
     }
     cv->fast8 = fast8;
+    cv->vec8 = fast8 && vnpu_conv8_prepare(&cv->k8, cv->weights, cv->ofm.c, terms,
+                                           (size_t)cv->ifm.c, cv->depthwise);
+    for (int oc = 0; cv->vec8 && oc < cv->ofm.c; oc++) {
+        vnpu_conv8_channel(&cv->k8, oc, (int32_t)chans[oc].bias, &chans[oc].r32);
+    }
+    cv->vec8 = cv->vec8 && vnpu_conv8_ifm(&cv->k8, &cv->ifm, &cv->k, cv->g.kh, cv->g.kw, cv->ofm.w);
     return 0;
 }
 
@@ -266,6 +275,24 @@ static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
     const int32_t lo = (int32_t)cv->o.lim.lo;
     const int32_t hi = (int32_t)cv->o.lim.hi;
     uint8_t *po = cv->ofm.fm.mem + cv->ofm.fm.base[0] + axis_off(&oa[0], oy) + axis_off(&oa[1], ox);
+    if (cv->vec8) {
+        const uint8_t *out = vnpu_conv8_pixel(&cv->k8, oy, ox, zp, lo, hi);
+        if (!oa[2].brick && !oa[2].rev && oa[2].stride == 1) {
+            memcpy(po, out, (size_t)depth_out);
+            return;
+        }
+        if (oa[2].brick && !oa[2].rev) { /* NHCWB16: runs of 16 channels */
+            for (int c = 0; c < depth_out; c += 16) {
+                memcpy(po + (c >> 4) * oa[2].sc, out + c,
+                       (size_t)(depth_out - c < 16 ? depth_out - c : 16));
+            }
+            return;
+        }
+        for (int c = 0; c < depth_out; c++) {
+            po[axis_off(&oa[2], c)] = out[c];
+        }
+        return;
+    }
     int oc = 0;
     for (; !depthwise && oc + 1 < depth_out; oc += 2) {
         int32_t acc0 = (int32_t)chans[oc].bias;
@@ -310,7 +337,9 @@ static void conv_run(const struct conv85 *setup)
     const struct kernel k = cv.k;
     for (int oy = 0; oy < ofm->h; oy++) {
         for (int ox = 0; ox < ofm->w; ox++) {
-            conv_gather(&cv, &ifm, &k, oy, ox);
+            if (!cv.vec8) {
+                conv_gather(&cv, &ifm, &k, oy, ox);
+            }
             if (cv.fast8) {
                 conv_pixel8(&cv, oy, ox);
                 continue;

@@ -465,7 +465,8 @@ int u85_decode_weights(struct run85 *run, const struct wgeom *g, size_t used, si
         }
     }
     vnpu_workspace_used(env, fixed + need);
-    vnpu_wcache_add(&wkey, sizeof(wkey), segs, nstreams, decoded, nweights, fixed - used + need);
-    *weights = decoded;
+    const int16_t *kept = vnpu_wcache_add(&wkey, sizeof(wkey), segs, nstreams, decoded, nweights,
+                                          fixed - used + need);
+    *weights = kept != NULL ? kept : decoded; /* the cache's copy: its vector layout too */
     return 0;
 }

@@ -1,0 +1,421 @@
+/* ethosu-porting-kit virtual NPU: the convolutions' 8-bit path as a host vector kernel. */
+#include "common/conv8.h"
+
+#include "common/wcache.h"
+
+#ifdef ETHOSU_VIRTUAL_WEIGHT_CACHE
+#include <stdlib.h>
+#include <string.h>
+#if defined(__AVX2__) || defined(__SSE2__)
+#include <immintrin.h>
+#endif
+
+#if defined(__AVX512VNNI__)
+/* acc + the pairwise products of b and w: one VPDPWSSD (wrapping, like the add) */
+#define CONV8_MADD512(acc, b, w) _mm512_dpwssd_epi32((acc), (b), (w))
+#else
+#define CONV8_MADD512(acc, b, w) _mm512_add_epi32((acc), _mm512_madd_epi16((b), (w)))
+#endif
+
+/* The per-channel arrays of the operation running now (one at a time), grown as needed. */
+static void *conv8_arrays;
+static size_t conv8_capacity; /* channels */
+
+/* The IFM plane and the receptive field of the operation running now, grown as needed. */
+static int16_t *conv8_plane;
+static size_t conv8_plane_values;
+
+/* Channels rounded up to a whole vector block, so the kernels need no channel tail. */
+#define CONV8_BLOCK 32
+/* Output pixels of one row computed together: each weight load serves them all. */
+#define CONV8_PIXELS 4
+
+/* The pixels the last vnpu_conv8_pixel computed: row, first column, count (row -1: none). */
+static int conv8_block_oy = -1;
+static int conv8_block_ox;
+static int conv8_block_n;
+
+static int conv8_reserve(struct vnpu_conv8 *c, int depth_out)
+{
+    size_t n = ((size_t)depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
+    size_t per = (3u + CONV8_PIXELS) * sizeof(int32_t) + 2u * sizeof(int64_t) + CONV8_PIXELS;
+    if (n > conv8_capacity) {
+        void *grown = realloc(conv8_arrays, n * per);
+        if (grown == NULL) {
+            return 0;
+        }
+        conv8_arrays = grown;
+        conv8_capacity = n;
+    }
+    int64_t *p64 = (int64_t *)conv8_arrays;
+    c->c_pos = p64;
+    c->c_neg = p64 + n;
+    int32_t *p32 = (int32_t *)(void *)(p64 + 2u * n);
+    c->bias = p32;
+    c->mult = p32 + n;
+    c->shift = p32 + 2u * n;
+    c->acc = p32 + 3u * n;
+    c->out = (uint8_t *)(void *)(p32 + (3u + CONV8_PIXELS) * n);
+    return 1;
+}
+
+/* W[o][terms] into the lanes-are-channels layout (padded channels and odd terms are 0). */
+static void conv8_transpose(int16_t *wt, const int16_t *w, int depth_out, size_t n, size_t terms,
+                            int depthwise)
+{
+    if (depthwise) {
+        memset(wt, 0, terms * n * sizeof(int16_t));
+        for (size_t t = 0; t < terms; t++) {
+            for (int o = 0; o < depth_out; o++) {
+                wt[t * n + (size_t)o] = w[(size_t)o * terms + t];
+            }
+        }
+        return;
+    }
+    size_t pairs = (terms + 1u) / 2u;
+    memset(wt, 0, pairs * n * 2u * sizeof(int16_t));
+    for (size_t k = 0; k < terms; k++) {
+        int16_t *row = wt + (k / 2u) * n * 2u + (k & 1u);
+        for (int o = 0; o < depth_out; o++) {
+            row[(size_t)o * 2u] = w[(size_t)o * terms + k];
+        }
+    }
+}
+
+int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_out, size_t terms,
+                       size_t ic, int depthwise)
+{
+    if (weights == NULL || depth_out <= 0 || terms == 0u || !conv8_reserve(c, depth_out)) {
+        return 0;
+    }
+    size_t n = ((size_t)depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
+    size_t rows = depthwise ? terms : (terms + 1u) / 2u * 2u;
+    int fresh = 0;
+    int16_t *wt = (int16_t *)vnpu_wcache_extra(weights, rows * n * sizeof(int16_t), &fresh);
+    if (wt == NULL) {
+        return 0;
+    }
+    if (fresh) {
+        conv8_transpose(wt, weights, depth_out, n, terms, depthwise);
+    }
+    c->wt = wt;
+    c->terms = terms;
+    c->ic = ic;
+    c->depth_out = depth_out;
+    c->depthwise = depthwise;
+    for (size_t o = (size_t)depth_out; o < n; o++) {
+        c->bias[o] = 0;
+    }
+    return 1;
+}
+
+int vnpu_conv8_ifm(struct vnpu_conv8 *c, const struct fm *ifm, const struct kernel *k, int ukh,
+                   int ukw, int ow)
+{
+    conv8_block_oy = -1;
+    size_t ph = (size_t)k->pad_top + (size_t)k->ih + (size_t)k->pad_bottom;
+    size_t pw = (size_t)k->pad_left + (size_t)k->iw + (size_t)k->pad_right;
+    size_t ic = (size_t)ifm->c;
+    /* + the odd term's partner; the slack after the plane (CONV8_PIXELS fields, at least
+     * CONV8_BLOCK values) also takes the depthwise kernel's reads of padded channels */
+    size_t field = (size_t)ukh * (size_t)ukw * ic + CONV8_BLOCK;
+    size_t values = ph * pw * ic + field * CONV8_PIXELS;
+    if (values > conv8_plane_values) {
+        int16_t *grown = (int16_t *)realloc(conv8_plane, values * sizeof(int16_t));
+        if (grown == NULL) {
+            return 0;
+        }
+        conv8_plane = grown;
+        conv8_plane_values = values;
+    }
+    int16_t *plane = conv8_plane;
+    /* the padding rows and columns zero, every IFM pixel as the gather reads it */
+    memset(plane, 0, ph * pw * ic * sizeof(int16_t));
+    for (int y = 0; y < k->ih; y++) {
+        int16_t *dst = plane + (((size_t)y + (size_t)k->pad_top) * pw + (size_t)k->pad_left) * ic;
+        for (int x = 0; x < k->iw; x++, dst += ic) {
+            vnpu_tap16(ifm, k, y, x, dst);
+        }
+    }
+    c->plane = plane;
+    c->row = pw * ic;
+    c->patch = plane + ph * pw * ic;
+    c->sy = k->sy;
+    c->sx = k->sx;
+    c->dy = k->dy;
+    c->dx = k->dx;
+    c->ukh = ukh;
+    c->ukw = ukw;
+    c->field = field;
+    c->ow = ow;
+    return 1;
+}
+
+/* acc[0, n) = bias + sum over the term pairs of the broadcast pair times each channel's pair. */
+static void conv8_macs(const struct vnpu_conv8 *c, const int16_t *restrict patch, size_t n,
+                       int32_t *restrict acc)
+{
+    const size_t terms = c->terms;
+    const int16_t *restrict wt = c->wt;
+    for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
+#if defined(__AVX512BW__)
+        /* 32 channels in two registers, two term pairs an iteration into separate sums */
+        const size_t pairs = terms / 2u;
+        const size_t step = n * 2u;
+        __m512i a0 = _mm512_loadu_si512((const void *)(c->bias + o0));
+        __m512i a1 = _mm512_loadu_si512((const void *)(c->bias + o0 + 16));
+        __m512i a2 = _mm512_setzero_si512();
+        __m512i a3 = _mm512_setzero_si512();
+        const int16_t *w = wt + o0 * 2u;
+        size_t k = 0;
+        for (; k + 1u < pairs; k += 2u, w += 2u * step) {
+            uint32_t pair0;
+            uint32_t pair1;
+            memcpy(&pair0, patch + 2u * k, sizeof(pair0));
+            memcpy(&pair1, patch + 2u * k + 2u, sizeof(pair1));
+            __m512i b0 = _mm512_set1_epi32((int32_t)pair0);
+            __m512i b1 = _mm512_set1_epi32((int32_t)pair1);
+            a0 = CONV8_MADD512(a0, b0, _mm512_loadu_si512((const void *)w));
+            a1 = CONV8_MADD512(a1, b0, _mm512_loadu_si512((const void *)(w + 32)));
+            a2 = CONV8_MADD512(a2, b1, _mm512_loadu_si512((const void *)(w + step)));
+            a3 = CONV8_MADD512(a3, b1, _mm512_loadu_si512((const void *)(w + step + 32)));
+        }
+        for (; k < (terms + 1u) / 2u; k++, w += step) {
+            uint32_t pair = (uint16_t)patch[2u * k];
+            if (2u * k + 1u < terms) {
+                pair |= (uint32_t)(uint16_t)patch[2u * k + 1u] << 16;
+            }
+            __m512i b = _mm512_set1_epi32((int32_t)pair);
+            a0 = CONV8_MADD512(a0, b, _mm512_loadu_si512((const void *)w));
+            a1 = CONV8_MADD512(a1, b, _mm512_loadu_si512((const void *)(w + 32)));
+        }
+        _mm512_storeu_si512((void *)(acc + o0), _mm512_add_epi32(a0, a2));
+        _mm512_storeu_si512((void *)(acc + o0 + 16), _mm512_add_epi32(a1, a3));
+#elif defined(__AVX2__)
+        const size_t pairs = terms / 2u;
+        /* 32 channels in four registers; one VPMADDWD is 16 products */
+        __m256i a0 = _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + o0));
+        __m256i a1 = _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + o0 + 8));
+        __m256i a2 = _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + o0 + 16));
+        __m256i a3 = _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + o0 + 24));
+        const int16_t *w = wt + o0 * 2u;
+        for (size_t k = 0; k < pairs; k++, w += n * 2u) {
+            uint32_t pair;
+            memcpy(&pair, patch + 2u * k, sizeof(pair));
+            __m256i b = _mm256_set1_epi32((int32_t)pair);
+            const __m256i *pw = (const __m256i *)(const void *)w;
+            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(b, _mm256_loadu_si256(pw)));
+            a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(b, _mm256_loadu_si256(pw + 1)));
+            a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(b, _mm256_loadu_si256(pw + 2)));
+            a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(b, _mm256_loadu_si256(pw + 3)));
+        }
+        if (terms & 1u) {
+            /* the last term against a zero partner */
+            __m256i b = _mm256_set1_epi32((int32_t)(uint16_t)patch[terms - 1u]);
+            const __m256i *pw = (const __m256i *)(const void *)w;
+            a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(b, _mm256_loadu_si256(pw)));
+            a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(b, _mm256_loadu_si256(pw + 1)));
+            a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(b, _mm256_loadu_si256(pw + 2)));
+            a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(b, _mm256_loadu_si256(pw + 3)));
+        }
+        _mm256_storeu_si256((__m256i *)(void *)(acc + o0), a0);
+        _mm256_storeu_si256((__m256i *)(void *)(acc + o0 + 8), a1);
+        _mm256_storeu_si256((__m256i *)(void *)(acc + o0 + 16), a2);
+        _mm256_storeu_si256((__m256i *)(void *)(acc + o0 + 24), a3);
+#elif defined(__SSE2__)
+        /* every x86-64: 32 channels in eight registers, PMADDWD is 8 products */
+        __m128i a[8];
+        for (int j = 0; j < 8; j++) {
+            a[j] = _mm_loadu_si128((const __m128i *)(const void *)(c->bias + o0 + 4u * (size_t)j));
+        }
+        const int16_t *w = wt + o0 * 2u;
+        for (size_t k = 0; k < (terms + 1u) / 2u; k++, w += n * 2u) {
+            uint32_t pair = (uint16_t)patch[2u * k];
+            if (2u * k + 1u < terms) {
+                pair |= (uint32_t)(uint16_t)patch[2u * k + 1u] << 16;
+            }
+            __m128i b = _mm_set1_epi32((int32_t)pair);
+            const __m128i *pw = (const __m128i *)(const void *)w;
+            for (int j = 0; j < 8; j++) {
+                a[j] = _mm_add_epi32(a[j], _mm_madd_epi16(b, _mm_loadu_si128(pw + j)));
+            }
+        }
+        for (int j = 0; j < 8; j++) {
+            _mm_storeu_si128((__m128i *)(void *)(acc + o0 + 4u * (size_t)j), a[j]);
+        }
+#else
+        int32_t a[CONV8_BLOCK];
+        for (int j = 0; j < CONV8_BLOCK; j++) {
+            a[j] = c->bias[o0 + (size_t)j];
+        }
+        const int16_t *w = wt + o0 * 2u;
+        for (size_t k = 0; k < (terms + 1u) / 2u; k++, w += n * 2u) {
+            int32_t p0 = patch[2u * k];
+            int32_t p1 = 2u * k + 1u < terms ? patch[2u * k + 1u] : 0;
+            for (int j = 0; j < CONV8_BLOCK; j++) {
+                a[j] += p0 * w[2 * j] + p1 * w[2 * j + 1];
+            }
+        }
+        for (int j = 0; j < CONV8_BLOCK; j++) {
+            acc[o0 + (size_t)j] = a[j];
+        }
+#endif
+    }
+}
+
+/* Depthwise: acc[o] = bias + sum over taps of the tap's channel o times its weight; the taps
+ * read from the plane in place. */
+static void conv8_macs_dw(const struct vnpu_conv8 *c, const int16_t *pixel, size_t n)
+{
+    /* a block of channels at a time, its sums in registers over every tap; the padded
+     * channels of the last block read past the tap's values (inside the plane's slack, see
+     * vnpu_conv8_ifm) against zero weights */
+    const size_t row = (size_t)c->dy * c->row;
+    const size_t col = (size_t)c->dx * c->ic;
+    for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
+        int32_t a[CONV8_BLOCK];
+        for (int j = 0; j < CONV8_BLOCK; j++) {
+            a[j] = c->bias[o0 + (size_t)j];
+        }
+        const int16_t *w = c->wt + o0;
+        for (int ky = 0; ky < c->ukh; ky++) {
+            const int16_t *line = pixel + (size_t)ky * row + o0;
+            for (int kx = 0; kx < c->ukw; kx++, w += n) {
+                const int16_t *restrict p = line + (size_t)kx * col;
+                const int16_t *restrict wk = w;
+                for (int j = 0; j < CONV8_BLOCK; j++) {
+                    a[j] += (int32_t)p[j] * (int32_t)wk[j];
+                }
+            }
+        }
+        for (int j = 0; j < CONV8_BLOCK; j++) {
+            c->acc[o0 + (size_t)j] = a[j];
+        }
+    }
+}
+
+/* The receptive field of (oy, ox) in the weights' term order [ky][kx][ic]: the plane itself
+ * for a 1x1 kernel, else copied into dst by whole rows where a row's taps are adjacent. */
+static const int16_t *conv8_field(const struct vnpu_conv8 *c, int oy, int ox, int16_t *dst)
+{
+    const int16_t *pixel =
+        c->plane + (size_t)oy * (size_t)c->sy * c->row + (size_t)ox * (size_t)c->sx * c->ic;
+    if (c->ukh * c->ukw == 1) {
+        return pixel;
+    }
+    int16_t *field = dst;
+    size_t tap = c->ic * sizeof(int16_t);
+    for (int ky = 0; ky < c->ukh; ky++) {
+        const int16_t *line = pixel + (size_t)ky * (size_t)c->dy * c->row;
+        if (c->dx == 1) {
+            memcpy(dst, line, (size_t)c->ukw * tap);
+            dst += (size_t)c->ukw * c->ic;
+            continue;
+        }
+        for (int kx = 0; kx < c->ukw; kx++, dst += c->ic) {
+            memcpy(dst, line + (size_t)kx * (size_t)c->dx * c->ic, tap);
+        }
+    }
+    return field;
+}
+
+#if defined(__AVX512BW__)
+/* conv8_macs of CONV8_PIXELS fields at once: one load of each weight vector for all of them.
+ * The last pair of an odd term count reads one value past its field (the plane and the
+ * field buffers have room) against a zero weight. */
+static inline __attribute__((always_inline)) void
+conv8_macs_block(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS], size_t n,
+                 int32_t *restrict acc, const int np)
+{
+    const size_t pairs = (c->terms + 1u) / 2u;
+    const size_t step = n * 2u;
+    for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
+        __m512i a[CONV8_PIXELS][2];
+        __m512i b0 = _mm512_loadu_si512((const void *)(c->bias + o0));
+        __m512i b1 = _mm512_loadu_si512((const void *)(c->bias + o0 + 16));
+        for (int i = 0; i < np; i++) {
+            a[i][0] = b0;
+            a[i][1] = b1;
+        }
+        const int16_t *w = c->wt + o0 * 2u;
+        for (size_t k = 0; k < pairs; k++, w += step) {
+            __m512i w0 = _mm512_loadu_si512((const void *)w);
+            __m512i w1 = _mm512_loadu_si512((const void *)(w + 32));
+            for (int i = 0; i < np; i++) {
+                uint32_t pair;
+                memcpy(&pair, f[i] + 2u * k, sizeof(pair));
+                __m512i b = _mm512_set1_epi32((int32_t)pair);
+                a[i][0] = CONV8_MADD512(a[i][0], b, w0);
+                a[i][1] = CONV8_MADD512(a[i][1], b, w1);
+            }
+        }
+        for (int i = 0; i < np; i++) {
+            _mm512_storeu_si512((void *)(acc + (size_t)i * n + o0), a[i][0]);
+            _mm512_storeu_si512((void *)(acc + (size_t)i * n + o0 + 16), a[i][1]);
+        }
+    }
+}
+#endif
+
+/* vnpu_out8 of every channel, over the arrays. */
+static void conv8_out(const struct vnpu_conv8 *c, const int32_t *restrict acc,
+                      uint8_t *restrict out, int32_t zp, int32_t lo, int32_t hi)
+{
+    const int32_t *restrict mult = c->mult;
+    const int32_t *restrict shift = c->shift;
+    const int64_t *restrict c_pos = c->c_pos;
+    const int64_t *restrict c_neg = c->c_neg;
+    const size_t d = (size_t)c->depth_out;
+    for (size_t o = 0; o < d; o++) {
+        int64_t p = (int64_t)acc[o] * (int64_t)mult[o];
+        p += p < 0 ? c_neg[o] : c_pos[o];
+        int32_t v = ((int32_t)(p >> 32) >> shift[o]) + zp;
+        out[o] = (uint8_t)(v < lo ? lo : (v > hi ? hi : v));
+    }
+}
+
+const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
+                                int32_t hi)
+{
+    size_t n = ((size_t)c->depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
+    if (c->depthwise) {
+        const int16_t *pixel =
+            c->plane + (size_t)oy * (size_t)c->sy * c->row + (size_t)ox * (size_t)c->sx * c->ic;
+        conv8_macs_dw(c, pixel, n);
+        conv8_out(c, c->acc, c->out, zp, lo, hi);
+        return c->out;
+    }
+    if (oy == conv8_block_oy && ox >= conv8_block_ox && ox < conv8_block_ox + conv8_block_n) {
+        return c->out + (size_t)(ox - conv8_block_ox) * n;
+    }
+    /* this pixel and the next ones of its row (the callers go along rows) */
+    int count = c->ow - ox < CONV8_PIXELS ? c->ow - ox : CONV8_PIXELS;
+    count = count < 1 ? 1 : count;
+    const int16_t *f[CONV8_PIXELS];
+    for (int i = 0; i < count; i++) {
+        f[i] = conv8_field(c, oy, ox + i, c->patch + (size_t)i * c->field);
+    }
+#if defined(__AVX512BW__)
+    /* constant pixel counts: each call its own registers */
+    if (count == 4) {
+        conv8_macs_block(c, f, n, c->acc, 4);
+    } else if (count == 3) {
+        conv8_macs_block(c, f, n, c->acc, 3);
+    } else if (count == 2) {
+        conv8_macs_block(c, f, n, c->acc, 2);
+    } else
+#endif
+    {
+        for (int i = 0; i < count; i++) {
+            conv8_macs(c, f[i], n, c->acc + (size_t)i * n);
+        }
+    }
+    for (int i = 0; i < count; i++) {
+        conv8_out(c, c->acc + (size_t)i * n, c->out + (size_t)i * n, zp, lo, hi);
+    }
+    conv8_block_oy = oy;
+    conv8_block_ox = ox;
+    conv8_block_n = count;
+    return c->out;
+}
+#endif

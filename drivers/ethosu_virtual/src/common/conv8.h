@@ -1,0 +1,87 @@
+/*
+ * ethosu-porting-kit virtual NPU: the convolutions' 8-bit path as a host vector kernel.
+ *
+ * The 8-bit path (U55 and U85 conv_channels / conv_setup_channels) computes, per OFM pixel
+ * and channel, bias + the dot product of the int16 receptive field with the channel's weight
+ * row, then a 32-bit rescale, zero point and clamp. On the host that runs one channel at a
+ * time, each a short dot product ending in a horizontal sum. This kernel runs all channels
+ * of a pixel at once instead: the weights transposed so the channels are the vector lanes
+ * (kept beside the decoded weights in the weight cache, built once per stream), each pair of
+ * receptive-field values broadcast against them, and the output stage over arrays of the
+ * channels' rescale records. Integer arithmetic in a different order only: the 8-bit path's
+ * bounds (every partial sum inside (-2^30, 2^30)) leave the results identical.
+ *
+ * Host builds only (it lives on the weight cache, -DETHOSU_VIRTUAL_WEIGHT_CACHE): the
+ * firmware's register-held dot products (SMLAD) are the faster form on a Cortex-M.
+ */
+#ifndef VNPU_CONV8_H
+#define VNPU_CONV8_H
+
+#include "common/kernel.h"
+#include "common/rescale.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* One operation's kernel: the transposed weights and the per-channel arrays it runs on. */
+struct vnpu_conv8 {
+    const int16_t *wt; /* conv: [ceil(terms/2)][depth_out][2]; depthwise: [taps][depth_out] */
+    int32_t *bias, *mult, *shift;
+    int64_t *c_pos, *c_neg;
+    int32_t *acc;
+    uint8_t *out; /* the pixel's depth_out output bytes */
+    /* the IFM as the receptive fields read it: int16 minus the zero point, the padding as
+     * zeros around it, [pad_top + ih + pad_bottom][pad_left + iw + pad_right][ic] */
+    const int16_t *plane;
+    size_t row;     /* values per plane row */
+    int16_t *patch; /* conv: one pixel's receptive field */
+    size_t field;   /* values of one receptive field's buffer */
+    int sy, sx, dy, dx, ukh, ukw;
+    int ow;       /* OFM width: the pixels of a row computed together stop there */
+    size_t terms; /* conv: taps x IFM depth; depthwise: taps */
+    size_t ic;    /* depthwise: the receptive field's values per tap */
+    int depth_out;
+    int depthwise;
+};
+
+#ifdef ETHOSU_VIRTUAL_WEIGHT_CACHE
+/*
+ * Prepare the kernel for weights W[o][terms] (`weights`: what vnpu_wcache_find or _add gave,
+ * the cache's copy). 1 ready (the caller then fills bias/mult/shift/c_pos/c_neg per
+ * channel with vnpu_conv8_channel), 0 not available (not cached, no memory): the caller
+ * takes its own path.
+ */
+int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_out, size_t terms,
+                       size_t ic, int depthwise);
+/* The IFM plane (ifm_tap's values, vnpu_tap16 each pixel) for the kernel k of ukh x ukw taps
+ * and an OFM `ow` wide: 1 ready, 0 no memory (the caller takes its own path). After
+ * vnpu_conv8_prepare; it starts the operation (no pixel computed yet). */
+int vnpu_conv8_ifm(struct vnpu_conv8 *c, const struct fm *ifm, const struct kernel *k, int ukh,
+                   int ukw, int ow);
+/* Every channel's output byte of OFM pixel (oy, ox): depth_out bytes. A convolution computes
+ * the next pixels of the row with it and hands them out on their calls (zp, lo, hi: the
+ * operation's, the same on every call). */
+const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
+                                int32_t hi);
+#else
+#define vnpu_conv8_prepare(c, weights, depth_out, terms, ic, depthwise)                            \
+    ((void)(c), (void)(weights), (void)(depth_out), (void)(terms), (void)(ic), (void)(depthwise), 0)
+#define vnpu_conv8_ifm(c, ifm, k, ukh, ukw, ow)                                                    \
+    ((void)(c), (void)(ifm), (void)(k), (void)(ukh), (void)(ukw), (void)(ow), 0)
+/* (never called: vec8 stays 0; not NULL, which a memcpy of it would be warned about) */
+#define vnpu_conv8_pixel(c, oy, ox, zp, lo, hi)                                                    \
+    ((void)(oy), (void)(ox), (void)(zp), (void)(lo), (void)(hi), (const uint8_t *)(c)->out)
+#endif
+
+/* Channel oc's bias and 32-bit rescale. */
+static inline void vnpu_conv8_channel(struct vnpu_conv8 *c, int oc, int32_t bias,
+                                      const struct vnpu_rescale32 *r)
+{
+    c->bias[oc] = bias;
+    c->mult[oc] = r->m;
+    c->shift[oc] = (int32_t)r->shift;
+    c->c_pos[oc] = r->c_pos;
+    c->c_neg[oc] = r->c_neg;
+}
+
+#endif /* VNPU_CONV8_H */
