@@ -47,7 +47,7 @@ __all__ = ["builtin_boards", "load_board", "load_board_file", "parse_board", "re
            "stand_in_board"]  # fmt: skip
 
 SCHEMA_VERSION = 2
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*\Z")
 
 
 def parse_board(

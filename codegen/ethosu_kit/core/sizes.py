@@ -10,7 +10,7 @@ _UNITS = {"": 1, "B": 1, "KIB": 1 << 10, "K": 1 << 10, "KB": 1 << 10, "MIB": 1 <
           "M": 1 << 20, "MB": 1 << 20, "GIB": 1 << 30, "G": 1 << 30, "GB": 1 << 30}  # fmt: skip
 
 
-_SIZE_RE = re.compile(r"^\s*(0x[0-9a-f_]+|[0-9_]+)\s*([a-z]*)\s*$", re.IGNORECASE)
+_SIZE_RE = re.compile(r"^\s*(0x[0-9a-f_]+|[0-9_]+)\s*([a-z]*)\s*\Z", re.IGNORECASE)
 
 
 def parse_size(text: str) -> int:

@@ -34,8 +34,8 @@ from ethosu_kit.pte.reader import (
 from ethosu_kit.vnpu.delegate import io_shapes
 
 Array = npt.NDArray[Any]
-_METHOD = re.compile(r"^(input|output)_?(\d+)$")
-_DELEGATE = re.compile(r"^delegate(\d+)_(input|output)(\d+)$")
+_METHOD = re.compile(r"^(input|output)_?(\d+)\Z")
+_DELEGATE = re.compile(r"^delegate(\d+)_(input|output)(\d+)\Z")
 
 
 @dataclass(frozen=True)

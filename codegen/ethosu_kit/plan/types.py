@@ -19,8 +19,9 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from ethosu_kit.board.checks import check_board
 from ethosu_kit.board.model import Board, MemoryRegion
-from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.core.files import MAX_PLAN, read_text
 from ethosu_kit.core.typed_json import ShapeError, decode, encode
 from ethosu_kit.npu.facts import Accelerator, MemoryMode, accelerator_text
@@ -211,8 +212,13 @@ class MemoryPlan:
                 "format", f"version {data['format']!r}, this kit reads {PLAN_FORMAT_VERSION}"
             )
         model = decode(_ModelRef, data["model"], "model")
+        board = decode(Board, data["board_data"], "board_data")
+        try:
+            check_board(board)  # a plan read back is data from anywhere: a board file's rules
+        except BoardError as exc:
+            raise ShapeError("board_data", exc.message.removeprefix(f"{board.source}: ")) from None
         return cls(
-            board=decode(Board, data["board_data"], "board_data"),
+            board=board,
             mode=decode(MemoryMode, data["mode"], "mode"),
             accelerator=_accelerator(data["accelerator"]),
             model_path=model.path,
