@@ -60,6 +60,11 @@ def parse_board(
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BoardError(f"{source}: not valid TOML: {exc}") from None
+    except ValueError as exc:  # int() of a 4,300+ digit number, inside tomllib
+        raise BoardError(
+            f"{source}: not a board file: {str(exc)[:60]}",
+            hint="numbers in a board file are addresses and sizes: at most a few digits",
+        ) from None
     except RecursionError:  # tomllib recurses per nesting level of arrays/inline tables
         raise BoardError(
             f"{source}: values nested deeper than the TOML reader follows",

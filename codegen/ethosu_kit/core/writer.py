@@ -26,7 +26,7 @@ from pathlib import Path, PurePosixPath
 
 from ethosu_kit import __version__
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.files import MAX_MANIFEST, read_text
+from ethosu_kit.core.files import MAX_MANIFEST, parse_json, read_text
 
 MANIFEST = ".ethosu-kit/manifest.json"
 MANIFEST_FORMAT = 1
@@ -116,7 +116,7 @@ def read_manifest(out_dir: Path) -> dict[str, str] | None:
 
     text = read_text(path, MAX_MANIFEST, OutputError)
     try:
-        data = json.loads(text)
+        data = parse_json(text)
         files = data["files"]
         if not isinstance(files, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in files.items()

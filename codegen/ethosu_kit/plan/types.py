@@ -22,7 +22,7 @@ from typing import Any
 from ethosu_kit.board.checks import check_board
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import BoardError, KitError
-from ethosu_kit.core.files import MAX_PLAN, read_text
+from ethosu_kit.core.files import MAX_PLAN, JsonProblem, parse_json, read_text
 from ethosu_kit.core.typed_json import ShapeError, decode, encode
 from ethosu_kit.npu.facts import Accelerator, MemoryMode, accelerator_text
 from ethosu_kit.plan.apps import RUNNER_HEAP, RUNNER_STACK, App
@@ -234,9 +234,9 @@ class MemoryPlan:
         hint = "pass the memory_plan.json gen-firmware wrote next to the project, or regenerate it"
         text = read_text(path, MAX_PLAN)  # a regular file, bounded: one error line otherwise
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise KitError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})", hint=hint) from exc
+            data = parse_json(text)
+        except JsonProblem as exc:
+            raise KitError(f"{path}: {exc}", hint=hint) from None
         try:
             return cls.from_json_dict(data)
         except ShapeError as exc:
