@@ -121,3 +121,10 @@ def test_hostile_plan_board_data_is_refused(case: str, project: Path, tmp_path: 
     line = assert_refused(run_kit("build", copy, "--app", "selftest"), "board_data", *words)
     assert str(plan) in line
     assert sorted(p.name for p in copy.iterdir()) == before  # nothing built, nothing run
+
+
+def test_new_board_name_with_a_newline(tmp_path: Path) -> None:
+    out = tmp_path / "new"
+    assert_refused(
+        run_kit("new-board", "myboard\n", "--from", "cs300", "-o", out), "myboard", absent=[out]
+    )

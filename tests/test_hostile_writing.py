@@ -67,3 +67,15 @@ def test_negative_seed_is_a_usage_error(data_pte_u55_shared: Path, tmp_path: Pat
     result = run_kit("gen", "--pte", data_pte_u55_shared, "-o", out, "--app", "selftest",
                      "--seed", "-1")  # fmt: skip
     assert_refused(result, "--seed", absent=[out])
+
+
+def test_new_board_from_a_board_with_a_huge_header(tmp_path: Path) -> None:
+    from test_hostile_boards import _port, _write
+
+    board = _write(tmp_path, _port('include_dirs = ["inc"]'))
+    (board.parent / "inc").mkdir()
+    with (board.parent / "inc" / "big.h").open("wb") as f:
+        f.truncate(1 << 30)  # sparse: 1 GiB that takes no disk
+    out = tmp_path / "new"
+    result = run_kit("new-board", "myboard2", "--from", board, "-o", out)
+    assert_refused(result, "big.h", absent=[out])

@@ -71,6 +71,8 @@ MAX_DEVICE_FILE = Limit("ETHOSU_KIT_MAX_DEVICE_FILE_BYTES", 64 << 20, "a .pdsc o
 MAX_INPUT = Limit("ETHOSU_KIT_MAX_INPUT_BYTES", 256 << 20, "an input file")
 MAX_PLAN = Limit("ETHOSU_KIT_MAX_PLAN_BYTES", 16 << 20, "a memory plan")
 MAX_ELF = Limit("ETHOSU_KIT_MAX_ELF_BYTES", 1 << 30, "an ELF")
+# A board's own C, headers and CMake file, copied by `new-board --from`.
+MAX_PORT_FILE = Limit("ETHOSU_KIT_MAX_PORT_FILE_BYTES", 4 << 20, "a board's port file")
 MAX_MANIFEST = Limit("ETHOSU_KIT_MAX_MANIFEST_BYTES", 16 << 20, "a manifest")
 
 
