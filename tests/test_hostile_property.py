@@ -297,3 +297,29 @@ def test_generated_board_files_through_boards_and_gen(pte_u55_shared: Path, scra
                         assert not line.lstrip().startswith(("execute_process", "#error")), line
 
     check()
+
+
+# -- mutated .npz archives ------------------------------------------------------------
+
+
+def test_mutated_npz_through_compare(scratch: Path) -> None:
+    """The archive reader (inputs/arrays.py) on mutated deflated and stored .npz files:
+    headers, directory, flags, methods and streams; compare is in-process and fast."""
+    import numpy as np
+
+    good = scratch / "good.npz"
+    np.savez(good, output0=np.arange(768, dtype=np.int8).reshape(3, 16, 16))
+    packed = scratch / "packed.npz"
+    np.savez_compressed(packed, output0=np.arange(768, dtype=np.int8).reshape(3, 16, 16),
+                        output1=np.zeros(5, dtype=np.int16))  # fmt: skip
+    originals = [good.read_bytes(), packed.read_bytes()]
+
+    @PROPERTY
+    @given(st.sampled_from([0, 1]).flatmap(lambda i: mutations(originals[i])))
+    def check(data: bytes) -> None:
+        EXAMPLES["npz"] += 1
+        npz = scratch / "mutated.npz"
+        npz.write_bytes(data)
+        kit("compare", npz, good)
+
+    check()

@@ -32,6 +32,30 @@ from ethosu_kit.core.errors import BoardError
 ADDRESS_LIMIT = 1 << 32
 MAX_TEXT = 200
 _NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
+# The plain -f switches a board may pass (with or without "no-"): code generation and
+# language switches only. An allowlist, because -f switches without a value can still
+# make the compiler read files (-fauto-profile, -fbranch-probabilities, -fprofile-use)
+# or write them (-fdump-*, -fstack-usage, -fsave-optimization-record).
+_F_SWITCHES = frozenset({
+    "function-sections", "data-sections", "short-enums", "short-wchar", "exceptions",
+    "rtti", "builtin", "common", "omit-frame-pointer", "strict-aliasing", "unwind-tables",
+    "asynchronous-unwind-tables", "stack-protector", "stack-protector-strong",
+    "stack-protector-all", "pic", "pie", "lto", "inline-functions", "unroll-loops",
+    "tree-vectorize", "signed-char", "unsigned-char", "math-errno", "fast-math",
+    "finite-math-only", "single-precision-constant", "delete-null-pointer-checks",
+    "zero-initialized-in-bss", "ident", "merge-constants", "lax-vector-conversions",
+    "threadsafe-statics", "use-cxa-atexit", "optimize-sibling-calls", "strict-volatile-bitfields",
+    "wrapv", "trapv", "plt", "inline", "gnu89-inline", "freestanding",
+    "hosted", "asm", "jump-tables", "tree-loop-distribute-patterns", "ms-extensions",
+})  # fmt: skip
+# Names that land in generated CMake, C, linker scripts and command lines: whole strings
+# (fullmatch), so "name\n" is refused everywhere.
+BOARD_NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
+IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+QEMU_NAME_RE = re.compile(r"[a-z0-9][a-z0-9.,-]*")
+FVP_NAME_RE = re.compile(r"[A-Za-z0-9][A-Za-z0-9_.-]*")
+FVP_PARAM_RE = re.compile(r"[A-Za-z0-9_.\[\]-]+=[A-Za-z0-9_.:/+-]*")
+MAX_NAME = 64
 # One compiler flag: a machine option (-mcpu=cortex-m55, -mfloat-abi=hard, -mthumb,
 # -mbranch-protection=pac-ret+leaf), a target (--target=arm-none-eabi), armlink's
 # --cpu/--fpu, a define (-DNAME or -DNAME=value), or a plain -f switch without a value.
@@ -40,10 +64,8 @@ _FLAG_SHAPES = (
     re.compile(r"--target=[a-z0-9][a-z0-9._-]*"),
     re.compile(r"--(cpu|fpu)=[A-Za-z0-9._+-]+"),
     re.compile(r"-D[A-Za-z_][A-Za-z0-9_]*(=[A-Za-z0-9._+-]*)?"),
-    re.compile(r"-f(no-)?[a-z][a-z0-9-]*"),
+    re.compile(r"-f(no-)?(" + "|".join(re.escape(s) for s in sorted(_F_SWITCHES)) + ")"),
 )
-# -f switches that take a file or load code, even written without '='
-_FLAG_REFUSED = re.compile(r"-f(no-)?(plugin|profile|debug-prefix|file-prefix|macro-prefix)")
 
 
 # Region names are written as GNU ld MEMORY regions and scatter-file region names: a
@@ -67,13 +89,26 @@ def fail(board: Board, key: str, problem: str, hint: str | None = None) -> Board
 
 def flag_problem(flag: str) -> str | None:
     """Why `flag` is not one CPU flag the kit passes on (None when it is)."""
-    if _FLAG_REFUSED.match(flag):
-        return f"{flag!r} makes the compiler load or read another file"
     if not any(shape.fullmatch(flag) for shape in _FLAG_SHAPES):
         return (
-            f"{flag!r} is not one CPU flag (-m..., --target=..., --cpu=/--fpu=..., "
-            "-DNAME[=value] or a plain -f switch)"
+            f"{flag[:60]!r} is not one CPU flag the kit passes on (-m..., --target=..., "
+            "--cpu=/--fpu=..., -DNAME[=value] or a code-generation -f switch such as "
+            "-ffunction-sections; nothing that makes the compiler read or write files)"
         )
+    return None
+
+
+def name_problem(value: str, shape: re.Pattern[str], what: str) -> str | None:
+    """Why `value` is not a whole `what` name of `shape` (None when it is)."""
+    if len(value) > MAX_NAME or not shape.fullmatch(value):
+        return f"{value[:MAX_NAME]!r} is not {what}"
+    return None
+
+
+def cmake_path_problem(path: str) -> str | None:
+    """A path written into a CMake list: ';' would split it into two elements."""
+    if ";" in path:
+        return f"{path[:80]!r} holds ';', which CMake reads as a list separator"
     return None
 
 
@@ -176,6 +211,64 @@ def check_board(board: Board) -> None:
                 f"{r.name!r} is a keyword of the linker script or scatter file languages",
                 hint="name the region after the memory (SRAM, FLASH, DDR, ...)",
             )
+    _names(board)
     for i, alias in enumerate(board.aliases):
         if not _NAME_RE.fullmatch(alias):
             raise fail(board, f"aliases[{i}]", f"{alias[:40]!r}: lower case, digits, '-'")
+
+
+def _names(board: Board) -> None:
+    """Every name the board hands on has its whole-string shape, whether the board came
+    from a board.toml or from a plan read back (memory_plan.json's board_data)."""
+    checks: list[tuple[str, str, re.Pattern[str], str]] = [
+        ("name", board.name, BOARD_NAME_RE, "a board name (lower case letters, digits, '-')")
+    ]
+    checks += [(f"region[{i}].name", r.name, IDENT_RE, "a C identifier (linker scripts use it)")
+               for i, r in enumerate(board.regions)]  # fmt: skip
+    qemu = getattr(board, "qemu", None)
+    if qemu is not None:
+        checks += [("qemu.machine", qemu.machine, QEMU_NAME_RE, "a QEMU machine name"),
+                   ("qemu.cpu", qemu.cpu, QEMU_NAME_RE, "a QEMU cpu name")]  # fmt: skip
+    fvp = getattr(board, "fvp", None)
+    if fvp is not None:
+        # an FVP is a program looked up on PATH by this name: never a path
+        checks += [(f"fvp.models.{k}", v, FVP_NAME_RE, "an FVP name (looked up on PATH)")
+                   for k, v in fvp.models.items()]  # fmt: skip
+        checks += [(f"fvp.{k}", getattr(fvp, k), FVP_NAME_RE, "an FVP instance name")
+                   for k in ("board", "cpu", "npu", "uart") if getattr(fvp, k)]  # fmt: skip
+        checks += [(f"fvp.params[{i}]", p, FVP_PARAM_RE, "an FVP parameter 'instance.name=value'")
+                   for i, p in enumerate(fvp.params)]  # fmt: skip
+    for key, value, shape, what in checks:
+        problem = name_problem(value, shape, what) if isinstance(value, str) else "not text"
+        if problem:
+            raise fail(board, key, problem)
+    seen: dict[str, str] = {}
+    for i, r in enumerate(board.regions):
+        upper = r.name.upper()
+        if upper in seen:
+            raise fail(
+                board,
+                f"region[{i}].name",
+                f"{r.name!r} and {seen[upper]!r} differ only in case: both are "
+                f"KIT_REGION_{upper}_* in the generated C",
+            )
+        seen[upper] = r.name
+    for tc, flags in board.cpu.flags.items():
+        if not flags:
+            raise fail(board, f"cpu.flags.{tc}", "an empty list: leave the key out instead")
+    port = getattr(board, "port", None)
+    if port is not None:
+        problem = cmake_path_problem(port.dir)
+        if problem:
+            raise fail(board, "port", f"the board's folder {problem}",
+                       hint="move the board to a folder whose path has no ';'")  # fmt: skip
+        rels = [(f"sources[{i}]", rel) for i, rel in enumerate(port.sources)]
+        rels += [(f"include_dirs[{i}]", rel) for i, rel in enumerate(port.include_dirs)]
+        rels += [("cmake", port.cmake)] if port.cmake else []
+        for key, rel in rels:
+            refused = port_path_problem(rel)
+            if refused:
+                raise fail(board, f"port.{key}", *refused)
+            problem = cmake_path_problem(rel)
+            if problem:
+                raise fail(board, f"port.{key}", problem, hint="rename the file without ';'")

@@ -47,7 +47,7 @@ __all__ = ["builtin_boards", "load_board", "load_board_file", "parse_board", "re
            "stand_in_board"]  # fmt: skip
 
 SCHEMA_VERSION = 2
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*\Z")
 
 
 def parse_board(
@@ -60,6 +60,11 @@ def parse_board(
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         raise BoardError(f"{source}: not valid TOML: {exc}") from None
+    except ValueError as exc:  # int() of a 4,300+ digit number, inside tomllib
+        raise BoardError(
+            f"{source}: not a board file: {str(exc)[:60]}",
+            hint="numbers in a board file are addresses and sizes: at most a few digits",
+        ) from None
     except RecursionError:  # tomllib recurses per nesting level of arrays/inline tables
         raise BoardError(
             f"{source}: values nested deeper than the TOML reader follows",

@@ -8,9 +8,9 @@ from ethosu_kit.board.model import Fvp, MemoryRegion, Npu, Qemu
 from ethosu_kit.board.reader import Table
 from ethosu_kit.board.stand_in import qemu_layout_table
 
-_QEMU_RE = re.compile(r"^[a-z0-9][a-z0-9.,-]*$")
-_FVP_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*$")
-_FVP_PARAM_RE = re.compile(r"^[A-Za-z0-9_.\[\]-]+=[A-Za-z0-9_.:/+-]*$")
+_QEMU_RE = re.compile(r"^[a-z0-9][a-z0-9.,-]*\Z")
+_FVP_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
+_FVP_PARAM_RE = re.compile(r"^[A-Za-z0-9_.\[\]-]+=[A-Za-z0-9_.:/+-]*\Z")
 
 
 def qemu_table(t: Table, core: str, regions: tuple[MemoryRegion, ...] = ()) -> Qemu:

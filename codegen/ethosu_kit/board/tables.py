@@ -33,9 +33,9 @@ from ethosu_kit.core.errors import BoardError
 from ethosu_kit.npu.facts import NPU_MACS, MemoryMode, mode_refusal
 
 ADDRESS_LIMIT = 1 << 32
-IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 
-_FLAG_RE = re.compile(r"^-[A-Za-z0-9_=+.,:/-]+$")
+_FLAG_RE = re.compile(r"^-[A-Za-z0-9_=+.,:/-]+\Z")
 
 
 def _flags(t: Table) -> dict[str, tuple[str, ...]]:

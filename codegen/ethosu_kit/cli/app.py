@@ -213,6 +213,11 @@ def _run(args: argparse.Namespace) -> int:
             where = str(exc.filename) + (f" -> {exc.filename2}" if exc.filename2 else "")
             print(f"error: {one_line(where)}: {exc.strerror or exc}", file=sys.stderr)
             return 2
+        if isinstance(exc, RuntimeError) and str(exc).startswith("Symlink loop from "):
+            # pathlib's resolve() on a link loop (Python 3.11), wherever a path is resolved
+            where = str(exc).removeprefix("Symlink loop from ").strip("'\"")
+            print(f"error: {one_line(where)}: a loop of symbolic links", file=sys.stderr)
+            return 2
         print(
             f"internal error: {type(exc).__name__}: {exc} (rerun with --debug for a traceback)",
             file=sys.stderr,

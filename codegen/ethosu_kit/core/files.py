@@ -22,12 +22,14 @@ checked file for streaming readers (numpy, zipfile, pyelftools).
 from __future__ import annotations
 
 import contextlib
+import json
 import os
+import re
 import stat
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
+from typing import Any, BinaryIO
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.sizes import parse_size
@@ -69,7 +71,55 @@ MAX_DEVICE_FILE = Limit("ETHOSU_KIT_MAX_DEVICE_FILE_BYTES", 64 << 20, "a .pdsc o
 MAX_INPUT = Limit("ETHOSU_KIT_MAX_INPUT_BYTES", 256 << 20, "an input file")
 MAX_PLAN = Limit("ETHOSU_KIT_MAX_PLAN_BYTES", 16 << 20, "a memory plan")
 MAX_ELF = Limit("ETHOSU_KIT_MAX_ELF_BYTES", 1 << 30, "an ELF")
+# A board's own C, headers and CMake file, copied by `new-board --from`.
+MAX_PORT_FILE = Limit("ETHOSU_KIT_MAX_PORT_FILE_BYTES", 4 << 20, "a board's port file")
 MAX_MANIFEST = Limit("ETHOSU_KIT_MAX_MANIFEST_BYTES", 16 << 20, "a manifest")
+
+
+# JSON the kit reads back (memory_plan.json, manifest.json, the measurement record) is
+# a few levels deep and holds addresses and sizes: nesting and digit runs are bounded
+# before the parser sees them (the C parser recurses per level; int() refuses 4,300
+# digits with a ValueError of its own).
+MAX_JSON_DEPTH = 32
+MAX_JSON_DIGITS = 40
+_JSON_STRING = re.compile(r'"(?:[^"\\]|\\.)*"')
+_JSON_BRACKET = re.compile(r"[\[\]{}]")
+
+
+class JsonProblem(ValueError):
+    """Why a text is not JSON the kit reads; the caller names the file."""
+
+
+def _bounded_int(text: str) -> int:
+    if len(text.lstrip("-")) > MAX_JSON_DIGITS:
+        raise JsonProblem(f"a number of {len(text)} digits (at most {MAX_JSON_DIGITS})")
+    return int(text)
+
+
+def _bounded_float(text: str) -> float:
+    if len(text) > MAX_JSON_DIGITS + 10:
+        raise JsonProblem(f"a number of {len(text)} characters")
+    return float(text)
+
+
+def parse_json(text: str) -> Any:
+    """`json.loads` with nesting and number lengths bounded first; JsonProblem (a
+    ValueError) on anything else than JSON within the bounds."""
+    depth = deepest = 0
+    for m in _JSON_BRACKET.finditer(_JSON_STRING.sub('""', text)):
+        depth += 1 if m.group() in "[{" else -1
+        if depth > deepest:
+            deepest = depth
+            if deepest > MAX_JSON_DEPTH:
+                raise JsonProblem(f"nested deeper than {MAX_JSON_DEPTH} levels")
+    try:
+        return json.loads(text, parse_int=_bounded_int, parse_float=_bounded_float)
+    except JsonProblem:
+        raise
+    except json.JSONDecodeError as exc:
+        raise JsonProblem(f"not JSON (line {exc.lineno}: {exc.msg})") from None
+    except (ValueError, RecursionError) as exc:
+        raise JsonProblem(f"not JSON ({str(exc)[:80]})") from None
 
 
 def _size_text(n: int) -> str:

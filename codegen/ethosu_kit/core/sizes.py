@@ -10,7 +10,9 @@ _UNITS = {"": 1, "B": 1, "KIB": 1 << 10, "K": 1 << 10, "KB": 1 << 10, "MIB": 1 <
           "M": 1 << 20, "MB": 1 << 20, "GIB": 1 << 30, "G": 1 << 30, "GB": 1 << 30}  # fmt: skip
 
 
-_SIZE_RE = re.compile(r"^\s*(0x[0-9a-f_]+|[0-9_]+)\s*([a-z]*)\s*$", re.IGNORECASE)
+# digit runs bounded (a 5,000-digit number is no size, and int() refuses it with an
+# internal ValueError of its own); whole string: "512\n" is read, "512\nx" is not
+_SIZE_RE = re.compile(r"\s*(0x[0-9a-f_]{1,40}|[0-9_]{1,40})\s*([a-z]{0,3})\s*", re.IGNORECASE)
 
 
 def parse_size(text: str) -> int:
@@ -18,7 +20,7 @@ def parse_size(text: str) -> int:
 
     The one reader of size strings, so a board file and the command line agree.
     """
-    m = _SIZE_RE.match(text)
+    m = _SIZE_RE.fullmatch(text) if len(text) <= 100 else None
     unit = m.group(2).upper() if m else ""
     if not m or unit not in _UNITS:
         raise ValueError(f"cannot read {text!r} as a size")

@@ -16,6 +16,7 @@ import fcntl
 import hashlib
 import json
 import os
+import re
 import shutil
 import signal
 import stat
@@ -26,7 +27,8 @@ from pathlib import Path, PurePosixPath
 
 from ethosu_kit import __version__
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.files import MAX_MANIFEST, read_text
+from ethosu_kit.core.files import MAX_MANIFEST, parse_json, read_text
+from ethosu_kit.core.paths import kit_root
 
 MANIFEST = ".ethosu-kit/manifest.json"
 MANIFEST_FORMAT = 1
@@ -116,7 +118,7 @@ def read_manifest(out_dir: Path) -> dict[str, str] | None:
 
     text = read_text(path, MAX_MANIFEST, OutputError)
     try:
-        data = json.loads(text)
+        data = parse_json(text)
         files = data["files"]
         if not isinstance(files, dict) or not all(
             isinstance(k, str) and isinstance(v, str) for k, v in files.items()
@@ -248,9 +250,12 @@ def write_project(files: Mapping[str, bytes], out_dir: Path, force: bool = False
     for rel in files:
         _check_relpath(rel)
     out_dir = out_dir.resolve()
-    old, _forced = _plan_changes(files, out_dir, force)
+    refuse_kit_tree(out_dir)
     try:
-        return _write(files, out_dir, old)
+        with output_lock(out_dir):
+            clean_stale(out_dir)
+            old, _forced = _plan_changes(files, out_dir, force)
+            return _write(files, out_dir, old)
     except OSError as exc:
         where = exc.filename or out_dir
         raise OutputError(
@@ -261,7 +266,7 @@ def write_project(files: Mapping[str, bytes], out_dir: Path, force: bool = False
 def _write(files: Mapping[str, bytes], out_dir: Path, old: dict[str, str] | None) -> WriteResult:
     result = WriteResult(out_dir)
     created_parents = _make_parents(out_dir.parent)
-    tmp = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.ethosu-kit-", dir=out_dir.parent))
+    tmp = _temp_dir(out_dir, "new")
     moved: list[str] = []
     try:
         tmp.chmod(_folder_mode(out_dir))
@@ -344,6 +349,15 @@ def restored_on_failure(out_dir: Path) -> Iterator[None]:
     if the step fails, put the folder back as it was: the copy taken first, or no folder
     (and none of the parents it created) when there was none."""
     out_dir = out_dir.resolve()
+    refuse_kit_tree(out_dir)
+    with output_lock(out_dir):
+        clean_stale(out_dir)
+        with _restored(out_dir):
+            yield
+
+
+@contextlib.contextmanager
+def _restored(out_dir: Path) -> Iterator[None]:
     missing = []
     p = out_dir
     while not p.exists() and not p.is_symlink():
@@ -351,7 +365,7 @@ def restored_on_failure(out_dir: Path) -> Iterator[None]:
         p = p.parent
     backup = None
     if out_dir.is_dir():
-        backup = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.before-", dir=out_dir.parent))
+        backup = _temp_dir(out_dir, "before")
         backup.rmdir()
         try:
             shutil.copytree(out_dir, backup, symlinks=True)
@@ -393,9 +407,102 @@ def _signals_deferred() -> Iterator[None]:
         signal.pthread_sigmask(signal.SIG_SETMASK, previous)
 
 
+# Temporary folders beside the output are named `.<name>.ethosu-kit-<kind>-<pid>-<random>`:
+# recognisable, and owned by a process the next writer can check. A writer killed by
+# SIGKILL leaves its folder behind; the next write into the same folder removes it once
+# that process is gone (or, when the output folder itself is missing because the kill
+# fell between the swap's two renames, puts the old project back).
+_TEMP_KINDS = ("new", "old", "before")
+_held: dict[Path, int] = {}
+
+
+def _temp_dir(out_dir: Path, kind: str) -> Path:
+    prefix = f".{out_dir.name}.ethosu-kit-{kind}-{os.getpid()}-"
+    return Path(tempfile.mkdtemp(prefix=prefix, dir=out_dir.parent))
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except (PermissionError, OverflowError):
+        return True  # someone else's (or not a pid): leave it
+    return True
+
+
+def clean_stale(out_dir: Path) -> list[Path]:
+    """Remove the temporary folders of dead writers beside `out_dir`; the removed."""
+    parent = out_dir.parent
+    if not parent.is_dir():
+        return []
+    removed = []
+    pattern = re.compile(
+        rf"\.{re.escape(out_dir.name)}\.ethosu-kit-({'|'.join(_TEMP_KINDS)})-(\d{{1,10}})-[^/]*"
+    )
+    for entry in sorted(parent.iterdir()):
+        m = pattern.fullmatch(entry.name)
+        if not m or entry.is_symlink() or not entry.is_dir() or _alive(int(m.group(2))):
+            continue
+        if m.group(1) in ("old", "before") and not out_dir.exists():
+            entry.rename(out_dir)  # the project as it was before the killed write
+            continue
+        shutil.rmtree(entry, ignore_errors=True)
+        removed.append(entry)
+    return removed
+
+
+@contextlib.contextmanager
+def output_lock(out_dir: Path) -> Iterator[None]:
+    """Hold an exclusive lock on `out_dir`'s parent folder while writing `out_dir`, so
+    concurrent gens into one folder take turns (re-entrant within the process)."""
+    parent = out_dir.parent
+    if parent in _held or not parent.is_dir():
+        _held[parent] = _held.get(parent, 0) + 1
+        try:
+            yield
+        finally:
+            _held[parent] -= 1
+            if not _held[parent]:
+                del _held[parent]
+        return
+    fd = os.open(parent, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        _held[parent] = 1
+        try:
+            yield
+        finally:
+            del _held[parent]
+    finally:
+        os.close(fd)
+
+
+def refuse_kit_tree(out_dir: Path) -> None:
+    """Never write over the kit: its own folder, a folder that holds it, or one of its
+    source folders (a project may live in a folder of its own inside a checkout)."""
+    try:
+        root = kit_root().resolve()
+    except RuntimeError:
+        return
+    inside_source = any(
+        out_dir == root / top or (root / top) in out_dir.parents for top in _KIT_FOLDERS
+    )
+    if out_dir == root or out_dir in root.parents or inside_source:
+        raise OutputError(
+            f"{out_dir}: is the kit's own folder, holds it or is one of its source folders "
+            f"({root}); the kit never writes there",
+            hint="generate into a folder of its own, e.g. -o ~/fw",
+        )
+
+
+_KIT_FOLDERS = ("codegen", "sdk", "drivers", "boards", "apps", "cmake", "linker", "docs",
+                "scripts", "tests", ".git")  # fmt: skip
+
+
 def _swap(new: Path, out_dir: Path) -> None:
     """Replace folder `out_dir` by `new` with two renames; restore on failure."""
-    backup = Path(tempfile.mkdtemp(prefix=f".{out_dir.name}.old-", dir=out_dir.parent))
+    backup = _temp_dir(out_dir, "old")
     backup.rmdir()
     out_dir.rename(backup)
     try:

@@ -16,6 +16,7 @@ import shutil
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
+from ethosu_kit.board.checks import FVP_NAME_RE, name_problem
 from ethosu_kit.board.model import Fvp
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import run_child
@@ -65,6 +66,14 @@ def find_fvp(image: KitImage, path: Path | None, *, required: bool = True) -> Pa
             fvp_table(image)
         return None
     name = fvp_executable_name(image)
+    if name_problem(name, FVP_NAME_RE, "an FVP name") or "/" in name or "\\" in name:
+        # the board data (or a plan read back) names a program: only a NAME looked up on
+        # PATH, never a path; --fvp PATH is how a user names an executable
+        raise KitError(
+            f"board {image.board.name}: fvp.models.{image.npu_kind or 'default'}: {name[:80]!r} "
+            "is not an FVP name (the kit runs only an FVP found on PATH or given with --fvp)",
+            hint="pass --fvp PATH to run a specific FVP executable",
+        )
     found = shutil.which(name)
     if found is None:
         if required:

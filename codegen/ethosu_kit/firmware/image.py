@@ -99,6 +99,13 @@ def _read(elf: Path) -> tuple[dict[str, str], tuple[tuple[int, int, int], ...]]:
             info[key.strip()] = value.strip()
     if not info.get("board"):
         raise KitError(f"{elf}: its .kit.info names no board", hint=_BUILD_HINT)
+    if not segments:
+        # QEMU aborts on an image with nothing to load; an FVP runs nothing
+        raise KitError(
+            f"{elf}: no loadable segments (no program headers, or none with bytes in "
+            "memory): nothing for an emulator to load",
+            hint=_BUILD_HINT,
+        )
     return info, segments
 
 

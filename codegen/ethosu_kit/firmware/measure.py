@@ -39,7 +39,7 @@ from typing import Any
 from ethosu_kit.board.cores import CORES
 from ethosu_kit.board.toolchain import MEASURE_TOOLCHAINS, Toolchain
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.files import MAX_PLAN, read_text
+from ethosu_kit.core.files import MAX_PLAN, parse_json, read_text
 from ethosu_kit.core.names import MEASURED_USAGE
 from ethosu_kit.core.sizes import align_up
 from ethosu_kit.core.typed_json import decode
@@ -262,7 +262,7 @@ def read_measurement(project: Path) -> Measurement | None:
     if not path.is_file():
         return None
     try:
-        data: Any = json.loads(read_text(path, MAX_PLAN))
+        data: Any = parse_json(read_text(path, MAX_PLAN))
         if isinstance(data, dict) and data.get("format") != MEASURE_FORMAT:
             return None
         # typed: a field of the wrong shape is named here, not a traceback in the sizing

@@ -17,6 +17,7 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.firmware.fvp import find_fvp, run_fvp
 from ethosu_kit.firmware.image import KitImage
 from ethosu_kit.firmware.qemu import (
+    QEMU,
     QemuTarget,
     RunResult,
     check_image,
@@ -124,6 +125,8 @@ def run_firmware(
         result = run_image(image, timeout, cwd=cwd, semihosting_args=cmd_line, echo=echo)
         name = "QEMU"
     _check_ended(elf, result, name, timeout)
+    if emulator.name == "qemu" and not exit_lines(result.output):
+        _qemu_failed(elf, image, result)
     if emulator.name == "fvp" and not exit_lines(result.output):
         error = KitError(
             f"{elf}: the FVP ended (status {result.exit_code}) without the "
@@ -147,6 +150,28 @@ def run_firmware(
         error.exit_code = NO_EXIT_LINE
         raise error
     return dataclasses.replace(result, exit_code=code)
+
+
+def _qemu_failed(elf: Path, image: KitImage, result: RunResult) -> None:
+    """A KitError when QEMU itself failed (its own `qemu-system-arm: ...` message, or a
+    signal) rather than the firmware ending: the exit status is then QEMU's, not the
+    app's, and must not read as the firmware's code 1 (FAIL)."""
+    own = [line for line in result.output.splitlines() if line.startswith(f"{QEMU}:")]
+    if own:
+        error = KitError(
+            f"{elf}: QEMU refused to run it ({own[0].removeprefix(f'{QEMU}:').strip()[:200]})",
+            hint=f"board {image.board.name}'s [qemu] machine and cpu must be ones this QEMU "
+            f"runs together (`{QEMU} -machine help`, `-cpu help`)",
+        )
+        error.exit_code = RUN_TOOL["REFUSED"]
+        raise error
+    if result.exit_code is not None and result.exit_code < 0:
+        error = KitError(
+            f"{elf}: QEMU ended on signal {-result.exit_code} without the firmware's last "
+            "line `kit: exit <code>`: its exit code is unknown"
+        )
+        error.exit_code = NO_EXIT_LINE
+        raise error
 
 
 def _check_ended(elf: Path, result: RunResult, name: str, timeout: float) -> None:

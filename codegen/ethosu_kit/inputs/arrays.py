@@ -32,7 +32,10 @@ API:
 from __future__ import annotations
 
 import io
+import lzma
+import struct
 import zipfile
+import zlib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +51,11 @@ from ethosu_kit.core.writer import write_file_atomic
 
 _NPY_MAGIC = b"\x93NUMPY"
 _ZIP_MAGICS = (b"PK\x03\x04", b"PK\x05\x06")
+# An .npz is a handful of tensors (a method's inputs and outputs): at most this many
+# members, checked from the zip's end record before its directory is parsed.
+MAX_NPZ_MEMBERS = 1024
+_NPZ_COMPRESSION = (zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED)  # np.savez, np.savez_compressed
+_EOCD_SEARCH = 22 + 0xFFFF  # the end record and the longest zip comment
 _MAX_HEADER = 10_000  # numpy's own default bound on an .npy header
 # dtype kinds the kit accepts: b bool, i signed, u unsigned, f float (refused by conform)
 _NUMERIC_KINDS = {"b": "bool", "i": "integer", "u": "unsigned integer", "f": "float"}
@@ -128,7 +136,50 @@ def _one_line(exc: BaseException) -> str:
     return " ".join(str(exc).split())[:200] or type(exc).__name__
 
 
-def _read_npz(f: IO[bytes], path: Path) -> list[NamedArray]:
+def _member_count(f: IO[bytes], size: int) -> int | None:
+    """The member count the zip's end record declares (None when there is none to find),
+    read before zipfile parses a central directory of that many entries."""
+    tail_size = min(size, _EOCD_SEARCH)
+    f.seek(size - tail_size)
+    tail = f.read(tail_size)
+    f.seek(0)
+    at = tail.rfind(b"PK\x05\x06")
+    if at < 0 or at + 22 > len(tail):
+        return None
+    (total,) = struct.unpack_from("<H", tail, at + 10)
+    return int(total)
+
+
+def _check_members(path: Path, infos: list[zipfile.ZipInfo]) -> None:
+    """Bound the archive from its directory, before a byte of any member is expanded:
+    how many members, what they expand to in all, and how they are stored."""
+    if len(infos) > MAX_NPZ_MEMBERS:
+        raise InputError(
+            f"{path}: {len(infos)} members; the kit reads at most {MAX_NPZ_MEMBERS} arrays "
+            "from one .npz"
+        )
+    total = sum(info.file_size for info in infos)
+    if total > MAX_INPUT.bytes:
+        raise too_large(f"{path} (expanded)", total, MAX_INPUT, InputError)
+    for info in infos:
+        name = info.filename.removesuffix(".npy")[:80]
+        if info.flag_bits & 0x1:
+            raise InputError(f"{path}[{name}]: an encrypted member; the kit reads plain .npz")
+        if info.compress_type not in _NPZ_COMPRESSION:
+            raise InputError(
+                f"{path}[{name}]: compression method {info.compress_type} is not one numpy "
+                "writes (stored or deflate)",
+                hint="write the file with np.savez or np.savez_compressed",
+            )
+
+
+def _read_npz(f: IO[bytes], path: Path, size: int) -> list[NamedArray]:
+    declared = _member_count(f, size)
+    if declared is not None and declared > MAX_NPZ_MEMBERS and declared != 0xFFFF:
+        raise InputError(
+            f"{path}: {declared} members; the kit reads at most {MAX_NPZ_MEMBERS} arrays "
+            "from one .npz"
+        )
     try:
         archive = zipfile.ZipFile(f)
     except (zipfile.BadZipFile, zipfile.LargeZipFile, ValueError, EOFError) as exc:
@@ -136,6 +187,7 @@ def _read_npz(f: IO[bytes], path: Path) -> list[NamedArray]:
     out: list[NamedArray] = []
     total = 0
     with archive:
+        _check_members(path, archive.infolist())
         for info in archive.infolist():
             if info.is_dir():
                 continue
@@ -151,7 +203,15 @@ def _read_npz(f: IO[bytes], path: Path) -> list[NamedArray]:
             try:
                 with archive.open(info) as member:
                     out.append(NamedArray(source, _read_npy(member, source, info.file_size)))
-            except (zipfile.BadZipFile, OSError, EOFError, NotImplementedError) as exc:
+            except (
+                zipfile.BadZipFile,
+                OSError,
+                EOFError,
+                NotImplementedError,
+                zlib.error,
+                lzma.LZMAError,
+                RuntimeError,  # zipfile: "File ... is encrypted, password required"
+            ) as exc:
                 raise InputError(f"{source}: corrupt member ({_one_line(exc)})") from None
     return out
 
@@ -167,7 +227,7 @@ def load_arrays(paths: Sequence[str | Path]) -> list[NamedArray]:
             if magic == _NPY_MAGIC:
                 arrays = [NamedArray(str(path), _read_npy(f, str(path), size))]
             elif magic[:4] in _ZIP_MAGICS:
-                arrays = _read_npz(f, path)
+                arrays = _read_npz(f, path, size)
                 if not arrays:
                     raise InputError(f"{path}: the .npz holds no arrays")
             else:

@@ -15,7 +15,9 @@ it, integer arrays compare in integer steps and float arrays need --pte.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -34,8 +36,8 @@ from ethosu_kit.pte.reader import (
 from ethosu_kit.vnpu.delegate import io_shapes
 
 Array = npt.NDArray[Any]
-_METHOD = re.compile(r"^(input|output)_?(\d+)$")
-_DELEGATE = re.compile(r"^delegate(\d+)_(input|output)(\d+)$")
+_METHOD = re.compile(r"(input|output)_?(\d{1,6})")
+_DELEGATE = re.compile(r"delegate(\d{1,6})_(input|output)(\d{1,6})")
 
 
 @dataclass(frozen=True)
@@ -74,10 +76,10 @@ def load(path: Path) -> dict[str, Array]:
 
 def _role(key: str) -> tuple[str, int, int | None]:
     """("input"|"output"|"", index, delegate or None) of a key."""
-    m = _METHOD.match(key)
+    m = _METHOD.fullmatch(key)
     if m:
         return m.group(1), int(m.group(2)), None
-    d = _DELEGATE.match(key)
+    d = _DELEGATE.fullmatch(key)
     if d:
         return d.group(2), int(d.group(3)), int(d.group(1))
     return "", -1, None
@@ -215,26 +217,59 @@ def compare(
                 "give each input's and output's scale)",
             )
 
+        diff_of: Callable[[Array, Array], Array]
         if q is not None and (x.dtype.kind == "f") != (y.dtype.kind == "f"):
             # float vs integer: quantize the float side as the program does (round, clip)
             ints = y if x.dtype.kind == "f" else x
-            f = (x if x.dtype.kind == "f" else y).reshape(-1).astype(np.float64)
             info = np.iinfo(ints.dtype)
-            qf = np.clip(np.round(f / q.scale) + q.zero_point, info.min, info.max)
-            diff = np.abs(qf - ints.reshape(-1).astype(np.float64))
+            diff_of = partial(_quantized_diff, q=(q.scale, q.zero_point, info.min, info.max))
+            pair = (x, y) if x.dtype.kind == "f" else (y, x)
             unit = f"LSB (scale {q.scale:.6g}, the float side quantized)"
         elif q is not None and floats:
-            diff = np.abs(x.reshape(-1).astype(np.float64) - y.reshape(-1)) / q.scale
+            diff_of, pair = partial(_scaled_diff, scale=q.scale), (x, y)
             unit = f"LSB (scale {q.scale:.6g})"
         else:
-            diff = np.abs(x.reshape(-1).astype(np.float64) - y.reshape(-1).astype(np.float64))
+            diff_of, pair = _plain_diff, (x, y)
             unit = "(float, no scale: exact only)" if floats else "integer steps"
-        # float32 rounding of a dequantized value must not count as a step
-        beyond = int(np.count_nonzero(diff > lsb + 1e-3))
-        results.append(
-            PairResult(p, unit, float(diff.max()) if diff.size else 0.0, beyond, int(diff.size))
-        )
+        worst, beyond, size = _chunked(*pair, diff_of, lsb)
+        results.append(PairResult(p, unit, worst, beyond, size))
     return results
+
+
+# elements compared at a time: the float64 differences of one chunk (8 MiB), never a
+# widened copy of a whole array (a 250 MiB int8 array would be 2 GiB as float64)
+_CHUNK = 1 << 20
+
+
+def _quantized_diff(fx: Array, ix: Array, q: tuple[float, int, int, int]) -> Array:
+    scale, zero, low, high = q
+    qf = np.clip(np.round(fx.astype(np.float64) / scale) + zero, low, high)
+    out: Array = np.abs(qf - ix.astype(np.float64))
+    return out
+
+
+def _scaled_diff(fx: Array, fy: Array, scale: float) -> Array:
+    out: Array = np.abs(fx.astype(np.float64) - fy) / scale
+    return out
+
+
+def _plain_diff(fx: Array, fy: Array) -> Array:
+    out: Array = np.abs(fx.astype(np.float64) - fy.astype(np.float64))
+    return out
+
+
+def _chunked(
+    x: Array, y: Array, diff_of: Callable[[Array, Array], Array], lsb: float
+) -> tuple[float, int, int]:
+    """(largest difference, how many are beyond `lsb`, how many) over x and y, by chunks."""
+    xs, ys = x.reshape(-1), y.reshape(-1)
+    worst, beyond = 0.0, 0
+    for start in range(0, xs.size, _CHUNK):
+        diff = diff_of(xs[start : start + _CHUNK], ys[start : start + _CHUNK])
+        worst = max(worst, float(diff.max()))
+        # float32 rounding of a dequantized value must not count as a step
+        beyond += int(np.count_nonzero(diff > lsb + 1e-3))
+    return worst, beyond, int(xs.size)
 
 
 # a key (`input0`, `output1`, `delegate0_input0`) -> the program tensor's shape

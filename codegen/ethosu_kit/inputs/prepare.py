@@ -34,10 +34,10 @@ class Tensor:
 def _ordered(named: list[Any]) -> list[Any]:
     """An .npz's arrays named input<i> / input_<i> go by that index, others in file order.
     A `run -o` file (input<i> and output<o>) gives its inputs only."""
-    keys = [re.search(r"\[input_?(\d+)\]$", n.source) for n in named]
+    keys = [re.search(r"\[input_?(\d{1,6})\]\Z", n.source) for n in named]
     inputs = [(int(k.group(1)), n) for k, n in zip(keys, named, strict=True) if k]
     rest = [n for k, n in zip(keys, named, strict=True) if not k]
-    if inputs and all(re.search(r"\[output_?\d+\]$", n.source) for n in rest):
+    if inputs and all(re.search(r"\[output_?\d{1,6}\]\Z", n.source) for n in rest):
         return [n for _, n in sorted(inputs, key=lambda pair: pair[0])]
     return named
 

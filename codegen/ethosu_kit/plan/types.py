@@ -19,9 +19,10 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from ethosu_kit.board.checks import check_board
 from ethosu_kit.board.model import Board, MemoryRegion
-from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.files import MAX_PLAN, read_text
+from ethosu_kit.core.errors import BoardError, KitError
+from ethosu_kit.core.files import MAX_PLAN, JsonProblem, parse_json, read_text
 from ethosu_kit.core.typed_json import ShapeError, decode, encode
 from ethosu_kit.npu.facts import Accelerator, MemoryMode, accelerator_text
 from ethosu_kit.plan.apps import RUNNER_HEAP, RUNNER_STACK, App
@@ -211,8 +212,13 @@ class MemoryPlan:
                 "format", f"version {data['format']!r}, this kit reads {PLAN_FORMAT_VERSION}"
             )
         model = decode(_ModelRef, data["model"], "model")
+        board = decode(Board, data["board_data"], "board_data")
+        try:
+            check_board(board)  # a plan read back is data from anywhere: a board file's rules
+        except BoardError as exc:
+            raise ShapeError("board_data", exc.message.removeprefix(f"{board.source}: ")) from None
         return cls(
-            board=decode(Board, data["board_data"], "board_data"),
+            board=board,
             mode=decode(MemoryMode, data["mode"], "mode"),
             accelerator=_accelerator(data["accelerator"]),
             model_path=model.path,
@@ -228,9 +234,9 @@ class MemoryPlan:
         hint = "pass the memory_plan.json gen-firmware wrote next to the project, or regenerate it"
         text = read_text(path, MAX_PLAN)  # a regular file, bounded: one error line otherwise
         try:
-            data = json.loads(text)
-        except json.JSONDecodeError as exc:
-            raise KitError(f"{path}: not JSON (line {exc.lineno}: {exc.msg})", hint=hint) from exc
+            data = parse_json(text)
+        except JsonProblem as exc:
+            raise KitError(f"{path}: {exc}", hint=hint) from None
         try:
             return cls.from_json_dict(data)
         except ShapeError as exc:

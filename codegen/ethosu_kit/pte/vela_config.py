@@ -20,7 +20,7 @@ from ethosu_kit.pte.model import ModelInfo
 KIB = 1024
 
 
-_SIZE_SUFFIX = re.compile(r"_(\d+)(KB|MB)$", re.IGNORECASE)
+_SIZE_SUFFIX = re.compile(r"_(\d+)(KB|MB)\Z", re.IGNORECASE)
 
 
 @cache

@@ -18,7 +18,9 @@ from ethosu_kit.board.schema import SCHEMA
 from ethosu_kit.board.todo import TODO
 from ethosu_kit.board.toolchain import TOOLCHAINS
 from ethosu_kit.core.errors import BoardError
-from ethosu_kit.core.files import MAX_BOARD, read_text
+from ethosu_kit.core.files import MAX_BOARD, MAX_PORT_FILE, read_bytes, read_text
+
+MAX_PORT_FILES = 1000
 
 
 def _port_files(board: Board) -> dict[str, bytes]:
@@ -30,7 +32,12 @@ def _port_files(board: Board) -> dict[str, bytes]:
         real = path.resolve()
         if not real.is_relative_to(root):
             raise BoardError(f"{board.source}: [port] {rel!r} is outside the board's folder")
-        files[real.relative_to(root).as_posix()] = real.read_bytes()
+        if len(files) >= MAX_PORT_FILES:
+            raise BoardError(
+                f"{board.source}: [port] names more than {MAX_PORT_FILES} files to copy"
+            )
+        # each file bounded (a 1 GiB "header" is refused by its size, unread)
+        files[real.relative_to(root).as_posix()] = read_bytes(real, MAX_PORT_FILE, BoardError)
 
     for rel in (*board.port.sources, *([board.port.cmake] if board.port.cmake else [])):
         add(rel, root / rel)

@@ -45,7 +45,7 @@ def _environment() -> jinja2.Environment:
     return jinja.environment([templates_dir()], filters)
 
 
-_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+$")
+_BARE_KEY = re.compile(r"^[A-Za-z0-9_-]+\Z")
 
 
 def toml_key(key: str) -> str:

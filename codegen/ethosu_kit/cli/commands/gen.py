@@ -15,6 +15,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ethosu_kit.board.toolchain import MEASURE_TOOLCHAINS, Toolchain
+from ethosu_kit.cli.commands.simulate import seed_arg
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.sizes import parse_size
 from ethosu_kit.core.text import printable
@@ -142,7 +143,10 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "random inputs, outputs from the virtual NPU on the host",
     )
     parser.add_argument(
-        "--seed", type=int, default=0, help="selftest: seed of the random inputs (0)"
+        "--seed",
+        type=seed_arg,
+        default=0,
+        help="selftest: random inputs seed, 0..2^64-1 (0)",
     )
     parser.add_argument(
         "--inputs",

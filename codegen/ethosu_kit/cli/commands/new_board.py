@@ -24,7 +24,7 @@ from ethosu_kit.board.loader import load_board
 from ethosu_kit.cli.commands.boards import todo_summary
 from ethosu_kit.core.errors import BoardError, KitError
 
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*$")
+_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*\Z")
 
 
 def number(text: str) -> int:

@@ -1,0 +1,130 @@
+"""Hostile inputs, second round (issue 20): names with a trailing newline, board values
+that reach the compiler or CMake, and plan files that name a program to run.
+
+Every name is checked as a whole string (`fullmatch`/`\\Z`), so `name\\n` is refused
+wherever a name is read: a board file (`boards`, `gen`) and a plan read back
+(`build --app selftest` regenerates from memory_plan.json). A plan's board data is
+checked by the board file's rules, and an FVP named by data is a name on PATH, never a
+path: `/bin/touch` in `board_data.fvp.models` is refused before anything runs.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+
+from hostile import assert_refused, run_kit
+from projects import make_project
+from test_hostile_boards import _port, _sub, _table_line, _write
+
+# name -> (edit of board.toml, words the error line must hold)
+BOARD_REFUSED: dict[str, tuple[Callable[[str], str], tuple[str, ...]]] = {
+    "board name newline": (_sub('name = "corstone-300"', 'name = "corstone-300\\n"'), ("name",)),
+    "region name newline": (_sub('name = "ITCM"', 'name = "ITCM\\n"'), ("name",)),
+    "qemu machine newline": (
+        _sub('machine = "mps3-an547"', 'machine = "mps3-an547\\n"'),
+        ("machine",),
+    ),
+    "region names differ in case": (
+        _sub('name = "BRAM"', 'name = "itcm"'),
+        ("differ only in case",),
+    ),
+    "flag auto-profile": (_table_line("cpu.flags", 'gcc = ["-fauto-profile"]'), ("gcc[0]",)),
+    "flag branch-probabilities": (
+        _table_line("cpu.flags", 'gcc = ["-fbranch-probabilities"]'),
+        ("gcc[0]",),
+    ),
+    "flag dump": (_table_line("cpu.flags", 'gcc = ["-fdump-tree-all"]'), ("gcc[0]",)),
+    "flag list empty": (_table_line("cpu.flags", "gcc = []"), ("gcc",)),
+    "port file with ;": (_port('sources = ["a;b.c"]'), ("port.sources[0]",)),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BOARD_REFUSED))
+def test_hostile_board_value_is_refused(
+    case: str, data_pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    edit, words = BOARD_REFUSED[case]
+    board = _write(tmp_path, edit)
+    if case == "port file with ;":
+        (board.parent / "a;b.c").write_text("int x;\n")
+    assert_refused(run_kit("boards", board), *words)
+    out = tmp_path / "fw"
+    assert_refused(
+        run_kit("gen", "--pte", data_pte_u55_shared, "--board", board, "-o", out), *words,
+        absent=[out],
+    )  # fmt: skip
+
+
+def test_board_folder_with_list_separator(data_pte_u55_shared: Path, tmp_path: Path) -> None:
+    board = _write(tmp_path, lambda t: t)
+    folder = board.parent.rename(tmp_path / "my;board")
+    out = tmp_path / "fw"
+    assert_refused(
+        run_kit("gen", "--pte", data_pte_u55_shared, "--board", folder / "board.toml", "-o", out),
+        "list separator",
+        absent=[out],
+    )
+
+
+def _plan_edits() -> dict[str, tuple[Callable[[dict], None], tuple[str, ...]]]:
+    def fvp(d: dict) -> None:
+        models = d["board_data"]["fvp"]["models"]
+        for k in models:
+            models[k] = "/bin/touch"
+
+    def name(d: dict) -> None:
+        d["board_data"]["name"] += "\n"
+
+    def region(d: dict) -> None:
+        d["board_data"]["regions"][0]["name"] += "\n"
+
+    def machine(d: dict) -> None:
+        d["board_data"]["qemu"]["machine"] += "\n"
+
+    def flags(d: dict) -> None:
+        d["board_data"]["cpu"]["flags"] = {"gcc": ["-fprofile-use"]}
+
+    return {
+        "fvp executable path": (fvp, ("fvp.models",)),
+        "board name newline": (name, ("name",)),
+        "region name newline": (region, ("region[0].name",)),
+        "qemu machine newline": (machine, ("qemu.machine",)),
+        "flag reads files": (flags, ("cpu.flags.gcc[0]",)),
+    }
+
+
+PLAN_REFUSED = _plan_edits()
+
+
+@pytest.fixture(scope="module")
+def project(data_pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("plan") / "fw"
+    make_project(data_pte_u55_shared, out, board="cs300")
+    return out
+
+
+@pytest.mark.parametrize("case", sorted(PLAN_REFUSED))
+def test_hostile_plan_board_data_is_refused(case: str, project: Path, tmp_path: Path) -> None:
+    edit, words = PLAN_REFUSED[case]
+    copy = tmp_path / "fw"
+    shutil.copytree(project, copy)
+    plan = copy / "memory_plan.json"
+    data = json.loads(plan.read_text())
+    edit(data)
+    plan.write_text(json.dumps(data))
+    before = sorted(p.name for p in copy.iterdir())
+    line = assert_refused(run_kit("build", copy, "--app", "selftest"), "board_data", *words)
+    assert str(plan) in line
+    assert sorted(p.name for p in copy.iterdir()) == before  # nothing built, nothing run
+
+
+def test_new_board_name_with_a_newline(tmp_path: Path) -> None:
+    out = tmp_path / "new"
+    assert_refused(
+        run_kit("new-board", "myboard\n", "--from", "cs300", "-o", out), "myboard", absent=[out]
+    )
