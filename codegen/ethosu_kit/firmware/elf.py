@@ -16,8 +16,6 @@ from dataclasses import dataclass
 from typing import BinaryIO
 
 from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import SymbolTableSection
 
 from ethosu_kit.core.errors import KitError
 
@@ -84,6 +82,11 @@ def check_header(path: object, head: bytes, hint: str) -> None:
 def read_elf(f: BinaryIO, data_of: Iterable[str] = (), *, symbols: bool = True) -> Elf:
     """Everything the kit reads of an ELF from the open file `f`; `data_of`: the sections
     whose bytes are wanted (.kit.info); `symbols=False` skips the symbol tables."""
+    # pyelftools' reader pulls in its DWARF and construct modules (~60 ms): every command
+    # that may run QEMU imports this module (gen, for --stack auto), few read an ELF
+    from elftools.elf.elffile import ELFFile  # noqa: PLC0415
+    from elftools.elf.sections import SymbolTableSection  # noqa: PLC0415
+
     reader = ELFFile(f)
     sections = []
     table: dict[str, tuple[int, int]] = {}
