@@ -3,8 +3,11 @@
 The library decodes each convolution's weights into working memory (16-bit weights,
 an IFM patch, the MLW decoder's slice buffers). How much depends only on the command
 and weight streams, not on the data, so one run of each delegate on zero inputs
-measures it exactly: the library's own high-water mark, taken by the code that uses
-the memory. `python -m ethosu_kit.vnpu.workspace model.pte` prints the bytes (the
+measures it exactly: the library's own high-water mark, raised only by the claim
+(`vnpu_workspace_claim`, src/interp.c) that is also the firmware's check of every
+operation's memory, for every weight format (MLW, SWD, sparse SWD, FWD). So a
+workspace of the measured size passes every check in firmware and one byte less
+fails one by name; the memory plan rounds the buffer up to its alignment. `python -m ethosu_kit.vnpu.workspace model.pte` prints the bytes (the
 executor_runner's CMake sizes `ETHOSU_VIRTUAL_WORKSPACE_SIZE` with it).
 """
 
@@ -33,7 +36,6 @@ if TYPE_CHECKING:
     from ethosu_kit.pte.model import ModelInfo
 
 MIN_WORKSPACE = 64  # what ethosu_virtual_set_workspace accepts; a C array must not be empty
-ALIGN = 16
 
 
 def required_workspace(blocks: Sequence[VelaBlocks], fast_scratch_size: int = 0) -> int:
@@ -46,8 +48,9 @@ def required_workspace(blocks: Sequence[VelaBlocks], fast_scratch_size: int = 0)
             npu.workspace_peak(reset=True)
             run_delegate(b, zeros, npu, fast_scratch_size=fast_scratch_size)
             need = max(need, npu.workspace_peak(reset=True))
-    need = max(need, MIN_WORKSPACE)
-    return (need + ALIGN - 1) // ALIGN * ALIGN
+    # the exact peak, not rounded: the plan aligns its buffer, and a size one byte smaller
+    # than this one must fail (tests/test_vnpu_workspace.py)
+    return max(need, MIN_WORKSPACE)
 
 
 def pte_workspace(pte: Path) -> int:
