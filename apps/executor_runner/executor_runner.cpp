@@ -564,7 +564,10 @@ int ethosu_kit_app_main(void)
     kit_stack_paint();
     kit_sections_init();
     if (kit_platform_init() != 0) {
+        /* as the bring-up and self-test: without its board (console, caches, NPU) the run
+         * would only hang until the time limit */
         kit_printf("kit: platform init failed\n");
+        finish(KIT_EXIT_INIT);
     }
     read_host_command_line();
     executorch::runtime::runtime_init();
