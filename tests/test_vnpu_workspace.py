@@ -39,7 +39,8 @@ def test_measured_workspace_is_enough_and_needed(pte_u55_shared: Path) -> None:
 def test_far_too_small_workspace_is_named(pte_u55_shared: Path) -> None:
     with pytest.raises(
         VnpuError,
-        match=r"needs \d+ bytes .* the virtual NPU has 256 \(ETHOSU_VIRTUAL_WORKSPACE_SIZE or ethosu_virtual_set_workspace\)$",
+        match=r"needs \d+ bytes .* the virtual NPU has 256 "
+        r"\(ETHOSU_VIRTUAL_WORKSPACE_SIZE or ethosu_virtual_set_workspace\)$",
     ):
         _run_with_workspace(pte_u55_shared, 256)
 

@@ -3,12 +3,13 @@
 The library decodes each convolution's weights into working memory (16-bit weights,
 an IFM patch, the MLW decoder's slice buffers). How much depends only on the command
 and weight streams, not on the data, so one run of each delegate on zero inputs
-measures it exactly: the library's own high-water mark, raised only by the claim
-(`vnpu_workspace_claim`, src/interp.c) that is also the firmware's check of every
-operation's memory, for every weight format (MLW, SWD, sparse SWD, FWD). So a
+measures it exactly: the library's own high-water mark, raised by the very check the
+firmware makes of an operation's memory, with the same number (`vnpu_workspace_claim`,
+src/interp.c, for the decoded weights of every format, MLW, SWD, sparse SWD and FWD, and
+their buffers; the U85's chain-buffer and accumulator checks for those). So a
 workspace of the measured size passes every check in firmware and one byte less
-fails one by name; the memory plan rounds the buffer up to its alignment. `python -m ethosu_kit.vnpu.workspace model.pte` prints the bytes (the
-executor_runner's CMake sizes `ETHOSU_VIRTUAL_WORKSPACE_SIZE` with it).
+fails one by name; the memory plan rounds the buffer up to its alignment.
+`python -m ethosu_kit.vnpu.workspace model.pte` prints the bytes.
 """
 
 from __future__ import annotations
