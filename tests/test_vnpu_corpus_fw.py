@@ -172,3 +172,20 @@ def test_fwd_workspace_one_byte_short_fails_by_name_the_measured_passes(tmp_path
     exact = _run(_build(project, vectors, f"ETHOSU_VIRTUAL_WORKSPACE_SIZE={need}"))
     assert exact.exit_code == 0, exact.output
     assert "SELFTEST PASS" in exact.output, exact.output
+
+
+def test_fwd_model_through_the_executor_runner_equals_simulate(tmp_path: Path) -> None:
+    """With the user's ExecuTorch checkout: the FWD model through the executor_runner
+    (`build --app executor_runner --npu virtual`, the working memory as measured) in
+    QEMU prints what `simulate` computes."""
+    from runner_build import build_with_cli, require_externals, run_qemu
+    from vnpu_support import runner_equals_simulation
+
+    require_externals("EXECUTORCH_ROOT")
+    pte = _pte("u85_conv_deep")
+    project = tmp_path / "runner"
+    args = ["gen", "--pte", str(pte), "--board", "cs320", "--qemu-stand-in"]
+    assert kit_main([*args, "--mode", "Shared_Sram", "-o", str(project), "-q"]) == 0
+    run = run_qemu(build_with_cli(project, "virtual"))
+    assert run.exit_code == 0, run.uart
+    runner_equals_simulation(pte, project, run, tmp_path)
