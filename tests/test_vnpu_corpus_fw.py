@@ -155,13 +155,17 @@ def test_corpus_model_in_firmware_equals_simulate(
     assert re.search(r"^delegate 0: PASS", out.output, re.M), out.output
 
 
-def test_fwd_workspace_one_byte_short_fails_by_name_the_measured_passes(tmp_path: Path) -> None:
+def test_fwd_workspace_one_byte_short_fails_by_name_the_measured_passes(
+    projects: dict[bool, Path], tmp_path: Path
+) -> None:
+    """After the corpus models (file order): it reuses the U85 project, whose CMake cache
+    then keeps the workspace cap."""
     need_cross_gcc()
     pte = _pte("u85_conv_deep")
     assert "WEIGHT_FORMAT_FWD" in _weight_formats(pte)
     need = pte_workspace(pte)
     vectors = _simulated(pte, tmp_path)
-    project = _project(pte, tmp_path / "fw", True)
+    project = _project(pte, projects[True], True)
     short = _run(_build(project, vectors, f"ETHOSU_VIRTUAL_WORKSPACE_SIZE={need - 1}"))
     assert short.exit_code == 9, short.output  # NPU_ERROR: the driver refused the stream
     line = (
