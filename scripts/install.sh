@@ -24,6 +24,7 @@ EXECUTORCH_VERSION="1.5.1"
 APT_PACKAGES=(
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
   qemu-system-arm clang-19 lld-19 clang-format-19 cmake ninja-build
+  chromium  # headless, for the report page tests (tests/test_report.py)
 )
 
 say() { printf '[install] %s\n' "$*"; }

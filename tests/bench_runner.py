@@ -20,7 +20,8 @@ from typing import Any
 
 import pytest
 
-from runner_build import EXTERNALS, build_runner, generate
+from projects import make_project
+from runner_build import EXTERNALS, build_runner
 
 pytestmark = [pytest.mark.benchmark]
 
@@ -78,7 +79,7 @@ def test_bench_runner_ram(
     request: pytest.FixtureRequest, tmp_path: Path, fixture: str, board: str
 ) -> None:
     pte: Path = request.getfixturevalue(fixture)
-    project = generate(pte, tmp_path / "fw", board=board)
+    project = make_project(pte, tmp_path / "fw", board=board).path
     plan = json.loads((project / "memory_plan.json").read_text())
     info = json.loads((project / "model_info.json").read_text())
     mode = plan["mode"]
@@ -172,13 +173,13 @@ def test_bench_runner_ram_with_measured_stack_and_heap(
     if not all(os.environ.get(n) for n in EXTERNALS):
         pytest.skip("the executor_runner needs EXECUTORCH_ROOT, ETHOSU_DRIVER_ROOT, CMSIS_ROOT")
     pte: Path = request.getfixturevalue(fixture)
-    project = generate(pte, tmp_path / "fw", "--npu", "virtual")
+    project = make_project(pte, tmp_path / "fw", npu="virtual").path
     m = usage.measure_project(project, "executor_runner", "virtual")  # builds and runs
     plan = json.loads((project / "memory_plan.json").read_text())
     info = json.loads((project / "model_info.json").read_text())
     need = intrinsic_need(info, plan)
     before, vnpu_before = _elf_ram(project / "build/gcc/executor_runner.elf", plan)
-    generate(pte, project, "--npu", "virtual", "--stack", "auto", "--heap", "auto")
+    make_project(pte, project, npu="virtual", stack="auto", heap="auto")
     plan = json.loads((project / "memory_plan.json").read_text())
     elf = build_project(project, "executor_runner", "gcc", "virtual")
     after, vnpu_after = _elf_ram(elf, plan)
@@ -201,7 +202,7 @@ def test_bench_runner_ram_with_measured_stack_and_heap(
     # board carries. Its stack is the run's mark outside the virtual NPU's jobs or the
     # driver's own path from its entry, so its base counts that stack, not the mark
     # with the virtual NPU's frames (the virtual NPU's ~7 KiB of .bss is not in it)
-    generate(pte, project, "--stack", "auto", "--heap", "auto")
+    make_project(pte, project, stack="auto", heap="auto")
     plan = json.loads((project / "memory_plan.json").read_text())
     driver = build_project(project, "executor_runner", "gcc", "driver")
     sections = _ram_sections(driver, plan)

@@ -21,7 +21,8 @@ from ethosu_kit.vnpu import VirtualNpu, run_delegate
 from ethosu_kit.vnpu.delegate import random_inputs
 from ethosu_kit.vnpu.npu import disassemble
 from models import lowered_cache_root
-from runner_build import build_with_cli, generate, require_externals, run_qemu
+from projects import make_project
+from runner_build import build_with_cli, require_externals, run_qemu
 from vnpu_models import BY_NAME, MOBILENET_V2, lowered
 from vnpu_support import mismatches, op_model, runner_equals_simulation, tosa_run
 
@@ -75,14 +76,12 @@ def _reused_runner(pte: Path, name: str) -> tuple[Path, Path]:
 
     kit = hashlib.sha256(str(kit_root().resolve()).encode()).hexdigest()[:8]
     project = lowered_cache_root() / "fw-bench" / f"{name}-{pte.parent.name}-kit{kit}"
-    if not (project / "CMakePresets.json").is_file():
-        generate(pte, project, "--npu", "virtual")
-    try:
-        return project, build_with_cli(project, "virtual")
-    except AssertionError:  # generated for an older kit: regenerate over it, build again
-        generate(pte, project, "--npu", "virtual", "--force")
-        print(f"[bench_vnpu] {project} regenerated (kit sources {source_hash()})")
-        return project, build_with_cli(project, "virtual")
+    # regenerated every time (--force over the kit's own files; the build folder is kept, so
+    # the build stays incremental): a project made by an older kit is never built as is,
+    # and a build that fails fails the benchmark instead of being retried
+    make_project(pte, project, npu="virtual", force=project.is_dir())
+    print(f"[bench_vnpu] {project} (kit sources {source_hash()})")
+    return project, build_with_cli(project, "virtual")
 
 
 @pytest.mark.firmware

@@ -14,13 +14,24 @@ once and cached on disk, so a second session pays nothing:
 Tests using these fixtures get the `lowering` marker automatically
 (`pytest -m "not lowering"` runs what needs no torch). Without torch/executorch the
 fixtures skip with the import error as the reason.
+
+Where a lowered model is not the point (plan, layout, render, report, the pte reader),
+tests take `data_pte_<name>` instead: the same program checked in under tests/data/pte/
+(a few KB each, tests/data/pte/README.md), which needs neither torch nor lowering.
+
+ETHOSU_KIT_TEST_NO_TORCH=1 makes torch, executorch and torchao unimportable for the
+session (as on a machine without the `lower` extra): what then passes with
+`-m "not lowering"` is what runs without them.
 """
 
 from __future__ import annotations
 
 import hashlib
+import importlib.abc
 import importlib.metadata
 import inspect
+import os
+import sys
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -33,6 +44,21 @@ from ethosu_kit.core.writer import file_lock, write_file_atomic
 from models import BENCH_MODELS, MODELS, TestModel, lowered_cache_root, lowering_source
 
 REPO = Path(__file__).resolve().parents[1]
+DATA_PTE = Path(__file__).resolve().parent / "data" / "pte"
+_LOWERING_STACK = ("torch", "executorch", "torchao")
+
+
+class _NoLoweringStack(importlib.abc.MetaPathFinder):
+    """Refuses the lowering stack's imports, as if it were not installed."""
+
+    def find_spec(self, name: str, path: object = None, target: object = None) -> None:
+        if name.split(".", maxsplit=1)[0] in _LOWERING_STACK:
+            raise ModuleNotFoundError(f"No module named {name!r} (ETHOSU_KIT_TEST_NO_TORCH)")
+
+
+NO_TORCH = os.environ.get("ETHOSU_KIT_TEST_NO_TORCH") == "1"
+if NO_TORCH:
+    sys.meta_path.insert(0, _NoLoweringStack())
 _KEY_FORMAT = "1"  # bump when the cache layout or keying changes
 _lowering_seconds: dict[str, float] = {}
 
@@ -43,6 +69,8 @@ def cache_dir() -> Path:
 
 def _versions() -> tuple[str, str]:
     """torch and executorch versions, read from package metadata (no import)."""
+    if NO_TORCH:
+        pytest.skip("lowering test models needs torch and executorch (ETHOSU_KIT_TEST_NO_TORCH)")
     try:
         return importlib.metadata.version("torch"), importlib.metadata.version("executorch")
     except importlib.metadata.PackageNotFoundError as exc:
@@ -62,6 +90,8 @@ def cache_key(model: TestModel) -> str:
         torch_version,
         et_version,
     ):
+        # a memory address (a default repr) would change the key every session
+        assert " at 0x" not in part, f"{model}: a cache key part holds an address: {part}"
         h.update(part.encode())
         h.update(b"\0")
     return h.hexdigest()[:20]
@@ -118,12 +148,34 @@ def any_pte(request: pytest.FixtureRequest) -> Path:
     return lowered_pte(name)
 
 
+def _make_data_fixture(path: Path) -> Callable[[], Path]:
+    @pytest.fixture(scope="session", name=f"data_pte_{path.stem}")
+    def fixture() -> Path:
+        return path
+
+    fixture.__doc__ = f"{path.name}: MODELS[{path.stem!r}] checked in (no torch, no lowering)."
+    return fixture
+
+
+for _path in sorted(DATA_PTE.glob("*.pte")):
+    globals()[f"_fixture_data_pte_{_path.stem}"] = _make_data_fixture(_path)
+
+
 LOWERING_FIXTURES = frozenset({f"pte_{n}" for n in [*MODELS, *BENCH_MODELS]} | {"any_pte"})
+
+
+def _lowering_params(item: pytest.Item) -> set[str]:
+    """Lowering fixtures a test takes by name through a parameter (request.getfixturevalue)."""
+    callspec = getattr(item, "callspec", None)
+    values = callspec.params.values() if callspec is not None else ()
+    return {v for v in values if isinstance(v, str) and v in LOWERING_FIXTURES}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     for item in items:
-        if LOWERING_FIXTURES.intersection(getattr(item, "fixturenames", ())):
+        if LOWERING_FIXTURES.intersection(getattr(item, "fixturenames", ())) or _lowering_params(
+            item
+        ):
             item.add_marker(pytest.mark.lowering)
 
 

@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.cli.app import main as kit_main
 from ethosu_kit.firmware.build import build_project
+from projects import make_project
 
 REPO = Path(__file__).resolve().parents[1]
-_built: dict[tuple[str, str, str, str], Built] = {}
+_built: dict[tuple[str, str, str, str, str, str], Built] = {}
 
 
 @dataclass(frozen=True)
@@ -37,37 +37,18 @@ def need_qemu() -> None:
         pytest.skip("qemu-system-arm is not installed (apt-get install qemu-system-arm)")
 
 
-def generate(pte: Path, board: str, mode: str, out: Path, app: str = "bringup") -> Path:
-    code = kit_main(
-        [
-            "gen",
-            "--pte",
-            str(pte),
-            "--board",
-            board,
-            "--mode",
-            mode,
-            "--app",
-            app,
-            "-o",
-            str(out),
-            "-q",
-        ]
-    )
-    assert code == 0, f"gen-firmware failed with {code} for {pte} {board} {mode}"
-    return out
-
-
 def built(
     pte: Path, board: str, mode: str, root: Path, *, toolchain: str = "gcc", app: str = "bringup"
 ) -> Built:
-    """Generate + build once per session for (pte, board, mode, toolchain)."""
-    key = (str(pte), board, mode, toolchain)
+    """Generate + build once per session for (pte, board, mode, toolchain, app, root): every
+    argument that changes the ELF or where it is is in the key, so a caller asking for
+    another app or folder never gets an earlier caller's ELF."""
+    key = (str(pte), board, mode, toolchain, app, str(root))
     if key not in _built:
         need_cross_gcc()
-        project = root / f"{pte.stem}-{board}-{mode}-{toolchain}"
+        project = root / f"{pte.stem}-{board}-{mode}-{toolchain}-{app}"
         if not (project / "CMakePresets.json").is_file():
-            generate(pte, board, mode, project, app)
+            make_project(pte, project, board=board, mode=mode, app=app)
         elf = build_project(project, app=app, toolchain=toolchain)
         _built[key] = Built(project, elf, project / "memory_plan.json")
     return _built[key]

@@ -10,6 +10,8 @@ not exist afterwards).
 
 from __future__ import annotations
 
+import contextlib
+import io
 import os
 import signal
 import subprocess
@@ -51,6 +53,23 @@ def _group_members(pgid: int) -> list[int]:
         if int(fields[2]) == pgid and fields[0] != "Z":
             members.append(int(entry.name))
     return members
+
+
+def parse_args(*args: str | Path) -> Result:
+    """Only the CLI's argument parsing (`cli.app.build_parser`), in-process: for checks
+    that argparse's type functions make (sizes, seeds), no subprocess and no .pte is read,
+    so a path that does not exist does. A refusal is a Result for assert_refused; a
+    success has returncode 0 (nothing runs)."""
+    from ethosu_kit.cli.app import build_parser
+
+    argv = tuple(str(a) for a in args)  # the command first: it selects its arguments
+    err = io.StringIO()
+    try:
+        with contextlib.redirect_stderr(err):
+            build_parser(argv[0]).parse_args(argv)
+    except SystemExit as exc:
+        return Result(argv, int(exc.code or 0), "", err.getvalue())
+    return Result(argv, 0, "", err.getvalue())
 
 
 def run_kit(

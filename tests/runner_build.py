@@ -1,4 +1,5 @@
-"""Helpers of the executor_runner tests: generate, build with the user's ExecuTorch, run.
+"""Helpers of the executor_runner tests: build with the user's ExecuTorch, run (projects
+are made with tests/projects.py).
 
 The full link needs the sources the kit never ships; they come from the environment
 (EXECUTORCH_ROOT, ETHOSU_DRIVER_ROOT, CMSIS_ROOT, see docs/executorch.md) and a test
@@ -36,17 +37,6 @@ def require_externals(*names: str) -> dict[str, str]:
         if shutil.which(tool) is None:
             pytest.skip(f"{tool} is not installed")
     return {n: os.environ[n] for n in names}
-
-
-def generate(pte: Path, out: Path, *extra: str, board: str = "cs300") -> Path:
-    result = subprocess.run(
-        ["ethosu-kit", "gen", "--board", board, "--pte", str(pte), "-o", str(out), *extra],
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert result.returncode == 0, result.stdout + result.stderr
-    return out
 
 
 def build_runner(project: Path, npu: str, *defines: str, timeout: float = 1800) -> Path:

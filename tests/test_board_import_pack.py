@@ -32,14 +32,16 @@ def test_device_inherits_family_and_subfamily() -> None:
     names = {m.name for m in e7.memories}
     assert {"ITCM_S", "DTCM_S", "SRAM0_S", "HYPERRAM_S", "BOOT_ROM_S", "FLASH"} <= names
     assert (e7.core, e7.fpu, e7.fpu_dp) == ("cortex-m55", True, True)
-    # cmsis-pack-manager's index carries neither Dmve nor Dclock: unknown, not guessed
-    assert (e7.mve, e7.clock_hz) == (None, None)
+    # Dmve and Dclock, which cmsis-pack-manager's index drops, read from the pdsc itself
+    assert (e7.mve, e7.clock_hz) == ("fp", 200_000_000)
+    assert (e7.dsp, e7.trustzone) == (None, None)  # the pack gives no Ddsp, no Dtz
     assert e7.svd == "test_soc.svd"  # the device's <debug svd=...>
     access = {m.name: m.access for m in e7.memories}
     assert access["ITCM_S"] == "rwxs" and access["ITCM_NS"] == "rwxn"
     assert access["BOOT_ROM_S"] == "rxs" and access["FLASH"] == "rx"
     e3 = load_device(PDSC, "TestSoC-E3")
     assert e3.core == "cortex-m55"  # the device's own <processor> merges with the family's
+    assert (e3.mve, e3.clock_hz) == ("fp", 160_000_000)  # its own Dclock, the family's Dmve
     assert "BOOT_ROM_S" not in {m.name for m in e3.memories}
     assert "HYPERRAM_S" in {m.name for m in e3.memories}  # from the subFamily
 

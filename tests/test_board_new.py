@@ -10,10 +10,21 @@ from pathlib import Path
 
 import pytest
 
+from ethosu_kit.board.draft.cmsis_pack import load_device
+from ethosu_kit.board.draft.facts import Source
+from ethosu_kit.board.draft.new_board import (
+    Choices,
+    apply_choices,
+    apply_svd,
+    draft_from_pack,
+    finish,
+    validate,
+)
 from ethosu_kit.board.draft.svd import find_console, find_npu, load_svd, npu_kind, uart_kind
 from ethosu_kit.board.loader import load_board
 from ethosu_kit.cli.app import main
 from ethosu_kit.core.errors import BoardError
+from projects import make_project
 
 DATA = Path(__file__).parent / "data"
 PDSC = DATA / "test_soc.pdsc"
@@ -68,7 +79,9 @@ def test_new_board_from_pack_and_svd(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert "TODO, blocking: none" in printed
     board = load_board(out)
     assert board.todo == ()
-    assert (board.cpu.core, board.cpu.fpu, board.cpu.mve) == ("cortex-m55", "dp", "")
+    # Dmve="FP_MVE" and Dclock="200000000" read from the pdsc (issue 17 item 4)
+    assert (board.cpu.core, board.cpu.fpu, board.cpu.mve) == ("cortex-m55", "dp", "fp")
+    assert board.cpu.clock_hz == 200_000_000
     assert (board.cpu.dcache, board.cpu.icache, board.cpu.irqs) == (True, True, 96)  # the SVD
     assert board.cpu.trustzone
     assert (board.npu.base, board.npu.base_ns, board.npu.irq) == (0x58102000, 0x48102000, 56)
@@ -78,7 +91,11 @@ def test_new_board_from_pack_and_svd(tmp_path: Path, capsys: pytest.CaptureFixtu
     assert [r.name for r in board.regions] == [
         "ITCM_S", "BOOT_ROM_S", "DTCM_S", "SRAM0_S", "FLASH", "HYPERRAM_S"]  # fmt: skip
     text = (out / "board.toml").read_text()
-    assert 'mve = ""  # TODO: the pack library does not report Dmve' in text
+    assert 'mve = "fp"\n' in text and "clock_hz = 200000000\n" in text
+    # RAMs are volatile and not loadable, but for the one the pack marks startup="1"
+    loadable = {r.name: r.loadable for r in board.regions}
+    assert loadable == {"ITCM_S": True, "BOOT_ROM_S": False, "DTCM_S": False,
+                        "SRAM0_S": False, "FLASH": True, "HYPERRAM_S": False}  # fmt: skip
     assert sorted(p.name for p in out.iterdir()) == ["board.toml"]  # every hook has a default
 
 
@@ -282,7 +299,10 @@ def test_bad_pack_and_svd_files(tmp_path: Path, capsys: pytest.CaptureFixture[st
     two_npus.write_text(SVD.read_text().replace("<name>ETHOSU_TA0</name>", "<name>NPU1</name>"))
     err = _error(capsys, "new-board", "x", "-o", str(tmp_path / "e"), *PACK, "--svd",
                  str(two_npus), "--console-peripheral", "UART0")  # fmt: skip
-    assert "2 peripherals could be the NPU: ETHOSU, NPU1" in err and "--npu-peripheral" in err
+    assert (
+        "2 peripherals could be the NPU: ETHOSU (ethos-u55), NPU1 (ethos-u55)" in err
+        and "--npu-peripheral" in err
+    )
     missing = _error(capsys, "new-board", "x", "-o", str(tmp_path / "f"), "--pack",
                      str(tmp_path / "none.pdsc"), "--device", "D")  # fmt: skip
     assert "none.pdsc: no such file" in missing
@@ -344,7 +364,7 @@ def test_multi_core_device_and_unsupported_core(
     assert (m33.cpu.core, m33.cpu.fpu, m33.cpu.dsp) == ("cortex-m33", "sp", False)  # safe default
     assert "+nodsp" in m33.cpu.flags["gcc"][0]
     assert (
-        "dsp = false  # TODO: the pack library does not report Ddsp"
+        "dsp = false  # TODO: the pack gives no Ddsp"
         in (tmp_path / "m33" / "board.toml").read_text()
     )
     err = _error(capsys, "new-board", "x", "-o", str(tmp_path / "b"), *args, "--device", "OLD")
@@ -366,3 +386,138 @@ def test_from_a_stand_in_board_with_another_machine_drops_the_stand_in(
     report = capsys.readouterr().out
     assert "qemu.machine " in report and "qemu.layout " in report, report
     assert load_board(out).qemu_layout == load_board("cs320").qemu_layout
+
+
+def test_draft_records_where_each_fact_came_from(tmp_path: Path) -> None:
+    """Draft.sources: the pack's CPU and map, the SVD's peripherals, the user's options,
+    the kit's defaults; a fact a real source gives is no longer a checked default."""
+    device = load_device(PDSC, "TestSoC-E7")
+    d = draft_from_pack(device, PDSC, "x", "auto")
+    assert d.sources["cpu.core"] is Source.PACK
+    assert d.sources["cpu.clock_hz"] is Source.PACK and "cpu.clock_hz" not in d.todo
+    choices = Choices(console="none")
+    apply_svd(d, load_svd(SVD), choices)
+    assert d.sources["npu.base"] is Source.SVD and "npu.base" not in d.todo
+    apply_choices(d, Choices(npu="ethos-u55-128", console="none"))
+    finish(d)
+    assert d.sources["npu.kinds"] is Source.USER
+    assert d.sources["console.kind"] is Source.USER and "console.kind" not in d.todo
+
+
+def test_draft_validates_from_memory(tmp_path: Path) -> None:
+    """The drafted folder is loaded with the real loader before anything is written: its
+    [port] paths are checked against the files about to be written, not a folder."""
+    toml = (Path(__file__).parents[1] / "boards" / "corstone-300" / "board.toml").read_text()
+    toml = toml.replace(
+        "sources = []\nhooks = []", 'sources = ["c/board.c"]\nhooks = ["board_init"]'
+    )
+    target = tmp_path / "never" / "board.toml"
+    board = validate({"board.toml": toml.encode(), "c/board.c": b"int x;\n"}, str(target))
+    assert board.port.sources == ("c/board.c",)
+    with pytest.raises(BoardError, match=r"port\.sources\[0\]: 'c/board.c': no such file"):
+        validate({"board.toml": toml.encode()}, str(target))
+    assert not target.parent.exists()
+
+
+U85_PDSC = DATA / "u85_soc.pdsc"
+
+
+def test_vendor_facts_read_right(tmp_path: Path) -> None:
+    """Issue 17 item 4, on a made-up device (tests/data/u85_soc.*): an Ethos-U85 known only
+    by its ID/CONFIG reset values, its MACs from CONFIG, Dmve/Dclock/Ddsp/Dtz from the
+    pdsc, an aliased RAM merged into one region, `rws` access on an ITCM, RAMs not
+    loadable, the MRAM the load memory, a custom console's clock a TODO."""
+    out = _new(tmp_path, "--pack", str(U85_PDSC), "--device", "U85SoC-1", name="u85soc")
+    text = (out / "board.toml").read_text()
+    board = load_board(out)
+    assert board.todo == ()
+    # the SVD's NPU0 names no product: CONFIG 0x20000119 = product 2, MACS_PER_CC 9
+    assert board.npu.kinds == ("ethos-u85",) and board.npu.macs == {"ethos-u85": (512,)}
+    assert "NPU kind: ethos-u85, from CONFIG reset value 0x20000119" in text
+    assert "ethos-u85 = [512]\n" in text  # no TODO: the SVD said
+    assert (board.npu.base, board.npu.irq) == (0x40200000, 40)
+    # the pdsc's processor: Dmve="MVE", Dclock, Ddsp, Dtz; none left a TODO
+    cpu = board.cpu
+    assert (cpu.core, cpu.fpu, cpu.mve, cpu.clock_hz) == ("cortex-m55", "dp", "int", 300_000_000)
+    assert cpu.dsp and cpu.trustzone
+    for line in ('mve = "int"\n', "clock_hz = 300000000\n", "trustzone = true\n"):
+        assert line in text
+    regions = {r.name: r for r in board.regions}
+    # ITCM alias="SRAM_I": one region, the alias recorded on it and in the left-out list
+    assert sorted(regions) == ["DTCM", "ITCM", "MRAM", "SRAM0"]
+    assert "alias SRAM_I at 0x50000000" in regions["ITCM"].description
+    assert "SRAM_I 0x50000000 size 0x40000 access rws: the same memory as ITCM (alias)" in text
+    # "rws": the ITCM executes (it exists to), the DTCM does not (SRAM0 spells x: the
+    # pack uses the letter)
+    assert regions["ITCM"].executable and not regions["DTCM"].executable
+    assert regions["SRAM0"].executable
+    # every RAM volatile and not loadable; the MRAM (startup="1") the load memory
+    for name in ("ITCM", "DTCM", "SRAM0"):
+        assert regions[name].volatile and not regions[name].loadable, name
+    mram = regions["MRAM"]
+    assert (mram.kind, mram.volatile, mram.loadable, mram.writable) == ("flash", False, True, False)
+    assert mram.on_chip  # an MRAM is on the die, not an external flash
+    assert board.boot is not None and board.boot.vector_region == "MRAM"
+    # the SVD's UART2 has registers no kit driver knows: a custom console, its clock a TODO
+    assert board.console.kind == "custom"
+    assert "clock_hz = 25000000  # TODO: the UART's input clock" in text
+    stub = (out / "console.c").read_text()
+    assert "KIT_CONSOLE_CLOCK_HZ" in stub and "KIT_CONSOLE_BAUD" in stub
+
+
+def test_custom_console_clock_reaches_c(tmp_path: Path, pte_u55_shared: Path) -> None:
+    """[console] clock_hz/baud of a custom console are in kit_board_config.h: the drafted
+    stub uses them (they were `undeclared`)."""
+    out = _new(tmp_path, *PACK, "--console-peripheral", "LPUART3", "--npu", "ethos-u55-128")
+    toml = out / "board.toml"
+    toml.write_text(toml.read_text().replace("clock_hz = 25000000  #", "clock_hz = 48000000  #"))
+    project = make_project(pte_u55_shared, tmp_path / "fw", board=out).path
+    header = next(project.rglob("kit_board_config.h")).read_text()
+    assert "#define KIT_CONSOLE_CLOCK_HZ 48000000u" in header
+    assert "#define KIT_CONSOLE_BAUD 115200u" in header
+    assert "KIT_CONSOLE_BASE" not in header  # a custom console's base is its own C's
+
+
+_VARIANT_PDSC = """<?xml version="1.0"?>
+<package schemaVersion="1.7.7"><vendor>V</vendor><name>W_DFP</name><description>d</description>
+<url>https://example.invalid/</url>
+<releases><release version="1.0.0">r</release></releases><devices>
+<family Dfamily="W" Dvendor="V:1">
+  <description>W family</description>
+  <processor Pname="core0" Dcore="Cortex-M55" Dfpu="DP_FPU" Dmve="FP_MVE" Ddsp="DSP" Dtz="TZ"
+             Dclock="400000000"/>
+  <processor Pname="core1" Dcore="Cortex-M55" Dfpu="DP_FPU" Dmve="NO_MVE" Dclock="100000000"/>
+  <memory name="ITCM_NS" access="rwn" start="0x00000000" size="0x40000" alias="ITCM_S"/>
+  <memory name="DTCM_NS" access="rwn" start="0x20000000" size="0x40000" alias="DTCM_S"/>
+  <memory name="SRAM0_NS" access="rwn" start="0x24000000" size="0x100000" alias="SRAM0_S"/>
+  <memory name="ITCM_S" access="rws" start="0x10000000" size="0x40000"/>
+  <memory name="DTCM_S" access="rws" start="0x30000000" size="0x40000"/>
+  <memory name="SRAM0_S" access="rws" start="0x34000000" size="0x100000"/>
+  <device Dname="W"><variant Dvariant="W_QFN"/><variant Dvariant="W_BGA"/></device>
+</family></devices></package>
+"""
+
+
+def test_variant_with_security_aliases_and_no_x(tmp_path: Path) -> None:
+    """A pack shaped like Himax WE2's: the processor attributes of a <variant>'s family
+    per Pname, secure regions recording their non-secure alias=, and `rws`/`rwn` only
+    (the pack writes x nowhere): the RAMs execute, a DTCM does not, none is loadable."""
+    pdsc = tmp_path / "w.pdsc"
+    pdsc.write_text(_VARIANT_PDSC)
+    core0 = load_device(pdsc, "W_QFN", "core0")
+    assert (core0.mve, core0.clock_hz, core0.dsp, core0.trustzone) == (
+        "fp",
+        400_000_000,
+        True,
+        True,
+    )
+    core1 = load_device(pdsc, "W_BGA", "core1")
+    assert (core1.mve, core1.clock_hz, core1.dsp, core1.trustzone) == ("", 100_000_000, None, None)
+    d = draft_from_pack(core0, pdsc, "w", "auto")
+    regions = {f.region.name: f.region for f in d.regions}
+    assert sorted(regions) == ["DTCM_S", "ITCM_S", "SRAM0_S"]
+    assert "alias ITCM_NS at 0x00000000" in regions["ITCM_S"].description
+    assert regions["ITCM_S"].executable and regions["SRAM0_S"].executable
+    assert not regions["DTCM_S"].executable
+    assert not any(r.loadable for r in regions.values())
+    assert d.vector_region == "TODO"  # no startup memory, no non-volatile one to suggest

@@ -17,12 +17,9 @@ import pytest
 
 from ethosu_kit import cli
 from ethosu_kit.core import paths
+from projects import gen_argv, make_project
 
 BOARD_300 = paths.boards_dir() / "corstone-300" / "board.toml"
-
-
-def gen(*args: str | Path) -> list[str]:
-    return ["gen", *map(str, args)]
 
 
 def assert_refused(
@@ -63,26 +60,28 @@ BAD_PTES: dict[str, tuple[Callable[[bytes], bytes], str]] = {
 
 @pytest.mark.parametrize("case", sorted(BAD_PTES))
 def test_bad_pte_is_refused(
-    case: str, pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    case: str, data_pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     make, match = BAD_PTES[case]
     bad = tmp_path / f"{case}.pte"
-    bad.write_bytes(make(pte_u55_shared.read_bytes()))
+    bad.write_bytes(make(data_pte_u55_shared.read_bytes()))
     out = tmp_path / "fw"
-    line = assert_refused(capsys, gen("--pte", bad, "-o", out), out, match)
+    line = assert_refused(capsys, gen_argv(bad, out, quiet=False), out, match)
     assert str(bad.name) in line
 
 
 def test_missing_pte_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "fw"
-    assert_refused(capsys, gen("--pte", tmp_path / "nope.pte", "-o", out), out, r"nope\.pte")
+    assert_refused(capsys, gen_argv(tmp_path / "nope.pte", out, quiet=False), out, r"nope\.pte")
 
 
 def test_cpu_only_program_is_refused(
-    pte_cpu_only: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_pte_cpu_only: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "fw"
-    assert_refused(capsys, gen("--pte", pte_cpu_only, "-o", out), out, r"no Ethos-U delegate")
+    assert_refused(
+        capsys, gen_argv(data_pte_cpu_only, out, quiet=False), out, r"no Ethos-U delegate"
+    )
 
 
 # options a valid .pte cannot take: (the options, what the error line names)
@@ -96,11 +95,11 @@ BAD_OPTIONS: dict[str, tuple[tuple[str, ...], str]] = {
 
 @pytest.mark.parametrize("case", sorted(BAD_OPTIONS))
 def test_bad_option_is_refused(
-    case: str, pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    case: str, data_pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     options, match = BAD_OPTIONS[case]
     out = tmp_path / "fw"
-    assert_refused(capsys, gen("--pte", pte_u55_shared, *options, "-o", out), out, match)
+    assert_refused(capsys, gen_argv(data_pte_u55_shared, out, *options, quiet=False), out, match)
 
 
 def _edit(text: str, old: str, new: str) -> str:
@@ -122,13 +121,13 @@ BAD_BOARDS: dict[str, tuple[Callable[[str], str], str]] = {
 
 @pytest.mark.parametrize("case", sorted(BAD_BOARDS))
 def test_malformed_board_is_refused(
-    case: str, pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    case: str, data_pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     make, match = BAD_BOARDS[case]
     board = tmp_path / f"{case}.toml"
     board.write_text(make(BOARD_300.read_text()))
     out = tmp_path / "fw"
-    argv = gen("--pte", pte_u55_shared, "--board", board, "-o", out)
+    argv = gen_argv(data_pte_u55_shared, out, board=board, quiet=False)
     line = assert_refused(capsys, argv, out, match)
     assert board.name in line
 
@@ -137,16 +136,16 @@ def test_too_big_model_is_refused_by_the_fit_check(
     pte_too_big: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "fw"
-    line = assert_refused(capsys, gen("--pte", pte_too_big, "-o", out), out, r"SRAM")
+    line = assert_refused(capsys, gen_argv(pte_too_big, out, quiet=False), out, r"SRAM")
     assert re.search(r"\d", line), "the fit error names the numbers"
 
 
 def test_output_that_is_a_file_is_refused(
-    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "fw"
     out.write_text("not a folder")
-    code = cli.main(gen("--pte", pte_u55_shared, "-o", out))
+    code = cli.main(gen_argv(data_pte_u55_shared, out, quiet=False))
     err = capsys.readouterr().err
     assert code != 0 and err.startswith("error: ") and "not a folder" in err
     assert out.read_text() == "not a folder"
@@ -156,22 +155,22 @@ def test_output_that_is_a_file_is_refused(
 
 
 def test_gen_prints_report_and_ends_with_the_output_path(
-    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "fw"
-    assert cli.main(gen("--pte", pte_u55_shared, "-o", out)) == 0
+    make_project(data_pte_u55_shared, out, quiet=False)
     stdout = capsys.readouterr().out
     assert stdout.splitlines()[-1] == str(out)
     assert "SRAM" in stdout and "Shared_Sram" in stdout
     assert (out / ".ethosu-kit" / "manifest.json").is_file()
-    assert (out / "generated" / "model.pte").read_bytes() == pte_u55_shared.read_bytes()
+    assert (out / "generated" / "model.pte").read_bytes() == data_pte_u55_shared.read_bytes()
 
 
 def test_cpu_only_program_with_allow_cpu_only(
-    pte_cpu_only: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_pte_cpu_only: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "fw"
-    assert cli.main(gen("--pte", pte_cpu_only, "--allow-cpu-only", "-o", out)) == 0
+    make_project(data_pte_cpu_only, out, allow_cpu_only=True)
     capsys.readouterr()
     config = (out / "generated" / "kit_model.h").read_text()
     assert "#define KIT_NUM_ETHOSU_DELEGATES 0" in config
@@ -180,14 +179,17 @@ def test_cpu_only_program_with_allow_cpu_only(
 
 
 def test_sizes_from_the_command_line_reach_the_headers(
-    pte_u85_dedicated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_pte_u85_dedicated: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "fw"
-    argv = gen(
-        "--pte", pte_u85_dedicated, "--board", "cs320", "--fast-scratch", "256KiB",
-        "--stack", "0x3000", "--heap", "24K", "-q", "-o", out,
-    )  # fmt: skip
-    assert cli.main(argv) == 0
+    make_project(
+        data_pte_u85_dedicated,
+        out,
+        board="cs320",
+        fast_scratch="256KiB",
+        stack="0x3000",
+        heap="24K",
+    )
     assert capsys.readouterr().out.strip() == str(out)
     config = (out / "generated" / "kit_memory_config.h").read_text()
     assert "#define KIT_FAST_SCRATCH_SIZE 262144u" in config
@@ -196,45 +198,45 @@ def test_sizes_from_the_command_line_reach_the_headers(
 
 
 def test_bad_size_argument_is_refused(
-    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "fw"
     with pytest.raises(SystemExit) as exc:
-        cli.main(gen("--pte", pte_u55_shared, "--stack", "lots", "-o", out))
+        cli.main(gen_argv(data_pte_u55_shared, out, stack="lots", quiet=False))
     assert exc.value.code != 0
     assert "lots" in capsys.readouterr().err
     assert not out.exists()
 
 
 def test_edited_file_is_refused_then_forced(
-    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     out = tmp_path / "fw"
-    assert cli.main(gen("--pte", pte_u55_shared, "-q", "-o", out)) == 0
+    make_project(data_pte_u55_shared, out)
     header = out / "generated" / "kit_memory_config.h"
     original = header.read_bytes()
     header.write_bytes(original + b"/* my tweak */\n")
     (out / "app.c").write_text("int app;\n")
-    code = cli.main(gen("--pte", pte_u55_shared, "-q", "-o", out))
+    code = cli.main(gen_argv(data_pte_u55_shared, out))
     err = capsys.readouterr().err
     assert code != 0
     assert err.splitlines()[0].startswith("error: ")
     assert "generated/kit_memory_config.h" in err.splitlines()[0]
     assert "--force" in err
     assert header.read_bytes() == original + b"/* my tweak */\n"
-    assert cli.main(gen("--pte", pte_u55_shared, "-q", "--force", "-o", out)) == 0
+    make_project(data_pte_u55_shared, out, force=True)
     assert header.read_bytes() == original
     assert (out / "app.c").read_text() == "int app;\n"
 
 
-def test_gen_firmware_console_script(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_gen_firmware_console_script(data_pte_u55_shared: Path, tmp_path: Path) -> None:
     """The installed entry point, in a fresh process."""
     out = tmp_path / "fw"
     script = Path(sys.executable).parent / "gen-firmware"
     argv = [str(script)] if script.exists() else [sys.executable, "-m", "ethosu_kit", "gen"]
     env = {**os.environ, "COLUMNS": "120"}
     proc = subprocess.run(
-        [*argv, "--board", "cs300", "--pte", str(pte_u55_shared), "-o", str(out)],
+        [*argv, "--board", "cs300", "--pte", str(data_pte_u55_shared), "-o", str(out)],
         capture_output=True,
         text=True,
         env=env,

@@ -23,10 +23,10 @@ def _simulate(pte: Path, out: Path, seed: str = "3") -> dict[str, np.ndarray]:
 
 
 def test_same_results_pass_and_a_changed_value_is_counted(
-    pte_two_delegates: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_pte_two_delegates: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    a = _simulate(pte_two_delegates, tmp_path / "a.npz")
-    _simulate(pte_two_delegates, tmp_path / "b.npz")
+    a = _simulate(data_pte_two_delegates, tmp_path / "a.npz")
+    _simulate(data_pte_two_delegates, tmp_path / "b.npz")
     assert main(["compare", str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]) == 0
     assert "COMPARE PASS (4 of 4)" in capsys.readouterr().out
     out = a["delegate1_output0"].reshape(-1)
@@ -39,10 +39,10 @@ def test_same_results_pass_and_a_changed_value_is_counted(
 
 
 def test_runner_floats_against_simulate_integers(
-    pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    sim = _simulate(pte_u55_shared, tmp_path / "sim.npz")
-    (qin,), (qout,) = io_quantization(pte_u55_shared)
+    sim = _simulate(data_pte_u55_shared, tmp_path / "sim.npz")
+    (qin,), (qout,) = io_quantization(data_pte_u55_shared)
     assert qin is not None and qout is not None
     deq = lambda q, v: ((v.astype(np.float32) - q.zero_point) * q.scale).astype(np.float32)  # noqa: E731
     runner = {
@@ -51,14 +51,14 @@ def test_runner_floats_against_simulate_integers(
     }
     np.savez(tmp_path / "run.npz", **runner)
     args = ["compare", str(tmp_path / "run.npz"), str(tmp_path / "sim.npz")]
-    assert main([*args, "--pte", str(pte_u55_shared)]) == 0
+    assert main([*args, "--pte", str(data_pte_u55_shared)]) == 0
     text = capsys.readouterr().out
     assert "run.npz[output0] vs sim.npz[delegate0_output0]: max 0 LSB" in text, text
     # one output a whole LSB off: found, and accepted with --lsb 1
     runner["output0"].reshape(-1)[3] += np.float32(qout.scale)
     np.savez(tmp_path / "run.npz", **runner)
-    assert main([*args, "--pte", str(pte_u55_shared)]) == 1
-    assert main([*args, "--pte", str(pte_u55_shared), "--lsb", "1"]) == 0
+    assert main([*args, "--pte", str(data_pte_u55_shared)]) == 1
+    assert main([*args, "--pte", str(data_pte_u55_shared), "--lsb", "1"]) == 0
     capsys.readouterr()
     # floats against integers without the pte: no scale to relate them, refused (it
     # said "max 124 (float, no scale: exact only) ... DIFFERENT"), with or without --lsb
@@ -79,21 +79,24 @@ def test_runner_floats_against_simulate_integers(
 
 
 def test_another_models_pte_is_refused(
-    pte_u55_shared: Path, pte_cpu_between: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_pte_u55_shared: Path,
+    data_pte_cpu_between: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
 ) -> None:
     """`--pte` of another model gave these arrays that model's scales: a FAIL (or a PASS)
     about nothing. Each array paired with a program tensor must have that tensor's shape;
     the error names both."""
-    _simulate(pte_u55_shared, tmp_path / "a.npz")
-    _simulate(pte_u55_shared, tmp_path / "b.npz", seed="4")
+    _simulate(data_pte_u55_shared, tmp_path / "a.npz")
+    _simulate(data_pte_u55_shared, tmp_path / "b.npz", seed="4")
     args = ["compare", str(tmp_path / "a.npz"), str(tmp_path / "b.npz")]
-    assert main([*args, "--pte", str(pte_u55_shared)]) == 1  # its own pte: compared
+    assert main([*args, "--pte", str(data_pte_u55_shared)]) == 1  # its own pte: compared
     capsys.readouterr()
-    assert main([*args, "--pte", str(pte_cpu_between)]) == 2
+    assert main([*args, "--pte", str(data_pte_cpu_between)]) == 2
     out, err = capsys.readouterr()
     assert "COMPARE" not in out and len(err.splitlines()) == 2, out + err
     assert err.startswith(
-        f"error: a.npz[delegate0_input0] has shape [1, 3, 16, 16], {pte_cpu_between.name}'s "
+        f"error: a.npz[delegate0_input0] has shape [1, 3, 16, 16], {data_pte_cpu_between.name}'s "
         "delegate 0 input 0 is [1, 4, 6, 6]"
     ), err
     # a runner's file (method tensors) against simulate's, with the other model's pte
@@ -101,7 +104,8 @@ def test_another_models_pte_is_refused(
         ints = sim["delegate0_input0"]
     np.savez(tmp_path / "run.npz", input_0=ints.astype(np.float32) / 64)  # input_<i> too
     assert (
-        main(["compare", str(tmp_path / "run.npz"), *args[2:], "--pte", str(pte_cpu_between)]) == 2
+        main(["compare", str(tmp_path / "run.npz"), *args[2:], "--pte", str(data_pte_cpu_between)])
+        == 2
     )
     assert "run.npz[input_0] has shape [1, 3, 16, 16]" in capsys.readouterr().err
 
@@ -127,7 +131,7 @@ def test_nothing_in_common_is_an_error(tmp_path: Path, capsys: pytest.CaptureFix
 
 
 def test_a_delegate_that_orders_its_io_otherwise_is_paired_by_the_program(
-    pte_two_io: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_pte_two_io: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """Two inputs and three outputs that the delegate numbers otherwise than the method:
     `simulate` feeds each float method input to the delegate input its quantize makes, and
@@ -136,8 +140,8 @@ def test_a_delegate_that_orders_its_io_otherwise_is_paired_by_the_program(
     from ethosu_kit.inputs.compare import links_from_pte
     from ethosu_kit.pte import read_pte
 
-    method = read_pte(pte_two_io).methods[0]
-    (link,) = links_from_pte(pte_two_io).values()
+    method = read_pte(data_pte_two_io).methods[0]
+    (link,) = links_from_pte(data_pte_two_io).values()
     rng = np.random.default_rng(0)
     floats = [rng.uniform(-1, 1, size=t.shape).astype(np.float32) for t in method.inputs]
     files = []
@@ -145,12 +149,13 @@ def test_a_delegate_that_orders_its_io_otherwise_is_paired_by_the_program(
         files.append(str(tmp_path / f"x{i}.npy"))
         np.save(files[-1], x)
     assert (
-        main(["simulate", str(pte_two_io), "--inputs", *files, "-o", str(tmp_path / "s.npz")]) == 0
+        main(["simulate", str(data_pte_two_io), "--inputs", *files, "-o", str(tmp_path / "s.npz")])
+        == 0
     )
     capsys.readouterr()
     with np.load(tmp_path / "s.npz") as data:
         sim = {k: data[k] for k in data.files}
-    qin, qout = io_quantization(pte_two_io)
+    qin, qout = io_quantization(data_pte_two_io)
     for i, q in enumerate(qin):  # each float went to its own delegate input, with its scale
         assert q is not None
         want = np.clip(np.rint(floats[i] * (np.float32(1) / np.float32(q.scale))) + q.zero_point,
@@ -168,7 +173,7 @@ def test_a_delegate_that_orders_its_io_otherwise_is_paired_by_the_program(
         )
     np.savez(tmp_path / "run.npz", **runner)
     args = ["compare", str(tmp_path / "run.npz"), str(tmp_path / "s.npz")]
-    assert main([*args, "--pte", str(pte_two_io)]) == 0
+    assert main([*args, "--pte", str(data_pte_two_io)]) == 0
     assert "COMPARE PASS (3 of 3)" in capsys.readouterr().out
 
 
@@ -191,13 +196,13 @@ def test_one_lsb_in_float32_is_within_lsb_1() -> None:
 
 
 def test_an_output_made_on_the_cpu_is_named_not_compared(
-    pte_cpu_op: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_pte_cpu_op: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """The method's output is argmax, run on the CPU after the delegate: no delegate
     tensor is it, so pairing it with delegate0_output0 by index (what compare did) said
     DIFFERENT for a correct runner. It is named as not compared; the input still is."""
-    sim = _simulate(pte_cpu_op, tmp_path / "sim.npz")
-    (qin,), _ = io_quantization(pte_cpu_op)
+    sim = _simulate(data_pte_cpu_op, tmp_path / "sim.npz")
+    (qin,), _ = io_quantization(data_pte_cpu_op)
     assert qin is not None
     x = ((sim["delegate0_input0"].astype(np.float32) - qin.zero_point) * qin.scale).astype(
         np.float32
@@ -208,7 +213,7 @@ def test_an_output_made_on_the_cpu_is_named_not_compared(
         str(tmp_path / "run.npz"),
         str(tmp_path / "sim.npz"),
         "--pte",
-        str(pte_cpu_op),
+        str(data_pte_cpu_op),
     ]
     assert main(args) == 0
     out = capsys.readouterr().out
@@ -218,22 +223,22 @@ def test_an_output_made_on_the_cpu_is_named_not_compared(
     args[1] = str(tmp_path / "only.npz")
     assert main(args) == 2
     assert "nothing to compare" in capsys.readouterr().err
-    result = main(["inspect", str(pte_cpu_op)])
+    result = main(["inspect", str(data_pte_cpu_op)])
     assert result == 0
     assert "output 0: not quantized (through a CPU operator" in capsys.readouterr().out
 
 
 def test_a_cpu_operator_between_delegates_is_compared_one_delegate_at_a_time(
-    pte_cpu_between: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+    data_pte_cpu_between: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """conv, relu6 on the CPU, conv (docs/memory.md, "Comparing results"): the runner's
     input pairs with simulate --delegate 0's input, its output with simulate --delegate 1's
     output; the other method tensor is named as another delegate's, not compared."""
-    (qin,), (qout,) = io_quantization(pte_cpu_between)
+    (qin,), (qout,) = io_quantization(data_pte_cpu_between)
     assert qin is not None and qout is not None
     x = np.random.default_rng(5).uniform(-1, 1, (1, 4, 6, 6)).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
-    pte = str(pte_cpu_between)
+    pte = str(data_pte_cpu_between)
     assert main(["simulate", pte, "--inputs", str(tmp_path / "x.npy"), "--delegate", "0",
                  "-o", str(tmp_path / "s0.npz")]) == 0  # fmt: skip
     assert main(["simulate", pte, "--delegate", "1", "-o", str(tmp_path / "s1.npz")]) == 0

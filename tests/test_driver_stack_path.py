@@ -21,9 +21,9 @@ from pathlib import Path
 import pytest
 
 from callgraph import CallGraph, compile_with_callgraph
-from ethosu_kit.cli.app import main
 from ethosu_kit.firmware.measure import DRIVER_PATH_BYTES, STACK_INTERRUPT_BYTES
 from fw_helpers import need_cross_gcc
+from projects import make_project
 
 pytestmark = [pytest.mark.firmware]
 
@@ -51,8 +51,7 @@ def test_driver_and_irq_paths_are_within_the_documented_figures(
     pte: Path = request.getfixturevalue(fixture)
     project = tmp_path / "fw"
     board = "cs300" if "u55" in fixture else "cs320"
-    gen = ["gen", "--pte", str(pte), "--board", board, "--app", "selftest", "-o", str(project)]
-    assert main([*gen, "-q"]) == 0
+    make_project(pte, project, board=board, app="selftest")
     configure = subprocess.run(
         ["cmake", "--preset", "gcc", "-DETHOSU_KIT_APP=selftest", "-DETHOSU_KIT_NPU=driver",
          "-DCMAKE_EXPORT_COMPILE_COMMANDS=ON"],

@@ -18,8 +18,8 @@ from ethosu_kit.vnpu.fast_scratch import region2_need, runs_with
 from hostile import assert_refused, run_kit
 
 
-@pytest.mark.parametrize(("fixture", "board"), [("pte_u65_dedicated", "cs300"),
-                                                ("pte_u85_dedicated", "cs320")])  # fmt: skip
+@pytest.mark.parametrize(("fixture", "board"), [("data_pte_u65_dedicated", "cs300"),
+                                                ("data_pte_u85_dedicated", "cs320")])  # fmt: skip
 def test_fast_scratch_below_the_streams_need_is_refused(
     fixture: str, board: str, tmp_path: Path, request: pytest.FixtureRequest
 ) -> None:

@@ -18,7 +18,8 @@ import pytest
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.firmware.build import build_project
 from ethosu_kit.firmware.elf_check import check_elf
-from fw_helpers import REPO, built, elf_symbols, generate, need_cross_gcc, need_qemu, qemu_run
+from fw_helpers import REPO, built, elf_symbols, need_cross_gcc, need_qemu, qemu_run
+from projects import make_project
 
 pytestmark = pytest.mark.firmware
 
@@ -151,14 +152,14 @@ def test_a_copied_region_the_machine_lacks_is_named_by_the_fault(
     assert main(["new-board", "mps2-an505", "--from", str(AN521), "--qemu-machine", "mps2-an505",
                  "-o", str(board)]) == 0  # fmt: skip
     assert "region[1] 'ISRAM'.base" in capsys.readouterr().out
-    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    project = make_project(pte_u55_shared, tmp_path / "fw", board=board, mode="Shared_Sram").path
     run = qemu_run(build_project(project))
     assert run.exit_code == 16, run.output
     assert "E: the bus fault is in region ISRAM (0x30000000, 131072 bytes)" in run.output
     assert "board.toml [[region]] ISRAM" in run.output and "kit: exit 16" in run.output
     size = (r"^(base = 0x30000000.*\n)size = 0x20000$", r"\1size = 0x8000")
     fixed = _copy_board(board, tmp_path / "an505-fixed", size)
-    project = generate(pte_u55_shared, str(fixed), "Shared_Sram", tmp_path / "fw2")
+    project = make_project(pte_u55_shared, tmp_path / "fw2", board=fixed, mode="Shared_Sram").path
     _bringup_passes(build_project(project), "mps2-an505")
 
 
@@ -166,7 +167,7 @@ def test_needed_hook_missing_fails_at_configure(pte_u55_shared: Path, tmp_path: 
     """console = "custom" without the board naming the hook: CMake stops, naming it."""
     need_cross_gcc()
     board = _copy_board(AN500, tmp_path / "board", (r'^hooks = \["console"\]', "hooks = []"))
-    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    project = make_project(pte_u55_shared, tmp_path / "fw", board=board, mode="Shared_Sram").path
     with pytest.raises(KitError) as info:
         build_project(project)
     message = " ".join(info.value.message.split())  # CMake wraps its messages
@@ -188,7 +189,7 @@ def test_hook_implemented_but_not_named_is_a_link_error(
         (r'^kind = "custom".*', 'kind = "cmsdk-apb"\nbase = 0x40004000'),
         (r'^hooks = \["console"\]', "hooks = []"),
     )
-    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    project = make_project(pte_u55_shared, tmp_path / "fw", board=board, mode="Shared_Sram").path
     with pytest.raises(KitError) as info:
         build_project(project)
     assert "multiple definition of `kit_hal_console_init'" in info.value.message
@@ -204,7 +205,7 @@ def test_uart_console_chosen_by_data_on_another_machine(
         tmp_path / "an521-uart",
         (r'^kind = "semihosting"', 'kind = "cmsdk-apb"\nbase = 0x50200000\nclock_hz = 20_000_000'),
     )
-    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    project = make_project(pte_u55_shared, tmp_path / "fw", board=board, mode="Shared_Sram").path
     elf = build_project(project)
     assert "kit_uart_cmsdk_putc" in elf_symbols(elf)
     assert "kit_semihost_writec" not in elf_symbols(elf)
@@ -218,7 +219,7 @@ def test_silent_consoles_never_hang(pte_u55_shared: Path, tmp_path: Path, kind: 
     need_cross_gcc()
     console = 'kind = "none"' if kind == "none" else 'kind = "pl011"\nbase = 0x50200000'
     board = _copy_board(AN521, tmp_path / kind, (r'^kind = "semihosting"', console))
-    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    project = make_project(pte_u55_shared, tmp_path / "fw", board=board, mode="Shared_Sram").path
     elf = build_project(project)
     symbols = elf_symbols(elf)
     assert ("kit_uart_pl011_putc" in symbols) == (kind == "pl011")
@@ -253,7 +254,7 @@ def _app_elf(pte: Path, board: Path, tmp_path: Path, name: str, source: str) -> 
     app = tmp_path / name
     app.mkdir()
     (app / "main.c").write_text(source)
-    project = generate(pte, str(board), "Shared_Sram", tmp_path / "fw")
+    project = make_project(pte, tmp_path / "fw", board=board, mode="Shared_Sram").path
     assert kit_main(["build", str(project), "--app", str(app), "--npu", "none"]) == 0
     return project / "build" / "gcc" / f"{name}.elf"
 
@@ -336,7 +337,7 @@ def test_board_hooks_replace_the_defaults(  # noqa: PLR0917 - pytest parameters
     )
     with (board / "board.c").open("a") as f:
         f.write(extra_c)
-    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    project = make_project(pte_u55_shared, tmp_path / "fw", board=board, mode="Shared_Sram").path
     elf = build_project(project)
     assert "kit_systick_cycles" not in elf_symbols(elf) or "timer" not in hooks
     run = qemu_run(elf)
@@ -430,7 +431,7 @@ def test_bringup_per_cortex_m_configuration(  # noqa: PLR0917 - pytest parameter
     QEMU has it."""
     need_cross_gcc()
     board = _cpu_board(tmp_path, cid, src, cpu, qemu)
-    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw")
+    project = make_project(pte_u55_shared, tmp_path / "fw", board=board, mode="Shared_Sram").path
     elf = build_project(project)
     assert check_elf(elf, project / "memory_plan.json").ok
     if clang and (shutil.which("clang-19") or shutil.which("clang")):
@@ -465,7 +466,9 @@ def test_npu_selftest_on_ports(
 
     need_cross_gcc()
     board = src if config is None else _cpu_board(tmp_path, *config[:3], config[3])
-    project = generate(pte_u55_shared, str(board), "Shared_Sram", tmp_path / "fw", app="selftest")
+    project = make_project(
+        pte_u55_shared, tmp_path / "fw", board=board, mode="Shared_Sram", app="selftest"
+    ).path
     assert kit_main(["build", str(project), "--app", "selftest", "--npu", "virtual"]) == 0
     run = qemu_run(project / "build" / "gcc" / "selftest.elf", timeout=60)
     assert run.exit_code == 0, run.output
@@ -482,8 +485,7 @@ def test_too_small_stack_on_a_core_without_a_stack_limit_is_an_overflow(
 
     need_cross_gcc()
     project = tmp_path / "fw"
-    args = ["gen", "--pte", str(pte_u55_shared), "--board", str(AN500), "--app", "selftest"]
-    assert kit_main([*args, "--npu", "virtual", "--stack", "1024", "-o", str(project), "-q"]) == 0
+    make_project(pte_u55_shared, project, board=AN500, app="selftest", npu="virtual", stack=1024)
     assert kit_main(["build", str(project), "--app", "selftest", "--npu", "virtual"]) == 0
     elf = project / "build" / "gcc" / "selftest.elf"
     from elftools.elf.elffile import ELFFile
@@ -546,10 +548,9 @@ def test_executor_runner_on_the_m33_example(pte_u55_shared: Path, tmp_path: Path
     virtual NPU on the AN521 example board, run in its QEMU machine. Skips without
     EXECUTORCH_ROOT (docs/executorch.md)."""
     from runner_build import build_with_cli, require_externals
-    from runner_build import generate as generate_runner
 
     require_externals("EXECUTORCH_ROOT")
-    project = generate_runner(pte_u55_shared, tmp_path / "fw", board=str(AN521))
+    project = make_project(pte_u55_shared, tmp_path / "fw", board=AN521).path
     elf = build_with_cli(project, "virtual")
     run = qemu_run(elf, timeout=120)
     assert run.exit_code == 0, run.output

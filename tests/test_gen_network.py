@@ -13,6 +13,7 @@ import pytest
 from elftools.elf.elffile import ELFFile
 
 from ethosu_kit.board.loader import load_board
+from ethosu_kit.core import paths
 from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.pte import read_pte
 from ethosu_kit.render.project import render_project
@@ -21,16 +22,16 @@ SIZE = 4 * 1024 * 1024
 
 
 @pytest.mark.firmware
-def test_four_mib_network_assembles_quickly(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_four_mib_network_assembles_quickly(data_pte_u55_shared: Path, tmp_path: Path) -> None:
     gcc = shutil.which("arm-none-eabi-gcc")
     if gcc is None:
         pytest.skip("arm-none-eabi-gcc is not installed (scripts/install.sh installs it)")
-    model = read_pte(pte_u55_shared)
+    model = read_pte(data_pte_u55_shared)
     plan = plan_memory(model, load_board("corstone-300"), None)
     # A synthetic 4 MiB network in place of the real one: the template only sees bytes.
     blob = bytes((i * 2654435761 >> 13) & 0xFF for i in range(SIZE // 4)) * 4
     plan = dataclasses.replace(plan, model_sha256=hashlib.sha256(blob).hexdigest())
-    files = render_project(model, plan, blob)
+    files = render_project(model, plan, blob, kit_dir=paths.kit_root().resolve())
     gen = tmp_path / "generated"
     gen.mkdir()
     # kit_network.S includes kit_sections.h (the section names, one header for C, asm, ld)

@@ -25,12 +25,12 @@ from ethosu_kit.render.project import LINKER_TEMPLATES, render_project
 
 # fixture -> board
 CASES = {
-    "pte_u55_shared": "corstone-300",
-    "pte_u55_sram_only": "corstone-300",
-    "pte_u65_dedicated": "corstone-300",
-    "pte_u85_dedicated": "corstone-320",
-    "pte_u85_shared": "corstone-320",
-    "pte_cpu_op": "corstone-300",
+    "data_pte_u55_shared": "corstone-300",
+    "data_pte_u55_sram_only": "corstone-300",
+    "data_pte_u65_dedicated": "corstone-300",
+    "data_pte_u85_dedicated": "corstone-320",
+    "data_pte_u85_shared": "corstone-320",
+    "data_pte_cpu_op": "corstone-300",
 }
 BINARY_OR_DATA = ("generated/model.pte", ".json")
 
@@ -56,7 +56,13 @@ def project(request: pytest.FixtureRequest) -> Project:
     pte: Path = request.getfixturevalue(request.param)
     model = read_pte(pte)
     plan = plan_memory(model, load_board(CASES[request.param]), None)
-    return Project(request.param, pte, model, plan, render_project(model, plan, pte.read_bytes()))
+    return Project(
+        request.param,
+        pte,
+        model,
+        plan,
+        render_project(model, plan, pte.read_bytes(), kit_dir=paths.kit_root().resolve()),
+    )
 
 
 def test_project_has_every_file_of_the_layout(project: Project) -> None:
@@ -162,7 +168,8 @@ def test_headers_match_the_plan(project: Project) -> None:
             in config
         )
     board = project.text("generated/kit_board_config.h")
-    kind = project.plan.accelerator.rsplit("-", 1)[0]
+    assert project.plan.accelerator is not None
+    kind = project.plan.accelerator.kind
     regs = project.plan.board.npu.registers[(kind, project.plan.mode.value)]
     assert f"#define KIT_NPU_QCONFIG {regs.qconfig}\n" in board
     for i, value in enumerate(regs.regioncfg):
@@ -174,7 +181,7 @@ def test_headers_match_the_plan(project: Project) -> None:
         if line and not line.startswith("#")
     ]
     assert ops == list(project.model.cpu_operators)
-    if project.case == "pte_cpu_op":
+    if project.case == "data_pte_cpu_op":
         assert any("argmax" in op for op in ops)
 
 
@@ -197,12 +204,17 @@ def test_cmake_presets_name_the_kits_toolchain_files(project: Project) -> None:
 
 
 def test_generation_is_deterministic(project: Project) -> None:
-    again = render_project(project.model, project.plan, project.pte.read_bytes())
+    again = render_project(
+        project.model, project.plan, project.pte.read_bytes(), kit_dir=paths.kit_root().resolve()
+    )
     assert again == project.files
     # and from scratch: read, plan and render anew
     model = read_pte(project.pte)
     plan = plan_memory(model, load_board(CASES[project.case]), None)
-    assert render_project(model, plan, project.pte.read_bytes()) == project.files
+    assert (
+        render_project(model, plan, project.pte.read_bytes(), kit_dir=paths.kit_root().resolve())
+        == project.files
+    )
 
 
 # -- the generated C compiles -------------------------------------------------------------

@@ -151,7 +151,7 @@ def _write(tmp: Path, edit: Callable[[str], str]) -> Path:
 
 
 @pytest.mark.parametrize("case", sorted(REFUSED))
-def test_hostile_board_is_refused(case: str, pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_hostile_board_is_refused(case: str, data_pte_u55_shared: Path, tmp_path: Path) -> None:
     edit, words = REFUSED[case]
     board = _write(tmp_path, edit)
     shown = run_kit("boards", board)
@@ -159,12 +159,16 @@ def test_hostile_board_is_refused(case: str, pte_u55_shared: Path, tmp_path: Pat
     assert str(board) in line, line
     out = tmp_path / "fw"
     assert_refused(
-        run_kit("gen", "--pte", pte_u55_shared, "--board", board, "-o", out), *words, absent=[out]
+        run_kit("gen", "--pte", data_pte_u55_shared, "--board", board, "-o", out),
+        *words,
+        absent=[out],
     )
     assert not (tmp_path / MARK).exists()
 
 
-def test_port_source_through_a_link_out_of_the_folder(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_port_source_through_a_link_out_of_the_folder(
+    data_pte_u55_shared: Path, tmp_path: Path
+) -> None:
     outside = tmp_path / "outside.c"
     outside.write_text("int x;\n")
     board = _write(tmp_path, _port('sources = ["board.c"]\nhooks = ["board_init"]'))
@@ -172,7 +176,9 @@ def test_port_source_through_a_link_out_of_the_folder(pte_u55_shared: Path, tmp_
     assert_refused(run_kit("boards", board), "port.sources[0]", "leads out")
 
 
-def test_legal_but_odd_board_generates_a_safe_project(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_legal_but_odd_board_generates_a_safe_project(
+    data_pte_u55_shared: Path, tmp_path: Path
+) -> None:
     """One printable line with comment and CMake syntax in it is a legal description,
     and the board's own flags of known shapes are legal: the project stays safe."""
     edit = _sub('description = "', 'description = "*/ #error x ) execute_process( ${X} ; ')
@@ -183,6 +189,6 @@ def test_legal_but_odd_board_generates_a_safe_project(pte_u55_shared: Path, tmp_
     )
     assert run_kit("boards", board).returncode == 0
     fw = tmp_path / "fw"
-    made = run_kit("gen", "--pte", pte_u55_shared, "--board", board, "-o", fw, "-q")
+    made = run_kit("gen", "--pte", data_pte_u55_shared, "--board", board, "-o", fw, "-q")
     assert made.returncode == 0, made
     _check_project(fw, tmp_path)

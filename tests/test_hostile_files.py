@@ -53,10 +53,10 @@ GIB = 1 << 30
 
 
 @pytest.fixture(scope="module")
-def project(pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+def project(data_pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A real generated project: its memory_plan.json is a good plan to pair with."""
     out = tmp_path_factory.mktemp("hostile-files") / "fw"
-    assert cli.main(["gen", "--pte", str(pte_u55_shared), "-o", str(out), "-q"]) == 0
+    assert cli.main(["gen", "--pte", str(data_pte_u55_shared), "-o", str(out), "-q"]) == 0
     return out
 
 
@@ -102,7 +102,7 @@ ROLES: dict[str, tuple[int, Callable[[Path, Path, Path, Path], list[str | Path]]
 @pytest.mark.parametrize("role", sorted(ROLES))
 @pytest.mark.parametrize("kind", KINDS, ids=[k[0] for k in KINDS])
 def test_hostile_file_is_refused_before_it_is_read(
-    kind: Kind, role: str, pte_u55_shared: Path, project: Path, tmp_path: Path
+    kind: Kind, role: str, data_pte_u55_shared: Path, project: Path, tmp_path: Path
 ) -> None:
     name, make, words = kind
     limit, argv = ROLES[role]
@@ -112,20 +112,22 @@ def test_hostile_file_is_refused_before_it_is_read(
     out = tmp_path / "out"
     if role.startswith("simulate"):
         out = tmp_path / "out.npz"
-    result = run_kit(*argv(bad, pte_u55_shared, project, out), timeout=60)
+    result = run_kit(*argv(bad, data_pte_u55_shared, project, out), timeout=60)
     line = assert_refused(result, words, absent=[out])
     assert str(bad) in line or name == "directory", line
 
 
-def test_the_limit_is_named_and_can_be_raised(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_the_limit_is_named_and_can_be_raised(data_pte_u55_shared: Path, tmp_path: Path) -> None:
     """A limit lower than the file is refused by name; the same file passes with it raised."""
-    size = pte_u55_shared.stat().st_size
-    small = run_kit("inspect", pte_u55_shared, env={"ETHOSU_KIT_MAX_PTE_BYTES": str(size - 1)})
+    size = data_pte_u55_shared.stat().st_size
+    small = run_kit("inspect", data_pte_u55_shared, env={"ETHOSU_KIT_MAX_PTE_BYTES": str(size - 1)})
     line = assert_refused(small, "ETHOSU_KIT_MAX_PTE_BYTES", f"{size} bytes")
-    assert str(pte_u55_shared) in line
+    assert str(data_pte_u55_shared) in line
     assert (
-        run_kit("inspect", pte_u55_shared, env={"ETHOSU_KIT_MAX_PTE_BYTES": str(size)}).returncode
+        run_kit(
+            "inspect", data_pte_u55_shared, env={"ETHOSU_KIT_MAX_PTE_BYTES": str(size)}
+        ).returncode
         == 0
     )
-    bad = run_kit("inspect", pte_u55_shared, env={"ETHOSU_KIT_MAX_PTE_BYTES": "lots"})
+    bad = run_kit("inspect", data_pte_u55_shared, env={"ETHOSU_KIT_MAX_PTE_BYTES": "lots"})
     assert_refused(bad, "ETHOSU_KIT_MAX_PTE_BYTES")

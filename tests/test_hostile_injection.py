@@ -63,26 +63,28 @@ def _check_project(fw: Path, tmp: Path) -> None:
         assert not (tmp / MARK).exists(), "an execute_process from the data ran"
 
 
-def test_pte_path_cannot_inject(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_pte_path_cannot_inject(data_pte_u55_shared: Path, tmp_path: Path) -> None:
     """The .pte's path is in every file's header comment."""
     folder = tmp_path / PAYLOAD  # "x*" / "\n#error ...\n/*": the path holds "*/"
     folder.mkdir(parents=True)
     pte = folder / "m.pte"
-    shutil.copyfile(pte_u55_shared, pte)
+    shutil.copyfile(data_pte_u55_shared, pte)
     fw = tmp_path / "fw"
     result = run_kit("gen", "--pte", pte, "-o", fw, "-q")
     assert result.returncode == 0, result
     _check_project(fw, tmp_path)
 
 
-def test_board_path_cannot_inject(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_board_path_cannot_inject(data_pte_u55_shared: Path, tmp_path: Path) -> None:
     """The board file's folder is a path in kit_board.cmake and in header comments."""
     from ethosu_kit.core import paths
 
     folder = tmp_path / f'b";{PAYLOAD}$(x)'
     shutil.copytree(paths.boards_dir() / "corstone-300", folder)  # makes the parents
     fw = tmp_path / "fw"
-    result = run_kit("gen", "--pte", pte_u55_shared, "--board", folder / "board.toml", "-o", fw)
+    result = run_kit(
+        "gen", "--pte", data_pte_u55_shared, "--board", folder / "board.toml", "-o", fw
+    )
     if result.returncode != 0:  # refusing such a folder is fine too; writing is not
         assert_refused(result, absent=[fw])
         return
@@ -107,10 +109,10 @@ def _same_length(data: bytes, old: bytes, new: bytes) -> bytes:
     ids=["method name", "control", "memory mode"],
 )
 def test_names_inside_the_pte_cannot_inject(
-    old: bytes, new: bytes, words: str, pte_u55_shared: Path, tmp_path: Path
+    old: bytes, new: bytes, words: str, data_pte_u55_shared: Path, tmp_path: Path
 ) -> None:
     pte = tmp_path / "m.pte"
-    pte.write_bytes(_same_length(pte_u55_shared.read_bytes(), old, new))
+    pte.write_bytes(_same_length(data_pte_u55_shared.read_bytes(), old, new))
     fw = tmp_path / "fw"
     result = run_kit("gen", "--pte", pte, "-o", fw, "-q")
     if not words:
@@ -122,9 +124,9 @@ def test_names_inside_the_pte_cannot_inject(
     assert_refused(shown, words)
 
 
-def test_operator_name_cannot_inject(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_operator_name_cannot_inject(data_pte_u55_shared: Path, tmp_path: Path) -> None:
     """Operator names go to kit_operators.txt (one a line), C and CMake lists."""
-    data = pte_u55_shared.read_bytes()
+    data = data_pte_u55_shared.read_bytes()
     old = b"quantized_decomposed"
     new = b'q")\nexecute_process(x'[: len(old)].ljust(len(old), b"x")
     pte = tmp_path / "m.pte"
@@ -135,7 +137,7 @@ def test_operator_name_cannot_inject(pte_u55_shared: Path, tmp_path: Path) -> No
 
 
 def test_markup_and_terminal_escapes_are_shown_as_text(
-    pte_u55_shared: Path, tmp_path: Path
+    data_pte_u55_shared: Path, tmp_path: Path
 ) -> None:
     """Names are printed through rich: `[/x]` is text, not markup (it was a MarkupError
     after the project had been written), and control characters are shown as '?'."""
@@ -143,7 +145,7 @@ def test_markup_and_terminal_escapes_are_shown_as_text(
 
     pte = tmp_path / "[" / "b] \x1b[31mred.pte"  # "[/b]": a folder "[" holds the file
     pte.parent.mkdir()
-    shutil.copyfile(pte_u55_shared, pte)
+    shutil.copyfile(data_pte_u55_shared, pte)
     made = run_kit("gen", "--pte", pte, "-o", tmp_path / "fw")
     assert made.returncode == 0 and "b] ?[31mred.pte" in made.stdout, made
     assert "\x1b[31m" not in made.stdout
@@ -157,12 +159,14 @@ def test_markup_and_terminal_escapes_are_shown_as_text(
     assert listed.returncode == 0 and "[/x] [bold]" in listed.stdout, listed
 
 
-def test_tensor_sizes_that_no_32_bit_target_holds(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_tensor_sizes_that_no_32_bit_target_holds(
+    data_pte_u55_shared: Path, tmp_path: Path
+) -> None:
     """A method input of 3 x 2^31 x 2^31 int8 would be written as a C constant that
     does not compile (and a buffer no board has): the reader refuses the pte."""
     import struct
 
-    data = pte_u55_shared.read_bytes()
+    data = data_pte_u55_shared.read_bytes()
     old = struct.pack("<5i", 4, 1, 3, 16, 16)
     pte = tmp_path / "huge.pte"
     pte.write_bytes(data.replace(old, struct.pack("<5i", 4, 1, 3, 0x7FFFFFFF, 0x7FFFFFFF)))

@@ -20,7 +20,7 @@ import numpy as np
 import pytest
 
 from ethosu_kit.inputs.arrays import load_arrays
-from hostile import assert_refused, run_kit
+from hostile import assert_refused, parse_args, run_kit
 
 SHAPE = (3, 16, 16)  # the u55_shared model's delegate input (int8)
 
@@ -93,57 +93,69 @@ CASES: dict[str, tuple[str, Callable[[], bytes], str]] = {
 
 
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_bad_input_file_is_refused(case: str, pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_bad_input_file_is_refused(case: str, data_pte_u55_shared: Path, tmp_path: Path) -> None:
     name, make, words = CASES[case]
     path = tmp_path / name
     path.write_bytes(make())
     out = tmp_path / "out.npz"
-    result = run_kit("simulate", pte_u55_shared, "--inputs", path, "-o", out)
+    result = run_kit("simulate", data_pte_u55_shared, "--inputs", path, "-o", out)
     line = assert_refused(result, words, absent=[out])
     assert str(path) in line
 
 
-def test_float_refusal_has_a_quantize_hint(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_float_refusal_has_a_quantize_hint(data_pte_u55_shared: Path, tmp_path: Path) -> None:
     path = tmp_path / "f.npy"
     path.write_bytes(_npy(np.zeros(SHAPE, dtype=np.float64)))
-    result = run_kit("simulate", pte_u55_shared, "--inputs", path)
+    result = run_kit("simulate", data_pte_u55_shared, "--inputs", path)
     assert_refused(result, "float")
     assert "quantized integers" in result.stderr.splitlines()[1]
 
 
 @pytest.mark.parametrize("seed", ["-1", str(1 << 64), "1.5", "nan", "0x"])
-def test_seed_out_of_range_is_refused(seed: str, pte_u55_shared: Path) -> None:
-    assert_refused(run_kit("simulate", pte_u55_shared, "--seed", seed), "--seed")
+def test_seed_out_of_range_is_refused(seed: str, tmp_path: Path) -> None:
+    """argparse's seed type refuses it before the .pte is read (so none is needed)."""
+    result = parse_args("simulate", tmp_path / "model.pte", "--seed", seed)
+    assert_refused(result, "--seed", code=2)
 
 
-def test_seed_at_the_limits_runs(pte_u55_shared: Path) -> None:
+def test_seed_at_the_limits_is_parsed(tmp_path: Path) -> None:
     for seed in ("0", str((1 << 64) - 1)):
-        result = run_kit("simulate", pte_u55_shared, "--seed", seed)
-        assert result.returncode == 0 and "output 0: int8" in result.stdout, result
+        result = parse_args("simulate", tmp_path / "model.pte", "--seed", seed)
+        assert result.returncode == 0, result
 
 
-def test_output_that_is_a_folder_or_under_a_file(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_seed_at_the_limit_runs(data_pte_u55_shared: Path) -> None:
+    """End to end once: the largest seed reaches NumPy's generator and the run."""
+    result = run_kit("simulate", data_pte_u55_shared, "--seed", str((1 << 64) - 1))
+    assert result.returncode == 0 and "output 0: int8" in result.stdout, result
+
+
+def test_output_that_is_a_folder_or_under_a_file(data_pte_u55_shared: Path, tmp_path: Path) -> None:
     folder = tmp_path / "folder"
     folder.mkdir()
-    assert_refused(run_kit("simulate", pte_u55_shared, "-o", folder), "is a folder")
+    assert_refused(run_kit("simulate", data_pte_u55_shared, "-o", folder), "is a folder")
     assert list(folder.iterdir()) == [] and not (tmp_path / "folder.npz").exists()
     (tmp_path / "d.npz").mkdir()  # -o d would write d.npz: a folder too
-    assert_refused(run_kit("simulate", pte_u55_shared, "-o", tmp_path / "d"), "is a folder")
+    assert_refused(run_kit("simulate", data_pte_u55_shared, "-o", tmp_path / "d"), "is a folder")
     afile = tmp_path / "afile"
     afile.write_text("mine")
     under = afile / "out.npz"
-    assert_refused(run_kit("simulate", pte_u55_shared, "-o", under), "is a file")
+    assert_refused(run_kit("simulate", data_pte_u55_shared, "-o", under), "is a file")
     assert afile.read_text() == "mine"
     assert [p.name for p in tmp_path.iterdir()] != [] and not list(tmp_path.glob("*.tmp"))
 
 
-def test_good_inputs_round_trip(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_good_inputs_round_trip(data_pte_u55_shared: Path, tmp_path: Path) -> None:
     """The legal forms still work: .npy, .npz, Fortran order, a wider int type in range."""
     x = np.arange(768, dtype=np.int16).reshape(SHAPE) % 200 - 100
     np.save(tmp_path / "x.npy", x.astype(np.int8))
     np.savez(tmp_path / "x.npz", a=np.asfortranarray(x))
-    a = run_kit("simulate", pte_u55_shared, "--inputs", tmp_path / "x.npy", "-o", tmp_path / "a")
-    b = run_kit("simulate", pte_u55_shared, "--inputs", tmp_path / "x.npz", "-o", tmp_path / "b")
+    a = run_kit(
+        "simulate", data_pte_u55_shared, "--inputs", tmp_path / "x.npy", "-o", tmp_path / "a"
+    )
+    b = run_kit(
+        "simulate", data_pte_u55_shared, "--inputs", tmp_path / "x.npz", "-o", tmp_path / "b"
+    )
     assert a.returncode == 0 and b.returncode == 0, (a, b)
     ra, rb = np.load(tmp_path / "a.npz"), np.load(tmp_path / "b.npz")
     assert np.array_equal(ra["delegate0_output0"], rb["delegate0_output0"])
@@ -154,7 +166,7 @@ def test_good_inputs_round_trip(pte_u55_shared: Path, tmp_path: Path) -> None:
 
 @pytest.mark.firmware
 def test_nan_and_infinity_are_refused_by_run_and_gen_as_by_simulate(
-    pte_u55_shared: Path, tmp_path: Path
+    data_pte_u55_shared: Path, tmp_path: Path
 ) -> None:
     """`simulate` refused a float input holding NaN or infinity ("it cannot be quantized");
     `run --inputs` and `gen --inputs` sent it to the program's quantize (ExecuTorch casts
@@ -163,7 +175,7 @@ def test_nan_and_infinity_are_refused_by_run_and_gen_as_by_simulate(
 
     # an image whose app may take host IO: the kit's bring-up is refused by name before
     # its inputs are read
-    elf = without_app_line(built(pte_u55_shared, "cs300", "Shared_Sram", tmp_path / "fw")).elf
+    elf = without_app_line(built(data_pte_u55_shared, "cs300", "Shared_Sram", tmp_path / "fw")).elf
     x = np.zeros((1, *SHAPE), dtype=np.float32)
     for name, value in (("nan", np.nan), ("inf", np.inf), ("-inf", -np.inf)):
         x.reshape(-1)[5] = value
@@ -173,10 +185,10 @@ def test_nan_and_infinity_are_refused_by_run_and_gen_as_by_simulate(
         np.savez(packed, input0=x)
         out = tmp_path / "out.npz"
         for command, given in (
-            (("simulate", pte_u55_shared), path),
+            (("simulate", data_pte_u55_shared), path),
             (("run", elf), path),
             (("run", elf), packed),
-            (("gen", "--pte", pte_u55_shared, "-o", tmp_path / "gen"), path),
+            (("gen", "--pte", data_pte_u55_shared, "-o", tmp_path / "gen"), path),
         ):
             args = [*command, "--inputs", given]
             if command[0] != "gen":
@@ -186,16 +198,16 @@ def test_nan_and_infinity_are_refused_by_run_and_gen_as_by_simulate(
             assert str(given) in line and "BRINGUP" not in result.stdout, result
 
 
-def test_output_parent_folders_are_created(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_output_parent_folders_are_created(data_pte_u55_shared: Path, tmp_path: Path) -> None:
     """`simulate -o a/b/out` (and `run -o`, through the same save_npz) makes a/b/
     (docs/input-files.md); a failed command makes no folder."""
     from ethosu_kit.inputs.arrays import save_npz
 
-    result = run_kit("simulate", pte_u55_shared, "-o", tmp_path / "a" / "b" / "out")
+    result = run_kit("simulate", data_pte_u55_shared, "-o", tmp_path / "a" / "b" / "out")
     assert result.returncode == 0, result
     assert (tmp_path / "a" / "b" / "out.npz").is_file()
     bad = tmp_path / "bad.npy"
     bad.write_bytes(_npy(np.full(SHAPE, 300, dtype=np.int16)))
-    result = run_kit("simulate", pte_u55_shared, "--inputs", bad, "-o", tmp_path / "c" / "out")
+    result = run_kit("simulate", data_pte_u55_shared, "--inputs", bad, "-o", tmp_path / "c" / "out")
     assert_refused(result, "300", absent=[tmp_path / "c"])
     assert save_npz(tmp_path / "d" / "e" / "r", {"output0": np.zeros(2)}).is_file()

@@ -18,10 +18,7 @@ import pytest
 
 from ethosu_kit import cli
 from hostile import assert_refused, run_kit
-
-
-def _gen(pte: Path, out: Path, *extra: str | Path) -> list[str | Path]:
-    return ["gen", "--pte", pte, "-o", out, "-q", *extra]
+from projects import gen_argv
 
 
 def _tree(folder: Path) -> dict[str, str]:
@@ -32,11 +29,11 @@ def _tree(folder: Path) -> dict[str, str]:
     }
 
 
-def test_output_under_a_regular_file(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_output_under_a_regular_file(data_pte_u55_shared: Path, tmp_path: Path) -> None:
     afile = tmp_path / "notes.txt"
     afile.write_text("mine\n")
     for out in (afile / "fw", afile / "deeper" / "fw"):
-        line = assert_refused(run_kit(*_gen(pte_u55_shared, out)), "is a file", str(afile))
+        line = assert_refused(run_kit(*gen_argv(data_pte_u55_shared, out)), "is a file", str(afile))
         assert str(out) in line
     assert afile.read_text() == "mine\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["notes.txt"]
@@ -44,10 +41,10 @@ def test_output_under_a_regular_file(pte_u55_shared: Path, tmp_path: Path) -> No
 
 @pytest.mark.parametrize("what", ["generated", "generated/linker.ld", "generated_copy"])
 def test_symlink_in_the_project_is_never_written_through(
-    what: str, pte_u55_shared: Path, tmp_path: Path
+    what: str, data_pte_u55_shared: Path, tmp_path: Path
 ) -> None:
     out = tmp_path / "fw"
-    assert cli.main(["gen", "--pte", str(pte_u55_shared), "-o", str(out), "-q"]) == 0
+    assert cli.main(["gen", "--pte", str(data_pte_u55_shared), "-o", str(out), "-q"]) == 0
     outside = tmp_path / "outside"
     outside.mkdir()
     (outside / "keep.txt").write_text("outside the project\n")
@@ -63,13 +60,13 @@ def test_symlink_in_the_project_is_never_written_through(
         (out / "generated_copy").symlink_to(outside, target_is_directory=True)
     before = _tree(outside)
 
-    refused = run_kit(*_gen(pte_u55_shared, out))
+    refused = run_kit(*gen_argv(data_pte_u55_shared, out))
     if what == "generated_copy":
         assert refused.returncode == 0, refused
         assert (out / "generated_copy").is_symlink()
     else:
         assert_refused(refused, "symbolic link", what)
-        forced = run_kit(*_gen(pte_u55_shared, out, "--force"))
+        forced = run_kit(*gen_argv(data_pte_u55_shared, out, force=True))
         assert forced.returncode == 0, forced
         assert not (out / what).is_symlink()
         assert (out / "generated" / "linker.ld").is_file()
@@ -96,7 +93,7 @@ sys.exit(cli.main(sys.argv[1:]))
 @pytest.mark.parametrize("sig", ["SIGTERM", "SIGHUP", "SIGINT"])
 @pytest.mark.parametrize("existing", [False, True], ids=["new", "regenerate"])
 def test_signal_during_generation_leaves_no_temporary_folder(
-    sig: str, existing: bool, pte_u55_shared: Path, pte_half_mb: Path, tmp_path: Path
+    sig: str, existing: bool, data_pte_u55_shared: Path, pte_half_mb: Path, tmp_path: Path
 ) -> None:
     import subprocess
 
@@ -111,7 +108,7 @@ def test_signal_during_generation_leaves_no_temporary_folder(
             _SIGNAL_ON_WRITE.format(sig=sig),
             "gen",
             "--pte",
-            str(pte_u55_shared),
+            str(data_pte_u55_shared),
             "-o",
             str(out),
             "-q",
@@ -148,7 +145,7 @@ def test_other_writers_refuse_in_one_line(tmp_path: Path) -> None:
     assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "folder"]
 
 
-def test_stdout_closed_by_its_reader_is_a_quiet_stop(pte_u55_shared: Path) -> None:
+def test_stdout_closed_by_its_reader_is_a_quiet_stop(data_pte_u55_shared: Path) -> None:
     """`ethosu-kit inspect m.pte | head -1`: the reader leaves before the kit has written
     everything; the kit stops like a Unix filter (exit 141, SIGPIPE), not with an
     "internal error: BrokenPipeError" (which it printed before)."""
@@ -159,7 +156,7 @@ def test_stdout_closed_by_its_reader_is_a_quiet_stop(pte_u55_shared: Path) -> No
     os.close(read)  # the reader is gone before the first byte
     try:
         done = subprocess.run(
-            [sys.executable, "-m", "ethosu_kit", "inspect", str(pte_u55_shared)],
+            [sys.executable, "-m", "ethosu_kit", "inspect", str(data_pte_u55_shared)],
             stdout=write, stderr=subprocess.PIPE, text=True, timeout=60, check=False,
         )  # fmt: skip
     finally:

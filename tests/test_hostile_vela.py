@@ -85,10 +85,10 @@ def _edited(pte: Path, tmp: Path, edit: Edit) -> Path:
 
 @pytest.mark.parametrize("case", sorted(MALFORMED))
 def test_simulate_refuses_malformed_vela_data(
-    case: str, pte_u55_shared: Path, tmp_path: Path
+    case: str, data_pte_u55_shared: Path, tmp_path: Path
 ) -> None:
     edit, words = MALFORMED[case]
-    pte = _edited(pte_u55_shared, tmp_path, edit)
+    pte = _edited(data_pte_u55_shared, tmp_path, edit)
     out = tmp_path / "out.npz"
     line = assert_refused(run_kit("simulate", pte, "-o", out), *words, absent=[out])
     assert "delegate 0" in line, line
@@ -96,10 +96,10 @@ def test_simulate_refuses_malformed_vela_data(
 
 @pytest.mark.parametrize("case", OUTSIDE_SCRATCH)
 def test_inspect_shows_and_gen_refuses_io_outside_the_scratch(
-    case: str, pte_u55_shared: Path, tmp_path: Path
+    case: str, data_pte_u55_shared: Path, tmp_path: Path
 ) -> None:
     edit, words = MALFORMED[case]
-    pte = _edited(pte_u55_shared, tmp_path, edit)
+    pte = _edited(data_pte_u55_shared, tmp_path, edit)
     shown = run_kit("inspect", pte)
     assert shown.returncode == 0 and shown.stderr == "", shown
     bad = [line for line in shown.stdout.splitlines() if "BAD IO RECORD" in line]
@@ -111,12 +111,14 @@ def test_inspect_shows_and_gen_refuses_io_outside_the_scratch(
     assert "delegate 0" in line and "edited.pte" in line, line
 
 
-def test_io_at_the_very_end_of_the_scratch_is_legal(pte_u55_shared: Path, tmp_path: Path) -> None:
+def test_io_at_the_very_end_of_the_scratch_is_legal(
+    data_pte_u55_shared: Path, tmp_path: Path
+) -> None:
     """An output ending exactly at scratch_size is inside: gen and simulate accept it."""
-    data = pte_u55_shared.read_bytes()
+    data = data_pte_u55_shared.read_bytes()
     assert get_io(data, "outputs", 0)["offset"] == 0
     pte = _edited(
-        pte_u55_shared, tmp_path, lambda d: set_io(d, "outputs", 0, "offset", SCRATCH - 10)
+        data_pte_u55_shared, tmp_path, lambda d: set_io(d, "outputs", 0, "offset", SCRATCH - 10)
     )
     shown = run_kit("inspect", pte)
     assert shown.returncode == 0 and "BAD IO RECORD" not in shown.stdout, shown

@@ -20,15 +20,15 @@ from ethosu_kit.firmware.elf_check import check_elf
 from ethosu_kit.firmware.qemu import run_elf
 from fw_helpers import need_cross_gcc, need_qemu
 from models import BIG_INPUT_SHAPE
+from projects import make_project
 
 
-def test_large_input_is_placed_outside_the_tcms(pte_big_input: Path, tmp_path: Path) -> None:
+def test_large_input_is_placed_outside_the_tcms(data_pte_big_input: Path, tmp_path: Path) -> None:
     need_cross_gcc()
     x = np.random.default_rng(0).uniform(-1, 1, BIG_INPUT_SHAPE).astype(np.float32)
     np.save(tmp_path / "x.npy", x)
     project = tmp_path / "fw"
-    args = ["gen", "--pte", str(pte_big_input), "--inputs", str(tmp_path / "x.npy")]
-    assert main([*args, "--app", "bringup", "-o", str(project), "-q"]) == 0
+    make_project(data_pte_big_input, project, app="bringup", inputs=tmp_path / "x.npy")
     plan = json.loads((project / "memory_plan.json").read_text())
     (buf,) = [b for b in plan["buffers"] if b["name"] == "input_data_0"]
     assert buf["size"] == x.nbytes > 512 * 1024
@@ -55,7 +55,7 @@ def test_large_input_is_placed_outside_the_tcms(pte_big_input: Path, tmp_path: P
     ids=["dtype", "shape"],
 )
 def test_wrong_input_is_one_error(
-    pte_u55_shared: Path,
+    data_pte_u55_shared: Path,
     tmp_path: Path,
     capsys: pytest.CaptureFixture[str],
     array: np.ndarray,
@@ -67,7 +67,7 @@ def test_wrong_input_is_one_error(
         [
             "gen",
             "--pte",
-            str(pte_u55_shared),
+            str(data_pte_u55_shared),
             "--inputs",
             str(tmp_path / "x.npy"),
             "-o",

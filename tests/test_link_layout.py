@@ -30,8 +30,8 @@ from ethosu_kit.pte import read_pte
 from ethosu_kit.render.project import render_project
 from fw_helpers import Built, built, link_command, need_cross_gcc
 
-MODELS = ("pte_u55_shared", "pte_u55_sram_only", "pte_u65_dedicated", "pte_u85_dedicated",
-          "pte_u85_shared")  # fmt: skip
+MODELS = ("data_pte_u55_shared", "data_pte_u55_sram_only", "data_pte_u65_dedicated",
+          "data_pte_u85_dedicated", "data_pte_u85_shared")  # fmt: skip
 
 
 def _ld_asserts(text: str) -> list[str]:
@@ -54,7 +54,7 @@ def test_every_board_and_mode_renders_from_the_layout(
     from ethosu_kit.plan.types import PlanOptions
 
     name, _, mode_name = fixture.partition(":")
-    pte: Path = request.getfixturevalue(name if not mode_name else f"pte_{name}")
+    pte: Path = request.getfixturevalue(name if not mode_name else f"data_pte_{name}")
     model = read_pte(pte)
     mode = MemoryMode(mode_name) if mode_name else None
     rendered = 0
@@ -105,8 +105,8 @@ def test_every_board_and_mode_renders_from_the_layout(
     assert rendered, "no built-in board can run this model"
 
 
-def test_plan_json_round_trips_to_the_typed_plan(pte_u65_dedicated: Path) -> None:
-    model = read_pte(pte_u65_dedicated)
+def test_plan_json_round_trips_to_the_typed_plan(data_pte_u65_dedicated: Path) -> None:
+    model = read_pte(data_pte_u65_dedicated)
     board = next(b for b in builtin_boards() if b.name == "corstone-300")
     plan = plan_memory(model, board, None)
     again = MemoryPlan.from_json_dict(json.loads(plan.to_json()))
@@ -140,13 +140,13 @@ BROKEN = {
 
 @pytest.mark.parametrize("case", sorted(BROKEN))
 def test_broken_plan_file_is_one_error_line_naming_file_and_key(
-    pte_u55_shared: Path,
+    data_pte_u55_shared: Path,
     tmp_path: Path,
     case: str,
     capsys: pytest.CaptureFixture[str],
 ) -> None:
     """check-elf --plan and run read the plan typed: one error line, the file, the key."""
-    model = read_pte(pte_u55_shared)
+    model = read_pte(data_pte_u55_shared)
     board = next(b for b in builtin_boards() if b.name == "corstone-300")
     plan = json.loads(plan_memory(model, board, None).to_json())
     path = tmp_path / "memory_plan.json"
@@ -164,10 +164,10 @@ def test_broken_plan_file_is_one_error_line_naming_file_and_key(
 
 @pytest.mark.firmware
 def test_size_tool_counts_no_free_space_and_check_elf_still_does(
-    pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory
+    data_pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory
 ) -> None:
     """issue 9 §4: arm-none-eabi-size showed ~280 MB of .bss (the unused-space sections)."""
-    good = built(pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("size"))
+    good = built(data_pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("size"))
     out = subprocess.run(
         ["arm-none-eabi-size", str(good.elf)], capture_output=True, text=True, check=True
     ).stdout
@@ -188,10 +188,12 @@ def test_size_tool_counts_no_free_space_and_check_elf_still_does(
 
 @pytest.mark.firmware
 def test_orphan_section_fails_the_link_naming_it(
-    pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+    data_pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
     need_cross_gcc()
-    good: Built = built(pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("orph"))
+    good: Built = built(
+        data_pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("orph")
+    )
     stray = tmp_path / "stray.c"
     stray.write_text('__attribute__((used, section(".team.stray"))) const int team_stray = 1;\n')
     obj = tmp_path / "stray.o"
@@ -210,10 +212,10 @@ def test_orphan_section_fails_the_link_naming_it(
 
 @pytest.mark.firmware
 def test_run_with_a_broken_plan_beside_the_image_is_one_error_line(
-    pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
+    data_pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory, tmp_path: Path
 ) -> None:
     """`run` reads the plan beside the image typed too: the file and the key, one line."""
-    good = built(pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("runplan"))
+    good = built(data_pte_u55_shared, "cs300", "Shared_Sram", tmp_path_factory.mktemp("runplan"))
     elf = tmp_path / "build" / "gcc" / "fw.elf"
     elf.parent.mkdir(parents=True)
     elf.write_bytes(good.elf.read_bytes())
@@ -230,14 +232,14 @@ def test_run_with_a_broken_plan_beside_the_image_is_one_error_line(
     assert "'buffers[0].size'" in errors[0] and "Traceback" not in proc.stderr
 
 
-def test_vectors_go_where_the_board_boots(pte_u55_shared: Path) -> None:
+def test_vectors_go_where_the_board_boots(data_pte_u55_shared: Path) -> None:
     """[boot] vector_address: the vector table at that address, in its region, asserted
     in both linkers, even when the code goes elsewhere."""
     from dataclasses import replace
 
     from ethosu_kit.board.model import Boot
 
-    model = read_pte(pte_u55_shared)
+    model = read_pte(data_pte_u55_shared)
     board = next(b for b in builtin_boards() if b.name == "corstone-300")
     qspi = board.region("QSPI")
     moved = replace(board, boot=Boot("QSPI", qspi.base + 0x400))
@@ -245,7 +247,7 @@ def test_vectors_go_where_the_board_boots(pte_u55_shared: Path) -> None:
     layout = link_layout(plan)
     assert (layout.boot_region, layout.boot_address) == ("QSPI", qspi.base + 0x400)
     assert layout.code_region != "QSPI"
-    files = render_project(model, plan, pte_u55_shared.read_bytes())
+    files = render_project(model, plan, data_pte_u55_shared.read_bytes())
     ld = files["generated/linker.ld"].decode()
     sct = files["generated/scatter.sct"].decode()
     assert re.search(r"\.vectors 0x38000400 :\s*{\s*KEEP\(\*\(\.vectors\)\)\s*}\s*> QSPI", ld)
@@ -256,16 +258,16 @@ def test_vectors_go_where_the_board_boots(pte_u55_shared: Path) -> None:
 
 @pytest.mark.firmware
 def test_regions_header_and_scatter_fragment_preprocess(
-    pte_u55_sram_only: Path, tmp_path: Path
+    data_pte_u55_sram_only: Path, tmp_path: Path
 ) -> None:
     """kit_regions.h feeds a preprocessed linker script (CMSIS-Toolbox style) and
     kit_sections.sct expands to the layout's execution regions."""
     need_cross_gcc()
-    model = read_pte(pte_u55_sram_only)
+    model = read_pte(data_pte_u55_sram_only)
     board = next(b for b in builtin_boards() if b.name == "corstone-300")
     plan = plan_memory(model, board, None)
     layout = link_layout(plan)
-    files = render_project(model, plan, pte_u55_sram_only.read_bytes())
+    files = render_project(model, plan, data_pte_u55_sram_only.read_bytes())
     for name in ("kit_regions.h", "kit_sections.sct"):
         (tmp_path / name).write_bytes(files[f"generated/{name}"])
     (tmp_path / "team.ld.S").write_text(

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from ethosu_kit.core.errors import PteError
-from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.npu.facts import Accelerator, MemoryMode
 from ethosu_kit.pte import parse_pte, read_pte, vela_streams
 from ethosu_kit.pte.model import CopHeader, Delegate, EthosUCompileSpec, MethodInfo, VelaStream
 from ethosu_kit.pte.reader import _check_one_target
@@ -66,16 +66,16 @@ def test_cli_json_errors_too(tmp_path: Path) -> None:
 # -- through the real CLI, on a real lowered file --------------------------------------
 
 
-def test_cli_truncated_pte(pte_u55_shared: Path, tmp_path: Path) -> None:
-    data = pte_u55_shared.read_bytes()
+def test_cli_truncated_pte(data_pte_u55_shared: Path, tmp_path: Path) -> None:
+    data = data_pte_u55_shared.read_bytes()
     for cut in (len(data) - 1, len(data) // 2, 100):
         p = tmp_path / f"cut{cut}.pte"
         p.write_bytes(data[:cut])
         _assert_one_line_error(_cli("inspect", str(p)), str(p), "truncated")
 
 
-def test_cli_wrong_magic(pte_u55_shared: Path, tmp_path: Path) -> None:
-    data = bytearray(pte_u55_shared.read_bytes())
+def test_cli_wrong_magic(data_pte_u55_shared: Path, tmp_path: Path) -> None:
+    data = bytearray(data_pte_u55_shared.read_bytes())
     data[4:8] = b"PK\x03\x04"
     p = tmp_path / "magic.pte"
     p.write_bytes(data)
@@ -101,8 +101,8 @@ def test_short_file() -> None:
     assert "too short" in _error(b"\x10\0\0\0ET")
 
 
-def test_every_truncation_of_a_real_pte_is_named_truncated(pte_u55_shared: Path) -> None:
-    data = pte_u55_shared.read_bytes()
+def test_every_truncation_of_a_real_pte_is_named_truncated(data_pte_u55_shared: Path) -> None:
+    data = data_pte_u55_shared.read_bytes()
     for cut in range(40, len(data), 61):
         assert "truncated" in _error(data[:cut]), cut
 
@@ -112,8 +112,8 @@ def _patched(data: bytes, old: bytes, new: bytes) -> bytes:
     return data.replace(old, new)
 
 
-def test_corrupt_vela_stream(pte_u55_shared: Path) -> None:
-    data = pte_u55_shared.read_bytes()
+def test_corrupt_vela_stream(data_pte_u55_shared: Path) -> None:
+    data = data_pte_u55_shared.read_bytes()
     assert "not a Vela block stream" in _error(
         _patched(data, b"vela_bin_stream", b"xela_bin_stream")
     )
@@ -121,23 +121,29 @@ def test_corrupt_vela_stream(pte_u55_shared: Path) -> None:
     assert "no scratch_size block" in _error(_patched(data, b"scratch_size\0", b"scratch_sizf\0"))
 
 
-def test_compile_spec_target_disagreeing_with_flags(pte_u55_shared: Path) -> None:
-    data = pte_u55_shared.read_bytes()
+def test_compile_spec_target_disagreeing_with_flags(data_pte_u55_shared: Path) -> None:
+    data = data_pte_u55_shared.read_bytes()
     # the `target` compile spec value: a 13-byte [ubyte] vector
     bad = _patched(data, b"\x0d\0\0\0ethos-u55-128", b"\x0d\0\0\0ethos-u85-128")
     message = _error(bad)
     assert "'ethos-u85-128' disagrees with --accelerator-config=ethos-u55-128" in message
 
 
-def test_unknown_memory_mode(pte_u55_shared: Path) -> None:
-    data = pte_u55_shared.read_bytes()
+def test_unknown_memory_mode(data_pte_u55_shared: Path) -> None:
+    data = data_pte_u55_shared.read_bytes()
     bad = _patched(data, b"--memory-mode=Shared_Sram", b"--memory-mode=Bogus_Sram_")
     assert "no known --memory-mode ('Bogus_Sram_')" in _error(bad)
 
 
 def _method(name: str, accelerator: str, mode: str) -> MethodInfo:
     spec = EthosUCompileSpec(
-        accelerator, "sys", MemoryMode.parse(mode), mode, "Arm/vela.ini", (), None
+        Accelerator.parse(accelerator),
+        "sys",
+        MemoryMode.parse(mode),
+        mode,
+        "Arm/vela.ini",
+        (),
+        None,
     )
     stream = VelaStream(16, 0, 0, (), (), CopHeader(0, 0, 0, 32), False)
     return MethodInfo(
@@ -165,9 +171,9 @@ def test_read_functions_name_missing_files(tmp_path: Path) -> None:
         vela_streams(b"", "x.pte")
 
 
-def test_external_vela_block_not_in_the_pte(pte_u55_shared: Path) -> None:
+def test_external_vela_block_not_in_the_pte(data_pte_u55_shared: Path) -> None:
     """External blocks (VelaExternalBlockPlacements) live in a .ptd the kit does not place."""
-    data = bytearray(pte_u55_shared.read_bytes())
+    data = bytearray(data_pte_u55_shared.read_bytes())
     header = data.index(b"weight_data\0")
     data[header + 20] = 1  # the block's external flag; its payload is now read as a key
     with pytest.raises(PteError) as info:

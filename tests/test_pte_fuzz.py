@@ -54,7 +54,7 @@ def _fixture_bytes(request: pytest.FixtureRequest, name: str) -> bytes:
     return path.read_bytes()
 
 
-@pytest.mark.parametrize("name", ["pte_u55_shared", "pte_cpu_only", "pte_cpu_op"])
+@pytest.mark.parametrize("name", ["data_pte_u55_shared", "data_pte_cpu_only", "data_pte_cpu_op"])
 def test_every_truncation(name: str, request: pytest.FixtureRequest) -> None:
     data = _fixture_bytes(request, name)
     for cut in range(len(data)):  # the whole file, stride 1: these are small
@@ -72,7 +72,9 @@ def test_truncations_of_the_half_megabyte_model(pte_half_mb: Path) -> None:
             parse_pte(data[:cut], "cut.pte")
 
 
-@pytest.mark.parametrize("name", ["pte_u55_shared", "pte_u85_dedicated", "pte_cpu_only"])
+@pytest.mark.parametrize(
+    "name", ["data_pte_u55_shared", "data_pte_u85_dedicated", "data_pte_cpu_only"]
+)
 def test_bit_flips(name: str, request: pytest.FixtureRequest) -> None:
     data = _fixture_bytes(request, name)
 
@@ -87,7 +89,7 @@ def test_bit_flips(name: str, request: pytest.FixtureRequest) -> None:
     flip()
 
 
-@pytest.mark.parametrize("name", ["pte_u55_shared", "pte_cpu_op"])
+@pytest.mark.parametrize("name", ["data_pte_u55_shared", "data_pte_cpu_op"])
 def test_overwritten_words_in_the_flatbuffer(name: str, request: pytest.FixtureRequest) -> None:
     """Offsets and lengths are u32s: overwrite aligned words with hostile values."""
     data = _fixture_bytes(request, name)

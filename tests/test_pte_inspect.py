@@ -47,16 +47,16 @@ def _imported_modules(code: str) -> set[str]:
         "from ethosu_kit.cli.app import main; main(['inspect', '--json', {p!r}])",
     ],
 )
-def test_reading_never_imports_torch_or_executorch(pte_u85_dedicated: Path, code: str) -> None:
-    modules = _imported_modules(code.format(p=str(pte_u85_dedicated)))
+def test_reading_never_imports_torch_or_executorch(data_pte_u85_dedicated: Path, code: str) -> None:
+    modules = _imported_modules(code.format(p=str(data_pte_u85_dedicated)))
     assert "ethosu_kit.pte.reader" in modules  # the probe really ran the reader
     assert not sorted(m for m in modules if m.split(".")[0] in HEAVY)
 
 
-def test_inspect_prints_the_numbers(pte_cpu_op: Path) -> None:
-    result = _cli("inspect", str(pte_cpu_op))
+def test_inspect_prints_the_numbers(data_pte_cpu_op: Path) -> None:
+    result = _cli("inspect", str(data_pte_cpu_op))
     assert result.returncode == 0, result.stderr
-    info = read_pte(pte_cpu_op)
+    info = read_pte(data_pte_cpu_op)
     out = result.stdout
     assert out.startswith(describe_model(info))
     (m,) = info.methods
@@ -70,14 +70,14 @@ def test_inspect_prints_the_numbers(pte_cpu_op: Path) -> None:
     assert "COP1: ethos-u55, 128 MACs/cc" in out
 
 
-def test_inspect_names_the_vela_version_when_the_pte_says_it(pte_cpu_op: Path) -> None:
+def test_inspect_names_the_vela_version_when_the_pte_says_it(data_pte_cpu_op: Path) -> None:
     """ExecuTorch 1.5's compile specs name no Vela version (and the stream carries none):
     inspect says so; a compile spec naming one is printed."""
     import dataclasses
 
     from ethosu_kit.pte.describe import VELA_NOT_RECORDED
 
-    info = read_pte(pte_cpu_op)
+    info = read_pte(data_pte_cpu_op)
     assert f"Vela: {VELA_NOT_RECORDED}" in describe_model(info)
     (m,) = info.methods
     delegates = tuple(
@@ -88,15 +88,15 @@ def test_inspect_names_the_vela_version_when_the_pte_says_it(pte_cpu_op: Path) -
     assert "Vela: 5.2.0\n" in describe_model(said)
 
 
-def test_inspect_names_each_inputs_scale_and_delegate_tensor(pte_two_io: Path) -> None:
+def test_inspect_names_each_inputs_scale_and_delegate_tensor(data_pte_two_io: Path) -> None:
     """The scale and zero point of each method input and output (the program's own
     quantize/dequantize, read here with ExecuTorch's deserializer) and which delegate
     tensor it is: this model's delegate numbers its outputs otherwise than the method."""
     serialize = pytest.importorskip("executorch.exir._serialize._program")
-    result = _cli("inspect", str(pte_two_io))
+    result = _cli("inspect", str(data_pte_two_io))
     assert result.returncode == 0, result.stderr
     lines = result.stdout.split("quantization (the program's quantize/dequantize")[1]
-    program = serialize.deserialize_pte_binary(pte_two_io.read_bytes())
+    program = serialize.deserialize_pte_binary(data_pte_two_io.read_bytes())
     plan = getattr(program, "program", program).execution_plan[0]
     for ins in plan.chains[0].instructions:
         args = ins.instr_args
@@ -112,18 +112,18 @@ def test_inspect_names_each_inputs_scale_and_delegate_tensor(pte_two_io: Path) -
     assert "  output 2: scale " in lines
 
 
-def test_inspect_cpu_only(pte_cpu_only: Path) -> None:
-    result = _cli("inspect", str(pte_cpu_only))
+def test_inspect_cpu_only(data_pte_cpu_only: Path) -> None:
+    result = _cli("inspect", str(data_pte_cpu_only))
     assert result.returncode == 0, result.stderr
     assert "no Ethos-U delegate" in result.stdout
     assert "aten::addmm.out" in result.stdout
 
 
-def test_inspect_json_is_model_info(pte_u85_dedicated: Path) -> None:
-    result = _cli("inspect", "--json", str(pte_u85_dedicated))
+def test_inspect_json_is_model_info(data_pte_u85_dedicated: Path) -> None:
+    result = _cli("inspect", "--json", str(data_pte_u85_dedicated))
     assert result.returncode == 0, result.stderr
     data = json.loads(result.stdout)
-    info = read_pte(pte_u85_dedicated)
+    info = read_pte(data_pte_u85_dedicated)
     assert data == json.loads(json.dumps(info.to_dict()))
     (delegate,) = data["methods"][0]["delegates"]
     assert delegate["ethosu"]["memory_mode"] == "Dedicated_Sram"
@@ -153,4 +153,4 @@ def test_lower_example_then_inspect(tmp_path: Path) -> None:
     assert [p.name for p in out.parent.iterdir()] == ["u85.pte"]  # no temporary left over
     spec = read_pte(out).compile_spec
     assert spec is not None
-    assert (spec.accelerator, spec.memory_mode_name) == ("ethos-u85-256", "Shared_Sram")
+    assert (str(spec.accelerator), spec.memory_mode_name) == ("ethos-u85-256", "Shared_Sram")

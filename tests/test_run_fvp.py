@@ -94,9 +94,9 @@ def test_absent_fvp_is_one_error(pte_u55_shared: Path, root: Path, tmp_path: Pat
     b = built(pte_u55_shared, "cs300", "Shared_Sram", root)
     env = {"PATH": f"{tmp_path}:{os.environ['PATH']}"}
     result = run_kit("run", b.elf, "--emulator", "fvp", env=env)
-    assert_refused(result, "FVP_Corstone_SSE-300_Ethos-U55 is not on PATH", code=2)
+    assert_refused(result, "FVP_Corstone_SSE-300_Ethos-U55 is not on PATH", code=65)
     result = run_kit("run", b.elf, "--fvp", tmp_path / "FVP_missing")
-    assert_refused(result, "--fvp", "no such file", code=2)
+    assert_refused(result, "--fvp", "no such file", code=65)
 
 
 def test_auto_takes_an_installed_fvp(pte_u55_shared: Path, root: Path, tmp_path: Path) -> None:
@@ -123,5 +123,5 @@ def test_an_fvp_run_without_the_exit_line_is_not_a_pass(
     fake.write_text("#!/bin/sh\necho 'some other simulator'\nexit 0\n")
     fake.chmod(0o755)
     result = run_kit("run", b.elf, "--fvp", fake)
-    assert_refused(result, "without the firmware's last line `kit: exit <code>`", code=125)
+    assert_refused(result, "without the firmware's last line `kit: exit <code>`", code=76)
     assert "OK" not in result.stderr

@@ -105,17 +105,17 @@ def need_qemu() -> None:
 )
 def test_bad_timeouts_are_one_error(loop_elf: Path, value: str) -> None:
     result = run_kit("run", loop_elf, f"--timeout={value}")
-    assert_refused(result, "--timeout", code=2)
+    assert_refused(result, "--timeout", code=64)
     assert not qemu_pids(loop_elf)
 
 
 @pytest.mark.qemu
-def test_timeout_kills_qemu_and_exits_124(loop_elf: Path) -> None:
+def test_timeout_kills_qemu_and_exits_75(loop_elf: Path) -> None:
     need_qemu()
     start = time.monotonic()
     result = run_kit("run", loop_elf, "--timeout", "1.5")
     assert time.monotonic() - start < 20
-    assert_refused(result, "no exit after 1.5 s in QEMU", code=124)
+    assert_refused(result, "no exit after 1.5 s in QEMU", code=75)
     assert not qemu_pids(loop_elf)
 
 
@@ -228,7 +228,7 @@ def test_foreign_files_are_refused_before_qemu(tmp_path: Path) -> None:
     if big.is_file():
         cases[str(big)] = "big-endian"
     for path, why in cases.items():
-        assert_refused(run_kit("run", path, "--timeout", "5"), why, code=2)
+        assert_refused(run_kit("run", path, "--timeout", "5"), why, code=65)
         assert not qemu_pids(Path(path))
 
 
@@ -242,7 +242,7 @@ def test_an_image_outside_the_machines_memory_is_refused(tmp_path: Path) -> None
     """Code linked where the board (and QEMU's machine) has no memory: refused, not run."""
     elf = kit_loop_image(tmp_path, text=0x12000000)
     result = run_kit("run", elf, "--timeout", "5")
-    assert_refused(result, "at 0x12000000 are outside the memory QEMU's mps3-an547", code=2)
+    assert_refused(result, "at 0x12000000 are outside the memory QEMU's mps3-an547", code=65)
     assert not qemu_pids(elf)
 
 
@@ -259,7 +259,7 @@ def test_a_machine_qemu_does_not_have_is_refused(tmp_path: Path, pte_u55_shared:
     elf = kit_loop_image(fw / "build" / "gcc", board="x")  # found through fw/memory_plan.json
     result = run_kit("run", elf, "--timeout", "5")
     line = assert_refused(
-        result, "board.toml: qemu.machine 'mps2-an999'", "has no such machine", code=2
+        result, "board.toml: qemu.machine 'mps2-an999'", "has no such machine", code=65
     )
     assert "mps2-an386" in result.stderr and line
     assert not qemu_pids(elf)

@@ -55,21 +55,21 @@ def test_wrong_arrays_are_refused_before_the_run(bringup: Built, tmp_path: Path)
         ([tmp_path / "missing.npy"], ["no such file"]),
     ):
         result = run_kit("run", bringup.elf, "--inputs", *args, "-o", out)
-        assert_refused(result, *needles, absent=[out], code=2)
+        assert_refused(result, *needles, absent=[out], code=65)
         assert ("hint: that is a vectors file" in result.stderr) == (args == [vectors])
         assert "BRINGUP" not in result.stdout, "the emulator ran"
 
 
 def test_output_to_a_folder_is_refused(bringup: Built, tmp_path: Path) -> None:
     result = run_kit("run", bringup.elf, "-o", tmp_path)
-    assert_refused(result, "is a folder", code=2)
+    assert_refused(result, "is a folder", code=65)
     assert "BRINGUP" not in result.stdout
 
 
 def test_the_kit_bringup_is_refused_up_front(pte_u55_shared: Path, bringup: Built) -> None:
     original = bringup.elf.with_name("bringup.elf")
     result = run_kit("run", original, "-o", bringup.elf.with_name("out.npz"))
-    assert_refused(result, "the bringup app takes no inputs from the host", code=2)
+    assert_refused(result, "the bringup app takes no inputs from the host", code=65)
     assert "BRINGUP" not in result.stdout
 
 
@@ -79,7 +79,7 @@ def test_an_app_without_the_protocol_is_named(bringup: Built, tmp_path: Path) ->
     out = tmp_path / "out.npz"
     result = run_kit("run", bringup.elf, "-o", out)
     assert "BRINGUP PASS" in result.stdout
-    assert_refused(result, "wrote no kit_output_0.bin", absent=[out], code=2)
+    assert_refused(result, "wrote no kit_output_0.bin", absent=[out], code=78)
 
 
 def test_inputs_sent_back_are_read_and_checked(tmp_path: Path) -> None:

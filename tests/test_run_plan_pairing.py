@@ -17,14 +17,15 @@ import pytest
 from ethosu_kit.firmware.build import build_project
 from ethosu_kit.firmware.image import identify, read_kit_info
 from ethosu_kit.plan.types import MemoryPlan
-from fw_helpers import Built, generate, need_cross_gcc, need_qemu
+from fw_helpers import Built, need_cross_gcc, need_qemu
 from hostile import assert_refused, run_kit
+from projects import make_project
 
 pytestmark = pytest.mark.firmware
 
 
 def _build(pte: Path, project: Path) -> Built:
-    generate(pte, "cs300", "Shared_Sram", project)
+    make_project(pte, project, board="cs300", mode="Shared_Sram", app="bringup")
     elf = build_project(project, app="bringup", toolchain="gcc")
     return Built(project, elf, project / "memory_plan.json")
 
@@ -65,7 +66,7 @@ def test_another_programs_plan_near_the_elf_is_refused(pair: tuple[Built, Built]
         assert "BRINGUP" not in result.stdout, "the emulator ran"
     # --plan with b's plan: refused the same way
     result = run_kit("run", stray, "--plan", b.plan)
-    assert_refused(result, str(b.plan), want, other, code=2)
+    assert_refused(result, str(b.plan), want, other, code=65)
     assert "BRINGUP" not in result.stdout
 
 

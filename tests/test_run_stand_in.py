@@ -11,6 +11,8 @@ a stand-in image is refused by the FVP path. The GCC build uses
 
 from __future__ import annotations
 
+import json
+import re
 import subprocess
 from pathlib import Path
 
@@ -20,25 +22,17 @@ from ethosu_kit.firmware.build import build_project
 from ethosu_kit.firmware.elf_check import check_elf
 from fw_helpers import need_cross_gcc, need_qemu
 from hostile import assert_refused, run_kit
+from projects import make_project
 
 pytestmark = [pytest.mark.firmware, pytest.mark.qemu]
-
-
-def _gen(pte: Path, out: Path, *extra: str, app: str = "bringup") -> Path:
-    result = subprocess.run(
-        ["ethosu-kit", "gen", "--board", "cs320", "--pte", str(pte), "--app", app,
-         "-o", str(out), "-q", *extra],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert result.returncode == 0, result.stderr
-    return out
 
 
 @pytest.fixture(scope="module")
 def stand_in(pte_u85_dedicated: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     need_cross_gcc()
-    project = _gen(pte_u85_dedicated, tmp_path_factory.mktemp("cs320") / "stand", "--qemu-stand-in")
-    return build_project(project, app="bringup")
+    out = tmp_path_factory.mktemp("cs320") / "stand"
+    project = make_project(pte_u85_dedicated, out, board="cs320", app="bringup", qemu_stand_in=True)
+    return build_project(project.path, app="bringup")
 
 
 def test_cs320_bringup_runs_on_the_stand_in(stand_in: Path) -> None:
@@ -52,17 +46,33 @@ def test_cs320_bringup_runs_on_the_stand_in(stand_in: Path) -> None:
     stand_in_lines = [line for line in result.stderr.splitlines() if "stands in for" in line]
     assert len(stand_in_lines) == 1, result.stderr
     assert "mps3-an547 (cortex-m55) stands in for corstone-320" in stand_in_lines[0]
-    # the plan put the moved BRAM where the stand-in has it, and the vectors in ITCM
-    assert "region=BRAM" not in result.stdout or "addr=0x110" in result.stdout
+    # the plan put the moved BRAM where the stand-in has it (board.toml [qemu.layout]: into
+    # the FPGA SRAM after the BROM), and bring-up found each BRAM buffer there: one exact
+    # line per buffer, so a missing line or an address outside the moved region fails
+    data = json.loads(plan.read_text())
+    bram = next(r for r in data["board_data"]["regions"] if r["name"] == "BRAM")
+    assert bram["base"] == 0x1102_0000, bram
+    in_bram = [b for b in data["buffers"] if b["region"] == "BRAM" and b["size"]]
+    assert in_bram, "no buffer in BRAM: the check below would prove nothing"
+    for b in in_bram:
+        line = re.search(
+            rf"^buffer {b['name']} +addr=0x([0-9a-f]{{8}}) size={b['size']} +region=BRAM +"
+            r"actual=BRAM .* PASS$",
+            result.stdout,
+            re.M,
+        )
+        assert line, f"no bring-up line for {b['name']} in BRAM:\n{result.stdout}"
+        assert bram["base"] <= int(line[1], 16) < bram["base"] + bram["size"], line[0]
 
 
 def test_the_real_cs320_layout_is_refused_with_the_way_out(
     pte_u85_dedicated: Path, tmp_path: Path
 ) -> None:
     need_cross_gcc()
-    elf = build_project(_gen(pte_u85_dedicated, tmp_path / "real"), app="bringup")
+    project = make_project(pte_u85_dedicated, tmp_path / "real", board="cs320", app="bringup")
+    elf = build_project(project.path, app="bringup")
     result = run_kit("run", elf, "--timeout", "30")
-    assert_refused(result, "at 0x12000000 are outside the memory QEMU's mps3-an547 has", code=2)
+    assert_refused(result, "at 0x12000000 are outside the memory QEMU's mps3-an547 has", code=65)
     assert "--qemu-stand-in" in result.stderr
     assert "BRINGUP" not in result.stdout
 
@@ -72,7 +82,7 @@ def test_the_fvp_refuses_a_stand_in_image(stand_in: Path, tmp_path: Path) -> Non
     fake.write_text("#!/bin/sh\nexit 0\n")
     fake.chmod(0o755)
     result = run_kit("run", stand_in, "--fvp", fake)
-    assert_refused(result, "laid out for corstone-320's QEMU stand-in", code=2)
+    assert_refused(result, "laid out for corstone-320's QEMU stand-in", code=65)
 
 
 def test_cs320_u85_selftest_with_the_virtual_npu_passes(
@@ -81,9 +91,10 @@ def test_cs320_u85_selftest_with_the_virtual_npu_passes(
     """The NPU self-test of a cs320 + U85 Dedicated_Sram model on the stand-in: every
     delegate's own stream through the virtual Ethos-U85 in firmware, bit-exact."""
     need_cross_gcc()
-    project = _gen(
-        pte_u85_dedicated, tmp_path / "st", "--qemu-stand-in", "--npu", "virtual", app="selftest"
-    )
+    project = make_project(
+        pte_u85_dedicated, tmp_path / "st", board="cs320", app="selftest", npu="virtual",
+        qemu_stand_in=True,
+    ).path  # fmt: skip
     built = subprocess.run(
         ["ethosu-kit", "build", str(project), "--app", "selftest", "--npu", "virtual"],
         capture_output=True, text=True, check=False,
@@ -104,10 +115,10 @@ def test_cs320_u85_runner_equals_simulate(pte_u85_dedicated: Path, tmp_path: Pat
     from vnpu_support import runner_equals_simulation
 
     require_externals("EXECUTORCH_ROOT", "ETHOSU_DRIVER_ROOT", "CMSIS_ROOT")
-    project = _gen(
-        pte_u85_dedicated, tmp_path / "fw", "--qemu-stand-in", "--npu", "virtual",
-        app="executor_runner",
-    )  # fmt: skip
+    project = make_project(
+        pte_u85_dedicated, tmp_path / "fw", board="cs320", app="executor_runner", npu="virtual",
+        qemu_stand_in=True,
+    ).path  # fmt: skip
     elf = build_with_cli(project, "virtual")
     need_qemu()
     result = run_kit("run", elf, "--timeout", "300")

@@ -19,7 +19,8 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from runner_build import RunResult, build_with_cli, generate, require_externals, run_qemu
+from projects import make_project
+from runner_build import RunResult, build_with_cli, require_externals, run_qemu
 
 pytestmark = [pytest.mark.firmware, pytest.mark.qemu, pytest.mark.slow]
 
@@ -31,7 +32,7 @@ def elfs(pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory) -> dict
         pytest.skip("clang-19 is not installed (apt-get install clang-19 lld-19)")
     if shutil.which("arm-none-eabi-g++") is None:
         pytest.skip("arm-none-eabi-g++ is not installed (its libstdc++ headers serve clang)")
-    project = generate(pte_u55_shared, tmp_path_factory.mktemp("runner_clang") / "fw")
+    project = make_project(pte_u55_shared, tmp_path_factory.mktemp("runner_clang") / "fw").path
     elfs = {tc: build_with_cli(project, "virtual", toolchain=tc) for tc in ("gcc", "clang")}
     assert elfs["clang"] == project / "build/clang/executor_runner.elf", elfs
     return elfs

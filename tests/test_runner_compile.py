@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from runner_build import generate
+from projects import make_project
 
 REPO = Path(__file__).resolve().parents[1]
 SOURCES = (
@@ -48,11 +48,6 @@ def wheel_include() -> Path:
     return include
 
 
-def generated_dir(pte: Path, out: Path, *extra: str) -> Path:
-    """gen-firmware on a real .pte; returns the generated/ folder."""
-    return generate(pte, out, *extra) / "generated"
-
-
 def compile_runner(generated: Path, tmp: Path, *extra: str) -> None:
     if shutil.which(CXX) is None:
         pytest.skip(f"{CXX} is not installed (apt install g++-arm-none-eabi)")
@@ -83,14 +78,14 @@ def test_runner_compiles_for_generated_project(
     fixture: str, request: pytest.FixtureRequest, tmp_path: Path
 ) -> None:
     pte: Path = request.getfixturevalue(fixture)
-    extra = ("--allow-cpu-only",) if fixture == "pte_cpu_only" else ()
-    generated = generated_dir(pte, tmp_path / "fw", *extra)
+    cpu_only = fixture == "pte_cpu_only"
+    generated = make_project(pte, tmp_path / "fw", allow_cpu_only=cpu_only).generated
     compile_runner(generated, tmp_path)
 
 
 def test_runner_compiles_with_generated_input_data(pte_cpu_only: Path, tmp_path: Path) -> None:
     """The optional kit_input_data.h branch (X(index, symbol, nbytes))."""
-    generated = generated_dir(pte_cpu_only, tmp_path / "fw", "--allow-cpu-only")
+    generated = make_project(pte_cpu_only, tmp_path / "fw", allow_cpu_only=True).generated
     (generated / "kit_input_data.h").write_text(
         "#include <stdint.h>\n"
         "static const uint8_t kit_input_data_0[64] = {0};\n"
@@ -101,7 +96,7 @@ def test_runner_compiles_with_generated_input_data(pte_cpu_only: Path, tmp_path:
 
 def test_runner_compile_catches_a_broken_plan_header(pte_cpu_only: Path, tmp_path: Path) -> None:
     """A generated header without the X-macro the runner reads must fail the build."""
-    generated = generated_dir(pte_cpu_only, tmp_path / "fw", "--allow-cpu-only")
+    generated = make_project(pte_cpu_only, tmp_path / "fw", allow_cpu_only=True).generated
     config = generated / "kit_memory_config.h"
     text = config.read_text()
     assert "KIT_PLANNED_BUFFERS(X)" in text
@@ -114,7 +109,7 @@ def test_a_pool_the_plan_lacks_fails_the_link(pte_cpu_only: Path, tmp_path: Path
     """The runner takes its pools by symbol (generated X-macros), not by name at run time:
     firmware whose kit_buffers.c lacks a pool the runner uses does not link, naming it
     (it used to link and exit 7 at run time)."""
-    generated = generated_dir(pte_cpu_only, tmp_path / "fw", "--allow-cpu-only")
+    generated = make_project(pte_cpu_only, tmp_path / "fw", allow_cpu_only=True).generated
     compile_runner(generated, tmp_path)
     buffers = generated / "kit_buffers.c"
     text = buffers.read_text()

@@ -24,7 +24,8 @@ from typing import Any
 
 import pytest
 
-from runner_build import EXTERNALS, build_runner, generate, require_externals, run_qemu
+from projects import make_project
+from runner_build import EXTERNALS, build_runner, require_externals, run_qemu
 
 pytestmark = pytest.mark.skipif(
     shutil.which("cmake") is None or shutil.which("arm-none-eabi-gcc") is None,
@@ -48,14 +49,14 @@ def configure_without(project: Path, npu: str, unset: tuple[str, ...]) -> str:
 
 
 def test_missing_driver_is_named(pte_u55_shared: Path, tmp_path: Path) -> None:
-    project = generate(pte_u55_shared, tmp_path / "fw")
+    project = make_project(pte_u55_shared, tmp_path / "fw").path
     text = configure_without(project, "driver", EXTERNALS)
     assert "ETHOSU_DRIVER_ROOT" in text
     assert "docs/executorch.md" in text
 
 
 def test_missing_executorch_is_named(pte_u55_shared: Path, tmp_path: Path) -> None:
-    project = generate(pte_u55_shared, tmp_path / "fw")
+    project = make_project(pte_u55_shared, tmp_path / "fw").path
     text = configure_without(project, "none", EXTERNALS)
     assert "EXECUTORCH_ROOT" in text
     assert "v1.5.1" in text
@@ -158,7 +159,7 @@ def kernels_registered(uart: str) -> int:
 def test_cpu_only_program_runs_in_qemu_like_executorch(pte_cpu_only: Path, tmp_path: Path) -> None:
     require_externals("EXECUTORCH_ROOT")
     pytest.importorskip("torch")
-    project = generate(pte_cpu_only, tmp_path / "fw", "--allow-cpu-only")
+    project = make_project(pte_cpu_only, tmp_path / "fw", allow_cpu_only=True).path
     elf = build_runner(project, npu="none")
     run = run_qemu(elf)
     assert run.exit_code == 0, run.uart
@@ -188,7 +189,7 @@ def test_prim_ops_are_linked_only_for_a_program_that_uses_them(
     they are not linked, and the method load fails by name (exit code 3)."""
     require_externals("EXECUTORCH_ROOT")
     pytest.importorskip("torch")
-    project = generate(pte_cpu_map, tmp_path / "fw", "--allow-cpu-only")
+    project = make_project(pte_cpu_map, tmp_path / "fw", allow_cpu_only=True).path
     listing = project / "generated/kit_operators.txt"
     ops = [line for line in listing.read_text().splitlines() if line and line[0] != "#"]
     prim = [op for op in ops if is_prim_op(op)]
@@ -216,7 +217,7 @@ def test_delegated_program_links_with_driver(pte_u55_shared: Path, tmp_path: Pat
     from elftools.elf.elffile import ELFFile
     from elftools.elf.sections import SymbolTableSection
 
-    project = generate(pte_u55_shared, tmp_path / "fw")
+    project = make_project(pte_u55_shared, tmp_path / "fw").path
     elf = build_runner(project, npu="driver")
     with elf.open("rb") as f:
         symtab = ELFFile(f).get_section_by_name(".symtab")

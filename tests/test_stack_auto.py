@@ -24,15 +24,9 @@ from ethosu_kit.firmware.build import build_project
 from ethosu_kit.firmware.measure import MEASURE_FILE, load_measurement, sized_stack
 from ethosu_kit.firmware.qemu import run_elf
 from fw_helpers import need_cross_gcc, need_qemu
+from projects import make_project
 
 pytestmark = [pytest.mark.firmware, pytest.mark.qemu]
-
-
-def _gen(pte: Path, out: Path, *extra: str) -> dict[str, dict[str, object]]:
-    args = ["gen", "--pte", str(pte), "--app", "selftest", "-o", str(out), "-q", *extra]
-    assert main(args) == 0
-    plan = json.loads((out / "memory_plan.json").read_text())
-    return {str(b["name"]): b for b in plan["buffers"]}
 
 
 def test_sized_from_a_measurement_and_too_small_is_named(
@@ -41,7 +35,9 @@ def test_sized_from_a_measurement_and_too_small_is_named(
     need_cross_gcc()
     need_qemu()
     project = tmp_path / "fw"
-    buffers = _gen(pte_u55_shared, project, "--stack", "auto", "--heap", "auto")
+    buffers = make_project(
+        pte_u55_shared, project, stack="auto", heap="auto", app="selftest"
+    ).buffers()
     measured = json.loads((project / MEASURE_FILE).read_text())
     m = load_measurement(project, measured["model_sha256"], "selftest")
     assert m is not None and m.app == "selftest" and m.stack_size == 8 * 1024  # its default
@@ -68,7 +64,7 @@ def test_sized_from_a_measurement_and_too_small_is_named(
         .replace(f'"stack_cpu": {m.stack_cpu}', '"stack_cpu": 4000')
     )
     want = sized_stack(replace(m, stack_cpu=4000), "driver")
-    stack = _gen(pte_u55_shared, project, "--stack", "auto")["stack"]
+    stack = make_project(pte_u55_shared, project, stack="auto", app="selftest").buffers()["stack"]
     assert stack["size"] == want and "reused: the same app, compiler, firmware" in str(stack["why"])
 
     # ... unless the firmware changed since: here the kit's SDK sources, as the record's
@@ -76,7 +72,7 @@ def test_sized_from_a_measurement_and_too_small_is_named(
     record = json.loads((project / MEASURE_FILE).read_text())
     record["firmware"]["sdk"] = "0" * 64
     (project / MEASURE_FILE).write_text(json.dumps(record))
-    stack = _gen(pte_u55_shared, project, "--stack", "auto")["stack"]
+    stack = make_project(pte_u55_shared, project, stack="auto", app="selftest").buffers()["stack"]
     assert stack["size"] == sized_stack(m, "driver"), stack
     assert str(stack["why"]).endswith(
         "(measured again: the kit's SDK sources (sdk/) changed since the record)"
@@ -86,7 +82,7 @@ def test_sized_from_a_measurement_and_too_small_is_named(
 
     small = tmp_path / "small"
     too_small = measured["stack_used"] // 2 // 8 * 8
-    _gen(pte_u55_shared, small, "--stack", str(too_small))
+    make_project(pte_u55_shared, small, stack=too_small, app="selftest")
     run = run_elf(build_project(small, app="selftest", npu="virtual"), timeout=60)
     assert not run.timed_out
     assert run.exit_code == 16, run.output
@@ -140,7 +136,7 @@ def test_a_failed_measurement_leaves_the_folder_as_it_was(
     np.savez(bad, **arrays)
 
     project = tmp_path / "fw"
-    _gen(pte_u55_shared, project, "--stack", "8KiB")
+    make_project(pte_u55_shared, project, stack="8KiB", app="selftest")
 
     def snapshot() -> dict[str, str]:
         return {
@@ -193,17 +189,12 @@ def test_method_pool_auto_is_the_runners(pte_u55_shared: Path, tmp_path: Path) -
 def test_method_pool_in_bytes_is_planned_and_said(pte_u55_shared: Path, tmp_path: Path) -> None:
     plan = json.loads(
         (
-            _gen_runner(pte_u55_shared, tmp_path / "fw", "--method-pool", "1008")
+            make_project(pte_u55_shared, tmp_path / "fw", method_pool="1008").path
             / "memory_plan.json"
         ).read_text()
     )
     pool = next(b for b in plan["buffers"] if b["name"] == "method_pool")
     assert pool["size"] == 1008 and pool["why"] == "--method-pool 1008 (option)"
-
-
-def _gen_runner(pte: Path, out: Path, *extra: str) -> Path:
-    assert main(["gen", "--pte", str(pte), "-o", str(out), "-q", *extra]) == 0
-    return out
 
 
 def test_runner_sized_from_a_measurement_and_a_short_method_pool_is_named(
@@ -216,9 +207,9 @@ def test_runner_sized_from_a_measurement_and_a_short_method_pool_is_named(
 
     require_externals(*EXTERNALS)
     need_qemu()
-    project = _gen_runner(
-        pte_u55_shared, tmp_path / "fw", "--npu", "virtual", "--stack", "auto", "--heap", "auto"
-    )
+    project = make_project(
+        pte_u55_shared, tmp_path / "fw", npu="virtual", stack="auto", heap="auto"
+    ).path
     measured = json.loads((project / MEASURE_FILE).read_text())
     used = measured["pools"]["method_pool"][0]
     plan = json.loads((project / "memory_plan.json").read_text())
@@ -230,8 +221,14 @@ def test_runner_sized_from_a_measurement_and_a_short_method_pool_is_named(
     line = re.search(r"^usage: method_pool used (\d+) of (\d+) bytes", run.output, re.M)
     assert line and int(line.group(1)) == used and int(line.group(2)) == pool["size"], run.output
 
-    _gen_runner(pte_u55_shared, project, "--npu", "virtual", "--stack", "auto", "--heap",
-                "auto", "--method-pool", str(pool["size"] - 16))  # fmt: skip
+    make_project(
+        pte_u55_shared,
+        project,
+        npu="virtual",
+        stack="auto",
+        heap="auto",
+        method_pool=pool["size"] - 16,
+    )
     run = run_elf(build_project(project, app="executor_runner", npu="virtual"), timeout=120)
     assert run.exit_code == 3, run.output
     assert "kit: method_pool too small" in run.output, run.output
@@ -251,7 +248,7 @@ def test_measured_with_the_compiler_it_is_built_with(pte_u55_shared: Path, tmp_p
     from ethosu_kit.firmware.fingerprint import firmware_fingerprint
 
     project = tmp_path / "fw"
-    _gen(pte_u55_shared, project)
+    make_project(pte_u55_shared, project, app="selftest")
     sha = json.loads((project / "memory_plan.json").read_text())["model"]["sha256"]
     # a GCC record of today's firmware: refused for being GCC's, not for being stale
     firmware = firmware_fingerprint(load_board("corstone-300"), "selftest", "gcc", project)
@@ -260,7 +257,9 @@ def test_measured_with_the_compiler_it_is_built_with(pte_u55_shared: Path, tmp_p
                   "heap_size": 32768, "pools": {}, "exit_code": 0, "toolchain": "gcc",
                   "firmware": firmware}  # fmt: skip
     (project / MEASURE_FILE).write_text(json.dumps(gcc_record))
-    buffers = _gen(pte_u55_shared, project, "--stack", "auto", "--toolchain", "clang")
+    buffers = make_project(
+        pte_u55_shared, project, stack="auto", toolchain="clang", app="selftest"
+    ).buffers()
     measured = json.loads((project / MEASURE_FILE).read_text())
     assert measured["toolchain"] == "clang" and measured["stack_cpu"] > 64, measured
     assert "built with clang" in str(buffers["stack"]["why"])
@@ -277,9 +276,9 @@ def test_an_armv7m_stack_is_sized_with_its_mpu_guard(pte_u55_shared: Path, tmp_p
     need_qemu()
     board = Path(__file__).parents[1] / "docs/examples/boards/mps2-an500"
     project = tmp_path / "fw"
-    stack = _gen(
-        pte_u55_shared, project, "--board", str(board), "--npu", "virtual", "--stack", "auto"
-    )["stack"]
+    stack = make_project(
+        pte_u55_shared, project, board=board, npu="virtual", stack="auto", app="selftest"
+    ).buffers()["stack"]
     measured = json.loads((project / MEASURE_FILE).read_text())
     m = load_measurement(project, measured["model_sha256"], "selftest")
     assert m is not None

@@ -24,11 +24,11 @@ from pathlib import Path
 import pytest
 
 from ethosu_kit.vnpu.workspace import pte_workspace
+from projects import make_project
 from runner_build import (
     RunResult,
     build_runner,
     build_with_cli,
-    generate,
     require_externals,
     run_qemu,
 )
@@ -41,7 +41,7 @@ pytestmark = [pytest.mark.firmware, pytest.mark.qemu, pytest.mark.slow]
 def firmware(pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path]:
     """(project, ELF): the example model's executor_runner built with NPU virtual."""
     require_externals("EXECUTORCH_ROOT")
-    project = generate(pte_u55_shared, tmp_path_factory.mktemp("vnpu_fw") / "fw")
+    project = make_project(pte_u55_shared, tmp_path_factory.mktemp("vnpu_fw") / "fw").path
     return project, build_with_cli(project, "virtual")
 
 
@@ -215,7 +215,7 @@ def test_compiled_in_inputs(
 
     project, _ = firmware
     x_path, run_npz, _ = io_run
-    generate(pte_u55_shared, project, "--inputs", str(x_path), "--npu", "virtual")
+    make_project(pte_u55_shared, project, inputs=x_path, npu="virtual")
     plan = json.loads((project / "memory_plan.json").read_text())
     (buf,) = [b for b in plan["buffers"] if b["name"] == "input_data_0"]
     assert buf["region"] not in ("ITCM", "DTCM") and buf["size"] == 3072, buf

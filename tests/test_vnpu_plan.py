@@ -13,12 +13,12 @@ from pathlib import Path
 import pytest
 
 from ethosu_kit.board.loader import load_board
-from ethosu_kit.cli.app import main as kit_main
 from ethosu_kit.core.errors import FitError
 from ethosu_kit.firmware.stages import needs_virtual_npu, regenerate
 from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.plan.types import MemoryPlan, PlanOptions, Role
 from ethosu_kit.pte import read_pte
+from projects import make_project
 
 
 def _workspace(project: Path) -> int | None:
@@ -32,8 +32,7 @@ def test_gen_npu_virtual_plans_the_measured_workspace(pte_u55_shared: Path, tmp_
 
     need = pte_workspace(pte_u55_shared)
     out = tmp_path / "fw"
-    args = ["gen", "--pte", str(pte_u55_shared), "-o", str(out), "-q", "--npu", "virtual"]
-    assert kit_main(args) == 0
+    make_project(pte_u55_shared, out, npu="virtual")
     assert _workspace(out) == -(-need // 16) * 16
     config = (out / "generated" / "kit_memory_config.h").read_text()
     assert "X(vnpu_workspace, kit_vnpu_workspace," in config
@@ -42,7 +41,7 @@ def test_gen_npu_virtual_plans_the_measured_workspace(pte_u55_shared: Path, tmp_
 
 def test_build_npu_virtual_replans_a_driver_project(pte_u55_shared: Path, tmp_path: Path) -> None:
     out = tmp_path / "fw"
-    assert kit_main(["gen", "--pte", str(pte_u55_shared), "-o", str(out), "-q"]) == 0
+    make_project(pte_u55_shared, out)
     assert _workspace(out) is None
     before = MemoryPlan.from_json(out / "memory_plan.json")
     assert needs_virtual_npu(out)

@@ -311,12 +311,12 @@ def test_u85_wrong_rule_is_caught(mutation: Mutation, name: str, config: int) ->
     fast = fast_scratch(mode)
 
     def bad_values() -> int:
+        # each mutation must show as wrong output values against the TOSA reference: a
+        # VnpuError (the stream derailed for some other reason) is not the failure the
+        # mutation is meant to cause, so it propagates and fails the test
         total = 0
         for inputs in inputs_list:
-            try:
-                ours = run_delegate(blocks, inputs, fast_scratch_size=fast)
-            except VnpuError:
-                return -1  # a wrong rule may also derail the stream: caught as well
+            ours = run_delegate(blocks, inputs, fast_scratch_size=fast)
             total += mismatches(ours, tosa_run(tosa, inputs))
         return total
 
@@ -325,5 +325,5 @@ def test_u85_wrong_rule_is_caught(mutation: Mutation, name: str, config: int) ->
         bad = bad_values()
     finally:
         VirtualNpu.set_mutation(Mutation.NONE)
-    assert bad != 0, f"{mutation!r} on {name} ({accel} {mode}): the comparison did not notice"
+    assert bad > 0, f"{mutation!r} on {name} ({accel} {mode}): the comparison did not notice"
     assert bad_values() == 0

@@ -547,6 +547,74 @@ void print_pool(const char *name, const char *region, size_t used, size_t size, 
     kit_printf("kit: pool %s %s %lu / %lu bytes (%s)\n", name, what, ul(used), ul(size), region);
 }
 
+/* The method the firmware runs: the one the project names, else the program's first. */
+const char *method_to_run(const Program &program)
+{
+#if defined(KIT_METHOD_NAME)
+    (void)program;
+    return KIT_METHOD_NAME;
+#else
+    Result<const char *> first = program.get_method_name(0);
+    if (!first.ok()) {
+        kit_printf("kit: the program has no method\n");
+        finish(KIT_EXIT_PROGRAM_LOAD);
+    }
+    return first.get();
+#endif
+}
+
+/* Planned memory: mem_id i+1 of the program is the plan's planned_<i+1>, each checked
+ * against what the method needs. Returns how many spans it filled. */
+Span<uint8_t> planned_spans[KIT_NUM_PLANNED > 0 ? KIT_NUM_PLANNED : 1];
+
+size_t planned_memory_spans(const MethodMeta &meta)
+{
+    const size_t num_planned = meta.num_memory_planned_buffers();
+    if (num_planned > KIT_NUM_PLANNED) {
+        kit_printf("kit: the program has %lu planned buffers, the memory plan %lu (regenerate "
+                   "the project from this .pte)\n",
+                   ul(num_planned), ul(KIT_NUM_PLANNED));
+        finish(KIT_EXIT_PLAN_MISMATCH);
+    }
+    for (size_t id = 0; id < num_planned; ++id) {
+        Result<int64_t> need = meta.memory_planned_buffer_size(id);
+        const PlanBuffer *b = kit_runner::planned_buffer(id + 1);
+        if (!need.ok() || b == nullptr || b->size < static_cast<size_t>(need.get())) {
+            kit_printf("kit: planned buffer mem_id %lu needs %ld bytes, the plan has %lu "
+                       "(regenerate the project from this .pte)\n",
+                       ul(id + 1), need.ok() ? static_cast<long>(need.get()) : -1L,
+                       b != nullptr ? ul(b->size) : 0UL);
+            finish(KIT_EXIT_PLAN_MISMATCH);
+        }
+        planned_spans[id] = Span<uint8_t>(b->base, static_cast<size_t>(need.get()));
+    }
+    return num_planned;
+}
+
+/* After a good execute: its cycles, each pool's use, and the measured lines
+ * `gen --stack auto --heap auto` reads (ethosu_kit.firmware.measure). */
+void report_run(uint64_t cycles, const PeakAllocator &method_allocator,
+                const PeakAllocator &temp_allocator, size_t num_planned)
+{
+    const PlanBuffer *method_buf = &kit_runner::method_pool();
+    kit_puts("kit: cycles ");
+    print_u64(cycles);
+    kit_puts(" execute (");
+    print_u64(kit_cycles_to_us(cycles));
+    kit_printf(" us at %lu Hz)\n", static_cast<unsigned long>(kit_cpu_clock_hz()));
+    print_pool("method_pool", method_buf->region, method_allocator.used_size(), method_buf->size,
+               "used");
+    print_pool("temp_pool", temp_allocator.region(), temp_allocator.peak(), temp_allocator.size(),
+               "peak");
+    for (size_t id = 0; id < num_planned; ++id) {
+        const PlanBuffer *b = kit_runner::planned_buffer(id + 1);
+        print_pool(b->name, b->region, planned_spans[id].size(), b->size, "used");
+    }
+    kit_usage_report_stack_heap();
+    kit_usage_report("method_pool", method_allocator.used_size(), method_buf->size);
+    kit_usage_report("temp_pool", temp_allocator.peak(), temp_allocator.size());
+}
+
 } // namespace
 
 #if defined(KIT_FAST_SCRATCH_SIZE) && KIT_FAST_SCRATCH_SIZE > 0
@@ -586,16 +654,7 @@ int ethosu_kit_app_main(void)
         finish(KIT_EXIT_PROGRAM_LOAD);
     }
 
-#if defined(KIT_METHOD_NAME)
-    const char *method_name = KIT_METHOD_NAME;
-#else
-    Result<const char *> first = program->get_method_name(0);
-    if (!first.ok()) {
-        kit_printf("kit: the program has no method\n");
-        finish(KIT_EXIT_PROGRAM_LOAD);
-    }
-    const char *method_name = first.get();
-#endif
+    const char *method_name = method_to_run(program.get());
     Result<MethodMeta> meta = program->method_meta(method_name);
     if (!meta.ok()) {
         kit_printf("kit: no method \"%s\" in the program: error 0x%x\n", method_name,
@@ -606,27 +665,7 @@ int ethosu_kit_app_main(void)
     const PlanBuffer *method_buf = &kit_runner::method_pool();
     PeakAllocator method_allocator(*method_buf);
 
-    /* Planned memory: mem_id i+1 of the program is the plan's planned_<i+1>. */
-    const size_t num_planned = meta->num_memory_planned_buffers();
-    static Span<uint8_t> planned_spans[KIT_NUM_PLANNED > 0 ? KIT_NUM_PLANNED : 1];
-    if (num_planned > KIT_NUM_PLANNED) {
-        kit_printf("kit: the program has %lu planned buffers, the memory plan %lu (regenerate "
-                   "the project from this .pte)\n",
-                   ul(num_planned), ul(KIT_NUM_PLANNED));
-        finish(KIT_EXIT_PLAN_MISMATCH);
-    }
-    for (size_t id = 0; id < num_planned; ++id) {
-        Result<int64_t> need = meta->memory_planned_buffer_size(id);
-        const PlanBuffer *b = kit_runner::planned_buffer(id + 1);
-        if (!need.ok() || b == nullptr || b->size < static_cast<size_t>(need.get())) {
-            kit_printf("kit: planned buffer mem_id %lu needs %ld bytes, the plan has %lu "
-                       "(regenerate the project from this .pte)\n",
-                       ul(id + 1), need.ok() ? static_cast<long>(need.get()) : -1L,
-                       b != nullptr ? ul(b->size) : 0UL);
-            finish(KIT_EXIT_PLAN_MISMATCH);
-        }
-        planned_spans[id] = Span<uint8_t>(b->base, static_cast<size_t>(need.get()));
-    }
+    const size_t num_planned = planned_memory_spans(meta.get());
     HierarchicalAllocator planned_memory({planned_spans, num_planned});
 
     /* The Ethos-U delegate takes the NPU scratch (Vela region 1) from here on every execute. */
@@ -668,22 +707,6 @@ int ethosu_kit_app_main(void)
         finish(KIT_EXIT_OUTPUTS);
     }
 
-    kit_puts("kit: cycles ");
-    print_u64(cycles);
-    kit_puts(" execute (");
-    print_u64(kit_cycles_to_us(cycles));
-    kit_printf(" us at %lu Hz)\n", static_cast<unsigned long>(kit_cpu_clock_hz()));
-    print_pool("method_pool", method_buf->region, method_allocator.used_size(), method_buf->size,
-               "used");
-    print_pool("temp_pool", temp_allocator.region(), temp_allocator.peak(), temp_allocator.size(),
-               "peak");
-    for (size_t id = 0; id < num_planned; ++id) {
-        const PlanBuffer *b = kit_runner::planned_buffer(id + 1);
-        print_pool(b->name, b->region, planned_spans[id].size(), b->size, "used");
-    }
-    /* The measured lines `gen --stack auto --heap auto` reads (ethosu_kit.usage). */
-    kit_usage_report_stack_heap();
-    kit_usage_report("method_pool", method_allocator.used_size(), method_buf->size);
-    kit_usage_report("temp_pool", temp_allocator.peak(), temp_allocator.size());
+    report_run(cycles, method_allocator, temp_allocator, num_planned);
     finish(KIT_EXIT_OK);
 }

@@ -59,6 +59,120 @@ static void put_number(struct kit_sink *sink, unsigned long long v, unsigned bas
     }
 }
 
+/* One conversion's flags, width, precision and size, as parsed from the format. */
+struct kit_spec {
+    char pad;
+    int left;
+    char plus; /* the sign of a positive %d: '+', ' ' or none */
+    int width;
+    int precision; /* -1: none */
+    int longs;
+    int shorts;
+    int size_t_arg;
+};
+
+/* Flags, width, precision and size modifiers from p (just past the '%'); returns the
+ * conversion character's position. ap is a pointer: ".*" takes an argument, and a
+ * va_list passed by pointer stays in step with the caller's (C11 7.16p3). */
+static const char *parse_spec(const char *p, struct kit_spec *spec, va_list *ap)
+{
+    *spec = (struct kit_spec){' ', 0, 0, 0, -1, 0, 0, 0};
+    for (;; ++p) {
+        if (*p == '-') {
+            spec->left = 1;
+        } else if (*p == '0') {
+            spec->pad = '0';
+        } else if (*p == '+' || (*p == ' ' && spec->plus == 0)) {
+            spec->plus = *p;
+        } else if (*p != '#') {
+            break;
+        }
+    }
+    if (spec->left) {
+        spec->pad = ' ';
+    }
+    while (*p >= '0' && *p <= '9') {
+        spec->width = spec->width * 10 + (*p++ - '0');
+    }
+    if (*p == '.') {
+        ++p;
+        spec->precision = 0;
+        if (*p == '*') {
+            spec->precision = va_arg(*ap, int);
+            ++p;
+        }
+        while (*p >= '0' && *p <= '9') {
+            spec->precision = spec->precision * 10 + (*p++ - '0');
+        }
+    }
+    while (*p == 'h') {
+        ++spec->shorts;
+        ++p;
+    }
+    while (*p == 'l') {
+        ++spec->longs;
+        ++p;
+    }
+    if (*p == 'j') {
+        spec->longs = 2; /* intmax_t */
+        ++p;
+    } else if (*p == 'z' || *p == 't') {
+        spec->size_t_arg = 1; /* size_t, ptrdiff_t: the same size */
+        ++p;
+    }
+    return p;
+}
+
+/* %d %i %u %x %X: read unsigned (the same size as signed), sign-extended for %d. */
+static void put_integer(struct kit_sink *sink, const struct kit_spec *spec, char conv, va_list *ap)
+{
+    unsigned long long v = spec->longs >= 2   ? va_arg(*ap, unsigned long long)
+                           : spec->longs == 1 ? va_arg(*ap, unsigned long)
+                           : spec->size_t_arg ? va_arg(*ap, size_t)
+                                              : va_arg(*ap, unsigned int);
+    const int is_signed = conv == 'd' || conv == 'i';
+    char sign = 0;
+    if (is_signed) {
+        const long long sv = spec->longs >= 2    ? (long long)v
+                             : spec->longs == 1  ? (long long)(long)v
+                             : spec->size_t_arg  ? (long long)(ptrdiff_t)v
+                             : spec->shorts >= 2 ? (long long)(signed char)v
+                             : spec->shorts == 1 ? (long long)(short)v
+                                                 : (long long)(int)v;
+        sign = sv < 0 ? '-' : spec->plus;
+        v = sv < 0 ? 0ull - (unsigned long long)sv : (unsigned long long)sv;
+    } else if (spec->shorts != 0) {
+        v = spec->shorts >= 2 ? (unsigned char)v : (unsigned short)v;
+    }
+    const size_t before = sink->len;
+    put_number(sink, v, is_signed || conv == 'u' ? 10u : 16u, conv == 'X',
+               spec->left ? 0 : spec->width, spec->pad, sign);
+    if (spec->left) {
+        sink_pad(sink, ' ', (int)(sink->len - before), spec->width);
+    }
+}
+
+/* %s: at most precision characters, padded to width. */
+static void put_string(struct kit_sink *sink, const struct kit_spec *spec, const char *s)
+{
+    if (s == NULL) {
+        s = "(null)";
+    }
+    int len = 0;
+    while (s[len] != '\0' && (spec->precision < 0 || len < spec->precision)) {
+        ++len;
+    }
+    if (!spec->left) {
+        sink_pad(sink, ' ', len, spec->width);
+    }
+    for (int i = 0; i < len; ++i) {
+        sink_putc(sink, s[i]);
+    }
+    if (spec->left) {
+        sink_pad(sink, ' ', len, spec->width);
+    }
+}
+
 /*
  * The one formatting core. Besides what kit/log.h lists it parses, so that the
  * arguments stay in step with the format (a conversion read with the wrong size shifts
@@ -70,123 +184,36 @@ static void put_number(struct kit_sink *sink, unsigned long long v, unsigned bas
  */
 static void kit_format(struct kit_sink *sink, const char *fmt, va_list ap)
 {
+    va_list args;
+    va_copy(args, ap);
     for (const char *p = fmt; *p != '\0'; ++p) {
         if (*p != '%') {
             sink_putc(sink, *p);
             continue;
         }
-        const char *spec = p++;
-        char pad = ' ';
-        int left = 0;
-        char plus = 0; /* the sign of a positive %d: '+', ' ' or none */
-        int width = 0;
-        int precision = -1;
-        int longs = 0;
-        int shorts = 0;
-        int size_t_arg = 0;
-        for (;; ++p) {
-            if (*p == '-') {
-                left = 1;
-            } else if (*p == '0') {
-                pad = '0';
-            } else if (*p == '+' || (*p == ' ' && plus == 0)) {
-                plus = *p;
-            } else if (*p != '#') {
-                break;
-            }
-        }
-        if (left) {
-            pad = ' ';
-        }
-        while (*p >= '0' && *p <= '9') {
-            width = width * 10 + (*p++ - '0');
-        }
-        if (*p == '.') {
-            ++p;
-            precision = 0;
-            if (*p == '*') {
-                precision = va_arg(ap, int);
-                ++p;
-            }
-            while (*p >= '0' && *p <= '9') {
-                precision = precision * 10 + (*p++ - '0');
-            }
-        }
-        while (*p == 'h') {
-            ++shorts;
-            ++p;
-        }
-        while (*p == 'l') {
-            ++longs;
-            ++p;
-        }
-        if (*p == 'j') {
-            longs = 2; /* intmax_t */
-            ++p;
-        } else if (*p == 'z' || *p == 't') {
-            size_t_arg = 1; /* size_t, ptrdiff_t: the same size */
-            ++p;
-        }
+        const char *spec_text = p++;
+        struct kit_spec spec;
+        p = parse_spec(p, &spec, &args);
         switch (*p) {
         case 'd':
         case 'i':
         case 'u':
         case 'x':
-        case 'X': {
-            /* read unsigned (the same size as signed), sign-extended below for %d */
-            unsigned long long v = longs >= 2   ? va_arg(ap, unsigned long long)
-                                   : longs == 1 ? va_arg(ap, unsigned long)
-                                   : size_t_arg ? va_arg(ap, size_t)
-                                                : va_arg(ap, unsigned int);
-            const int is_signed = *p == 'd' || *p == 'i';
-            char sign = 0;
-            if (is_signed) {
-                const long long sv = longs >= 2    ? (long long)v
-                                     : longs == 1  ? (long long)(long)v
-                                     : size_t_arg  ? (long long)(ptrdiff_t)v
-                                     : shorts >= 2 ? (long long)(signed char)v
-                                     : shorts == 1 ? (long long)(short)v
-                                                   : (long long)(int)v;
-                sign = sv < 0 ? '-' : plus;
-                v = sv < 0 ? 0ull - (unsigned long long)sv : (unsigned long long)sv;
-            } else if (shorts != 0) {
-                v = shorts >= 2 ? (unsigned char)v : (unsigned short)v;
-            }
-            const size_t before = sink->len;
-            put_number(sink, v, is_signed || *p == 'u' ? 10u : 16u, *p == 'X', left ? 0 : width,
-                       pad, sign);
-            if (left) {
-                sink_pad(sink, ' ', (int)(sink->len - before), width);
-            }
+        case 'X':
+            put_integer(sink, &spec, *p, &args);
             break;
-        }
         case 'p':
             sink_putc(sink, '0');
             sink_putc(sink, 'x');
-            put_number(sink, (uintptr_t)va_arg(ap, void *), 16, 0, 8, '0', 0);
+            put_number(sink, (uintptr_t)va_arg(args, void *), 16, 0, 8, '0', 0);
             break;
-        case 's': {
-            const char *s = va_arg(ap, const char *);
-            if (s == NULL) {
-                s = "(null)";
-            }
-            int len = 0;
-            while (s[len] != '\0' && (precision < 0 || len < precision)) {
-                ++len;
-            }
-            if (!left) {
-                sink_pad(sink, ' ', len, width);
-            }
-            for (int i = 0; i < len; ++i) {
-                sink_putc(sink, s[i]);
-            }
-            if (left) {
-                sink_pad(sink, ' ', len, width);
-            }
+        case 's':
+            put_string(sink, &spec, va_arg(args, const char *));
             break;
-        }
-        case 'c':
-            sink_putc(sink, (char)va_arg(ap, int));
+        case 'c': /* padded to width as C's %c is */
+            sink_pad(sink, ' ', 1, spec.left ? 0 : spec.width);
+            sink_putc(sink, (char)va_arg(args, int));
+            sink_pad(sink, ' ', 1, spec.left ? spec.width : 0);
             break;
         case '%':
             sink_putc(sink, '%');
@@ -199,12 +226,13 @@ static void kit_format(struct kit_sink *sink, const char *fmt, va_list ap)
         case 'G':
         case 'a':
         case 'A':
-            (void)va_arg(ap, double);
-            for (; spec <= p; ++spec) {
-                sink_putc(sink, *spec);
+            (void)va_arg(args, double);
+            for (; spec_text <= p; ++spec_text) {
+                sink_putc(sink, *spec_text);
             }
             break;
         case '\0':
+            va_end(args);
             return;
         default: /* unknown conversion: show it rather than guess */
             sink_putc(sink, '%');
@@ -212,6 +240,7 @@ static void kit_format(struct kit_sink *sink, const char *fmt, va_list ap)
             break;
         }
     }
+    va_end(args);
 }
 
 int kit_vprintf(const char *fmt, va_list ap)

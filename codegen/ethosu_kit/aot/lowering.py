@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.writer import write_file_atomic
 
 if TYPE_CHECKING:
     import torch
@@ -155,5 +156,5 @@ def lower_to_pte(
     data: bytes = program.buffer
     if out is not None:
         out.parent.mkdir(parents=True, exist_ok=True)
-        out.write_bytes(data)
+        write_file_atomic(out, data)
     return data

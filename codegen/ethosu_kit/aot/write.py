@@ -6,7 +6,6 @@ lowering leaves no half file.
 from __future__ import annotations
 
 import os
-import re
 import tempfile
 import warnings
 from pathlib import Path
@@ -14,24 +13,26 @@ from pathlib import Path
 from ethosu_kit.aot.examples import lower_example
 from ethosu_kit.aot.lowering import Target
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.npu.facts import NPU_MACS, Accelerator, MemoryMode, mode_names
 
 
 def example_target(accelerator: str, system_config: str | None, memory_mode: str | None) -> Target:
     """The Vela target, its accelerator and memory mode checked (Vela's own names)."""
-    if not re.fullmatch(r"ethos-u(55|65|85)-\d+", accelerator):
+    try:
+        Accelerator.parse(accelerator)
+    except ValueError:
+        configs = [f"{kind}-<{'|'.join(map(str, macs))}>" for kind, macs in NPU_MACS.items()]
         raise KitError(
             f"--accelerator {accelerator!r} is not an Ethos-U configuration",
-            hint="use ethos-u55-<32|64|128|256>, ethos-u65-<256|512> or "
-            "ethos-u85-<128|256|512|1024|2048>",
-        )
+            hint=f"use {', '.join(configs[:-1])} or {configs[-1]}",
+        ) from None
     if memory_mode is not None:
         try:
             MemoryMode.parse(memory_mode)
         except ValueError:
             raise KitError(
                 f"--memory-mode {memory_mode!r} is not a Vela memory mode",
-                hint="use Sram_Only, Shared_Sram or Dedicated_Sram (or Dedicated_Sram_384KB ...)",
+                hint=f"use {mode_names()} (or Dedicated_Sram_384KB ...)",
             ) from None
     return Target(accelerator, system_config, memory_mode)
 

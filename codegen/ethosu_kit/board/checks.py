@@ -1,6 +1,6 @@
 """What a parsed board may hold, beyond its types: the checks against hostile data.
 
-`board_loader` types each key; these checks say whether a typed value is one a real
+The loader types each key; these checks say whether a typed value is one a real
 board can have, because the values land in generated C, CMake and linker scripts
 and in the firmware's view of the address space:
 
@@ -14,7 +14,8 @@ and in the firmware's view of the address space:
 - text (description, aliases, region descriptions, QEMU's stand-in note) is one
   printable line of bounded length;
 - the board's own code ([port] sources, include folders, CMake file) stays inside
-  the board's folder: relative, no `..`, no link that leads out.
+  the board's folder: relative, no `..` (`port_path_problem`; ports.py checks the
+  files, and links that lead out, after parsing).
 
 `check_board(board)` raises `BoardError` naming the file and the key.
 """
@@ -60,7 +61,7 @@ RESERVED_REGION_NAMES = frozenset({
 })  # fmt: skip
 
 
-def _fail(board: Board, key: str, problem: str, hint: str | None = None) -> BoardError:
+def fail(board: Board, key: str, problem: str, hint: str | None = None) -> BoardError:
     return BoardError(f"{board.source}: {key}: {problem}", hint)
 
 
@@ -89,12 +90,12 @@ def _address(board: Board, key: str, address: int | None) -> None:
     if address is None or key in board.todo:
         return  # absent, or a drafted board's "TODO" (refused where it is needed)
     if not 0 < address < ADDRESS_LIMIT - 4:
-        raise _fail(board, key, f"0x{address:x} is not a 32-bit peripheral address")
+        raise fail(board, key, f"0x{address:x} is not a 32-bit peripheral address")
     if address % 4:
-        raise _fail(board, key, f"0x{address:08x} is not 4-byte aligned (registers are words)")
+        raise fail(board, key, f"0x{address:08x} is not 4-byte aligned (registers are words)")
     region = board.region_at(address)
     if region is not None:
-        raise _fail(
+        raise fail(
             board,
             key,
             f"0x{address:08x} lies inside memory region {region.name!r} "
@@ -112,25 +113,23 @@ def _console(board: Board) -> Any:
     return getattr(board, "console", None) or getattr(board, "uart", None)
 
 
-def _port_path(board: Board, key: str, rel: str, folder: Path) -> None:
+def port_path_problem(rel: str) -> tuple[str, str | None] | None:
+    """Why a [port] path may not be used, and a hint (None when it may): it must be one
+    line of text, relative, without '..' (ports.check_port_files adds links that lead out)."""
     problem = text_problem(rel)
     if problem:
-        raise _fail(board, key, f"{rel[:60]!r} {problem}")
+        return f"{rel[:60]!r} {problem}", None
     pure = PurePosixPath(rel)
     if pure.is_absolute() or Path(rel).is_absolute() or ".." in pure.parts or "\\" in rel:
-        raise _fail(
-            board,
-            key,
+        return (
             f"{rel!r} must be a path inside the board's folder (relative, no '..')",
-            hint="copy the file into the board's folder, or include it from the board's CMake file",
+            "copy the file into the board's folder, or include it from the board's CMake file",
         )
-    target = (folder / rel).resolve()
-    if not target.is_relative_to(folder.resolve()):
-        raise _fail(board, key, f"{rel!r} leads out of the board's folder (to {target})")
+    return None
 
 
 def check_board(board: Board) -> None:
-    """Refuse implausible addresses, unsafe flags and text, and port paths that escape."""
+    """Refuse implausible addresses, unsafe flags and text ([port] paths: ports.py)."""
     npu = board.npu
     _address(board, "npu.base", npu.base)
     _address(board, "npu.base_ns", npu.base_ns)
@@ -144,7 +143,7 @@ def check_board(board: Board) -> None:
                 npu.base,
                 npu.base_ns,
             ):
-                raise _fail(board, f"{table}.{key}", "the same address as the NPU's registers")
+                raise fail(board, f"{table}.{key}", "the same address as the NPU's registers")
     # numbers written into C as `unsigned` constants: a 32-bit target's range
     numbers = [("cpu.clock_hz", board.cpu.clock_hz)]
     if console is not None:
@@ -153,12 +152,12 @@ def check_board(board: Board) -> None:
     numbers += [(f"npu.axi_limits.{kind}", max(pair)) for kind, pair in npu.axi_limits.items()]
     for key, value in numbers:
         if value >= ADDRESS_LIMIT:
-            raise _fail(board, key, f"{value} does not fit the 32 bits the firmware holds it in")
+            raise fail(board, key, f"{value} does not fit the 32 bits the firmware holds it in")
     for tc, flags in board.cpu.flags.items():
         for i, flag in enumerate(flags):
             problem = flag_problem(flag)
             if problem:
-                raise _fail(board, f"cpu.flags.{tc}[{i}]", problem)
+                raise fail(board, f"cpu.flags.{tc}[{i}]", problem)
     texts: list[tuple[str, str]] = [("description", board.description)]
     texts += [(f"region[{i}] {r.name!r}.description", r.description)
               for i, r in enumerate(board.regions)]  # fmt: skip
@@ -168,10 +167,10 @@ def check_board(board: Board) -> None:
     for key, text in texts:
         problem = text_problem(text)
         if problem:
-            raise _fail(board, key, problem)
+            raise fail(board, key, problem)
     for i, r in enumerate(board.regions):
         if r.name in RESERVED_REGION_NAMES or r.name.upper() in RESERVED_REGION_NAMES:
-            raise _fail(
+            raise fail(
                 board,
                 f"region[{i}].name",
                 f"{r.name!r} is a keyword of the linker script or scatter file languages",
@@ -179,13 +178,4 @@ def check_board(board: Board) -> None:
             )
     for i, alias in enumerate(board.aliases):
         if not _NAME_RE.fullmatch(alias):
-            raise _fail(board, f"aliases[{i}]", f"{alias[:40]!r}: lower case, digits, '-'")
-    port = getattr(board, "port", None)
-    if port is not None:
-        folder = Path(port.dir)
-        for i, rel in enumerate(port.sources):
-            _port_path(board, f"port.sources[{i}]", rel, folder)
-        for i, rel in enumerate(port.include_dirs):
-            _port_path(board, f"port.include_dirs[{i}]", rel, folder)
-        if port.cmake:
-            _port_path(board, "port.cmake", port.cmake, folder)
+            raise fail(board, f"aliases[{i}]", f"{alias[:40]!r}: lower case, digits, '-'")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-TOOLCHAINS = ("gcc", "clang", "armclang")
+from ethosu_kit.board.toolchain import Toolchain
+
 FPU_KINDS = ("none", "sp", "dp")  # no FPU, single precision, double precision
 MVE_KINDS = ("", "int", "fp")  # Armv8.1-M M-profile Vector Extension
 
@@ -53,11 +54,7 @@ CORES: dict[str, Core] = {
     )
 }  # fmt: skip
 
-TARGETS = {
-    "gcc": (),
-    "clang": ("--target=arm-none-eabi",),
-    "armclang": ("--target=arm-arm-none-eabi",),
-}
+TARGETS = {t.value: t.target_flags for t in Toolchain}
 
 
 def _mcpu_extensions(core: Core, fpu: str, mve: str, dsp: bool) -> str:

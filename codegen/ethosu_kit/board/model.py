@@ -8,10 +8,12 @@ on any error.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
+
+from ethosu_kit.board import defaults
 
 
 class RegionKind(StrEnum):
@@ -22,6 +24,63 @@ class RegionKind(StrEnum):
     ROM = "rom"
     FLASH = "flash"  # external non-volatile (QSPI/OSPI)
     DRAM = "dram"  # external volatile (DDR)
+
+
+@dataclass(frozen=True)
+class RegionAttrs:
+    """What a region allows; a kind implies a set (KIND_ATTRS), each key of board.toml
+    may change one."""
+
+    on_chip: bool
+    volatile: bool  # RAM (contents lost at reset) vs non-volatile (flash/ROM)
+    cpu: bool  # the CPU can read/write it
+    npu: bool  # the NPU's AXI masters can reach it (never the TCMs)
+    executable: bool
+    writable: bool  # at run time, by the CPU
+    loadable: bool  # an ELF loader / debugger / emulator can place initial contents here
+
+
+REGION_ATTRS: tuple[str, ...] = tuple(f.name for f in fields(RegionAttrs))
+
+
+def _implied(*true: str) -> RegionAttrs:
+    """The attributes named true, the others false."""
+    return RegionAttrs(**{attr: attr in true for attr in REGION_ATTRS})
+
+
+_RAM = ("volatile", "cpu", "writable", "loadable")
+KIND_ATTRS: dict[RegionKind, RegionAttrs] = {
+    RegionKind.ITCM: _implied("on_chip", *_RAM, "executable"),
+    RegionKind.DTCM: _implied("on_chip", *_RAM),
+    RegionKind.SRAM: _implied("on_chip", *_RAM, "npu"),
+    RegionKind.BRAM: _implied("on_chip", *_RAM, "executable"),
+    RegionKind.ROM: _implied("on_chip", "cpu", "executable", "loadable"),
+    RegionKind.FLASH: _implied("cpu", "npu", "executable", "loadable"),
+    RegionKind.DRAM: _implied(*_RAM, "npu", "executable"),
+}
+
+
+class ConsoleKind(StrEnum):
+    """Where kit_putc writes (the strings are board.toml's and kit_board_config.h's)."""
+
+    CMSDK_APB = "cmsdk-apb"  # Arm's CMSDK APB UART
+    PL011 = "pl011"  # Arm's PrimeCell UART
+    SEMIHOSTING = "semihosting"
+    CUSTOM = "custom"  # the board's own C ([port] hooks = ["console"])
+    NONE = "none"
+
+    @property
+    def mmio(self) -> bool:
+        """A UART the kit drives at a register base."""
+        return self in (ConsoleKind.CMSDK_APB, ConsoleKind.PL011)
+
+
+class TimerKind(StrEnum):
+    """The cycle counter ([cpu].timer)."""
+
+    SYSTICK = "systick"
+    DWT = "dwt"  # where SysTick stops (e.g. sleeping cores)
+    CUSTOM = "custom"  # the board's own C ([port] hooks = ["timer"])
 
 
 @dataclass(frozen=True)
@@ -89,11 +148,11 @@ class Cpu:
     # compiler flags per toolchain id ("gcc", "clang", "armclang"): derived from core, fpu
     # and mve (ethosu_kit.board.cores.cpu_flags), each replaced by the board's [cpu.flags] entry
     flags: dict[str, tuple[str, ...]] = field(default_factory=dict)
-    clock_hz: int = 25_000_000
-    dcache_line: int = 32  # bytes
+    clock_hz: int = defaults.CLOCK_HZ
+    dcache_line: int = defaults.DCACHE_LINE  # bytes
     trustzone: bool = False  # the Armv8-M Security Extension is present
-    irqs: int = 32  # external interrupts the NVIC has: the vector table's size
-    timer: str = "systick"  # cycle counter: "systick", "dwt" (SysTick where it stops) or "custom"
+    irqs: int = defaults.IRQS  # external interrupts the NVIC has: the vector table's size
+    timer: TimerKind = TimerKind.SYSTICK  # the cycle counter
     dsp: bool = True  # the DSP extension (optional on the Cortex-M33 only)
 
     @property
@@ -120,20 +179,20 @@ class Cpu:
 class Console:
     """Where kit_putc writes: a UART driver the kit has, semihosting, the board's C, or nowhere."""
 
-    kind: str  # "cmsdk-apb", "pl011", "semihosting", "custom" or "none"
+    kind: ConsoleKind
     base: int = 0  # MMIO kinds only
-    clock_hz: int = 25_000_000
-    baud: int = 115200
+    clock_hz: int = defaults.CLOCK_HZ
+    baud: int = defaults.BAUD
     base_ns: int | None = None  # non-secure alias of `base`, when the board has one
 
     @property
     def mmio(self) -> bool:
-        return self.kind in MMIO_CONSOLES
+        return ConsoleKind(self.kind).mmio
 
 
-MMIO_CONSOLES = ("cmsdk-apb", "pl011")
-CONSOLE_KINDS = (*MMIO_CONSOLES, "semihosting", "custom", "none")
-TIMER_KINDS = ("systick", "dwt", "custom")
+MMIO_CONSOLES: tuple[str, ...] = tuple(k.value for k in ConsoleKind if k.mmio)
+CONSOLE_KINDS: tuple[str, ...] = tuple(k.value for k in ConsoleKind)
+TIMER_KINDS: tuple[str, ...] = tuple(k.value for k in TimerKind)
 
 
 @dataclass(frozen=True)
@@ -173,7 +232,7 @@ class Fvp:
     board: str  # "mps3_board"
     cpu: str  # "cpu0"
     npu: str = ""  # "ethosu"; "" when the model has no NPU to configure
-    uart: str = "uart0"  # the console UART of the board's [console]
+    uart: str = defaults.FVP_UART  # the console UART of the board's [console]
     params: tuple[str, ...] = ()  # further "instance.parameter=value"
 
 
@@ -243,22 +302,22 @@ class HalDefault:
 
 # Console kinds name UART IP blocks, not boards: Arm's CMSDK APB UART is a licensable
 # peripheral in many SoCs, the PL011 another; which one a board has is its [console] data.
-_CONSOLE_DEFAULTS: dict[str, HalDefault] = {
-    "cmsdk-apb": HalDefault(
+_CONSOLE_DEFAULTS: dict[ConsoleKind, HalDefault] = {
+    ConsoleKind.CMSDK_APB: HalDefault(
         ("sdk/src/hal/console_uart.c", "drivers/uart_cmsdk/uart_cmsdk.c"),
         ("drivers/uart_cmsdk",),
     ),
-    "pl011": HalDefault(
+    ConsoleKind.PL011: HalDefault(
         ("sdk/src/hal/console_uart.c", "drivers/uart_pl011/uart_pl011.c"),
         ("drivers/uart_pl011",),
     ),
-    "semihosting": HalDefault(("sdk/src/hal/console_semihosting.c",)),
-    "none": HalDefault(("sdk/src/hal/console_none.c",)),
+    ConsoleKind.SEMIHOSTING: HalDefault(("sdk/src/hal/console_semihosting.c",)),
+    ConsoleKind.NONE: HalDefault(("sdk/src/hal/console_none.c",)),
 }
-_TIMER_DEFAULTS: dict[str, HalDefault] = {
-    "systick": HalDefault(("sdk/src/hal/timer_systick.c", "drivers/timer_systick/systick.c"),
-                          ("drivers/timer_systick",)),
-    "dwt": HalDefault(("sdk/src/hal/timer_dwt.c", "drivers/timer_systick/systick.c"),
+_TIMER_DEFAULTS: dict[TimerKind, HalDefault] = {
+    TimerKind.SYSTICK: HalDefault(("sdk/src/hal/timer_systick.c",
+                                   "drivers/timer_systick/systick.c"), ("drivers/timer_systick",)),
+    TimerKind.DWT: HalDefault(("sdk/src/hal/timer_dwt.c", "drivers/timer_systick/systick.c"),
                       ("drivers/timer_systick",)),
 }  # fmt: skip
 
@@ -297,11 +356,11 @@ class Board:
     # True: this is the board laid onto its QEMU stand-in ([qemu.layout] applied)
     qemu_layout: bool = False
     fvp: Fvp | None = None  # None: no FVP is named for this board
-    schema: int = 2
+    schema: int = 2  # the schema the file was written in (schema1.py reads the first)
     # free-form facts only the board's C reads (the [glue] table of board.toml)
     glue: dict[str, Any] = field(default_factory=dict)
-    # keys a drafted board still leaves "TODO" (board_loader.TODO_KEYS): facts the kit
-    # cannot guess; what needs one refuses with an error naming it (board_loader.require)
+    # keys a drafted board still leaves "TODO" (board.todo.TODO_KEYS): facts the kit
+    # cannot guess; what needs one refuses with an error naming it (board.todo.require)
     todo: tuple[str, ...] = ()
 
     def region(self, name: str) -> MemoryRegion:

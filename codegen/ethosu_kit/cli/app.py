@@ -74,6 +74,11 @@ COMMANDS: dict[str, Command] = {
         "draft a board folder from an existing board (--from) or a CMSIS pack (--pack .pdsc), "
         "with an SVD's peripherals (--svd)",
     ),
+    "report": Command(
+        "report",
+        "the memory picture of a plan and/or a linked ELF (terminal, --html, --svg, --json); "
+        "--diff, --budget for CI",
+    ),
     "import-pack": Command(
         "import_pack",
         "draft a board.toml from a CMSIS-Pack device (.pdsc); new-board drafts a whole folder",
@@ -105,7 +110,8 @@ class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> NoReturn:
         print(f"error: {self.prog}: {one_line(' '.join(message.split()))}", file=sys.stderr)
         print(f"hint: see '{self.prog} --help'", file=sys.stderr)
-        raise SystemExit(2)
+        # 2, as argparse; a command with an exit-code space of its own (run) sets it
+        raise SystemExit(getattr(self, "usage_exit", 2))
 
 
 def build_parser(selected: str | None = None) -> argparse.ArgumentParser:

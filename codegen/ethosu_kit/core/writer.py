@@ -78,6 +78,30 @@ def write_file_atomic(path: Path, data: bytes) -> None:
         raise
 
 
+def write_folder(files: Mapping[str, bytes], out_dir: Path) -> None:
+    """Files into a folder that has no manifest (a board folder from `new-board`). A new
+    folder is built beside its place and renamed into it, so a failure leaves none; in
+    an existing one each file is replaced atomically and every other file stays."""
+    for rel in files:
+        _check_relpath(rel)
+    if out_dir.exists():
+        for rel, data in files.items():
+            (out_dir / rel).parent.mkdir(parents=True, exist_ok=True)
+            write_file_atomic(out_dir / rel, data)
+        return
+    out_dir.parent.mkdir(parents=True, exist_ok=True)
+    tmp = Path(tempfile.mkdtemp(dir=out_dir.parent, prefix=f".{out_dir.name}."))
+    try:
+        for rel, data in files.items():
+            (tmp / rel).parent.mkdir(parents=True, exist_ok=True)
+            (tmp / rel).write_bytes(data)
+        tmp.chmod(_folder_mode(out_dir))
+        tmp.rename(out_dir)
+    except BaseException:
+        shutil.rmtree(tmp, ignore_errors=True)
+        raise
+
+
 def _check_relpath(rel: str) -> None:
     p = PurePosixPath(rel)
     if p.is_absolute() or ".." in p.parts or not p.parts or rel == MANIFEST:

@@ -13,13 +13,13 @@ import shutil
 import subprocess
 from pathlib import Path
 
+from ethosu_kit.board.toolchain import TOOLCHAINS, Toolchain
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.firmware.elf_check import load_plan
+from ethosu_kit.firmware.project import ProjectDir
 from ethosu_kit.firmware.stages import needs_virtual_npu, regenerate
-from ethosu_kit.plan.types import MemoryPlan
+from ethosu_kit.plan.apps import App
+from ethosu_kit.plan.types import NpuLibrary
 
-TOOLCHAINS = ("gcc", "clang", "armclang")
-COMPILERS = {"gcc": "arm-none-eabi-gcc", "clang": "clang-19", "armclang": "armclang"}
 GIST_LINES = 6
 BUILD_JOBS = 2
 
@@ -69,16 +69,16 @@ def _run(cmd: list[str], cwd: Path, what: str) -> None:
 
 
 def elf_path(project: Path, toolchain: str, app: str) -> Path:
-    return project / "build" / toolchain / f"{app}.elf"
+    return ProjectDir(project).elf(toolchain, app)
 
 
 def _require_npu_facts(project: Path) -> None:
     """The Ethos-U driver at an address or IRQ the board file leaves TODO would fault or
     wait forever: refuse before CMake, naming the keys (the plan holds the board)."""
-    plan_path = project / "memory_plan.json"
-    if not plan_path.is_file():
+    plan = ProjectDir(project).plan_if_any()
+    if plan is None:
         return  # configure will say what is wrong with the project
-    board = load_plan(plan_path).board
+    board = plan.board
     todo = [k for k in board.todo if k.startswith("npu.")]
     if todo:
         raise KitError(
@@ -97,17 +97,16 @@ def project_npu(project: Path) -> str:
     `cmake --preset` alone would take the cache's value, which an earlier build's `-D`
     may have changed; so `build` always passes this one. Not a generated project (no
     plan): "driver", and configure says what is wrong."""
-    plan_path = project / "memory_plan.json"
-    if not plan_path.is_file():
-        return "driver"
-    plan = MemoryPlan.from_json(plan_path)
-    return "none" if plan.accelerator == "none" else plan.options.npu
+    plan = ProjectDir(project).plan_if_any()
+    if plan is None:
+        return NpuLibrary.DRIVER
+    return NpuLibrary.NONE if plan.accelerator is None else plan.options.npu
 
 
 def build_project(
     project: Path,
-    app: str = "bringup",
-    toolchain: str = "gcc",
+    app: str = App.BRINGUP,
+    toolchain: str = Toolchain.GCC,
     npu: str | None = None,
     force: bool = False,
 ) -> Path:
@@ -122,21 +121,23 @@ def build_project(
             f"{project}: no CMakePresets.json, so not a generated project",
             hint="generate one first: gen-firmware --pte model.pte -o DIR",
         )
-    if npu == "driver" and app != "bringup":  # bring-up never touches the NPU
+    if npu == NpuLibrary.DRIVER and app != App.BRINGUP:  # bring-up never touches the NPU
         _require_npu_facts(project)
     if shutil.which("cmake") is None:
         raise KitError("cmake is not installed", hint="apt-get install cmake ninja-build")
-    compiler = COMPILERS[toolchain]
-    if shutil.which(compiler) is None and not (toolchain == "clang" and shutil.which("clang")):
+    compiler = Toolchain(toolchain).compiler
+    if shutil.which(compiler) is None and not (
+        toolchain == Toolchain.CLANG and shutil.which("clang")
+    ):
         raise KitError(
             f"{compiler} is not installed, so the {toolchain} preset cannot build",
             hint="apt-get install gcc-arm-none-eabi libnewlib-arm-none-eabi (gcc), "
             "clang-19 lld-19 (clang); Arm Compiler 6 comes from Arm (armclang)",
         )
-    if npu == "virtual" and needs_virtual_npu(project):
+    if npu == NpuLibrary.VIRTUAL and needs_virtual_npu(project):
         # a project generated for the Ethos-U driver has no buffer for the virtual NPU's
         # working memory: plan it (fit-checked like every other buffer) before CMake
-        regenerate(project, npu="virtual", force=force)
+        regenerate(project, npu=NpuLibrary.VIRTUAL, force=force)
     _run(
         ["cmake", "--preset", toolchain, f"-DETHOSU_KIT_APP={app}", f"-DETHOSU_KIT_NPU={npu}"],
         project,
@@ -150,7 +151,7 @@ def build_project(
     elf = elf_path(project, toolchain, Path(app).name)
     if not elf.is_file():
         found = sorted(
-            (project / "build" / toolchain).glob("*.elf"), key=lambda p: p.stat().st_mtime
+            ProjectDir(project).build_dir(toolchain).glob("*.elf"), key=lambda p: p.stat().st_mtime
         )
         if not found:
             raise KitError(f"{project}: the build succeeded but left no .elf in build/{toolchain}")

@@ -18,8 +18,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
-from elftools.elf.sections import SymbolTableSection
 from rich.console import Console
 from rich.table import Table
 
@@ -27,11 +25,13 @@ from ethosu_kit.board.model import MemoryRegion as Region
 from ethosu_kit.board.model import RegionKind
 from ethosu_kit.core.errors import ElfCheckError, KitError
 from ethosu_kit.core.files import MAX_ELF, open_regular
+from ethosu_kit.core.names import PLAN_JSON
+from ethosu_kit.firmware.elf import Section, read_elf
 from ethosu_kit.layout.link_layout import UNUSED_END, UNUSED_START
 from ethosu_kit.npu.facts import NPU_ALIGN
+from ethosu_kit.plan.fill import region_fill
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 
-SHF_ALLOC = 0x2
 TCM_KINDS = (RegionKind.ITCM, RegionKind.DTCM)
 
 
@@ -51,6 +51,9 @@ class RegionRow:
     used: int
     free: int  # from the __kit_unused_<region>_start/_end symbols when present
     contents: tuple[str, ...]
+    # what the planner counted as taken there (plan.fill.region_fill: buffers, code/data
+    # reserves, load-image copies), the same figure as memory_report's "used"
+    planned: int = 0
 
 
 @dataclass
@@ -68,15 +71,7 @@ class CheckResult:
         return not self.violations
 
 
-@dataclass(frozen=True)
-class _Section:
-    name: str
-    addr: int
-    size: int
-    nobits: bool
-
-
-PLAN_NAME = "memory_plan.json"
+PLAN_NAME = PLAN_JSON
 
 
 def plan_candidates(elf: Path) -> list[Path]:
@@ -131,31 +126,17 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
     mode = plan.mode.value
     result = CheckResult(str(elf_path), str(plan_path), mode, plan.board.name)
 
-    symbols: dict[str, tuple[int, int]] = {}
-    sections: list[_Section] = []
-    loads: list[tuple[int, int, int]] = []  # (vaddr, paddr, filesz)
-
     try:
         with open_regular(elf_path, MAX_ELF) as (f, _):
-            elf = ELFFile(f)
-            for sec in elf.iter_sections():
-                if sec["sh_flags"] & SHF_ALLOC and sec["sh_size"] > 0:
-                    sections.append(
-                        _Section(
-                            sec.name, sec["sh_addr"], sec["sh_size"], sec["sh_type"] == "SHT_NOBITS"
-                        )
-                    )
-                if isinstance(sec, SymbolTableSection):
-                    for sym in sec.iter_symbols():
-                        if sym.name and sym["st_shndx"] != "SHN_UNDEF":
-                            symbols[sym.name] = (sym["st_value"], sym["st_size"])
-            for seg in elf.iter_segments():
-                if seg["p_type"] == "PT_LOAD" and seg["p_filesz"] > 0:
-                    loads.append((seg["p_vaddr"], seg["p_paddr"], seg["p_filesz"]))
+            elf = read_elf(f)
     except OSError as exc:
         raise KitError(f"{elf_path}: cannot read the ELF ({exc.strerror})") from exc
     except ELFError as exc:
         raise KitError(f"{elf_path}: not an ELF file ({exc})") from exc
+    symbols = elf.symbols
+    sections = elf.sections
+    # (vaddr, paddr, filesz) of what the image loads
+    loads = [(s.vaddr, s.paddr, s.filesz) for s in elf.segments if s.filesz > 0]
 
     def violate(what: str, address: int, expected: str, message: str, hint: str) -> None:
         actual = _region_name_of(regions, address)
@@ -171,7 +152,7 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
             result.checked.append(b.name)
 
     # 2. no allocated section leaves its region; nothing overlaps
-    placed: list[tuple[_Section, Region | None]] = []
+    placed: list[tuple[Section, Region | None]] = []
     for s in sections:
         region = _region_at(regions, s.addr, s.size)
         if region is None:
@@ -221,13 +202,15 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
             )  # fmt: skip
 
     # the per-region table
+    planned = {u.region.name: u.used for u in region_fill(plan)}
     for r in regions:
         inside = [s for s, reg in placed if reg is r]
         used = sum(s.size for s in inside)
         unused_from = symbols.get(UNUSED_START.format(region=r.name))
         unused_to = symbols.get(UNUSED_END.format(region=r.name))
         free = unused_to[0] - unused_from[0] if unused_from and unused_to else r.size - used
-        result.rows.append(RegionRow(r, used, free, tuple(s.name for s in inside)))
+        contents = tuple(s.name for s in inside)
+        result.rows.append(RegionRow(r, used, free, contents, planned.get(r.name, 0)))
     return result
 
 

@@ -25,7 +25,10 @@ from pathlib import Path
 
 from ethosu_kit import __version__
 from ethosu_kit.board.model import Board
+from ethosu_kit.board.toolchain import Toolchain
 from ethosu_kit.core import paths as kit_paths
+from ethosu_kit.firmware.project import ProjectDir
+from ethosu_kit.plan.apps import App
 
 # Part name -> what it is, as the "why" names a changed one. The order is the order
 # the parts are compared in, so the first change named is the most likely cause.
@@ -131,18 +134,18 @@ def compiler_identity(toolchain: str) -> str:
     """The version line of the compiler the toolchain file picks (cmake/toolchain/), and
     for clang that of the GNU toolchain whose newlib and libgcc it links."""
     gcc = os.environ.get("ARM_GCC_PREFIX", "arm-none-eabi-") + "gcc"
-    if toolchain == "gcc":
+    if toolchain == Toolchain.GCC:
         return _version_line(shutil.which(gcc))
-    if toolchain == "clang":
-        clang = shutil.which("clang-19") or shutil.which("clang")
+    if toolchain == Toolchain.CLANG:
+        clang = shutil.which(Toolchain.CLANG.compiler) or shutil.which("clang")
         return f"{_version_line(clang)}; {_version_line(shutil.which('arm-none-eabi-gcc'))}"
-    return _version_line(shutil.which("armclang"))
+    return _version_line(shutil.which(Toolchain.ARMCLANG.compiler))
 
 
 def cached_path(project: Path, toolchain: str, name: str) -> str:
     """A checkout's path as the project's build would take it: its CMake cache's, which
     wins over the environment (cmake/executorch.cmake), else the environment's."""
-    cache = project / "build" / toolchain / "CMakeCache.txt"
+    cache = ProjectDir(project).cmake_cache(toolchain)
     try:
         with cache.open(encoding="utf-8", errors="replace") as f:
             for line in f:
@@ -182,7 +185,7 @@ def firmware_fingerprint(board: Board, app: str, toolchain: str, project: Path) 
         "board": board_digest(board),
         "compiler": compiler_identity(toolchain),
     }
-    if app == "executor_runner":
+    if app == App.EXECUTOR_RUNNER:
         et = cached_path(project, toolchain, "EXECUTORCH_ROOT")
         parts["executorch"] = checkout_digest(et, EXECUTORCH_TREES)
     return parts

@@ -20,10 +20,11 @@ from typing import Any
 import numpy as np
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.files import MAX_PTE, read_bytes
-from ethosu_kit.core.names import PTE_NAME
-from ethosu_kit.core.writer import sha256
+from ethosu_kit.core.files import MAX_INPUT, MAX_PTE, read_bytes
+from ethosu_kit.core.names import PTE_NAME, generated
+from ethosu_kit.core.writer import sha256, write_file_atomic
 from ethosu_kit.firmware.image import KitImage
+from ethosu_kit.firmware.project import ProjectDir
 from ethosu_kit.inputs.prepare import Array, Tensor
 from ethosu_kit.pte import read_pte
 
@@ -48,8 +49,8 @@ def _project_pte(image: KitImage) -> Path:
     candidate counts only when its sha256 is the one the plan was made for.
     """
     assert image.plan_path is not None
-    candidates = [image.plan_path.parent / "generated" / PTE_NAME]
-    candidates += [folder / "generated" / PTE_NAME for folder in image.elf.resolve().parents[:5]]
+    candidates = [ProjectDir(image.plan_path.parent).pte]
+    candidates += [ProjectDir(folder).pte for folder in image.elf.resolve().parents[:5]]
     want = image.plan.model_sha256 if image.plan is not None else ""
     if image.plan is not None and image.plan.model_path:
         candidates.append(Path(image.plan.model_path))
@@ -58,7 +59,7 @@ def _project_pte(image: KitImage) -> Path:
             return pte
     raise KitError(
         f"{image.elf}: --inputs/-o need the program the image was built from, and no "
-        f"generated/{PTE_NAME} near {image.plan_path} or the ELF has the sha256 its plan "
+        f"{generated(PTE_NAME)} near {image.plan_path} or the ELF has the sha256 its plan "
         f"records ({want[:12] or 'none'}…)",
         hint="run the ELF from its generated project (build/<toolchain>/ below it)",
     )
@@ -101,7 +102,7 @@ def program_tensors(image: KitImage) -> tuple[list[Tensor], list[Tensor]]:
 
 def write_inputs(folder: Path, arrays: Sequence[Array]) -> None:
     for i, a in enumerate(arrays):
-        (folder / input_name(i)).write_bytes(a.tobytes())
+        write_file_atomic(folder / input_name(i), a.tobytes())
 
 
 def read_outputs(folder: Path, wants: list[Tensor], elf: Path) -> list[Array]:
@@ -130,7 +131,7 @@ def _read_tensor(folder: Path, kind: str, index: int, want: Tensor, elf: Path) -
     size = path.stat().st_size
     if size != want.nbytes:
         raise KitError(f"{elf}: {name} has {size} bytes, {kind} {index} ({want}) has {want.nbytes}")
-    data = np.frombuffer(path.read_bytes(), dtype=want.dtype.newbyteorder("<"))
+    data = np.frombuffer(read_bytes(path, MAX_INPUT), dtype=want.dtype.newbyteorder("<"))
     return data.astype(want.dtype).reshape(want.shape)
 
 

@@ -13,27 +13,20 @@ memory mode, and a plan for another is never taken.
 
 from __future__ import annotations
 
-import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
-
-from elftools.common.exceptions import ELFError
-from elftools.elf.elffile import ELFFile
 
 from ethosu_kit.board.loader import builtin_boards, load_board, stand_in_board
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_ELF, open_regular
+from ethosu_kit.firmware.elf import ELF_ERRORS, HEADER_BYTES, read_elf
+from ethosu_kit.firmware.elf import check_header as elf_header
 from ethosu_kit.firmware.elf_check import load_plan, plan_candidates, plan_near
 from ethosu_kit.npu.facts import Accelerator
 from ethosu_kit.plan.types import MemoryPlan
 
-EM_ARM = 40
-ET_EXEC = 2
-# e_machine values a user is likely to hand us by mistake, for the message
-_MACHINES = {3: "x86", 8: "MIPS", 62: "x86-64", 183: "AArch64", 243: "RISC-V"}
-_ET = {0: "no file type", 1: "a relocatable object (.o)", 3: "a shared object", 4: "a core dump"}
 _BUILD_HINT = "run an image built by `ethosu-kit build DIR` (it records its board in .kit.info)"
 
 
@@ -49,7 +42,7 @@ class KitImage:
 
     @property
     def _accelerator(self) -> Accelerator | None:
-        return Accelerator.parse(self.plan.accelerator) if self.plan is not None else None
+        return self.plan.accelerator if self.plan is not None else None
 
     @property
     def npu_kind(self) -> str:
@@ -74,32 +67,7 @@ class KitImage:
 
 def check_header(elf: Path, head: bytes) -> None:
     """A KitError saying what `elf` is when it is not a 32-bit little-endian Arm executable."""
-    if len(head) < 52 or head[:4] != b"\x7fELF":
-        raise KitError(
-            f"{elf}: not an ELF file (it starts with {head[:4]!r})",
-            hint=_BUILD_HINT,
-        )
-    ei_class, ei_data = head[4], head[5]
-    if ei_class != 1:
-        raise KitError(
-            f"{elf}: a {'64-bit' if ei_class == 2 else 'non-32-bit'} ELF; "
-            "Cortex-M firmware is a 32-bit Arm ELF",
-            hint=_BUILD_HINT,
-        )
-    if ei_data != 1:
-        raise KitError(
-            f"{elf}: a big-endian ELF; the kit's Cortex-M images are little-endian",
-            hint=_BUILD_HINT,
-        )
-    e_type, e_machine = struct.unpack_from("<HH", head, 16)
-    if e_machine != EM_ARM:
-        name = _MACHINES.get(e_machine, f"e_machine {e_machine}")
-        raise KitError(f"{elf}: an ELF for {name}, not for Arm", hint=_BUILD_HINT)
-    if e_type != ET_EXEC:
-        raise KitError(
-            f"{elf}: {_ET.get(e_type, f'ELF type {e_type}')}, not a linked executable",
-            hint=_BUILD_HINT,
-        )
+    elf_header(elf, head, _BUILD_HINT)
 
 
 def read_kit_info(elf: Path) -> dict[str, str]:
@@ -110,20 +78,15 @@ def read_kit_info(elf: Path) -> dict[str, str]:
 def _read(elf: Path) -> tuple[dict[str, str], tuple[tuple[int, int, int], ...]]:
     """(.kit.info lines, loadable segments) of a kit image; a KitError for anything else."""
     with open_regular(elf, MAX_ELF) as (f, _size):
-        check_header(elf, f.read(52))
+        check_header(elf, f.read(HEADER_BYTES))
         f.seek(0)
         try:
-            reader = ELFFile(f)
-            section = reader.get_section_by_name(".kit.info")
-            data = b"" if section is None else section.data()
-            segments = tuple(
-                (int(seg["p_paddr"]), int(seg["p_memsz"]), int(seg["p_filesz"]))
-                for seg in reader.iter_segments()
-                if seg["p_type"] == "PT_LOAD" and seg["p_memsz"] > 0
-            )
-        except (ELFError, OSError, ValueError, struct.error) as exc:
+            image = read_elf(f, (".kit.info",), symbols=False)
+        except ELF_ERRORS as exc:
             raise KitError(f"{elf}: a damaged ELF ({exc})") from None
-    if section is None:
+    data = image.data.get(".kit.info")
+    segments = tuple((s.paddr, s.memsz, s.filesz) for s in image.segments if s.memsz > 0)
+    if data is None:
         raise KitError(
             f"{elf}: not a kit image (no .kit.info section says which board it is for)",
             hint=_BUILD_HINT,

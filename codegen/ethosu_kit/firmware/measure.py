@@ -37,18 +37,23 @@ from pathlib import Path
 from typing import Any
 
 from ethosu_kit.board.cores import CORES
+from ethosu_kit.board.toolchain import MEASURE_TOOLCHAINS, Toolchain
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_PLAN, read_text
+from ethosu_kit.core.names import MEASURED_USAGE
 from ethosu_kit.core.sizes import align_up
 from ethosu_kit.core.typed_json import decode
+from ethosu_kit.core.writer import write_file_atomic
 from ethosu_kit.firmware.build import build_project
-from ethosu_kit.firmware.elf_check import load_plan
 from ethosu_kit.firmware.fingerprint import changed, firmware_fingerprint
+from ethosu_kit.firmware.project import ProjectDir
 from ethosu_kit.firmware.qemu import run_elf
+from ethosu_kit.npu.facts import NPU_ALIGN
+from ethosu_kit.plan.apps import App
 from ethosu_kit.plan.planner import STACK_ALIGN
-from ethosu_kit.plan.types import PlanOptions
+from ethosu_kit.plan.types import NpuLibrary, PlanOptions
 
-MEASURE_FILE = "measured_usage.json"
+MEASURE_FILE = MEASURED_USAGE  # the name, for messages; ProjectDir.measured_usage the path
 # 2: the record holds the firmware's fingerprint; a record of format 1 does not, so it
 # is measured again (never reused for firmware that may have changed since)
 MEASURE_FORMAT = 2
@@ -85,7 +90,6 @@ STACK_INTERRUPT_BYTES = 256
 # does (the kit's NPU semaphores are static). Too small fails by name, never silently.
 HEAP_MARGIN_PERCENT = 0
 ROUND = 8  # the stack's and the heap's alignment (AAPCS)
-POOL_ROUND = 16  # the pools' alignment (the planner's NPU_ALIGN)
 
 
 @dataclass(frozen=True)
@@ -106,7 +110,7 @@ class Measurement:
     stack_cpu: int = 0
     # the compiler of the measured build: frames differ between compilers (a clang-19
     # self-test needs 2.5x the stack of the GCC 12 one), so a record is for one of them
-    toolchain: str = "gcc"
+    toolchain: str = Toolchain.GCC
     # what made the measured image, part -> digest (ethosu_kit.firmware.fingerprint): the frames
     # change with the kit's sources, the board's code, the compiler or the ExecuTorch
     # checkout, so a record is for the firmware it measured
@@ -127,17 +131,17 @@ def _round(n: int, to: int = ROUND) -> int:
 
 def _driver_sized(m: Measurement, npu: str) -> bool:
     """Size for the Arm driver from the run's CPU part: a driver image measured apart."""
-    return npu == "driver" and m.stack_cpu > 0 and m.npu_entry > 0
+    return npu == NpuLibrary.DRIVER and m.stack_cpu > 0 and m.npu_entry > 0
 
 
-def stack_need(m: Measurement, npu: str = "virtual") -> int:
+def stack_need(m: Measurement, npu: str = NpuLibrary.VIRTUAL) -> int:
     """The stack an image with `npu` needs: with the virtual NPU the whole measured mark;
     with the Arm driver the deeper of the mark outside the virtual NPU's jobs and the
     driver's own path from where it is entered."""
     driver_path = m.npu_entry + DRIVER_PATH_BYTES
     if _driver_sized(m, npu):
         return max(m.stack_cpu, driver_path)
-    if npu == "virtual":
+    if npu == NpuLibrary.VIRTUAL:
         return m.stack_used  # the image measured: the driver's path is in no such image
     return max(m.stack_used, driver_path) if m.npu_entry else m.stack_used
 
@@ -152,7 +156,7 @@ def stack_guard_bytes(core: str) -> int:
     return 0 if known is not None and known.armv8m else STACK_ALIGN
 
 
-def sized_stack(m: Measurement, npu: str = "virtual", guard: int = 0) -> int:
+def sized_stack(m: Measurement, npu: str = NpuLibrary.VIRTUAL, guard: int = 0) -> int:
     return _round(stack_need(m, npu) + STACK_INTERRUPT_BYTES + guard)
 
 
@@ -161,14 +165,14 @@ def sized_heap(used: int) -> int:
 
 
 def sized_method_pool(used: int) -> int:
-    return _round(used, POOL_ROUND)
+    return _round(used, NPU_ALIGN)
 
 
 def _source(m: Measurement) -> str:
     return f"{m.app} built with {m.toolchain}, NPU {m.npu}, in QEMU, {MEASURE_FILE}"
 
 
-def stack_why(m: Measurement, size: int, npu: str = "virtual", guard: int = 0) -> str:
+def stack_why(m: Measurement, size: int, npu: str = NpuLibrary.VIRTUAL, guard: int = 0) -> str:
     path = m.npu_entry + DRIVER_PATH_BYTES
     driver = (
         f"the Arm driver's path {m.npu_entry} B at its entry + {DRIVER_PATH_BYTES} B "
@@ -179,7 +183,7 @@ def stack_why(m: Measurement, size: int, npu: str = "virtual", guard: int = 0) -
             f"for the Arm driver: the deeper of {m.stack_cpu} B high-water mark outside the "
             f"virtual NPU's jobs (painted stack, {_source(m)}) and {driver}"
         )
-    elif m.npu_entry and npu != "virtual":  # a virtual NPU plan takes the mark alone
+    elif m.npu_entry and npu != NpuLibrary.VIRTUAL:  # a virtual NPU plan takes the mark alone
         what = (
             f"the deeper of {m.stack_used} B high-water mark measured (painted stack, "
             f"{_source(m)}) and {driver}"
@@ -203,7 +207,7 @@ def heap_why(m: Measurement, size: int) -> str:
 def method_pool_why(m: Measurement, used: int, size: int) -> str:
     return (
         f"--method-pool auto: {used} B measured (the method allocator, {_source(m)}; the "
-        f"same allocations on every load of this program), rounded to {POOL_ROUND} = {size}"
+        f"same allocations on every load of this program), rounded to {NPU_ALIGN} = {size}"
     )
 
 
@@ -230,9 +234,9 @@ def sized_options(
         guard = stack_guard_bytes(core)
         size = sized_stack(m, npu, guard)
         options = replace(options, stack=size, stack_why=said(stack_why(m, size, npu, guard)))
-        if npu == "driver":
-            size = sized_stack(m, "virtual", guard)
-            why = said(stack_why(m, size, "virtual", guard))
+        if npu == NpuLibrary.DRIVER:
+            size = sized_stack(m, NpuLibrary.VIRTUAL, guard)
+            why = said(stack_why(m, size, NpuLibrary.VIRTUAL, guard))
             options = replace(options, stack_virtual=size, stack_virtual_why=why)
     if heap:
         size = sized_heap(m.heap_used)
@@ -254,7 +258,7 @@ def sized_options(
 def read_measurement(project: Path) -> Measurement | None:
     """The project's record; None when there is none or it is of another format (an
     older kit's: not reused); a KitError when the file is not a record."""
-    path = project / MEASURE_FILE
+    path = ProjectDir(project).measured_usage
     if not path.is_file():
         return None
     try:
@@ -266,7 +270,7 @@ def read_measurement(project: Path) -> Measurement | None:
         numbers = [m.stack_used, m.stack_size, m.heap_used, m.heap_size, m.npu_entry, m.stack_cpu]
         if min(numbers + [n for pool in m.pools.values() for n in pool]) < 0:
             raise ValueError("a negative size")
-        if m.npu not in ("virtual", "none", "driver"):  # the why names it, in C comments
+        if m.npu not in tuple(NpuLibrary):  # the why names it, in C comments
             raise ValueError("npu: not virtual, none or driver")
     except (OSError, ValueError, TypeError, RecursionError) as exc:
         raise KitError(
@@ -281,7 +285,7 @@ def reuse(
     """The project's record when it measured `app` built with `toolchain` from the same
     firmware (`firmware`: ethosu_kit.firmware.fingerprint) on these pte bytes, else None; and
     what the plan's "why" says of it (reused, or why it is measured again)."""
-    if not (project / MEASURE_FILE).is_file():
+    if not ProjectDir(project).measured_usage.is_file():
         return None, f"measured now: no {MEASURE_FILE} yet"
     m = read_measurement(project)
     if m is None:
@@ -300,14 +304,14 @@ def reuse(
 
 def _known(name: str) -> str:
     """A name read from the record, for a message: only one of the kit's own."""
-    return name if name in ("selftest", "executor_runner", "bringup", "gcc", "clang") else "another"
+    return name if name in (*App, *MEASURE_TOOLCHAINS) else "another"
 
 
 def load_measurement(
     project: Path,
     model_sha256: str,
     app: str,
-    toolchain: str = "gcc",
+    toolchain: str = Toolchain.GCC,
     firmware: dict[str, str] | None = None,
 ) -> Measurement | None:
     """The project's record, if it is one of `app` built with `toolchain` on these pte
@@ -326,7 +330,7 @@ def measurement_from_run(
     npu: str,
     model_sha256: str,
     board: str,
-    toolchain: str = "gcc",
+    toolchain: str = Toolchain.GCC,
     firmware: dict[str, str] | None = None,
 ) -> Measurement:
     usage = parse_usage(uart)
@@ -361,8 +365,8 @@ def measurement_from_run(
 def measure_project(
     project: Path,
     app: str,
-    npu: str = "virtual",
-    toolchain: str = "gcc",
+    npu: str = NpuLibrary.VIRTUAL,
+    toolchain: str = Toolchain.GCC,
     firmware: dict[str, str] | None = None,
     *,
     progress: Callable[[str], None] | None = None,
@@ -371,7 +375,7 @@ def measure_project(
     usage with `firmware`, the fingerprint of what the build reads (default: taken now,
     before the build, for the board of the project's plan). `progress` is told each
     step as it starts (gen prints it: the runner's first build takes minutes)."""
-    plan = load_plan(project / "memory_plan.json")
+    plan = ProjectDir(project).read_plan()
     if firmware is None:
         firmware = firmware_fingerprint(plan.board, app, toolchain, project)
     say = progress or (lambda _line: None)
@@ -407,5 +411,5 @@ def measure_project(
         toolchain=toolchain,
         firmware=firmware,
     )
-    (project / MEASURE_FILE).write_text(m.to_json())
+    write_file_atomic(ProjectDir(project).measured_usage, m.to_json().encode())
     return m

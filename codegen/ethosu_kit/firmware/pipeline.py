@@ -21,6 +21,7 @@ from typing import Final, Literal
 
 from ethosu_kit.board.loader import load_board, require, stand_in_board
 from ethosu_kit.board.model import Board
+from ethosu_kit.board.toolchain import MEASURE_TOOLCHAINS, Toolchain
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.sizes import align_up
 from ethosu_kit.core.writer import (
@@ -33,13 +34,13 @@ from ethosu_kit.core.writer import (
 from ethosu_kit.firmware import measure
 from ethosu_kit.firmware.build import build_project
 from ethosu_kit.firmware.fingerprint import firmware_fingerprint
-from ethosu_kit.firmware.measure import POOL_ROUND, ROUND
+from ethosu_kit.firmware.measure import ROUND
 from ethosu_kit.firmware.qemu import why_not_in_qemu
 from ethosu_kit.firmware.stages import needs_selftest, plan_and_render, regenerate
 from ethosu_kit.inputs.compiled import load_input_data
-from ethosu_kit.npu.facts import MemoryMode
-from ethosu_kit.plan.apps import default_stack_heap
-from ethosu_kit.plan.types import MemoryPlan, PlanOptions
+from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
+from ethosu_kit.plan.apps import App
+from ethosu_kit.plan.types import MemoryPlan, NpuLibrary, PlanOptions
 from ethosu_kit.pte.model import ModelInfo
 from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes
 from ethosu_kit.vnpu.fast_scratch import check_fast_scratch
@@ -58,9 +59,8 @@ __all__ = [
 AUTO: Final = "auto"
 Size = int | Literal["auto"] | None  # bytes, measured (AUTO), or the default (None)
 
-APPS: Final = ("executor_runner", "bringup", "selftest")
-NPU_LIBRARIES: Final = ("driver", "virtual", "none")
-MEASURE_TOOLCHAINS: Final = ("gcc", "clang")  # what --stack/--heap auto can build with
+APPS: Final = tuple(a.value for a in App)  # the CLI's --app choices, in help order
+NPU_LIBRARIES: Final = tuple(n.value for n in NpuLibrary)
 
 # The smallest stack gen takes. Below it an image cannot even report that its stack is
 # too small: the start-up's frames (reset handler, C library init, main, the app's entry)
@@ -81,7 +81,7 @@ MIN_HEAP = 8
 SIZE_RULES: Final[dict[str, tuple[str, int, int]]] = {
     "stack": ("stack", ROUND, MIN_STACK),
     "heap": ("heap", ROUND, MIN_HEAP),
-    "method_pool": ("method pool", POOL_ROUND, POOL_ROUND),
+    "method_pool": ("method pool", NPU_ALIGN, NPU_ALIGN),
 }
 
 
@@ -116,12 +116,12 @@ class GenRequest:
     stack: Size = None
     heap: Size = None
     method_pool: Size = None
-    toolchain: str = "gcc"  # the compiler of the build that `auto` measures
-    app: str = "executor_runner"
+    toolchain: str = Toolchain.GCC  # the compiler of the build that `auto` measures
+    app: App = App.EXECUTOR_RUNNER  # a plain string is taken too, and made an App
     vectors: Path | None = None  # selftest: its inputs and expected outputs
     seed: int = 0  # selftest: the seed of the random inputs
     inputs: Sequence[str | Path] = ()  # compiled into the image
-    npu: str = "driver"
+    npu: NpuLibrary = NpuLibrary.DRIVER  # a plain string too, made a NpuLibrary
     allow_cpu_only: bool = False
     force: bool = False
 
@@ -133,12 +133,15 @@ class GenRequest:
         ):
             if value not in legal:
                 raise KitError(f"--{name} {value!r}: not one of {', '.join(legal)}")
+        # typed from here on (frozen: set once, as the dataclass itself would)
+        object.__setattr__(self, "app", App(self.app))
+        object.__setattr__(self, "npu", NpuLibrary(self.npu))
         for name in SIZE_RULES:
             size = getattr(self, name)
             problem = isinstance(size, int) and size_problem(name, size)
             if (size not in (None, AUTO) and not isinstance(size, int)) or problem:
                 raise KitError(f"--{name.replace('_', '-')} {size}: {problem or 'not a size'}")
-        if self.inputs and self.app == "selftest":
+        if self.inputs and self.app == App.SELFTEST:
             # the self-test runs each delegate on its vectors: compiled-in method inputs
             # would be bytes in its image that nothing reads
             raise KitError(
@@ -148,9 +151,9 @@ class GenRequest:
                 "vectors.npz, then --vectors vectors.npz; compiled-in inputs are for "
                 "--app executor_runner",
             )
-        if self.vectors is not None and self.app != "selftest":
+        if self.vectors is not None and self.app != App.SELFTEST:
             raise KitError("--vectors is for --app selftest", hint="add --app selftest")
-        if self.auto and self.app == "bringup":
+        if self.auto and self.app == App.BRINGUP:
             # bringup prints no usage lines: the measuring run would pass and then be refused
             raise KitError(
                 "--stack/--heap/--method-pool auto: the bringup app reports no stack or heap "
@@ -158,7 +161,7 @@ class GenRequest:
                 hint="measure the app you will run (--app selftest or executor_runner), "
                 "or give --stack/--heap in bytes",
             )
-        if self.method_pool == AUTO and self.app != "executor_runner":
+        if self.method_pool == AUTO and self.app != App.EXECUTOR_RUNNER:
             raise KitError(
                 f"--method-pool auto: the {self.app} app has no method pool to measure",
                 hint="the method pool is the executor_runner's (--app executor_runner)",
@@ -196,7 +199,7 @@ def generate_project(
         board = stand_in_board(board)
     require(board, ("boot.vector_region",), "every image (the vector table's place)")
     input_data = load_input_data(request.inputs, model) if request.inputs else None
-    stack, heap = default_stack_heap(request.app)
+    stack, heap = request.app.stack_heap
     options = PlanOptions(
         input_data=tuple(len(input_data[i]) for i in sorted(input_data)) if input_data else (),
         fast_scratch=request.fast_scratch,
@@ -207,7 +210,7 @@ def generate_project(
         allow_cpu_only=request.allow_cpu_only,
         npu=request.npu,
         vnpu_workspace=vnpu_workspace_need(request.pte, model)
-        if request.npu == "virtual"
+        if request.npu == NpuLibrary.VIRTUAL
         else None,
     )
     if request.fast_scratch is not None:  # less than the streams touch fails only at run time
@@ -259,7 +262,7 @@ def _require_qemu(request: GenRequest, plan: MemoryPlan) -> None:
         )
         + "run the app on the board and pass what its `usage:` lines say in bytes: "
         "--stack N --heap N"
-        + (" --method-pool N" if request.app == "executor_runner" else "")
+        + (" --method-pool N" if request.app == App.EXECUTOR_RUNNER else "")
         + " (docs/memory.md)",
     )
 
@@ -280,7 +283,7 @@ def _measured(
     m, note = measure.reuse(request.output, model.sha256, request.app, request.toolchain, firmware)
     if m is None:
         write()
-        npu = "virtual" if model.ethosu_delegates else "none"
+        npu = NpuLibrary.VIRTUAL if model.ethosu_delegates else NpuLibrary.NONE
         m = measure.measure_project(
             request.output, request.app, npu, request.toolchain, firmware, progress=progress
         )
@@ -301,8 +304,8 @@ def _measured(
 def build_firmware(
     project: Path,
     *,
-    app: str = "bringup",
-    toolchain: str = "gcc",
+    app: str = App.BRINGUP,
+    toolchain: str = Toolchain.GCC,
     npu: str | None = None,
     vectors: Path | None = None,
     force: bool = False,
@@ -312,9 +315,9 @@ def build_firmware(
     unless it is one already and no new vectors are given; `npu` "virtual" plans the
     virtual NPU's working memory (firmware.build). Files edited since generation stop a
     regeneration, unless `force`."""
-    if app == "selftest":
+    if app == App.SELFTEST:
         if needs_selftest(project, vectors):
-            regenerate(project, app="selftest", vectors=vectors, force=force)
+            regenerate(project, app=App.SELFTEST, vectors=vectors, force=force)
     elif vectors is not None:
         raise KitError("--vectors is for --app selftest", hint="add --app selftest")
     return build_project(project, app, toolchain, npu, force)

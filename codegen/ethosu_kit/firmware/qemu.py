@@ -24,6 +24,7 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import ChildResult, run_child
 from ethosu_kit.firmware.image import KitImage, check_fits, identify
 from ethosu_kit.layout.link_layout import link_layout
+from ethosu_kit.plan.fill import region_fill
 from ethosu_kit.plan.types import MemoryPlan
 
 QEMU = "qemu-system-arm"
@@ -96,7 +97,7 @@ def why_not_in_qemu(plan: MemoryPlan) -> str:
     if target is None:
         return f"board {board.name} ({board.source}) names no QEMU machine ([qemu] machine)"
     if target.regions:
-        used = {u.region.name: u.used for u in plan.region_uses()}
+        used = {u.region.name: u.used for u in region_fill(plan)}
         names = {n for _, vma, lma in link_layout(plan).image_sections for n in (vma, lma)}
         for region in board.regions:
             span = max(1, used.get(region.name, 0))

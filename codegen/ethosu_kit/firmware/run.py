@@ -2,13 +2,13 @@
 `[qemu]` machine, an Arm FVP for a board with an `[fvp]` model when one is found. The
 exit code is the firmware's (the `kit: exit <code>` line its apps print last); the
 tool's own failures (a time limit, a flood of output, no exit line) are `KitError`s
-with exit codes of their own. See docs/running.md.
+with exit codes of their own, in a range apart from the firmware's
+(`npu.exit_codes.RUN_TOOL_EXIT_CODES`). See docs/running.md.
 """
 
 from __future__ import annotations
 
 import dataclasses
-import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -24,33 +24,32 @@ from ethosu_kit.firmware.qemu import (
     stand_in_line,
     target_for,
 )
+from ethosu_kit.npu.exit_codes import RUN_TOOL, exit_lines
+from ethosu_kit.plan.apps import App
 
-TIMEOUT_EXIT = 124  # as coreutils' timeout(1)
-NO_EXIT_LINE = 125  # the emulator ended, the firmware never said how (coreutils: 125)
+# run's own failures are in a range of their own, apart from the firmware's codes
+# (npu.exit_codes.RUN_TOOL_EXIT_CODES; docs/running.md)
+TIMEOUT_EXIT = RUN_TOOL["TIMEOUT"]
+NO_EXIT_LINE = RUN_TOOL["NO_EXIT"]  # the emulator ended, the firmware never said how
+OUTPUT_FLOOD = RUN_TOOL["FLOOD"]
 EMULATORS = ("auto", "qemu", "fvp")
-# The last line every kit app prints, through kit_app_result (sdk/src/app.c).
-EXIT_LINE = re.compile(r"^kit: exit (\d+)\s*$", re.MULTILINE)
 
 # The kit's apps that take no inputs from the host and send no outputs back, and what
 # they run instead. The executor_runner does (docs/running.md); an app folder of the
 # user's may, and an image from before .kit.info named its app cannot say: not refused.
-NO_HOST_IO = {
-    "bringup": (
+NO_HOST_IO: dict[str, tuple[str, str]] = {  # by App (what .kit.info names, a str)
+    App.BRINGUP: (
         "checks where the plan's buffers are",
         "to run the program on inputs, build the executor_runner: "
         "ethosu-kit build DIR --app executor_runner",
     ),
-    "selftest": (
+    App.SELFTEST: (
         "runs each delegate's command stream on the vectors built into it",
         "give the self-test its inputs as vectors: ethosu-kit simulate model.pte --inputs "
         "x.npy -o vectors.npz, then ethosu-kit build DIR --app selftest --vectors "
         "vectors.npz; the program's own outputs come from the executor_runner",
     ),
 }
-
-
-def exit_lines(output: str) -> list[str]:
-    return EXIT_LINE.findall(output)
 
 
 def exit_from_uart(result: RunResult) -> RunResult:
@@ -112,8 +111,8 @@ def run_firmware(
 ) -> RunResult:
     """Run `image` (named `elf`, as the user gave it) to its end; the result's exit code
     is the firmware's. `echo` gets the UART as it comes, `notice` a line about a QEMU
-    stand-in machine. KitError when the run was stopped (time limit: exit 124; output
-    flood) or ended without the firmware's exit line (exit 125)."""
+    stand-in machine. KitError when the run was stopped (time limit: TIMEOUT_EXIT; output
+    flood: OUTPUT_FLOOD) or ended without the firmware's exit line (NO_EXIT_LINE)."""
     if emulator.name == "fvp":
         result = run_fvp(image, timeout, fvp=fvp, cwd=cwd, cmd_line=cmd_line, echo=echo)
         result = exit_from_uart(result)
@@ -154,11 +153,13 @@ def _check_ended(elf: Path, result: RunResult, name: str, timeout: float) -> Non
     """A KitError when the emulator was stopped by the kit (output flood, time limit)."""
     lines = len(result.output.splitlines())
     if result.output_overflow:
-        raise KitError(
+        flood = KitError(
             f"{elf}: stopped after {lines} UART lines: the output passed the "
             f"{len(result.output) >> 20} MiB the kit keeps",
             hint="a firmware printing in a loop; fix it or shorten its output",
         )
+        flood.exit_code = OUTPUT_FLOOD
+        raise flood
     if result.timed_out:
         error = KitError(
             f"{elf}: no exit after {timeout:g} s in {name} "

@@ -14,13 +14,15 @@ from dataclasses import replace
 from pathlib import Path
 
 from ethosu_kit.board.model import Board
+from ethosu_kit.core import paths
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.names import PTE_NAME
 from ethosu_kit.core.writer import write_project
+from ethosu_kit.firmware.project import ProjectDir
 from ethosu_kit.inputs.compiled import project_input_data
 from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.plan.apps import App
 from ethosu_kit.plan.planner import plan_memory
-from ethosu_kit.plan.types import MemoryPlan, PlanOptions, Role
+from ethosu_kit.plan.types import MemoryPlan, NpuLibrary, PlanOptions, Role
 from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.model import ModelInfo
 from ethosu_kit.pte.reader import read_pte_bytes
@@ -44,14 +46,16 @@ def plan_and_render(
     """The plan and every file of the project (the self-test's vectors made for app selftest)."""
     plan = plan_memory(model, board, mode, options)
     selftest = None
-    if options.app == "selftest":
+    if options.app == App.SELFTEST:
         selftest = make_vectors(pte, model, vectors, seed)
-    return plan, render_project(model, plan, pte_bytes, selftest, input_data)
+    files = render_project(
+        model, plan, pte_bytes, selftest, input_data, kit_dir=paths.kit_root().resolve()
+    )
+    return plan, files
 
 
 def _project_plan(project: Path) -> MemoryPlan | None:
-    plan_path = project / "memory_plan.json"
-    return MemoryPlan.from_json(plan_path) if plan_path.is_file() else None
+    return ProjectDir(project).plan_if_any()
 
 
 def needs_virtual_npu(project: Path) -> bool:
@@ -59,7 +63,9 @@ def needs_virtual_npu(project: Path) -> bool:
     (False for a CPU-only program, and for a folder that is no generated project:
     configure says what is wrong with that.)"""
     plan = _project_plan(project)
-    return plan is not None and not plan.by_role(Role.VNPU_WORKSPACE) and plan.accelerator != "none"
+    return (
+        plan is not None and not plan.by_role(Role.VNPU_WORKSPACE) and plan.accelerator is not None
+    )
 
 
 def needs_selftest(project: Path, vectors: Path | None) -> bool:
@@ -69,16 +75,16 @@ def needs_selftest(project: Path, vectors: Path | None) -> bool:
     return (
         plan is None
         or vectors is not None
-        or plan.options.app != "selftest"
-        or not (project / "generated" / "kit_selftest.h").is_file()
+        or plan.options.app != App.SELFTEST
+        or not ProjectDir(project).selftest_header.is_file()
     )
 
 
 def regenerate(
     project: Path,
     *,
-    app: str | None = None,
-    npu: str | None = None,
+    app: App | None = None,
+    npu: NpuLibrary | None = None,
     vectors: Path | None = None,
     force: bool = False,
 ) -> MemoryPlan:
@@ -94,25 +100,35 @@ def regenerate(
             f"{project}: no memory_plan.json, so not a generated project",
             hint="generate one first: gen-firmware --pte model.pte -o DIR",
         )
-    pte = project / "generated" / PTE_NAME
+    folder = ProjectDir(project)
+    pte = folder.pte
     if not pte.is_file():
-        purpose = "the self-test" if app == "selftest" else "the virtual NPU"
+        purpose = "the self-test" if app == App.SELFTEST else "the virtual NPU"
         raise KitError(f"{pte}: missing, so the project cannot be regenerated for {purpose}")
     model = replace(read_pte(pte), path=plan.model_path)
     options = plan.options if app is None else replace(plan.options, app=app)
-    if npu == "virtual":
-        options = replace(options, npu="virtual", vnpu_workspace=vnpu_workspace_need(pte, model))
+    if npu == NpuLibrary.VIRTUAL:
+        options = replace(
+            options, npu=NpuLibrary.VIRTUAL, vnpu_workspace=vnpu_workspace_need(pte, model)
+        )
         if options.stack_virtual is not None:  # --stack auto sized the driver's: the virtual's
             options = replace(
                 options, stack=options.stack_virtual, stack_why=options.stack_virtual_why
             )
     new_plan = plan_memory(model, plan.board, plan.mode, options)
     selftest = None
-    if app == "selftest":
+    if app == App.SELFTEST:
         selftest = make_vectors(pte, model, vectors, 0)
     elif new_plan.by_role(Role.VECTORS):  # a self-test project keeps the vectors it has
-        selftest = project_vectors(project, pte)
+        selftest = project_vectors(project, folder.selftest_vectors, folder.selftest_header, pte)
     pte_bytes = read_pte_bytes(pte)  # a regular file, bounded: the project folder is the user's
-    files = render_project(model, new_plan, pte_bytes, selftest, project_input_data(project, plan))
+    files = render_project(
+        model,
+        new_plan,
+        pte_bytes,
+        selftest,
+        project_input_data(plan, folder.input_data),
+        kit_dir=paths.kit_root().resolve(),
+    )
     write_project(files, project, force=force)
     return new_plan

@@ -9,13 +9,13 @@ inputs from them unless the host sends its own at run time.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 
 import numpy as np
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.names import input_data_file
+from ethosu_kit.core.files import MAX_INPUT, read_bytes
 from ethosu_kit.inputs.prepare import Tensor, prepare_inputs
 from ethosu_kit.plan.types import MemoryPlan, Role
 from ethosu_kit.pte.model import ModelInfo
@@ -37,16 +37,18 @@ def load_input_data(files: Sequence[str | Path], model: ModelInfo) -> dict[int, 
     return {i: a.tobytes() for i, a in enumerate(arrays)}
 
 
-def project_input_data(project: Path, plan: MemoryPlan) -> dict[int, bytes]:
-    """The compiled-in inputs a generated project already has (to re-render it unchanged)."""
+def project_input_data(plan: MemoryPlan, path_of: Callable[[int], Path]) -> dict[int, bytes]:
+    """The compiled-in inputs a generated project already has (to re-render it unchanged);
+    `path_of(i)`: where the project keeps input i's bytes (ProjectDir.input_data)."""
     out: dict[int, bytes] = {}
     for b in plan.by_role(Role.INPUT_DATA):
-        index = int(b.name.rsplit("_", 1)[1])
-        path = project / "generated" / input_data_file(index)
+        index = b.index
+        assert index is not None  # INPUT_DATA is an indexed role
+        path = path_of(index)
         if not path.is_file():
             raise KitError(
                 f"{path}: missing, but the plan compiles in input {index}",
                 hint="generate the project again with --inputs",
             )
-        out[index] = path.read_bytes()
+        out[index] = read_bytes(path, MAX_INPUT)  # the project folder is the user's
     return out

@@ -22,6 +22,7 @@ from typing import Final
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.sizes import align_up
 from ethosu_kit.core.text import cident
+from ethosu_kit.npu.facts import Accelerator, MemoryMode, accelerator_text
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 
 # Section names that are not plan buffers. Each is spelled here only: the templates,
@@ -122,8 +123,8 @@ class LinkLayout:
     """Every linker fact of one plan; the templates print it and decide nothing."""
 
     board: str
-    mode: str
-    accelerator: str
+    mode: MemoryMode
+    accelerator: Accelerator | None  # None: a CPU-only program
     regions: tuple[LinkRegion, ...]
     code_region: str  # .text/.rodata (and the vector table unless boot_region differs)
     data_region: str  # .data/.bss
@@ -209,6 +210,11 @@ class LinkLayout:
             regions.append(LoadRegion(f"LR_KIT_{cident(name)}", base, r.end - base, tuple(secs)))
         return tuple(regions)
 
+    @property
+    def accelerator_name(self) -> str:
+        """As memory_plan.json spells it: "ethos-u55-128", or "none" (CPU only)."""
+        return accelerator_text(self.accelerator)
+
 
 def _exec_name(b: Buffer) -> str:
     return ARMLIB_REGIONS.get(b.role, f"KIT_{cident(b.name)}")
@@ -282,7 +288,7 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
 
     return LinkLayout(
         board=board.name,
-        mode=plan.mode.value,
+        mode=plan.mode,
         accelerator=plan.accelerator,
         regions=tuple(
             LinkRegion(r.name, r.base, r.size, memory_attributes(r), r.kind.value, r.npu)

@@ -30,6 +30,12 @@ class MemoryMode(StrEnum):
         raise ValueError(text)
 
 
+def mode_names(last: str = "or") -> str:
+    """The memory modes for a help text or hint: "Sram_Only, Shared_Sram or Dedicated_Sram"."""
+    *first, final = (m.value for m in MemoryMode)
+    return f"{', '.join(first)} {last} {final}"
+
+
 # Every address the NPU is given (command stream, weights, scratch, IO) is 16-byte
 # aligned: the driver refuses base pointers that are not.
 NPU_ALIGN: Final = 16
@@ -40,11 +46,21 @@ VELA_REGION_WEIGHTS: Final = 0
 VELA_REGION_SCRATCH: Final = 1
 VELA_REGION_FAST_SCRATCH: Final = 2
 
-U55: Final = "ethos-u55"
-U65: Final = "ethos-u65"
-U85: Final = "ethos-u85"
 
-# MAC configurations each product exists in.
+class NpuKind(StrEnum):
+    """The Ethos-U products, named as Vela's --accelerator-config prefixes them."""
+
+    U55 = "ethos-u55"
+    U65 = "ethos-u65"
+    U85 = "ethos-u85"
+
+
+U55: Final = NpuKind.U55
+U65: Final = NpuKind.U65
+U85: Final = NpuKind.U85
+
+# MAC configurations each product exists in. Keyed by NpuKind; typed by str so the board
+# file's kinds (plain strings, checked against these keys) index it too.
 NPU_MACS: Final[dict[str, tuple[int, ...]]] = {
     U55: (32, 64, 128, 256),
     U65: (256, 512),
@@ -66,9 +82,9 @@ DEFAULT_REGISTERS: Final[dict[MemoryMode, tuple[int, tuple[int, ...]]]] = {
     MemoryMode.DEDICATED_SRAM: (3, (3, 3, 0, 0, 0, 0, 0, 0)),
 }
 # The MAC configuration the pack import drafts when the user names none.
-DEFAULT_MACS: Final[dict[str, int]] = {U55: 128, U65: 256, U85: 256}
+DEFAULT_MACS: Final[dict[NpuKind, int]] = {U55: 128, U65: 256, U85: 256}
 # CONFIG.product (bits 31:28 of the NPU CONFIG register a command stream was built for).
-PRODUCT_IDS: Final[dict[int, str]] = {0: U55, 1: U65, 2: U85}
+PRODUCT_IDS: Final[dict[int, NpuKind]] = {0: U55, 1: U65, 2: U85}
 
 
 def runs_mode(kind: str, mode: MemoryMode) -> bool:
@@ -92,16 +108,30 @@ def mode_refusal(kind: str, mode: MemoryMode) -> str | None:
 class Accelerator:
     """An Ethos-U configuration as Vela names it: "ethos-u55-128" = kind + MACs/cycle."""
 
-    kind: str
+    kind: NpuKind
     macs: int
 
     def __str__(self) -> str:
-        return f"{self.kind}-{self.macs}"
+        return f"{self.kind.value}-{self.macs}"
 
     @classmethod
-    def parse(cls, text: str) -> Accelerator | None:
-        """`ethos-u55-128` -> Accelerator; None for "none" or anything not of that shape."""
+    def parse(cls, text: str) -> Accelerator:
+        """`ethos-u55-128` -> Accelerator; ValueError for anything not of that shape."""
         kind, _, macs = text.rpartition("-")
-        if kind not in NPU_MACS or not macs.isdigit():
-            return None
-        return cls(kind, int(macs))
+        if kind not in NPU_MACS or not macs.isdigit() or macs != str(int(macs)):
+            raise ValueError(text)
+        return cls(NpuKind(kind), int(macs))
+
+    @classmethod
+    def parse_optional(cls, text: str) -> Accelerator | None:
+        """The plan's spelling: "none" for a CPU-only program, else an accelerator."""
+        return None if text == NO_ACCELERATOR else cls.parse(text)
+
+
+# memory_plan.json's "accelerator" of a CPU-only program (no Ethos-U delegate).
+NO_ACCELERATOR: Final = "none"
+
+
+def accelerator_text(accelerator: Accelerator | None) -> str:
+    """The plan's spelling of an optional accelerator (inverse of `parse_optional`)."""
+    return NO_ACCELERATOR if accelerator is None else str(accelerator)

@@ -7,8 +7,10 @@ Policy, written once: the planner, the pipeline (defaults) and the reports read 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+from enum import StrEnum
+
 from ethosu_kit.core.sizes import align_up
-from ethosu_kit.plan.types import PlanOptions
 from ethosu_kit.pte.model import MethodInfo
 
 KIB = 1024
@@ -39,40 +41,67 @@ METHOD_FIXED = 1 * KIB  # chains, input/output index tables, delegate-name strin
 # selected kernels and libc/libstdc++ (measured on the firmware side).
 # selftest: ~103 KB of code with the virtual NPU (GCC 12, U55 and U65 streams), less with
 # the Arm driver; ~7 KiB of statics (the virtual NPU's state and per-run tables).
-CODE_ESTIMATE = {"executor_runner": 320 * KIB, "bringup": 32 * KIB, "selftest": 192 * KIB}
+# The runner's stack and heap (PlanOptions' defaults): what an app is planned with when
+# no size is given and the app has none of its own.
+RUNNER_STACK = 16 * KIB
+RUNNER_HEAP = 32 * KIB
 
 
-DATA_ESTIMATE = {"executor_runner": 32 * KIB, "bringup": 8 * KIB, "selftest": 16 * KIB}
+class App(StrEnum):
+    """The kit's own apps (apps/<name>/; cmake/EthosUKitFirmware.cmake lists the same),
+    each carrying its plan policy. `build --app` also takes a folder of the user's."""
+
+    EXECUTOR_RUNNER = "executor_runner"
+    BRINGUP = "bringup"
+    SELFTEST = "selftest"
+
+    @property
+    def code_estimate(self) -> int:
+        return _POLICY[self].code
+
+    @property
+    def data_estimate(self) -> int:
+        return _POLICY[self].data
+
+    @property
+    def runner_pools(self) -> bool:
+        """Does its plan hold the ExecuTorch runner's pools? (See `uses_runner_pools`.)"""
+        return _POLICY[self].runner_pools
+
+    @property
+    def stack_heap(self) -> tuple[int, int]:
+        """The stack and heap it is planned with when no size is given."""
+        return _POLICY[self].stack_heap
 
 
-DEFAULT_CODE_ESTIMATE = 320 * KIB
+@dataclass(frozen=True)
+class _Policy:
+    code: int  # bytes kept free for its .text/.rodata
+    data: int  # bytes kept free for its .data/.bss
+    runner_pools: bool
+    stack_heap: tuple[int, int] = (RUNNER_STACK, RUNNER_HEAP)
 
 
-DEFAULT_DATA_ESTIMATE = 32 * KIB
+# Only the self-test has no ExecuTorch runner pools (planned_<i>, input_<i>/output_<i>
+# copies, method_pool): it runs the command streams itself, from the temp pool, the fast
+# scratch and its vectors. The runner uses them, bringup proves them on the board. The
+# self-test's deepest stack is ~2.4 KiB with GCC and ~5.7 KiB with clang-19 (the virtual
+# NPU's frames, docs/memory.md); its heap a few hundred bytes.
+_POLICY = {
+    App.EXECUTOR_RUNNER: _Policy(320 * KIB, 32 * KIB, runner_pools=True),
+    App.BRINGUP: _Policy(32 * KIB, 8 * KIB, runner_pools=True),
+    App.SELFTEST: _Policy(192 * KIB, 16 * KIB, runner_pools=False, stack_heap=(8 * KIB, 4 * KIB)),
+}
 
 
-# The apps whose plan has no ExecuTorch runner pools (planned_<i>, input_<i>/output_<i>
-# copies, method_pool): the self-test runs the command streams itself, from the temp
-# pool, the fast scratch and its vectors. Every other app gets them: the runner uses
-# them, bringup proves them on the board, and a folder of the user's may be a runner too.
-NO_RUNNER_POOLS = frozenset({"selftest"})
-
-
-# Stack and heap when not given, by app (else PlanOptions' defaults, the runner's
-# 16 KiB / 32 KiB). The self-test's deepest stack is ~2.4 KiB with GCC and ~5.7 KiB with
-# clang-19 (the virtual NPU's frames, docs/memory.md); its heap a few hundred bytes.
-DEFAULT_STACK_HEAP = {"selftest": (8 * KIB, 4 * KIB)}
-
-
-def uses_runner_pools(app: str) -> bool:
+def uses_runner_pools(app: App) -> bool:
     """Whether the plan for `app` holds the ExecuTorch runner's pools."""
-    return app not in NO_RUNNER_POOLS
+    return app.runner_pools
 
 
-def default_stack_heap(app: str) -> tuple[int, int]:
+def default_stack_heap(app: App) -> tuple[int, int]:
     """The stack and heap `app` is planned with when no size is given."""
-    runner = PlanOptions()
-    return DEFAULT_STACK_HEAP.get(app, (runner.stack, runner.heap))
+    return app.stack_heap
 
 
 def method_pool_size(method: MethodInfo) -> tuple[int, str]:

@@ -13,12 +13,9 @@ from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import FitError, PlanError
 from ethosu_kit.core.sizes import size_text
 from ethosu_kit.npu.facts import MemoryMode
-from ethosu_kit.plan.fill import Fill
+from ethosu_kit.plan.fill import RESERVE_ALIGN, Fill
 from ethosu_kit.plan.regions import code_rank, select
 from ethosu_kit.plan.types import Buffer, Role
-
-# What the linker sizes (code, .data/.bss) is kept free at this alignment.
-RESERVE_ALIGN = 8
 
 
 @dataclass(frozen=True, kw_only=True)

@@ -24,15 +24,8 @@ from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import PlanError
 from ethosu_kit.core.sizes import align_up, size_text
 from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
-from ethosu_kit.plan.apps import (
-    CODE_ESTIMATE,
-    DATA_ESTIMATE,
-    DEFAULT_CODE_ESTIMATE,
-    DEFAULT_DATA_ESTIMATE,
-    default_stack_heap,
-    method_pool_size,
-    uses_runner_pools,
-)
+from ethosu_kit.plan.apps import App, method_pool_size
+from ethosu_kit.plan.fill import replay, reserves
 from ethosu_kit.plan.placer import Placer, Want
 from ethosu_kit.plan.regions import (
     code_rank,
@@ -43,7 +36,14 @@ from ethosu_kit.plan.regions import (
     npu_sram_rank,
     select,
 )
-from ethosu_kit.plan.types import Buffer, MemoryPlan, PlanOptions, Role
+from ethosu_kit.plan.types import (
+    Buffer,
+    MemoryPlan,
+    NpuLibrary,
+    PlanOptions,
+    Role,
+    indexed_name,
+)
 from ethosu_kit.plan.validate import checked_mode
 from ethosu_kit.plan.wants import input_data_wants, network_want, selftest_vectors_want
 from ethosu_kit.pte.model import MethodInfo, ModelInfo
@@ -115,7 +115,7 @@ class _Planner(Placer):
         if fast is not None and not self.fast_unbounded and fast.size > 0:
             self.place(fast)
         self.place(network_want(model, board, mode, npu_sram, has_npu))
-        if self.options.app == "selftest" and has_npu:
+        if self.options.app == App.SELFTEST and has_npu:
             self.place(selftest_vectors_want(model, board))
         for want in input_data_wants(method, self.options, board):
             self.place(want)
@@ -136,12 +136,7 @@ class _Planner(Placer):
             )
         )
         app = self.options.app
-        code_size = self.options.code_reserve
-        if code_size is None:
-            code_size = CODE_ESTIMATE.get(app, DEFAULT_CODE_ESTIMATE)
-        data_size = self.options.data_reserve
-        if data_size is None:
-            data_size = DATA_ESTIMATE.get(app, DEFAULT_DATA_ESTIMATE)
+        code_size, data_size = reserves(self.options)
         code_regions = select(board, lambda r: r.executable and r.loadable and r.cpu, code_rank)
         code_region = self.reserve(code_regions, "code (reserve)", code_size)
         data_region = self.reserve(cpu_ram, "data (reserve)", data_size)
@@ -160,7 +155,7 @@ class _Planner(Placer):
         )
 
         # 3. CPU buffers, hottest first: planned activations, IO, then the method pool.
-        if uses_runner_pools(app):
+        if app.runner_pools:
             self._runner_pools(method, cpu_ram)
         else:
             self.notes.append(
@@ -168,7 +163,7 @@ class _Planner(Placer):
                 "pool); gen --app executor_runner plans them"
             )
 
-        if self.options.npu == "virtual" and self.options.vnpu_workspace is not None:
+        if self.options.npu == NpuLibrary.VIRTUAL and self.options.vnpu_workspace is not None:
             size = max(MIN_POOL, align_up(self.options.vnpu_workspace, NPU_ALIGN))
             self.place(
                 Want(
@@ -231,21 +226,26 @@ class _Planner(Placer):
                 )
             )
 
-        return MemoryPlan(
+        plan = MemoryPlan(
             board=board,
             mode=mode,
-            accelerator=spec.accelerator if spec else "none",
+            accelerator=spec.accelerator if spec else None,
             model_path=model.path,
             model_sha256=model.sha256,
             buffers=tuple(self.buffers),
             options=self.options,
             notes=tuple(self.notes),
         )
+        # The report and the QEMU stand-in check read the fill back with replay(plan):
+        # one accounting, so it must be the one the planner just decided with.
+        if replay(plan).used != self.fill.used:
+            raise AssertionError(f"plan.fill.replay disagrees with the planner: {self.fill.used}")
+        return plan
 
     def _whose(self, which: int) -> str:
         """Where the stack (0) or heap (1) size came from, for the plan's why."""
         app = self.options.app
-        if (self.options.stack, self.options.heap)[which] == default_stack_heap(app)[which]:
+        if (self.options.stack, self.options.heap)[which] == app.stack_heap[which]:
             return f"the default for app {app}; --stack/--heap auto sizes it from a measurement"
         return "option"
 
@@ -254,7 +254,7 @@ class _Planner(Placer):
         for i, size in enumerate(method.planned_buffers, start=1):
             self.place(
                 Want(
-                    name=f"planned_{i}",
+                    name=indexed_name(Role.PLANNED, i),
                     role=Role.PLANNED,
                     size=size,
                     align=NPU_ALIGN,
@@ -274,7 +274,7 @@ class _Planner(Placer):
                     continue  # already inside planned_<mem_id>: a copy would count it twice
                 self.place(
                     Want(
-                        name=f"{kind}_{i}",
+                        name=indexed_name(role, i),
                         role=role,
                         size=t.nbytes,
                         align=NPU_ALIGN,
@@ -283,9 +283,7 @@ class _Planner(Placer):
                         candidates=cpu_ram,
                         why=f"{kind} {i} of {method.name} (not memory-planned): "
                         f"{t.dtype}{list(t.shape)} = {t.nbytes} B",
-                        hint=_CPU_HINT,
-                        symbol=f"kit_{kind}_{i}",
-                        section=f".kit.{kind}_{i}",
+                        hint=_CPU_HINT,  # symbol, section: kit_<name>, .kit.<name>
                     )
                 )
         pool, pool_why = method_pool_size(method)

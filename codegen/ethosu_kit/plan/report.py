@@ -3,7 +3,9 @@
 `report_text(plan)` is for people (memory_report.txt, the gen command's summary);
 `report_json(plan)` for tools (memory_report.json). Both are pure. Code and data are
 sized by the linker, so they show as 0 bytes here; `ethosu-kit check-elf` reports
-the linked sizes.
+the linked sizes. "used" and "free" are the planner's own accounting
+(plan.fill.region_fill): buffers, the code/data reserves and load-image copies, so the
+free space shown is what a bigger buffer could still take.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ethosu_kit.core.sizes import size_text
+from ethosu_kit.plan.fill import region_fill
 from ethosu_kit.plan.types import MemoryPlan, Role
 
 REPORT_FORMAT_VERSION = 1
@@ -24,7 +27,7 @@ REPORT_FORMAT_VERSION = 1
 def report_json(plan: MemoryPlan) -> dict[str, Any]:
     """Every region: base, size, used, free bytes and its buffers (offset-free, by order)."""
     regions = []
-    for use in plan.region_uses():
+    for use in region_fill(plan):
         r = use.region
         buffers = [plan.buffer(name) for name in use.buffers]
         regions.append(
@@ -63,7 +66,7 @@ def report_json(plan: MemoryPlan) -> dict[str, Any]:
         "format": REPORT_FORMAT_VERSION,
         "board": plan.board.name,
         "mode": plan.mode.value,
-        "accelerator": plan.accelerator,
+        "accelerator": plan.accelerator_name,
         "model": {"path": plan.model_path, "sha256": plan.model_sha256},
         "ram_planned": ram,
         "regions": regions,
@@ -74,7 +77,7 @@ def report_json(plan: MemoryPlan) -> dict[str, Any]:
 def report_text(plan: MemoryPlan) -> str:
     """A table per plan: region, base, size, used, free, then its buffers with the why."""
     table = Table(
-        title=f"memory plan: {plan.board.name}, {plan.mode.value}, {plan.accelerator}",
+        title=f"memory plan: {plan.board.name}, {plan.mode.value}, {plan.accelerator_name}",
         title_justify="left",
         show_lines=True,
     )
@@ -87,7 +90,7 @@ def report_text(plan: MemoryPlan) -> str:
         ("contents (bytes): why", "left"),
     ):
         table.add_column(column, justify=justify)  # type: ignore[arg-type]
-    for use in plan.region_uses():
+    for use in region_fill(plan):
         r = use.region
         lines = []
         for name in use.buffers:

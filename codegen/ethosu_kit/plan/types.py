@@ -22,11 +22,19 @@ from typing import Any
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_PLAN, read_text
-from ethosu_kit.core.sizes import align_up
 from ethosu_kit.core.typed_json import ShapeError, decode, encode
-from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.npu.facts import Accelerator, MemoryMode, accelerator_text
+from ethosu_kit.plan.apps import RUNNER_HEAP, RUNNER_STACK, App
 
 PLAN_FORMAT_VERSION = 2  # 2: board_data (the whole typed Board) added
+
+
+class NpuLibrary(StrEnum):
+    """The NPU library the firmware links (cmake/EthosUKitFirmware.cmake lists the same)."""
+
+    DRIVER = "driver"  # the Arm Ethos-U core driver (ETHOSU_DRIVER_ROOT)
+    VIRTUAL = "virtual"  # the kit's virtual NPU (drivers/ethosu_virtual)
+    NONE = "none"  # no NPU library: a CPU-only program, or bring-up
 
 
 class Role(StrEnum):
@@ -63,12 +71,40 @@ class Buffer:
     allowed_regions: tuple[str, ...]  # every region this mode permits (for check messages)
     why: str  # the arithmetic that produced `size`, e.g. "scratch 81920 + align 16"
 
+    @property
+    def index(self) -> int | None:
+        """The mem_id (PLANNED) or input/output number (INPUT, OUTPUT, INPUT_DATA) of an
+        indexed buffer, None for the others. It is part of the name by contract
+        (`indexed_name`), so memory_plan.json carries it without a key of its own."""
+        prefix = INDEXED_PREFIX.get(self.role)
+        if prefix is None:
+            return None
+        number = self.name.removeprefix(f"{prefix}_")
+        if number == self.name or not number.isdigit():
+            raise ValueError(f"buffer {self.name!r} ({self.role.value}) is not {prefix}_<i>")
+        return int(number)
+
+
+# The roles there is one buffer of per index, and their name's prefix: the buffer is
+# `<prefix>_<i>`, its symbol `kit_<prefix>_<i>` (the contract with the C side).
+INDEXED_PREFIX: dict[Role, str] = {
+    Role.PLANNED: "planned",
+    Role.INPUT: "input",
+    Role.OUTPUT: "output",
+    Role.INPUT_DATA: "input_data",
+}
+
+
+def indexed_name(role: Role, index: int) -> str:
+    """The name of buffer `index` of `role` (`Buffer.index` reads it back)."""
+    return f"{INDEXED_PREFIX[role]}_{index}"
+
 
 @dataclass(frozen=True)
 class RegionUse:
     region: MemoryRegion
     buffers: tuple[str, ...]  # Buffer.name in placement order
-    used: int  # bytes the plan knows of (CODE/DATA excluded)
+    used: int  # bytes the planner counted as taken (plan.fill.region_fill)
 
     @property
     def free(self) -> int:
@@ -78,8 +114,8 @@ class RegionUse:
 @dataclass(frozen=True)
 class PlanOptions:
     fast_scratch: int | None = None  # --fast-scratch; else from the Vela config
-    stack: int = 16 * 1024
-    heap: int = 32 * 1024
+    stack: int = RUNNER_STACK
+    heap: int = RUNNER_HEAP
     # where stack/heap came from when not the option's number ("--stack auto: measured …")
     stack_why: str = ""
     heap_why: str = ""
@@ -93,31 +129,42 @@ class PlanOptions:
     method_pool_why: str = ""
     # bytes of each method input compiled into the image (gen --inputs), by input index
     input_data: tuple[int, ...] = ()
-    app: str = "executor_runner"
+    app: App = App.EXECUTOR_RUNNER
     # plan a program with no Ethos-U delegate (everything on the CPU) instead of refusing it
     allow_cpu_only: bool = False
     # bytes to keep free for the linker-sized .text/.rodata and .data/.bss; None = the
-    # planner's estimate for `app` (see plan.apps.CODE_ESTIMATE / DATA_ESTIMATE)
+    # planner's estimate for `app` (App.code_estimate / data_estimate)
     code_reserve: int | None = None
     data_reserve: int | None = None
     # the NPU library the firmware links: the Ethos-U core driver, the kit's virtual NPU
     # (drivers/ethosu_virtual) or none
-    npu: str = "driver"
+    npu: NpuLibrary = NpuLibrary.DRIVER
     # bytes of working memory the virtual NPU needs (measured on the host by
     # ethosu_kit.vnpu.workspace); planned as buffer vnpu_workspace when npu is "virtual"
     vnpu_workspace: int | None = None
+
+    def __post_init__(self) -> None:
+        # a library caller may name them as plain strings ("selftest"): typed from here on
+        # (ValueError for a name that is neither)
+        object.__setattr__(self, "app", App(self.app))
+        object.__setattr__(self, "npu", NpuLibrary(self.npu))
 
 
 @dataclass(frozen=True)
 class MemoryPlan:
     board: Board
     mode: MemoryMode
-    accelerator: str  # e.g. "ethos-u55-128"
+    accelerator: Accelerator | None  # e.g. ethos-u55-128; None: a CPU-only program
     model_path: str
     model_sha256: str
     buffers: tuple[Buffer, ...]
     options: PlanOptions = field(default_factory=PlanOptions)
     notes: tuple[str, ...] = ()  # decisions worth telling the user (defaults taken, etc.)
+
+    @property
+    def accelerator_name(self) -> str:
+        """The accelerator as memory_plan.json and the generated files spell it ("none")."""
+        return accelerator_text(self.accelerator)
 
     def buffer(self, name: str) -> Buffer:
         for b in self.buffers:
@@ -127,16 +174,6 @@ class MemoryPlan:
 
     def by_role(self, role: Role) -> tuple[Buffer, ...]:
         return tuple(b for b in self.buffers if b.role == role)
-
-    def region_uses(self) -> tuple[RegionUse, ...]:
-        uses = []
-        for region in self.board.regions:
-            inside = [b for b in self.buffers if b.region == region.name]
-            used = 0
-            for b in inside:
-                used = align_up(used, b.align) + b.size
-            uses.append(RegionUse(region, tuple(b.name for b in inside), used))
-        return tuple(uses)
 
     def to_json_dict(self) -> dict[str, Any]:
         """The form check-elf and run read: self-contained (the whole board included).
@@ -149,7 +186,7 @@ class MemoryPlan:
             "board": self.board.name,
             "board_source": self.board.source,
             "mode": self.mode.value,
-            "accelerator": self.accelerator,
+            "accelerator": self.accelerator_name,
             "model": {"path": self.model_path, "sha256": self.model_sha256},
             "regions": encode(self.board.regions),
             "buffers": encode(self.buffers),
@@ -177,7 +214,7 @@ class MemoryPlan:
         return cls(
             board=decode(Board, data["board_data"], "board_data"),
             mode=decode(MemoryMode, data["mode"], "mode"),
-            accelerator=decode(str, data["accelerator"], "accelerator"),
+            accelerator=_accelerator(data["accelerator"]),
             model_path=model.path,
             model_sha256=model.sha256,
             buffers=decode(tuple[Buffer, ...], data["buffers"], "buffers"),
@@ -201,6 +238,16 @@ class MemoryPlan:
             raise KitError(
                 f"{path}: {where}: {exc.problem}, so not a memory plan this kit wrote", hint=hint
             ) from exc
+
+
+def _accelerator(value: Any) -> Accelerator | None:
+    text = decode(str, value, "accelerator")
+    try:
+        return Accelerator.parse_optional(text)
+    except ValueError:
+        raise ShapeError(
+            "accelerator", f"expected 'none' or an Ethos-U configuration, got {text!r}"
+        ) from None
 
 
 @dataclass(frozen=True)

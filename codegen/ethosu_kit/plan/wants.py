@@ -9,7 +9,7 @@ from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
 from ethosu_kit.plan.placer import Want
 from ethosu_kit.plan.regions import const_data_regions, is_external, select
-from ethosu_kit.plan.types import PlanOptions, Role
+from ethosu_kit.plan.types import PlanOptions, Role, indexed_name
 from ethosu_kit.pte.model import MethodInfo, ModelInfo
 from ethosu_kit.selftest.vectors import vectors_size
 
@@ -80,7 +80,7 @@ def input_data_wants(method: MethodInfo, options: PlanOptions, board: Board) -> 
         what = f"{t.dtype}{list(t.shape)}" if t else "?"
         wants.append(
             Want(
-                name=f"input_data_{i}",
+                name=indexed_name(Role.INPUT_DATA, i),
                 role=Role.INPUT_DATA,
                 size=size,
                 align=NPU_ALIGN,

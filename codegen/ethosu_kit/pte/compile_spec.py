@@ -11,12 +11,11 @@ from __future__ import annotations
 
 import re
 
-from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.npu.facts import Accelerator, MemoryMode
 from ethosu_kit.pte._flatbuffer import Malformed
 from ethosu_kit.pte.model import EthosUCompileSpec
 
 ETHOSU_BACKEND_ID = "EthosUBackend"
-_ACCELERATOR = re.compile(r"ethos-u(55|65|85)-\d+")
 _VALUED_FLAGS = (
     "--accelerator-config",
     "--system-config",
@@ -60,8 +59,12 @@ def parse_ethosu_compile_spec(specs: tuple[tuple[str, bytes], ...], what: str) -
     else:
         accelerator = values.get("--accelerator-config", "")
     configured = values.get("--accelerator-config", accelerator)
-    if not _ACCELERATOR.fullmatch(accelerator):
-        raise Malformed(f"{what}: unknown Ethos-U accelerator {accelerator!r} in the compile specs")
+    try:
+        parsed = Accelerator.parse(accelerator)  # once: every later stage gets the typed value
+    except ValueError:
+        raise Malformed(
+            f"{what}: unknown Ethos-U accelerator {accelerator!r} in the compile specs"
+        ) from None
     if configured != accelerator:
         raise Malformed(
             f"{what}: compile spec target {accelerator!r} disagrees with "
@@ -88,7 +91,7 @@ def parse_ethosu_compile_spec(specs: tuple[tuple[str, bytes], ...], what: str) -
                 f"{what}: --arena-cache-size={values['--arena-cache-size']} is not a number"
             ) from None
     return EthosUCompileSpec(
-        accelerator=accelerator,
+        accelerator=parsed,
         system_config=values.get("--system-config", ""),
         memory_mode=mode,
         memory_mode_name=mode_name,

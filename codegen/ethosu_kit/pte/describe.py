@@ -67,7 +67,7 @@ def _delegate_table(m: MethodInfo) -> Table:
             str(i),
             d.backend_id,
             f"{d.processed_bytes:,}",
-            spec.accelerator if spec else "",
+            str(spec.accelerator) if spec else "",
             spec.memory_mode_name if spec else "",
             f"{vela.cmd_bytes:,} ({vela.cop.command_words} words)" if vela else "",
             f"{vela.weight_bytes:,}" if vela else "",

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ethosu_kit.npu.facts import PRODUCT_IDS, VELA_REGION_SCRATCH, MemoryMode
+from ethosu_kit.npu.facts import PRODUCT_IDS, VELA_REGION_SCRATCH, Accelerator, MemoryMode, NpuKind
 
 
 @dataclass(frozen=True)
@@ -121,7 +121,7 @@ class VelaStream:
 class EthosUCompileSpec:
     """What the Ethos-U compile specs say the delegate was compiled for."""
 
-    accelerator: str  # e.g. "ethos-u85-256"
+    accelerator: Accelerator  # e.g. ethos-u85-256, parsed once from the compile specs
     system_config: str  # e.g. "Ethos_U85_SYS_DRAM_Mid"
     memory_mode: MemoryMode
     memory_mode_name: str  # as written, e.g. "Dedicated_Sram_384KB"
@@ -130,13 +130,12 @@ class EthosUCompileSpec:
     arena_cache_size: int | None  # explicit --arena-cache-size, if any
 
     @property
-    def npu_kind(self) -> str:
-        """ "ethos-u55" from "ethos-u55-128"."""
-        return self.accelerator.rsplit("-", 1)[0]
+    def npu_kind(self) -> NpuKind:
+        return self.accelerator.kind
 
     @property
     def macs(self) -> int:
-        return int(self.accelerator.rsplit("-", 1)[1])
+        return self.accelerator.macs
 
 
 @dataclass(frozen=True)
@@ -221,6 +220,8 @@ class ModelInfo:
         d["peak_scratch"] = self.peak_scratch
         for method, m in zip(d["methods"], self.methods, strict=True):
             for dd, delegate in zip(method["delegates"], m.delegates, strict=True):
+                if delegate.ethosu is not None:  # its Vela name, as model_info.json always had
+                    dd["ethosu"]["accelerator"] = str(delegate.ethosu.accelerator)
                 if delegate.vela is not None and dd.get("vela") is not None:
                     dd["vela"]["io_problems"] = list(delegate.vela.io_problems)
         d["cpu_operators"] = list(self.cpu_operators)

@@ -20,13 +20,13 @@ from ethosu_kit.board.model import (
     RegionKind,
     hal_default,
 )
-from ethosu_kit.core import paths
+from ethosu_kit.board.toolchain import Toolchain
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.names import PTE_NAME
 from ethosu_kit.core.text import c_string, cident, comment_safe
 from ethosu_kit.layout.link_layout import FRAGMENT_MARKER, KIT_INFO, VECTORS, LinkLayout
 from ethosu_kit.npu.exit_codes import EXIT_CODES
-from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_ALIGN, Accelerator
+from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_ALIGN, Accelerator, MemoryMode, NpuKind
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 from ethosu_kit.pte.model import ModelInfo
 from ethosu_kit.render.filters import cmake_path
@@ -54,7 +54,7 @@ class GenInfo:
     pte_bytes: int
     board: str
     board_source: str  # kit-relative for built-in boards, else the path given
-    mode: str
+    mode: MemoryMode
     accelerator: str
     kit_cmake_dir: str  # absolute: the default of ETHOSU_KIT_DIR in the project
     board_dir: str  # CMake expression for the board's folder ([port] paths are relative to it)
@@ -117,8 +117,10 @@ def _board_dir_expr(board: Board, root: Path) -> str:
         return cmake_path(folder.as_posix())
 
 
-def gen_info(plan: MemoryPlan, pte_bytes: bytes) -> GenInfo:
-    root = paths.kit_root().resolve()
+def gen_info(plan: MemoryPlan, pte_bytes: bytes, kit_dir: Path) -> GenInfo:
+    """`kit_dir`: the kit's root (core.paths.kit_root(), resolved), passed in by the
+    caller so that rendering does not look for the kit on disk."""
+    root = kit_dir
     sha = hashlib.sha256(pte_bytes).hexdigest()
     return GenInfo(
         generator=GENERATOR,
@@ -128,9 +130,9 @@ def gen_info(plan: MemoryPlan, pte_bytes: bytes) -> GenInfo:
         pte_bytes=len(pte_bytes),
         board=plan.board.name,
         board_source=_display_path(plan.board.source, root),
-        mode=plan.mode.value,
-        accelerator=plan.accelerator,
-        kit_cmake_dir=paths.cmake_dir().resolve().as_posix(),
+        mode=plan.mode,
+        accelerator=plan.accelerator_name,
+        kit_cmake_dir=(kit_dir / "cmake").as_posix(),
         board_dir=_board_dir_expr(plan.board, root),
     )
 
@@ -165,15 +167,15 @@ def _npu_target(plan: MemoryPlan) -> tuple[str, int, ModeRegisters]:
     """
     board = plan.board
     mode = plan.mode.value
-    accel = Accelerator.parse(plan.accelerator)
+    accel = plan.accelerator
     if accel is None:
         for candidate in board.npu.kinds:
             if (candidate, mode) in board.npu.registers and board.npu.macs.get(candidate):
-                accel = Accelerator(candidate, max(board.npu.macs[candidate]))
+                accel = Accelerator(NpuKind(candidate), max(board.npu.macs[candidate]))
                 break
     regs = board.npu.registers.get((accel.kind, mode)) if accel else None
     if regs is None or accel is None:
-        kind = accel.kind if accel else plan.accelerator
+        kind = accel.kind if accel else plan.accelerator_name
         # The planner refuses such pairs; reaching here is a contract break, not user input.
         raise KitError(
             f"{board.source}: no NPU register values for {kind} in {mode}",
@@ -238,9 +240,5 @@ def template_context(
         "glue_macros": _glue_macros(board),
         "hal": [HalChoice(hook, hal_default(board, hook.name)) for hook in HOOKS],
         "pte_name": PTE_NAME,
-        "toolchains": (
-            ("gcc", "arm-none-eabi-gcc.cmake", "GNU Arm Embedded GCC (arm-none-eabi)"),
-            ("clang", "clang.cmake", "LLVM clang + lld, arm-none-eabi newlib"),
-            ("armclang", "armclang.cmake", "Arm Compiler 6 (armclang + armlink, scatter file)"),
-        ),
+        "toolchains": tuple((t.value, t.cmake_file, t.description) for t in Toolchain),
     }

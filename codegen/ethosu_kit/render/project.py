@@ -1,8 +1,10 @@
 """Stage 3: render the generated firmware project from the memory plan.
 
-`render_project(model, plan, pte_bytes)` is a pure function: it returns every file of
-the project (relative path -> bytes) and writes nothing; `ethosu_kit.core.writer` is the
-only writer. The only I/O here is loading the jinja2 templates (ours in
+`render_project(model, plan, pte_bytes, kit_dir=)` is a pure function: it returns every
+file of the project (relative path -> bytes) and writes nothing; `ethosu_kit.core.writer`
+is the only writer. Where the kit is installed comes in as `kit_dir` (the pipeline
+passes core.paths.kit_root()), so the output depends on its inputs only. The only I/O
+here is loading the jinja2 templates (ours in
 `codegen/ethosu_kit/render/templates/`, the linker templates in the kit's `linker/`).
 
 Every text file starts with the shared header comment (`templates/_header.j2`): it
@@ -15,12 +17,23 @@ from __future__ import annotations
 
 import json
 from collections.abc import Mapping
+from pathlib import Path
 from typing import Any
 
 import jinja2
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.names import PTE_NAME, SELFTEST_VECTORS, input_data_file
+from ethosu_kit.core.names import (
+    MODEL_INFO_JSON,
+    PLAN_JSON,
+    PTE_NAME,
+    REPORT_JSON,
+    REPORT_TXT,
+    SELFTEST_HEADER,
+    SELFTEST_VECTORS,
+    generated,
+    input_data_file,
+)
 from ethosu_kit.layout.link_layout import (
     link_layout,
 )
@@ -40,27 +53,27 @@ from ethosu_kit.selftest.vectors import SelftestVectors
 # Linker templates (the kit's linker/ folder), all rendered from the link layout: the
 # whole-image script and scatter file, and the fragments for a team's own linker script.
 LINKER_TEMPLATES: dict[str, str] = {
-    "generated/linker.ld": "gnu_ld.ld.j2",
-    "generated/scatter.sct": "armclang.sct.j2",
-    "generated/kit_sections.ld": "kit_sections.ld.j2",
-    "generated/kit_sections.sct": "kit_sections.sct.j2",
-    "generated/kit_check.ld": "kit_check.ld.j2",
+    generated("linker.ld"): "gnu_ld.ld.j2",
+    generated("scatter.sct"): "armclang.sct.j2",
+    generated("kit_sections.ld"): "kit_sections.ld.j2",
+    generated("kit_sections.sct"): "kit_sections.sct.j2",
+    generated("kit_check.ld"): "kit_check.ld.j2",
 }
 
 # (output path, template, comment style) for the files rendered from our templates.
 _PROJECT_TEMPLATES: tuple[tuple[str, str, str], ...] = (
     ("CMakeLists.txt", "CMakeLists.txt.j2", "hash"),
     ("CMakePresets.json", "CMakePresets.json.j2", "none"),
-    ("generated/kit_network.S", "kit_network.S.j2", "c"),
-    ("generated/kit_model.h", "kit_model.h.j2", "c"),
-    ("generated/kit_memory_config.h", "kit_memory_config.h.j2", "c"),
-    ("generated/kit_board_config.h", "kit_board_config.h.j2", "c"),
-    ("generated/kit_buffers.c", "kit_buffers.c.j2", "c"),
-    ("generated/kit_sections.h", "kit_sections.h.j2", "c"),
-    ("generated/kit_regions.h", "kit_regions.h.j2", "c"),
-    ("generated/kit_exit_codes.h", "kit_exit_codes.h.j2", "c"),
-    ("generated/kit_board.cmake", "kit_board.cmake.j2", "hash"),
-    ("generated/kit_operators.txt", "kit_operators.txt.j2", "hash"),
+    (generated("kit_network.S"), "kit_network.S.j2", "c"),
+    (generated("kit_model.h"), "kit_model.h.j2", "c"),
+    (generated("kit_memory_config.h"), "kit_memory_config.h.j2", "c"),
+    (generated("kit_board_config.h"), "kit_board_config.h.j2", "c"),
+    (generated("kit_buffers.c"), "kit_buffers.c.j2", "c"),
+    (generated("kit_sections.h"), "kit_sections.h.j2", "c"),
+    (generated("kit_regions.h"), "kit_regions.h.j2", "c"),
+    (generated("kit_exit_codes.h"), "kit_exit_codes.h.j2", "c"),
+    (generated("kit_board.cmake"), "kit_board.cmake.j2", "hash"),
+    (generated("kit_operators.txt"), "kit_operators.txt.j2", "hash"),
 )
 
 
@@ -86,8 +99,8 @@ def _ensure_header(text: str, style: str, gen: GenInfo) -> str:
 
 
 _SELFTEST_TEMPLATES: tuple[tuple[str, str], ...] = (
-    ("generated/kit_selftest.h", "kit_selftest.h.j2"),
-    ("generated/kit_selftest_vectors.S", "kit_selftest_vectors.S.j2"),
+    (generated(SELFTEST_HEADER), "kit_selftest.h.j2"),
+    (generated("kit_selftest_vectors.S"), "kit_selftest_vectors.S.j2"),
 )
 
 
@@ -122,7 +135,7 @@ def _selftest_files(
         out: _ensure_header(env.get_template(name).render(ctx), "c", gen).encode()
         for out, name in _SELFTEST_TEMPLATES
     }
-    files[f"generated/{SELFTEST_VECTORS}"] = selftest.blob
+    files[generated(SELFTEST_VECTORS)] = selftest.blob
     return files
 
 
@@ -134,7 +147,7 @@ def _input_data_files(
     gen: GenInfo,
 ) -> dict[str, bytes]:
     """generated/kit_input_data.{h,S} and one .bin per compiled-in input (gen --inputs)."""
-    placed = {int(b.name.rsplit("_", 1)[1]): b for b in plan.by_role(Role.INPUT_DATA)}
+    placed = {b.index: b for b in plan.by_role(Role.INPUT_DATA) if b.index is not None}
     if not placed:
         return {}
     data = input_data or {}
@@ -149,11 +162,11 @@ def _input_data_files(
                 f"but {'no' if blob is None else f'{len(blob)} B of'} data was given"
             )
         rows.append({"index": i, "view": views[b.name], "file": input_data_file(i)})
-        files[f"generated/{input_data_file(i)}"] = blob
+        files[generated(input_data_file(i))] = blob
     ctx = {**context, "input_views": rows}
     for out, name in (
-        ("generated/kit_input_data.h", "kit_input_data.h.j2"),
-        ("generated/kit_input_data.S", "kit_input_data.S.j2"),
+        (generated("kit_input_data.h"), "kit_input_data.h.j2"),
+        (generated("kit_input_data.S"), "kit_input_data.S.j2"),
     ):
         files[out] = _ensure_header(env.get_template(name).render(ctx), "c", gen).encode()
     return files
@@ -165,13 +178,18 @@ def render_project(
     pte_bytes: bytes,
     selftest: SelftestVectors | None = None,
     input_data: Mapping[int, bytes] | None = None,
+    *,
+    kit_dir: Path,
 ) -> dict[str, bytes]:
     """Every file of the generated project, relative path -> contents. Writes nothing.
 
+    `kit_dir`: the kit's root folder (core.paths.kit_root().resolve(), from the caller):
+    the project's default ETHOSU_KIT_DIR is its cmake/ folder, and built-in board
+    folders are named relative to it.
     `selftest`: the NPU self-test's vectors, needed when the plan places them (app selftest).
     `input_data`: raw bytes per compiled-in input index, needed when the plan places them.
     """
-    gen = gen_info(plan, pte_bytes)
+    gen = gen_info(plan, pte_bytes, kit_dir)
     if plan.model_sha256 and plan.model_sha256 != gen.pte_sha256:
         raise KitError(
             f"{plan.model_path}: the plan was made for sha256 {plan.model_sha256[:12]}…, "
@@ -186,10 +204,10 @@ def render_project(
         files[out] = _ensure_header(text, style, gen).encode()
     for out, name in LINKER_TEMPLATES.items():
         # kit_sections.sct goes through the C preprocessor: C comments there
-        style = "semicolon" if out == "generated/scatter.sct" else "c"
+        style = "semicolon" if out == generated("scatter.sct") else "c"
         text = env.get_template(name).render(context)
         files[out] = _ensure_header(text, style, gen).encode()
-    files[f"generated/{PTE_NAME}"] = bytes(pte_bytes)
+    files[generated(PTE_NAME)] = bytes(pte_bytes)
     files.update(_selftest_files(env, context, plan, selftest, gen))
     files.update(_input_data_files(env, context, plan, input_data, gen))
     files.update(_data_files(model, plan, gen))
@@ -199,8 +217,8 @@ def render_project(
 def _data_files(model: ModelInfo, plan: MemoryPlan, gen: GenInfo) -> dict[str, bytes]:
     """The plan, the report and the model info, as the other stages produce them."""
     return {
-        "memory_plan.json": plan.to_json().encode(),
-        "memory_report.txt": (_comment("hash", gen.header_lines) + report_text(plan)).encode(),
-        "memory_report.json": (json.dumps(report_json(plan), indent=2) + "\n").encode(),
-        "model_info.json": (json.dumps(model.to_dict(), indent=2) + "\n").encode(),
+        PLAN_JSON: plan.to_json().encode(),
+        REPORT_TXT: (_comment("hash", gen.header_lines) + report_text(plan)).encode(),
+        REPORT_JSON: (json.dumps(report_json(plan), indent=2) + "\n").encode(),
+        MODEL_INFO_JSON: (json.dumps(model.to_dict(), indent=2) + "\n").encode(),
     }

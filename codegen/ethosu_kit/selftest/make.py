@@ -22,7 +22,7 @@ from typing import TYPE_CHECKING, Any
 import numpy as np
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.names import SELFTEST_VECTORS
+from ethosu_kit.core.files import MAX_INPUT, MAX_PLAN, read_bytes, read_text
 from ethosu_kit.inputs.arrays import load_arrays
 from ethosu_kit.pte import read_vela_streams
 from ethosu_kit.selftest.vectors import SelftestVectors, layout, vectors_size
@@ -153,16 +153,17 @@ def make_vectors(
     return SelftestVectors(delegates, bytes(blob), said)
 
 
-def project_vectors(project: Path, pte: Path) -> SelftestVectors:
-    """The vectors a generated self-test project already has (to re-render it unchanged)."""
-    blob_path = project / "generated" / SELFTEST_VECTORS
-    header = project / "generated" / "kit_selftest.h"
+def project_vectors(project: Path, blob_path: Path, header: Path, pte: Path) -> SelftestVectors:
+    """The vectors a generated self-test project already has (to re-render it unchanged):
+    `blob_path` and `header`, its generated vectors and kit_selftest.h (ProjectDir's)."""
     if not blob_path.is_file() or not header.is_file():
         raise KitError(
             f"{project}: the plan has self-test vectors but {blob_path.name} or "
             f"{header.name} is missing",
             hint="generate the project again with --app selftest",
         )
-    found = re.search(r'^#define KIT_SELFTEST_VECTORS_SOURCE "(.*)"$', header.read_text(), re.M)
+    found = re.search(
+        r'^#define KIT_SELFTEST_VECTORS_SOURCE "(.*)"$', read_text(header, MAX_PLAN), re.M
+    )
     source = found.group(1).replace('\\"', '"') if found else blob_path.name
-    return SelftestVectors(layout(read_vela_streams(pte)), blob_path.read_bytes(), source)
+    return SelftestVectors(layout(read_vela_streams(pte)), read_bytes(blob_path, MAX_INPUT), source)

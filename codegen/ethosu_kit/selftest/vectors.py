@@ -13,14 +13,16 @@ from typing import TYPE_CHECKING
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.sizes import align_up
-from ethosu_kit.npu.facts import VELA_REGION_SCRATCH
+from ethosu_kit.npu.facts import NPU_ALIGN, VELA_REGION_SCRATCH
 
 if TYPE_CHECKING:
     from ethosu_kit.pte import VelaBlocks
     from ethosu_kit.pte.model import ModelInfo, VelaTensor
 
 
-VECTOR_ALIGN = 16  # every vector starts 16-byte aligned (the copy loops take words)
+# every vector starts NPU-aligned: it is copied into the scratch the NPU reads (and the
+# copy loops take words)
+VECTOR_ALIGN = NPU_ALIGN
 
 
 def _align(n: int) -> int:

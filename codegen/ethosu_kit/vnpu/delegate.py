@@ -14,7 +14,7 @@ import numpy as np
 import numpy.typing as npt
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.npu.facts import VELA_REGION_SCRATCH
+from ethosu_kit.npu.facts import NPU_ALIGN, VELA_REGION_SCRATCH
 from ethosu_kit.pte.vela_config import fast_scratch_size
 from ethosu_kit.vnpu.npu import Job, VirtualNpu, aligned_bytes
 
@@ -127,8 +127,9 @@ def _plan(blocks: VelaBlocks, npu: VirtualNpu, fast_scratch_size: int) -> _Plan:
                 f"delegate input {i} lives in region {t.region}; "
                 "only region 1 (scratch) is supported"
             )
-    weights = aligned_bytes(max(len(blocks.weight_data), 16))
-    scratch = aligned_bytes(max(blocks.scratch_size, 16))
+    # never empty: a region's base must be a real NPU_ALIGN-aligned address
+    weights = aligned_bytes(max(len(blocks.weight_data), NPU_ALIGN))
+    scratch = aligned_bytes(max(blocks.scratch_size, NPU_ALIGN))
     regions = [weights, scratch]
     if fast_scratch_size > 0:
         regions.append(aligned_bytes(fast_scratch_size))

@@ -12,11 +12,11 @@ import numpy as np
 import numpy.typing as npt
 
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.npu.facts import NPU_ALIGN
 from ethosu_kit.vnpu.build import library_path
 
 U55_128_CONFIG = 0x00001807
 U55_ID = 0x10066001
-ALIGN = 16
 
 
 # the library keeps the pointer ethosu_virtual_set_workspace gets: keep its array alive
@@ -118,8 +118,8 @@ def _lib() -> ctypes.CDLL:
 
 def aligned_bytes(size: int, data: bytes | None = None) -> npt.NDArray[np.uint8]:
     """A zeroed uint8 array of `size` bytes whose address is 16-byte aligned (as the NPU needs)."""
-    raw = np.zeros(size + ALIGN, dtype=np.uint8)
-    start = (-raw.ctypes.data) % ALIGN
+    raw = np.zeros(size + NPU_ALIGN, dtype=np.uint8)
+    start = (-raw.ctypes.data) % NPU_ALIGN
     buf = raw[start : start + size]
     if data is not None:
         buf[: len(data)] = np.frombuffer(data, dtype=np.uint8)

@@ -16,16 +16,20 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from ethosu_kit.board.draft.xml_bounds import scan
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.core.files import MAX_DEVICE_FILE, read_bytes
+from ethosu_kit.npu.facts import NPU_MACS, PRODUCT_IDS
 
 SECURE_BIT = 1 << 28  # Armv8-M SoCs alias secure peripherals at non-secure + 0x10000000
 _MARK = "S|NS|SEC|NSEC|SECURE|NONSECURE"  # how vendors mark an alias: UART0_S, NS_UART0
-_ALIAS_RE = re.compile(rf"^(?:({_MARK})_)?(.+?)(?:_({_MARK}))?$")
+_ALIAS_RE = re.compile(rf"(?:({_MARK})_)?(.+?)(?:_({_MARK}))?", re.DOTALL)
 _NPU_RE = re.compile(r"ETHOS|NPU")
 _NOT_NPU_RE = re.compile(r"TIMING|(^|_)TA\d*$|ADAPTER")
 _NPU_DESC_RE = re.compile(r"ethos-?u", re.IGNORECASE)
 _UART_RE = re.compile(r"UART|USART|SERIAL")
+_ID_CONFIG_RE = re.compile(r"(?:^|_)(ID|CONFIG)$")  # NPU85_ID, NPUHP_CONFIG; not QCONFIG
+_NPU_REG_RE = re.compile(r"^(?:NPU|ETHOSU?)[-_]?(55|65|85)_")  # NPU85_ID: a U85's block
 # register names (without a leading "UART") that identify a UART the kit has a driver for
 UART_SIGNATURES: dict[str, frozenset[str]] = {
     "cmsdk-apb": frozenset({"DATA", "STATE", "CTRL", "BAUDDIV"}),
@@ -44,6 +48,7 @@ class SvdPeripheral:
     registers: frozenset[str]
     description: str
     names: tuple[str, ...]  # the SVD's own peripheral names behind this one
+    resets: tuple[tuple[str, int], ...] = ()  # (register name, <resetValue>), upper case
 
 
 @dataclass(frozen=True)
@@ -74,15 +79,22 @@ class _Raw:
     registers: frozenset[str]
     description: str
     protection: str | None  # "s", "n", "p" or None
+    resets: tuple[tuple[str, int], ...] = ()
 
 
-def _registers(p: Any) -> frozenset[str]:
+def _registers(p: Any) -> tuple[frozenset[str], tuple[tuple[str, int], ...]]:
+    """The register names, and the reset values of those the NPU pick reads (ID, CONFIG)."""
     names: set[str] = set()
+    resets: list[tuple[str, int]] = []
     for r in p.registers or ():
         for one in getattr(r, "registers", None) or [r]:  # register arrays expand
             if getattr(one, "name", None):
-                names.add(str(one.name).upper())
-    return frozenset(names)
+                name = str(one.name).upper()
+                names.add(name)
+                reset = getattr(one, "reset_value", None)
+                if isinstance(reset, int) and _ID_CONFIG_RE.search(name):
+                    resets.append((name, reset))
+    return frozenset(names), tuple(resets)
 
 
 def load_svd(path: Path) -> SvdDevice:
@@ -95,8 +107,11 @@ def load_svd(path: Path) -> SvdDevice:
             "reading an SVD needs cmsis-svd, which is not installed",
             hint="pip install 'ethosu-porting-kit[pack]' (or: pip install cmsis-svd)",
         ) from None
+    scan(data, path)  # depth, <dim> and counts bounded before cmsis-svd expands anything
     # no entity expansion, no DTD, no network: an SVD is plain elements
-    xml_parser = etree.XMLParser(resolve_entities=False, load_dtd=False, no_network=True)
+    xml_parser = etree.XMLParser(
+        resolve_entities=False, load_dtd=False, no_network=True, huge_tree=False
+    )
     try:
         root = etree.fromstring(data, xml_parser)
     except etree.XMLSyntaxError as exc:
@@ -120,8 +135,13 @@ def load_svd(path: Path) -> SvdDevice:
         for p in getattr(entry, "peripherals", None) or [entry]:  # peripheral arrays expand
             if p.name is None:
                 continue
+            if not str(p.name).isprintable() or not str(p.name).strip():
+                raise BoardError(
+                    f"{path}: <peripheral> name {str(p.name)[:60]!r} is not one line of text"
+                )
             if p.base_address is None:
                 raise BoardError(f"{path}: <peripheral> {p.name}: no <baseAddress>")
+            registers, resets = _registers(p)
             raws.append(
                 _Raw(
                     name=str(p.name),
@@ -129,7 +149,8 @@ def load_svd(path: Path) -> SvdDevice:
                     irq=next(
                         (int(i.value) for i in p.interrupts or () if i.value is not None), None
                     ),
-                    registers=_registers(p),
+                    registers=registers,
+                    resets=resets,
                     description=" ".join(str(p.description or "").split()),
                     protection=getattr(p.protection, "value", None),
                 )
@@ -152,8 +173,9 @@ def load_svd(path: Path) -> SvdDevice:
 
 def _alias(name: str) -> tuple[str, str | None]:
     """("UART0", "s") for UART0_S, ("UART0", "n") for NS_UART0, ("UART0", None) for UART0."""
-    m = _ALIAS_RE.match(name.upper())
-    assert m is not None  # the pattern matches any non-empty name
+    m = _ALIAS_RE.fullmatch(name.upper())
+    if m is None:  # an empty name: load_svd lets none through
+        return name.upper(), None
     marker = m.group(1) or m.group(3)
     if marker is None:
         return m.group(2), None
@@ -164,7 +186,9 @@ def _merge(svd: SvdDevice, group: str, members: list[_Raw], secure: bool) -> Svd
     """One peripheral from its aliases: the secure one as `base` when the firmware runs secure."""
     if len(members) == 1:
         m = members[0]
-        return SvdPeripheral(group, m.base, None, m.irq, m.registers, m.description, (m.name,))
+        return SvdPeripheral(
+            group, m.base, None, m.irq, m.registers, m.description, (m.name,), m.resets
+        )
     if len(members) != 2:
         names = ", ".join(m.name for m in members)
         raise BoardError(
@@ -198,6 +222,7 @@ def _merge(svd: SvdDevice, group: str, members: list[_Raw], secure: bool) -> Svd
         s.registers | n.registers,
         s.description or n.description,
         (first.name, other.name),
+        s.resets or n.resets,
     )
 
 
@@ -222,6 +247,15 @@ def _named(svd: SvdDevice, name: str, role: str, option: str, candidates: list[s
     )
 
 
+def _what(r: _Raw) -> str:
+    """ "ethos-u85-256", "ethos-u55" or "unknown kind": for a choice between two NPUs."""
+    facts = npu_facts(SvdPeripheral(r.name, r.base, None, r.irq, r.registers, r.description,
+                                    (r.name,), r.resets))  # fmt: skip
+    if facts.kind is None:
+        return "kind unknown"
+    return facts.kind + (f"-{facts.macs}" if facts.macs else "")
+
+
 def _pick(  # noqa: PLR0917 - one private helper for both roles
     svd: SvdDevice, role: str, option: str, found: list[_Raw], name: str | None, secure: bool
 ) -> SvdPeripheral | None:
@@ -235,8 +269,9 @@ def _pick(  # noqa: PLR0917 - one private helper for both roles
     if len(groups) > 1:
         names = sorted(groups)
         first = next((n for n in names if n.endswith("0")), names[0])  # UART0 before LPUART3
+        listed = [f"{n} ({_what(groups[n][0])})" if role == "NPU" else n for n in names]
         raise BoardError(
-            f"{svd.source}: {len(names)} peripherals could be the {role}: {', '.join(names)}",
+            f"{svd.source}: {len(names)} peripherals could be the {role}: {', '.join(listed)}",
             hint=f"name the one to use, e.g. {option} {first}",
         )
     group, members = next(iter(groups.items()))
@@ -275,7 +310,54 @@ def uart_kind(p: SvdPeripheral) -> str | None:
     return None
 
 
+def _reset(p: SvdPeripheral, register: str) -> int | None:
+    """The one reset value the peripheral's `register` (ID or CONFIG) has, else None."""
+    values = set()
+    for name, value in p.resets:
+        m = _ID_CONFIG_RE.search(name)
+        if m is not None and m.group(1) == register:
+            values.add(value)
+    return values.pop() if len(values) == 1 else None
+
+
+@dataclass(frozen=True)
+class NpuFacts:
+    """What an SVD says about its Ethos-U; each fact None when it does not say."""
+
+    kind: str | None
+    macs: int | None
+    why: str  # where the kind came from, for the board's comment
+
+
+def npu_facts(p: SvdPeripheral) -> NpuFacts:
+    """The product and MAC count from the reset values of CONFIG (bits 31:28: the product,
+    3:0: log2 of the MACs per cycle) and ID (bits 31:28: the architecture's major version,
+    2 on an Ethos-U85 only), then from register block names (NPU85_ID) and the
+    peripheral's name and description ("Ethos-U55")."""
+    config, ident = _reset(p, "CONFIG"), _reset(p, "ID")
+    kind: str | None = None
+    why = ""
+    if config is not None and (config >> 28) in PRODUCT_IDS:
+        kind, why = str(PRODUCT_IDS[config >> 28]), f"CONFIG reset value 0x{config:08x}"
+    elif ident is not None and ident >> 28 == 2:
+        kind, why = "ethos-u85", f"ID reset value 0x{ident:08x} (architecture 2)"
+    if kind is None:
+        blocks = {m.group(1) for n in p.registers if (m := _NPU_REG_RE.match(n))}
+        if len(blocks) == 1:
+            kind = f"ethos-u{blocks.pop()}"
+            why = "its register names"
+    if kind is None:
+        text = f"{' '.join(p.names)} {p.description}"
+        m = re.search(r"U[-_ ]?(55|65|85)", text, re.IGNORECASE)
+        if m:
+            kind, why = f"ethos-u{m.group(1)}", "its name or description"
+    macs = None
+    if kind is not None and config is not None and (config >> 28) in PRODUCT_IDS:
+        n = 1 << (config & 0xF)
+        macs = n if n in NPU_MACS[kind] else None
+    return NpuFacts(kind, macs, why)
+
+
 def npu_kind(p: SvdPeripheral) -> str | None:
-    """ "ethos-u55" / "ethos-u65" / "ethos-u85" when the name or description says which."""
-    m = re.search(r"U[-_ ]?(55|65|85)", f"{' '.join(p.names)} {p.description}", re.IGNORECASE)
-    return f"ethos-u{m.group(1)}" if m else None
+    """ "ethos-u55" / "ethos-u65" / "ethos-u85" when the SVD says which (`npu_facts`)."""
+    return npu_facts(p).kind

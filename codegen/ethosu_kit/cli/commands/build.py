@@ -5,18 +5,21 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from ethosu_kit.firmware.build import TOOLCHAINS
+from ethosu_kit.board.toolchain import TOOLCHAINS, Toolchain
 from ethosu_kit.firmware.pipeline import NPU_LIBRARIES, build_firmware
+from ethosu_kit.plan.apps import App
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("project", type=Path, help="folder made by gen-firmware")
     parser.add_argument(
         "--app",
-        default="bringup",
+        default=App.BRINGUP.value,
         help="bringup, executor_runner, selftest or a folder of app sources (default: bringup)",
     )
-    parser.add_argument("--toolchain", choices=TOOLCHAINS, default="gcc", help="preset")
+    parser.add_argument(
+        "--toolchain", choices=TOOLCHAINS, default=Toolchain.GCC.value, help="preset"
+    )
     parser.add_argument(
         "--npu",
         choices=NPU_LIBRARIES,

@@ -14,21 +14,23 @@ from pathlib import Path
 from rich.console import Console
 from rich.markup import escape
 
+from ethosu_kit.board.toolchain import MEASURE_TOOLCHAINS, Toolchain
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.sizes import parse_size
 from ethosu_kit.core.text import printable
 from ethosu_kit.firmware.pipeline import (
     APPS,
     AUTO,
-    MEASURE_TOOLCHAINS,
     NPU_LIBRARIES,
     Generated,
     GenRequest,
     generate_project,
     size_problem,
 )
-from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.npu.facts import MemoryMode, mode_names
+from ethosu_kit.plan.apps import App
 from ethosu_kit.plan.report import report_text
+from ethosu_kit.plan.types import NpuLibrary
 
 
 def size_arg(text: str) -> int:
@@ -87,8 +89,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--mode",
-        help="Sram_Only, Shared_Sram or Dedicated_Sram (default: the mode the pte was "
-        "compiled for)",
+        help=f"{mode_names()} (default: the mode the pte was compiled for)",
     )
     parser.add_argument(
         "--fast-scratch",
@@ -120,14 +121,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--toolchain",
-        default="gcc",
+        default=Toolchain.GCC.value,
         choices=MEASURE_TOOLCHAINS,
         help="the compiler of the build that --stack/--heap/--method-pool auto measure "
         "(default gcc): their frames differ, size for the one you build with",
     )
     parser.add_argument(
         "--app",
-        default="executor_runner",
+        default=App.EXECUTOR_RUNNER.value,
         choices=APPS,
         help="the app the plan holds buffers for and CMake builds by default (selftest: "
         "the NPU self-test's vectors, none of the runner's pools; docs/apps.md)",
@@ -152,7 +153,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--npu",
-        default="driver",
+        default=NpuLibrary.DRIVER.value,
         choices=NPU_LIBRARIES,
         help="the NPU library CMake links by default: the Ethos-U core driver, the kit's "
         "virtual NPU (its working memory is then measured on the host and planned), or none",
@@ -179,7 +180,7 @@ def _mode(text: str | None) -> MemoryMode | None:
     except ValueError:
         raise KitError(
             f"--mode {text!r} is not a memory mode",
-            hint="use Sram_Only, Shared_Sram or Dedicated_Sram",
+            hint=f"use {mode_names()}",
         ) from None
 
 
@@ -221,7 +222,7 @@ def _print_summary(generated: Generated) -> None:
     model, plan, result = generated.model, generated.plan, generated.result
     console = Console(highlight=False, soft_wrap=True)  # the report's lines are its own
     spec = model.compile_spec
-    target = spec.accelerator if spec else "CPU only"
+    target = str(spec.accelerator) if spec else "CPU only"
     console.print(
         f"[bold]{escape(printable(Path(model.path).name))}[/]: {model.file_bytes} bytes, {target}, "
         f"{len(model.ethosu_delegates)} Ethos-U delegate(s), "

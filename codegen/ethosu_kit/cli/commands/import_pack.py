@@ -24,7 +24,7 @@ from ethosu_kit.cli.commands.boards import checked_defaults
 from ethosu_kit.cli.commands.new_board import number
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.core.writer import write_file_atomic
-from ethosu_kit.npu.facts import NPU_MACS
+from ethosu_kit.npu.facts import NPU_MACS, NpuKind
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -33,9 +33,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--processor", help="Pname of the core, on a multi-core device")
     parser.add_argument("-o", "--output", type=Path, required=True, help="board.toml to write")
     parser.add_argument("--name", help="board name (default: from the device name)")
-    parser.add_argument(
-        "--npu", choices=("ethos-u55", "ethos-u65", "ethos-u85"), help="the SoC's Ethos-U"
-    )
+    parser.add_argument("--npu", choices=[k.value for k in NpuKind], help="the SoC's Ethos-U")
     parser.add_argument(
         "--macs", type=int, action="append", help="MAC configuration (repeat for several)"
     )

@@ -10,6 +10,7 @@ import argparse
 from pathlib import Path
 
 from ethosu_kit.aot.write import example_target, write_example
+from ethosu_kit.npu.facts import MemoryMode
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -22,7 +23,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
     parser.add_argument(
         "--memory-mode",
-        help="Vela memory mode: Sram_Only, Shared_Sram, Dedicated_Sram, Dedicated_Sram_384KB "
+        help=f"Vela memory mode: {', '.join(MemoryMode)}, Dedicated_Sram_384KB "
         "(default: ExecuTorch's for the accelerator)",
     )
     parser.add_argument(

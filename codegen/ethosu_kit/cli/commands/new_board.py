@@ -7,7 +7,7 @@ import re
 from dataclasses import fields
 from pathlib import Path
 
-from ethosu_kit.board.draft.cmsis_pack import load_device
+from ethosu_kit.board.draft.cmsis_pack import load_device, pack_svd
 from ethosu_kit.board.draft.new_board import (
     Choices,
     apply_choices,
@@ -113,12 +113,8 @@ def run(args: argparse.Namespace) -> int:
         device = load_device(args.pack, args.device, args.processor)
         draft = draft_from_pack(device, args.pack, args.name, args.security)
         if svd_path is None and device.svd:
-            named = args.pack.parent / device.svd
-            if named.is_file():
-                svd_path = named
-                notes.append(f"SVD: {named} (named by the pack)")
-            else:
-                notes.append(f"the pack names the SVD {device.svd}; not found next to the .pdsc")
+            svd_path, note = pack_svd(args.pack, device.svd)  # only inside the pack's folder
+            notes.append(note)
     if svd_path is not None:
         apply_svd(draft, load_svd(svd_path), choices)
     elif args.npu_peripheral or args.console_peripheral:

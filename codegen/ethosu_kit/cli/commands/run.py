@@ -1,8 +1,10 @@
 """`ethosu-kit run fw.elf`: run a kit image on the emulator its board's data names.
 
 QEMU for a board with a `[qemu]` machine, an Arm FVP for a board with an `[fvp]` model
-when one is found. The UART is shown as it comes; the exit code is the firmware's.
-See docs/running.md.
+when one is found. The UART is shown as it comes; the exit code is the firmware's, and
+run's own failures have codes of their own (64..78, npu.exit_codes.RUN_TOOL_EXIT_CODES):
+a KitError's CLI code (2, 3, 4) would read as the firmware's PROGRAM_LOAD, METHOD_LOAD,
+INPUTS. See docs/running.md.
 """
 
 from __future__ import annotations
@@ -14,13 +16,14 @@ import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import MAX_TIMEOUT
 from ethosu_kit.firmware import host_io
 from ethosu_kit.firmware.image import identify
 from ethosu_kit.firmware.run import EMULATORS, choose_emulator, require_host_io, run_firmware
 from ethosu_kit.inputs.arrays import check_output_path, save_npz
 from ethosu_kit.inputs.prepare import prepare_inputs
-from ethosu_kit.npu.exit_codes import describe
+from ethosu_kit.npu.exit_codes import FIRMWARE_MAX, RUN_TOOL, describe
 
 if TYPE_CHECKING:
     from ethosu_kit.firmware.image import KitImage
@@ -39,6 +42,7 @@ def _seconds(text: str) -> float:
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
+    parser.usage_exit = RUN_TOOL["USAGE"]  # type: ignore[attr-defined]  # cli.app._Parser
     parser.add_argument("elf", type=Path, help="the firmware ELF (from ethosu-kit build)")
     parser.add_argument(
         "--timeout",
@@ -88,6 +92,24 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
+    """The firmware's exit code; a failure of run's own raises with a code of run's range."""
+    try:
+        return _run(args)
+    except KitError as exc:
+        if exc.exit_code <= FIRMWARE_MAX:  # the CLI's 2/3/4; signals (128 + N) stay
+            exc.exit_code = RUN_TOOL["REFUSED"]
+        raise
+    except OSError as exc:
+        if exc.filename is None:
+            raise
+        # as cli.app words it, with run's code for it
+        where = str(exc.filename) + (f" -> {exc.filename2}" if exc.filename2 else "")
+        error = KitError(f"{where}: {exc.strerror or exc}")
+        error.exit_code = RUN_TOOL["IO"]
+        raise error from exc
+
+
+def _run(args: argparse.Namespace) -> int:
     image = identify(args.elf, args.plan)
     asked = [
         flag
@@ -110,7 +132,11 @@ def run(args: argparse.Namespace) -> int:
         )  # fmt: skip
         code = result.exit_code if result.exit_code is not None else 1
         if code == 0:
-            io.collect(workdir)
+            try:
+                io.collect(workdir)
+            except KitError as exc:  # the firmware passed: what it wrote is at fault
+                exc.exit_code = RUN_TOOL["OUTPUTS"]
+                raise
 
     print(
         f"ethosu-kit run: exit code {describe(code)} after {result.seconds:.2f} s",
