@@ -116,9 +116,18 @@ function(_ethosu_kit_virtual_workspace target gen)
   if(ETHOSU_VIRTUAL_WORKSPACE_SIZE)
     target_compile_definitions(${target} PRIVATE
       KIT_VNPU_WORKSPACE_LIMIT=${ETHOSU_VIRTUAL_WORKSPACE_SIZE})
-  else()
-    target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_WORKSPACE_SIZE=64)
+    # the library's own CMakeLists sizes its static array with the same variable: here the
+    # glue hands the plan's buffer, so that array would be a second copy of the workspace
+    # (and may not fit where .bss goes)
+    foreach(prop COMPILE_DEFINITIONS INTERFACE_COMPILE_DEFINITIONS)
+      get_target_property(_defs ethosu_virtual ${prop})
+      if(_defs)
+        list(FILTER _defs EXCLUDE REGEX "^ETHOSU_VIRTUAL_WORKSPACE_SIZE=")
+        set_target_properties(ethosu_virtual PROPERTIES ${prop} "${_defs}")
+      endif()
+    endforeach()
   endif()
+  target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_WORKSPACE_SIZE=64)
   target_compile_definitions(ethosu_virtual PRIVATE ETHOSU_VIRTUAL_REPORT_STDERR)
 endfunction()
 

@@ -5,6 +5,9 @@
 #   scripts/install.sh        apt: cross toolchains, QEMU, CMake, Ninja
 #                             pip: torch 2.13.0 (CPU), executorch[ethos-u] 1.5.1,
 #                                  the kit (editable) with its dev and pack extras
+#                             venv: ethos-u-vela 5.2.0 (and numpy) alone in
+#                                  ~/.cache/ethosu-kit/vela-5.2.0 (the tests compile the
+#                                  corpora's TOSA with it too; ExecuTorch pins 5.1.0)
 #
 # torch is installed first, on its own, pinned; every later pip step runs with a
 # constraint file that pins it too, so no dependency can pull another torch build
@@ -134,6 +137,30 @@ if kit_ready; then
 else
   say "pip: installing ethosu-porting-kit (editable) with its dev and pack extras"
   pip_q -c "$CONSTRAINTS" -e "$ROOT[dev,pack]"
+fi
+
+# -- the next Vela, in its own environment -------------------------------------------
+# ExecuTorch 1.5.1 pins ethos-u-vela 5.1.0; the Vela users install next is 5.2.0. A clean
+# venv holds it alone (no system site packages: nothing of the main environment leaks in),
+# and the tests run its `vela` CLI on the TOSA graphs ExecuTorch lowered (tests/vela_next.py).
+VELA_NEXT_VERSION="5.2.0"
+VELA_NEXT="${XDG_CACHE_HOME:-$HOME/.cache}/ethosu-kit/vela-$VELA_NEXT_VERSION"
+vela_next_ready() {
+  [ -x "$VELA_NEXT/bin/vela" ] && "$VELA_NEXT/bin/python" -s - "$VELA_NEXT_VERSION" <<'EOF'
+import sys
+from importlib.metadata import version
+sys.exit(0 if version("ethos-u-vela") == sys.argv[1] else 1)
+EOF
+}
+if vela_next_ready; then
+  say "venv: ethos-u-vela $VELA_NEXT_VERSION present in $VELA_NEXT"
+else
+  say "venv: installing ethos-u-vela==$VELA_NEXT_VERSION (and numpy) in $VELA_NEXT"
+  rm -rf "$VELA_NEXT"
+  mkdir -p "$(dirname "$VELA_NEXT")"
+  "$PY" -m venv "$VELA_NEXT"
+  "$VELA_NEXT/bin/python" -m pip install --quiet --disable-pip-version-check \
+    "ethos-u-vela==$VELA_NEXT_VERSION" numpy
 fi
 
 # torch must still be the pinned build: a later step must never have replaced it.

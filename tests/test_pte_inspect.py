@@ -70,6 +70,24 @@ def test_inspect_prints_the_numbers(data_pte_cpu_op: Path) -> None:
     assert "COP1: ethos-u55, 128 MACs/cc" in out
 
 
+def test_inspect_names_the_vela_version_when_the_pte_says_it(data_pte_cpu_op: Path) -> None:
+    """ExecuTorch 1.5's compile specs name no Vela version (and the stream carries none):
+    inspect says so; a compile spec naming one is printed."""
+    import dataclasses
+
+    from ethosu_kit.pte.describe import VELA_NOT_RECORDED
+
+    info = read_pte(data_pte_cpu_op)
+    assert f"Vela: {VELA_NOT_RECORDED}" in describe_model(info)
+    (m,) = info.methods
+    delegates = tuple(
+        dataclasses.replace(d, compile_specs=(*d.compile_specs, ("vela_version", b"5.2.0")))
+        for d in m.delegates
+    )
+    said = dataclasses.replace(info, methods=(dataclasses.replace(m, delegates=delegates),))
+    assert "Vela: 5.2.0\n" in describe_model(said)
+
+
 def test_inspect_names_each_inputs_scale_and_delegate_tensor(data_pte_two_io: Path) -> None:
     """The scale and zero point of each method input and output (the program's own
     quantize/dequantize, read here with ExecuTorch's deserializer) and which delegate

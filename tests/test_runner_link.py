@@ -225,3 +225,8 @@ def test_delegated_program_links_with_driver(pte_u55_shared: Path, tmp_path: Pat
         names = {s.name for s in symtab.iter_symbols()}
     for needed in ("ethosu_invoke_v3", "kit_temp_pool", "kit_method_pool", "kit_planned_1", "main"):
         assert needed in names, f"{needed} missing from {elf}"
+    # QEMU has no NPU at the board's address: the platform init fails, and the runner stops
+    # with its code (17, as the bring-up and self-test) instead of running on to the limit
+    run = run_qemu(elf)
+    assert run.exit_code == 17, run.uart
+    assert "kit: platform init failed" in run.uart, run.uart

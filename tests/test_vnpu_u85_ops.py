@@ -12,12 +12,14 @@ The mutation tests prove the comparison notices each U85 rule being wrong.
 from __future__ import annotations
 
 import dataclasses
+import importlib.metadata
 import re
 from typing import Any
 
 import numpy as np
 import pytest
 
+import vela_next
 from ethosu_kit.pte import VelaBlocks
 from ethosu_kit.vnpu import Mutation, VirtualNpu, run_delegate
 from ethosu_kit.vnpu.delegate import random_inputs
@@ -174,6 +176,15 @@ def _vela_miscompiled_conv(blocks: VelaBlocks, inputs: list[np.ndarray]) -> np.n
     return np.zeros(1, dtype=bool)
 
 
+# the first Vela that compiles the model right (a pin holds for the versions before it)
+VELA_FIXED = {"u85_mlp_relu_a16w8": "5.2.0"}
+
+
+def _version(v: str) -> tuple[int, ...]:
+    return tuple(int(x) for x in v.split(".")[:3])
+
+
+@pytest.mark.parametrize("vela", ["installed", "next"])
 @pytest.mark.parametrize(
     ("name", "where_equal"),
     [
@@ -182,15 +193,32 @@ def _vela_miscompiled_conv(blocks: VelaBlocks, inputs: list[np.ndarray]) -> np.n
         ("u85_conv_k5_s4_sliced", _vela_miscompiled_conv),
     ],
 )
-def test_u85_vela_miscompiles(name: str, where_equal: Any) -> None:
+def test_u85_vela_miscompiles(name: str, where_equal: Any, vela: str) -> None:
     """ethos-u-vela 5.1.0 writes streams that cannot compute these TOSA graphs. The virtual
     NPU runs the stream as written (as the NPU would): it differs from tosa_reference_model
-    on random inputs and agrees exactly where the stream has what it needs. When the
-    first assertion fails, Vela was fixed: move the model into OP_MODELS."""
-    blocks, tosa = _blocks(name, *CONFIGS[0])
+    on random inputs and agrees exactly where the stream has what it needs. Each pin knows
+    the Vela it holds for: from VELA_FIXED's version on the stream must be right, bit-exact.
+    `installed`: ExecuTorch's Vela (5.1.0 with ExecuTorch 1.5.1); `next`: the 5.2.0 venv
+    (tests/vela_next.py). When a pin's first assertion fails, that Vela fixed it: add it
+    to VELA_FIXED."""
+    if vela == "installed":
+        blocks, tosa = _blocks(name, *CONFIGS[0])
+        version = importlib.metadata.version("ethos-u-vela")
+    else:
+        vela_next.vela()
+        _, tosa = _blocks(name, *CONFIGS[0])
+        blocks, version = vela_next.compiled(BY_NAME[name]), vela_next.VERSION
     rng = np.random.default_rng(5)
     inputs = random_inputs(blocks, rng)
-    assert mismatches(run_delegate(blocks, inputs), tosa_run(tosa, inputs)) > 0
+    if name in VELA_FIXED and _version(version) >= _version(VELA_FIXED[name]):
+        for run in range(RUNS):
+            bad = mismatches(run_delegate(blocks, inputs), tosa_run(tosa, inputs))
+            assert bad == 0, f"{name} (Vela {version}): input {run}: {bad} values differ"
+            inputs = random_inputs(blocks, rng)
+        return
+    assert mismatches(run_delegate(blocks, inputs), tosa_run(tosa, inputs)) > 0, (
+        f"{name}: Vela {version} compiles it right: add it to VELA_FIXED"
+    )
     equal = where_equal(blocks, inputs)
     ours = run_delegate(blocks, inputs)[0]
     ref = np.asarray(tosa_run(tosa, inputs)[0]).reshape(ours.shape)

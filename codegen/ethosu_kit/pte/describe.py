@@ -154,6 +154,7 @@ def describe_model(info: ModelInfo, width: int = 130) -> str:
             + (f", arena cache {_bytes(spec.arena_cache_size)}" if spec.arena_cache_size else "")
             + f"), peak scratch {_bytes(info.peak_scratch)}"
         )
+        line(f"Vela: {vela_version(info) or VELA_NOT_RECORDED}")
     else:
         line("no Ethos-U delegate: the whole program runs on the CPU")
     for m in info.methods:
@@ -166,6 +167,22 @@ def describe_model(info: ModelInfo, width: int = 130) -> str:
         for text in tail:
             line(text)
     return out.getvalue()
+
+
+# Nothing in an ExecuTorch 1.5 .pte names the Vela that compiled its streams: the compile
+# specs hold the Vela flags, target and TOSA spec, the COP1 header the command stream's own
+# format version. A pte whose compile specs carry one (a key naming vela and version) says it.
+VELA_NOT_RECORDED = "version not recorded in the .pte (its compile specs hold the flags only)"
+
+
+def vela_version(info: ModelInfo) -> str | None:
+    """The Vela version the first Ethos-U delegate's compile specs name, if any."""
+    for d in info.ethosu_delegates:
+        for key, value in d.compile_specs:
+            low = key.lower()
+            if "vela" in low and "version" in low:
+                return printable(value.decode("utf-8", "replace"))
+    return None
 
 
 def model_json(info: ModelInfo) -> str:

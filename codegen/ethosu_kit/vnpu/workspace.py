@@ -3,9 +3,13 @@
 The library decodes each convolution's weights into working memory (16-bit weights,
 an IFM patch, the MLW decoder's slice buffers). How much depends only on the command
 and weight streams, not on the data, so one run of each delegate on zero inputs
-measures it exactly: the library's own high-water mark, taken by the code that uses
-the memory. `python -m ethosu_kit.vnpu.workspace model.pte` prints the bytes (the
-executor_runner's CMake sizes `ETHOSU_VIRTUAL_WORKSPACE_SIZE` with it).
+measures it exactly: the library's own high-water mark, raised by the very check the
+firmware makes of an operation's memory, with the same number (`vnpu_workspace_claim`,
+src/interp.c, for the decoded weights of every format, MLW, SWD, sparse SWD and FWD, and
+their buffers; the U85's chain-buffer and accumulator checks for those). So a
+workspace of the measured size passes every check in firmware and one byte less
+fails one by name; the memory plan rounds the buffer up to its alignment.
+`python -m ethosu_kit.vnpu.workspace model.pte` prints the bytes.
 """
 
 from __future__ import annotations
@@ -18,8 +22,6 @@ from typing import TYPE_CHECKING
 import numpy as np
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.sizes import align_up
-from ethosu_kit.npu.facts import NPU_ALIGN
 from ethosu_kit.pte import read_pte, read_vela_streams
 from ethosu_kit.vnpu.delegate import (
     check_blocks,
@@ -47,8 +49,9 @@ def required_workspace(blocks: Sequence[VelaBlocks], fast_scratch_size: int = 0)
             npu.workspace_peak(reset=True)
             run_delegate(b, zeros, npu, fast_scratch_size=fast_scratch_size)
             need = max(need, npu.workspace_peak(reset=True))
-    need = max(need, MIN_WORKSPACE)
-    return align_up(need, NPU_ALIGN)
+    # the exact peak, not rounded: the plan aligns its buffer, and a size one byte smaller
+    # than this one must fail (tests/test_vnpu_workspace.py)
+    return max(need, MIN_WORKSPACE)
 
 
 def pte_workspace(pte: Path) -> int:

@@ -98,8 +98,9 @@ struct ethosu_job {
     void *user_arg;
 };
 
-/* Error text of the last failed job (the virtual NPU names the command and value). */
-#define ETHOSU_VIRTUAL_ERROR_LEN 192
+/* Error text of the last failed job (the virtual NPU names the command and value, then the
+ * way out: the longest, a working-memory refusal, is ~230 characters). */
+#define ETHOSU_VIRTUAL_ERROR_LEN 256
 /* Bytes of the state a running stream keeps in the driver: the register file (2 KiB) and
  * the executor's own (the U85's chain buffers); the executors check that theirs fits. */
 #define ETHOSU_VIRTUAL_STATE_SIZE 3072u

@@ -58,7 +58,7 @@ static inline int next_command(const struct vnpu_isa *isa, struct regs *r, const
 
 int vnpu_fail(struct vnpu_exec *x, const char *fmt, ...)
 {
-    char msg[128];
+    char msg[ETHOSU_VIRTUAL_ERROR_LEN]; /* the whole message fits: its way out comes last */
     va_list ap;
     va_start(ap, fmt);
     vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -80,15 +80,18 @@ int vnpu_fail(struct vnpu_exec *x, const char *fmt, ...)
     return -1;
 }
 
-int vnpu_fail_workspace(struct vnpu_exec *x, size_t need, size_t decoded, const char *what,
-                        size_t extra)
+int vnpu_workspace_claim(struct vnpu_exec *x, size_t need, size_t decoded, const char *what,
+                         size_t extra)
 {
     unsigned long have = (unsigned long)x->env->workspace_size;
+    if (need <= x->env->workspace_size) {
+        vnpu_workspace_used(x->env, need);
+        return 0;
+    }
     if (what == NULL) {
         return vnpu_fail(x,
-                         "needs more than %lu bytes of working memory (decoded weights), the "
-                         "virtual NPU has %lu (ETHOSU_VIRTUAL_WORKSPACE_SIZE or "
-                         "ethosu_virtual_set_workspace)",
+                         "needs %lu bytes of working memory (decoded weights), the virtual NPU "
+                         "has %lu (ETHOSU_VIRTUAL_WORKSPACE_SIZE or ethosu_virtual_set_workspace)",
                          (unsigned long)need, have);
     }
     return vnpu_fail(

@@ -81,9 +81,15 @@ static inline int vnpu_setup_kernel(struct vnpu_exec *x, struct kernel *k, int o
     return vnpu_kernel_setup(k, x->regs.p0, oh, ow, why, sizeof(why)) != 0 ? vnpu_fail(x, "%s", why)
                                                                            : 0;
 }
-/* The working memory is too small for `need` bytes: `decoded` of decoded weights, then `extra`
- * of `what` (what == NULL: the decoded weights alone, need > decoded + a slice). */
-int vnpu_fail_workspace(struct vnpu_exec *x, size_t need, size_t decoded, const char *what,
-                        size_t extra);
+/*
+ * An operation takes the first `need` bytes of the working memory: `decoded` of decoded weights,
+ * then `extra` of `what` (what == NULL: the decoded weights and the operation's buffers alone).
+ * 0 and the high-water mark raised, or -1 and the error if the working memory is smaller. Every
+ * check of the working memory's size is a claim, and the peak it records is what the host
+ * measures (ethosu_kit.vnpu.workspace): so a workspace of the measured size passes every check
+ * the firmware makes, and one byte less fails one by name.
+ */
+int vnpu_workspace_claim(struct vnpu_exec *x, size_t need, size_t decoded, const char *what,
+                         size_t extra);
 
 #endif /* VNPU_INTERP_H */

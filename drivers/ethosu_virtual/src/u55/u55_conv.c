@@ -215,8 +215,9 @@ static int conv_weights(struct vnpu_exec *run, struct conv55 *cv, size_t *fixed)
     size_t wbytes = (nweights * sizeof(int16_t) + 7u) & ~(size_t)7u;
     size_t pbytes = (cv->taps * (size_t)cv->op.ifm.c * sizeof(int32_t) + 7u) & ~(size_t)7u;
     *fixed = wbytes + pbytes;
-    if (*fixed + VNPU_MLW_BYTES(1) > ws_size) {
-        return vnpu_fail_workspace(run, *fixed, *fixed, NULL, 0);
+    /* the weight decoder claims its slice memory above `fixed` itself */
+    if (vnpu_workspace_claim(run, *fixed, *fixed, NULL, 0) != 0) {
+        return -1;
     }
     struct weight_order g;
     conv_order(run, cv, &g);
@@ -232,11 +233,14 @@ static int conv_weights(struct vnpu_exec *run, struct conv55 *cv, size_t *fixed)
     size_t slice_need = 0;
     if (decode_weights(run, &g, wmem + wbase, (size_t)wlen, decoded, ws + *fixed, ws_size - *fixed,
                        &slice_need) != 0) {
-        return *fixed + slice_need > ws_size ? vnpu_fail_workspace(run, *fixed + slice_need, *fixed,
-                                                                   "weight slice", slice_need)
-                                             : -1;
+        return *fixed + slice_need > ws_size
+                   ? vnpu_workspace_claim(run, *fixed + slice_need, *fixed, "weight slice",
+                                          slice_need)
+                   : -1;
     }
-    vnpu_workspace_used(env, *fixed + slice_need);
+    if (vnpu_workspace_claim(run, *fixed + slice_need, *fixed, "weight slice", slice_need) != 0) {
+        return -1;
+    }
     const int16_t *kept =
         vnpu_wcache_add(&g, sizeof(g), &seg, 1, decoded, nweights, *fixed + slice_need);
     cv->weights = kept != NULL ? kept : decoded;
@@ -249,10 +253,9 @@ static int conv_channels(struct vnpu_exec *run, struct conv55 *cv, size_t fixed)
     struct vnpu_env *env = run->env;
     struct chan_rec *chans = (struct chan_rec *)(void *)(env->workspace + fixed);
     size_t cbytes = (size_t)cv->depth_out * sizeof(struct chan_rec);
-    if (fixed + cbytes > env->workspace_size) {
-        return vnpu_fail_workspace(run, fixed + cbytes, fixed, "channel records", cbytes);
+    if (vnpu_workspace_claim(run, fixed + cbytes, fixed, "channel records", cbytes) != 0) {
+        return -1;
     }
-    vnpu_workspace_used(env, fixed + cbytes);
     for (int oc = 0; oc < cv->depth_out; oc++) {
         const uint8_t *rec = cv->scales + (size_t)oc * 10u;
         uint64_t braw = (uint64_t)rec[0] | ((uint64_t)rec[1] << 8) | ((uint64_t)rec[2] << 16) |

@@ -168,7 +168,6 @@ static int conv_setup_maps(struct run85 *run, struct conv85 *cv, int depthwise)
 static int conv_weights(struct run85 *run, struct conv85 *cv)
 {
     struct vnpu_env *env = run->x.env;
-    size_t ws_size = env->workspace_size;
     uint8_t *ws = env->workspace;
     size_t used = run->chain_end;
     const struct wgeom *g = &cv->g;
@@ -182,8 +181,9 @@ static int conv_weights(struct run85 *run, struct conv85 *cv)
         ~(size_t)7u;
     pbytes += (size_t)cv->ofm.c * sizeof(struct chan_scale);
     size_t fixed = used + wbytes + pbytes;
-    if (fixed + VNPU_MLW_BYTES(1) > ws_size) {
-        return vnpu_fail_workspace(&run->x, fixed, fixed, NULL, 0);
+    /* the weight decoder claims its slice memory above `fixed` itself (none for FWD weights) */
+    if (vnpu_workspace_claim(&run->x, fixed, fixed, NULL, 0) != 0) {
+        return -1;
     }
     cv->patch = (int32_t *)(void *)(ws + used + wbytes);
     cv->chans =

@@ -417,9 +417,10 @@ static int decode_stream(struct run85 *run, const struct wgeom *g, int fwd_forma
         if (rc == 0) {
             continue;
         }
-        if (rc == -2 && !fwd_format && fixed + dec.mlw.need > env->workspace_size) {
-            return vnpu_fail_workspace(&run->x, fixed + dec.mlw.need, kept, "weight slice",
-                                       dec.mlw.need);
+        if (rc == -2 && !fwd_format &&
+            vnpu_workspace_claim(&run->x, fixed + dec.mlw.need, kept, "weight slice",
+                                 dec.mlw.need) != 0) {
+            return -1;
         }
         return vnpu_fail(&run->x, "%s weight stream %d %s (weight decoder fault)",
                          fwd_format ? "FWD" : "SWD", s, rc == -1 ? "ended early" : "is malformed");
@@ -464,7 +465,9 @@ int u85_decode_weights(struct run85 *run, const struct wgeom *g, size_t used, si
             return -1;
         }
     }
-    vnpu_workspace_used(env, fixed + need);
+    if (vnpu_workspace_claim(&run->x, fixed + need, fixed - used, "weight slice", need) != 0) {
+        return -1;
+    }
     const int16_t *kept = vnpu_wcache_add(&wkey, sizeof(wkey), segs, nstreams, decoded, nweights,
                                           fixed - used + need);
     *weights = kept != NULL ? kept : decoded; /* the cache's copy: its vector layout too */
