@@ -6,7 +6,7 @@ planner places them.
 from __future__ import annotations
 
 from ethosu_kit.board.model import Board, MemoryRegion
-from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
+from ethosu_kit.npu.facts import MemoryMode
 from ethosu_kit.plan.placer import Want
 from ethosu_kit.plan.regions import const_data_regions, is_external, select
 from ethosu_kit.plan.types import PlanOptions, Role, indexed_name
@@ -44,7 +44,6 @@ def network_want(
         name="network",
         role=Role.NETWORK,
         size=size,
-        align=NPU_ALIGN,
         npu=has_npu,
         initialized=True,
         candidates=regions,
@@ -56,14 +55,11 @@ def network_want(
 def selftest_vectors_want(model: ModelInfo, board: Board) -> Want:
     """The self-test's inputs and expected outputs, which the CPU copies and compares."""
     size = vectors_size(model)
-    return Want(
-        name="selftest_vectors",
-        role=Role.VECTORS,
-        size=size,
-        align=NPU_ALIGN,
-        npu=False,
-        initialized=True,
-        candidates=const_data_regions(board),
+    return _read_only_want(
+        board,
+        "selftest_vectors",
+        Role.VECTORS,
+        size,
         why=f"NPU self-test vectors: every Ethos-U delegate's inputs and expected outputs, "
         f"16-aligned = {size} B; read-only, flash first",
         hint="the self-test vectors do not fit: use a board with more flash or DRAM",
@@ -78,19 +74,27 @@ def input_data_wants(method: MethodInfo, options: PlanOptions, board: Board) -> 
             continue
         t = method.inputs[i] if i < len(method.inputs) else None
         what = f"{t.dtype}{list(t.shape)}" if t else "?"
+        why = (
+            f"input {i} of {method.name} compiled in (gen --inputs): {what} = {size} B; "
+            "read-only, flash first"
+        )
         wants.append(
-            Want(
-                name=indexed_name(Role.INPUT_DATA, i),
-                role=Role.INPUT_DATA,
-                size=size,
-                align=NPU_ALIGN,
-                npu=False,
-                initialized=True,
-                candidates=const_data_regions(board),
-                why=f"input {i} of {method.name} compiled in (gen --inputs): {what} = {size} B; "
-                "read-only, flash first",
+            _read_only_want(
+                board,
+                indexed_name(Role.INPUT_DATA, i),
+                Role.INPUT_DATA,
+                size,
+                why=why,
                 hint="the compiled-in inputs do not fit: pass them at run time "
                 "(ethosu-kit run --inputs) instead",
             )
         )
     return wants
+
+
+def _read_only_want(board: Board, name: str, role: Role, size: int, *, why: str, hint: str) -> Want:
+    """Contents the CPU only reads: flash first, then external RAM, never a TCM."""
+    candidates = const_data_regions(board)
+    return Want(
+        name=name, role=role, size=size, initialized=True, candidates=candidates, why=why, hint=hint
+    )
