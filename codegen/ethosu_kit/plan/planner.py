@@ -301,17 +301,7 @@ class _Planner(Placer):
                 "(scratch in DRAM), or with Vela --optimise Size, or use a board with more "
                 "SRAM (`ethosu-kit boards NAME` shows a board's regions)"
             )
-        self.place(
-            Want(
-                name="temp_pool",
-                role=Role.SCRATCH,
-                size=size,
-                npu=True,
-                candidates=regions,
-                why=why,
-                hint=hint,
-            )
-        )
+        self.place(_npu_scratch("temp_pool", Role.SCRATCH, size, regions, why=why, hint=hint))
 
     def _fast_scratch_want(self, npu_sram: list[MemoryRegion]) -> Want:
         fs = fast_scratch_size(self.model, self.options.fast_scratch)
@@ -327,16 +317,25 @@ class _Planner(Placer):
         why = f"Dedicated_Sram fast scratch (NPU-only, Vela region 2) = {fs.why}" + (
             f" = {size}" if fs.size is not None else ""
         )
-        return Want(
-            name="fast_scratch",
-            role=Role.FAST_SCRATCH,
-            size=size,
-            npu=True,
-            candidates=npu_sram,
+        return _npu_scratch(
+            "fast_scratch",
+            Role.FAST_SCRATCH,
+            size,
+            npu_sram,
             why=why,
             hint="lower with a smaller --arena-cache-size (e.g. memory mode Dedicated_Sram_256KB), "
             "pass --fast-scratch, or use a board with more SRAM",
         )
+
+
+def _npu_scratch(
+    name: str, role: Role, size: int, candidates: list[MemoryRegion], *, why: str, hint: str
+) -> Want:
+    """Working memory of the NPU (the temp pool with a delegate, the fast scratch): no
+    initial contents, only where the NPU reaches."""
+    return Want(
+        name=name, role=role, size=size, npu=True, candidates=candidates, why=why, hint=hint
+    )
 
 
 def _main_method(model: ModelInfo) -> MethodInfo:

@@ -40,26 +40,17 @@ def network_want(
             "the .pte is larger than the board's external memory: lower it with Vela "
             "--optimise Size or use a bigger board"
         )
-    return Want(
-        name="network",
-        role=Role.NETWORK,
-        size=size,
-        npu=has_npu,
-        initialized=True,
-        candidates=regions,
-        why=why,
-        hint=hint,
-    )
+    return _with_contents("network", Role.NETWORK, size, regions, why=why, hint=hint, npu=has_npu)
 
 
 def selftest_vectors_want(model: ModelInfo, board: Board) -> Want:
     """The self-test's inputs and expected outputs, which the CPU copies and compares."""
     size = vectors_size(model)
-    return _read_only_want(
-        board,
+    return _with_contents(
         "selftest_vectors",
         Role.VECTORS,
         size,
+        const_data_regions(board),
         why=f"NPU self-test vectors: every Ethos-U delegate's inputs and expected outputs, "
         f"16-aligned = {size} B; read-only, flash first",
         hint="the self-test vectors do not fit: use a board with more flash or DRAM",
@@ -79,11 +70,11 @@ def input_data_wants(method: MethodInfo, options: PlanOptions, board: Board) -> 
             "read-only, flash first"
         )
         wants.append(
-            _read_only_want(
-                board,
+            _with_contents(
                 indexed_name(Role.INPUT_DATA, i),
                 Role.INPUT_DATA,
                 size,
+                const_data_regions(board),
                 why=why,
                 hint="the compiled-in inputs do not fit: pass them at run time "
                 "(ethosu-kit run --inputs) instead",
@@ -92,9 +83,19 @@ def input_data_wants(method: MethodInfo, options: PlanOptions, board: Board) -> 
     return wants
 
 
-def _read_only_want(board: Board, name: str, role: Role, size: int, *, why: str, hint: str) -> Want:
-    """Contents the CPU only reads: flash first, then external RAM, never a TCM."""
-    candidates = const_data_regions(board)
+def _with_contents(
+    name: str,
+    role: Role,
+    size: int,
+    candidates: list[MemoryRegion],
+    *,
+    why: str,
+    hint: str,
+    npu: bool = False,
+) -> Want:
+    """A buffer the image brings its contents for (the network, the self-test vectors,
+    compiled-in inputs): the candidate regions say where, and whether it needs a load copy."""
     return Want(
-        name=name, role=role, size=size, initialized=True, candidates=candidates, why=why, hint=hint
-    )
+        name=name, role=role, size=size, candidates=candidates, why=why, hint=hint,
+        npu=npu, initialized=True,
+    )  # fmt: skip
