@@ -41,31 +41,20 @@ def require_externals(*names: str) -> dict[str, str]:
 
 def build_runner(project: Path, npu: str, *defines: str, timeout: float = 1800) -> Path:
     """cmake --preset gcc + build of the executor_runner; returns the ELF."""
-    configure = subprocess.run(
-        [
-            "cmake",
-            "--preset",
-            "gcc",
-            "-DETHOSU_KIT_APP=executor_runner",
-            f"-DETHOSU_KIT_NPU={npu}",
-            *(f"-D{d}" for d in defines),
-        ],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=timeout,
-    )
-    assert configure.returncode == 0, configure.stdout[-4000:] + configure.stderr[-4000:]
-    build = subprocess.run(
-        ["cmake", "--build", "build/gcc", "-j2"],
-        cwd=project,
-        capture_output=True,
-        text=True,
-        check=False,
-        timeout=timeout,
-    )
-    assert build.returncode == 0, build.stdout[-6000:] + build.stderr[-4000:]
+    configure = [
+        "cmake",
+        "--preset",
+        "gcc",
+        "-DETHOSU_KIT_APP=executor_runner",
+        f"-DETHOSU_KIT_NPU={npu}",
+        *(f"-D{d}" for d in defines),
+    ]
+    # (command, how much of its stdout a failure shows): the build's log is the longer
+    for argv, stdout_tail in ((configure, 4000), (["cmake", "--build", "build/gcc", "-j2"], 6000)):
+        step = subprocess.run(
+            argv, cwd=project, capture_output=True, text=True, check=False, timeout=timeout
+        )
+        assert step.returncode == 0, step.stdout[-stdout_tail:] + step.stderr[-4000:]
     elf = project / "build/gcc/executor_runner.elf"
     assert elf.is_file()
     return elf

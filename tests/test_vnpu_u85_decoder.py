@@ -20,7 +20,7 @@ import pytest
 
 from ethosu_kit.pte import VelaBlocks
 from ethosu_kit.vnpu.npu import disassemble, fwd_decode, mlw_decode
-from vnpu_support import Command, parse_disassembly, parse_listing
+from vnpu_support import Command, assert_same_commands, parse_disassembly, parse_listing
 from vnpu_u85_models import BY_NAME, CONFIGS, OP_MODELS, WHOLE_MODELS, compiled, vela_listing
 
 pytestmark = pytest.mark.lowering
@@ -53,17 +53,7 @@ def test_u85_decoder_matches_vela_listing_on_every_stream(config: tuple[str, str
         blocks = _blocks(name, config)
         their = theirs(vela_listing(BY_NAME[name], *config))
         mine = ours(blocks.command_stream)
-        assert len(their) == len(mine), (
-            f"{name}: Vela lists {len(their)} commands, we decode {len(mine)}"
-        )
-        for t, m in zip(their, mine, strict=True):
-            assert t[:3] == m[:3], f"{name}: command {t[:3]} decoded as {m[:3]}"
-            for key, value in t[3].items():
-                assert m[3].get(key) == value, (
-                    f"{name} {t[2]} at 0x{t[0]:x}: {key} = {value}, ours {m[3].get(key)}"
-                )
-                fields_checked += 1
-            assert set(m[3]) == set(t[3]), f"{name} {t[2]}: fields {set(m[3]) ^ set(t[3])}"
+        fields_checked += assert_same_commands(name, their, mine)
         commands += len(mine)
     print(f"{config}: {commands} commands, {fields_checked} fields equal to Vela's listing")
     assert commands > 1000

@@ -143,3 +143,25 @@ def parse_disassembly(lines: list[str]) -> list[Command]:
         fields = {k: listing_value(v) for k, v in (f.split("=", 1) for f in rest)}
         commands.append((int(off, 16), code, name, fields))
     return commands
+
+
+def assert_same_commands(
+    name: str, theirs: list[Command], mine: list[Command], unprinted: frozenset[str] = frozenset()
+) -> int:
+    """Every command of Vela's listing equals ours: byte offset, code, name and every field
+    regor prints, with the same value; ours has no other field but the `unprinted` ones.
+    Returns how many fields were compared."""
+    assert len(theirs) == len(mine), (
+        f"{name}: Vela lists {len(theirs)} commands, we decode {len(mine)}"
+    )
+    fields_checked = 0
+    for t, m in zip(theirs, mine, strict=True):
+        assert t[:3] == m[:3], f"{name}: command {t[:3]} decoded as {m[:3]}"
+        for key, value in t[3].items():
+            assert m[3].get(key) == value, (
+                f"{name} {t[2]} at 0x{t[0]:x}: {key} = {value}, ours {m[3].get(key)}"
+            )
+            fields_checked += 1
+        extra = set(m[3]) - set(t[3])
+        assert extra <= unprinted, f"{name} {t[2]}: fields {extra} not in Vela's listing"
+    return fields_checked

@@ -12,7 +12,7 @@ from typing import NoReturn
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import FitError, PlanError
 from ethosu_kit.core.sizes import size_text
-from ethosu_kit.npu.facts import MemoryMode
+from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
 from ethosu_kit.plan.fill import RESERVE_ALIGN, Fill
 from ethosu_kit.plan.regions import code_rank, select
 from ethosu_kit.plan.types import Buffer, Role
@@ -25,12 +25,14 @@ class Want:
     name: str
     role: Role
     size: int
-    align: int
-    npu: bool
-    initialized: bool
     candidates: Sequence[MemoryRegion]
     why: str
     hint: str
+    # Most buffers are CPU-only runner memory with no initial contents, NPU_ALIGN-aligned
+    # (the NPU's and the runner's alignment); the others say how they differ.
+    align: int = NPU_ALIGN
+    npu: bool = False
+    initialized: bool = False
     symbol: str | None = None
     section: str | None = None
 
@@ -123,7 +125,6 @@ class Placer:
                 role=Role.CODE,
                 size=size,
                 align=RESERVE_ALIGN,
-                npu=False,
                 initialized=True,
                 candidates=regions,
                 why=what,

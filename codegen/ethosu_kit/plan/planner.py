@@ -20,6 +20,8 @@ loadable, executable), never by name: a custom board works the same way.
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import PlanError
 from ethosu_kit.core.sizes import align_up, size_text
@@ -66,6 +68,10 @@ MIN_POOL = NPU_ALIGN  # no zero-length arrays in the generated C
 # region, its overflow guard (sdk/src/startup.c), and a PMSAv7 region is at least 32 B
 # and aligned to its size. 8 would do for the AAPCS.
 STACK_ALIGN = 32
+_CPU_HINT = (
+    "the CPU-only buffers do not fit the board's RAM: pass a smaller --stack/--heap, "
+    "or use a board with more RAM"
+)
 
 
 def cpu_temp_need(model: ModelInfo) -> tuple[int, str]:
@@ -128,8 +134,6 @@ class _Planner(Placer):
                 role=Role.STACK,
                 size=self.options.stack,
                 align=STACK_ALIGN,
-                npu=False,
-                initialized=False,
                 candidates=stack_regions,
                 why=self.options.stack_why or f"--stack {self.options.stack} ({self._whose(0)})",
                 hint="pass a smaller --stack, or use a board with more on-chip RAM",
@@ -146,8 +150,6 @@ class _Planner(Placer):
                 role=Role.HEAP,
                 size=self.options.heap,
                 align=8,
-                npu=False,
-                initialized=False,
                 candidates=cpu_ram,
                 why=self.options.heap_why or f"--heap {self.options.heap} ({self._whose(1)})",
                 hint="pass a smaller --heap, or use a board with more on-chip RAM",
@@ -165,20 +167,15 @@ class _Planner(Placer):
 
         if self.options.npu == NpuLibrary.VIRTUAL and self.options.vnpu_workspace is not None:
             size = max(MIN_POOL, align_up(self.options.vnpu_workspace, NPU_ALIGN))
-            self.place(
-                Want(
-                    name="vnpu_workspace",
-                    role=Role.VNPU_WORKSPACE,
-                    size=size,
-                    align=NPU_ALIGN,
-                    npu=False,
-                    initialized=False,
-                    candidates=cpu_ram,
-                    why=f"the virtual NPU's working memory for this model's streams, measured on "
-                    f"the host: {self.options.vnpu_workspace} B, rounded to {NPU_ALIGN} = {size}",
-                    hint="the virtual NPU's working memory does not fit: use the Ethos-U driver on "
-                    "real hardware, or a board with more RAM",
-                )
+            self._place_cpu(
+                "vnpu_workspace",
+                Role.VNPU_WORKSPACE,
+                size,
+                cpu_ram,
+                f"the virtual NPU's working memory for this model's streams, measured on "
+                f"the host: {self.options.vnpu_workspace} B, rounded to {NPU_ALIGN} = {size}",
+                hint="the virtual NPU's working memory does not fit: use the Ethos-U driver on "
+                "real hardware, or a board with more RAM",
             )
 
         # 4. A fast scratch with no bound from Vela takes the NPU SRAM that is left.
@@ -186,17 +183,7 @@ class _Planner(Placer):
             region = fast.candidates[0]
             size = self.fill.free(region, NPU_ALIGN) // NPU_ALIGN * NPU_ALIGN
             self._commit(
-                Want(
-                    name=fast.name,
-                    role=fast.role,
-                    size=size,
-                    align=NPU_ALIGN,
-                    npu=True,
-                    initialized=False,
-                    candidates=fast.candidates,
-                    why=f"{fast.why}: {size} B free in {region.name}",
-                    hint=fast.hint,
-                ),
+                replace(fast, size=size, why=f"{fast.why}: {size} B free in {region.name}"),
                 region,
                 None,
             )
@@ -252,19 +239,8 @@ class _Planner(Placer):
     def _runner_pools(self, method: MethodInfo, cpu_ram: list[MemoryRegion]) -> None:
         """The executor_runner's: planned activations, unplanned IO, the method pool."""
         for i, size in enumerate(method.planned_buffers, start=1):
-            self.place(
-                Want(
-                    name=indexed_name(Role.PLANNED, i),
-                    role=Role.PLANNED,
-                    size=size,
-                    align=NPU_ALIGN,
-                    npu=False,
-                    initialized=False,
-                    candidates=cpu_ram,
-                    why=f"mem_id {i} of method {method.name}: non_const_buffer_sizes[{i}] = {size}",
-                    hint=_CPU_HINT,
-                )
-            )
+            why = f"mem_id {i} of method {method.name}: non_const_buffer_sizes[{i}] = {size}"
+            self._place_cpu(indexed_name(Role.PLANNED, i), Role.PLANNED, size, cpu_ram, why)
         for kind, role, tensors in (
             ("input", Role.INPUT, method.inputs),
             ("output", Role.OUTPUT, method.outputs),
@@ -272,37 +248,31 @@ class _Planner(Placer):
             for i, t in enumerate(tensors):
                 if t.planned or t.nbytes == 0:
                     continue  # already inside planned_<mem_id>: a copy would count it twice
-                self.place(
-                    Want(
-                        name=indexed_name(role, i),
-                        role=role,
-                        size=t.nbytes,
-                        align=NPU_ALIGN,
-                        npu=False,
-                        initialized=False,
-                        candidates=cpu_ram,
-                        why=f"{kind} {i} of {method.name} (not memory-planned): "
-                        f"{t.dtype}{list(t.shape)} = {t.nbytes} B",
-                        hint=_CPU_HINT,  # symbol, section: kit_<name>, .kit.<name>
-                    )
+                why = (
+                    f"{kind} {i} of {method.name} (not memory-planned): "
+                    f"{t.dtype}{list(t.shape)} = {t.nbytes} B"
                 )
+                # symbol, section: kit_<name>, .kit.<name>
+                self._place_cpu(indexed_name(role, i), role, t.nbytes, cpu_ram, why)
         pool, pool_why = method_pool_size(method)
         if self.options.method_pool is not None:
             pool = max(MIN_POOL, align_up(self.options.method_pool, NPU_ALIGN))
             pool_why = self.options.method_pool_why or f"--method-pool {pool} (option)"
-        self.place(
-            Want(
-                name="method_pool",
-                role=Role.METHOD_POOL,
-                size=pool,
-                align=NPU_ALIGN,
-                npu=False,
-                initialized=False,
-                candidates=cpu_ram,
-                why=pool_why,
-                hint=_CPU_HINT,
-            )
-        )
+        self._place_cpu("method_pool", Role.METHOD_POOL, pool, cpu_ram, pool_why)
+
+    def _place_cpu(
+        self,
+        name: str,
+        role: Role,
+        size: int,
+        cpu_ram: list[MemoryRegion],
+        why: str,
+        *,
+        hint: str = _CPU_HINT,
+    ) -> None:
+        """A CPU-only buffer with no initial contents, NPU_ALIGN-aligned, fastest RAM first."""
+        want = Want(name=name, role=role, size=size, candidates=cpu_ram, why=why, hint=hint)
+        self.place(want)
 
     def _temp_pool(self, regions: list[MemoryRegion], cpu_ram: list[MemoryRegion]) -> None:
         model, mode = self.model, self.mode
@@ -311,19 +281,7 @@ class _Planner(Placer):
         if model.compile_spec is None:
             size = max(MIN_POOL, align_up(cpu_need, NPU_ALIGN))
             why = f"no Ethos-U delegate; {cpu_why}: {size}"
-            self.place(
-                Want(
-                    name="temp_pool",
-                    role=Role.SCRATCH,
-                    size=size,
-                    align=NPU_ALIGN,
-                    npu=False,
-                    initialized=False,
-                    candidates=cpu_ram,
-                    why=why,
-                    hint=_CPU_HINT,
-                )
-            )
+            self._place_cpu("temp_pool", Role.SCRATCH, size, cpu_ram, why)
             return
         scratches = [d.vela.scratch_size for d in model.ethosu_delegates if d.vela]
         size = max(align_up(peak, NPU_ALIGN), align_up(cpu_need, NPU_ALIGN)) + TEMP_ALIGN_SLACK
@@ -343,19 +301,7 @@ class _Planner(Placer):
                 "(scratch in DRAM), or with Vela --optimise Size, or use a board with more "
                 "SRAM (`ethosu-kit boards NAME` shows a board's regions)"
             )
-        self.place(
-            Want(
-                name="temp_pool",
-                role=Role.SCRATCH,
-                size=size,
-                align=NPU_ALIGN,
-                npu=True,
-                initialized=False,
-                candidates=regions,
-                why=why,
-                hint=hint,
-            )
-        )
+        self.place(_npu_scratch("temp_pool", Role.SCRATCH, size, regions, why=why, hint=hint))
 
     def _fast_scratch_want(self, npu_sram: list[MemoryRegion]) -> Want:
         fs = fast_scratch_size(self.model, self.options.fast_scratch)
@@ -371,24 +317,25 @@ class _Planner(Placer):
         why = f"Dedicated_Sram fast scratch (NPU-only, Vela region 2) = {fs.why}" + (
             f" = {size}" if fs.size is not None else ""
         )
-        return Want(
-            name="fast_scratch",
-            role=Role.FAST_SCRATCH,
-            size=size,
-            align=NPU_ALIGN,
-            npu=True,
-            initialized=False,
-            candidates=npu_sram,
+        return _npu_scratch(
+            "fast_scratch",
+            Role.FAST_SCRATCH,
+            size,
+            npu_sram,
             why=why,
             hint="lower with a smaller --arena-cache-size (e.g. memory mode Dedicated_Sram_256KB), "
             "pass --fast-scratch, or use a board with more SRAM",
         )
 
 
-_CPU_HINT = (
-    "the CPU-only buffers do not fit the board's RAM: pass a smaller --stack/--heap, "
-    "or use a board with more RAM"
-)
+def _npu_scratch(
+    name: str, role: Role, size: int, candidates: list[MemoryRegion], *, why: str, hint: str
+) -> Want:
+    """Working memory of the NPU (the temp pool with a delegate, the fast scratch): no
+    initial contents, only where the NPU reaches."""
+    return Want(
+        name=name, role=role, size=size, npu=True, candidates=candidates, why=why, hint=hint
+    )
 
 
 def _main_method(model: ModelInfo) -> MethodInfo:

@@ -6,7 +6,7 @@ planner places them.
 from __future__ import annotations
 
 from ethosu_kit.board.model import Board, MemoryRegion
-from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
+from ethosu_kit.npu.facts import MemoryMode
 from ethosu_kit.plan.placer import Want
 from ethosu_kit.plan.regions import const_data_regions, is_external, select
 from ethosu_kit.plan.types import PlanOptions, Role, indexed_name
@@ -40,30 +40,17 @@ def network_want(
             "the .pte is larger than the board's external memory: lower it with Vela "
             "--optimise Size or use a bigger board"
         )
-    return Want(
-        name="network",
-        role=Role.NETWORK,
-        size=size,
-        align=NPU_ALIGN,
-        npu=has_npu,
-        initialized=True,
-        candidates=regions,
-        why=why,
-        hint=hint,
-    )
+    return _with_contents("network", Role.NETWORK, size, regions, why=why, hint=hint, npu=has_npu)
 
 
 def selftest_vectors_want(model: ModelInfo, board: Board) -> Want:
     """The self-test's inputs and expected outputs, which the CPU copies and compares."""
     size = vectors_size(model)
-    return Want(
-        name="selftest_vectors",
-        role=Role.VECTORS,
-        size=size,
-        align=NPU_ALIGN,
-        npu=False,
-        initialized=True,
-        candidates=const_data_regions(board),
+    return _with_contents(
+        "selftest_vectors",
+        Role.VECTORS,
+        size,
+        const_data_regions(board),
         why=f"NPU self-test vectors: every Ethos-U delegate's inputs and expected outputs, "
         f"16-aligned = {size} B; read-only, flash first",
         hint="the self-test vectors do not fit: use a board with more flash or DRAM",
@@ -78,19 +65,37 @@ def input_data_wants(method: MethodInfo, options: PlanOptions, board: Board) -> 
             continue
         t = method.inputs[i] if i < len(method.inputs) else None
         what = f"{t.dtype}{list(t.shape)}" if t else "?"
+        why = (
+            f"input {i} of {method.name} compiled in (gen --inputs): {what} = {size} B; "
+            "read-only, flash first"
+        )
         wants.append(
-            Want(
-                name=indexed_name(Role.INPUT_DATA, i),
-                role=Role.INPUT_DATA,
-                size=size,
-                align=NPU_ALIGN,
-                npu=False,
-                initialized=True,
-                candidates=const_data_regions(board),
-                why=f"input {i} of {method.name} compiled in (gen --inputs): {what} = {size} B; "
-                "read-only, flash first",
+            _with_contents(
+                indexed_name(Role.INPUT_DATA, i),
+                Role.INPUT_DATA,
+                size,
+                const_data_regions(board),
+                why=why,
                 hint="the compiled-in inputs do not fit: pass them at run time "
                 "(ethosu-kit run --inputs) instead",
             )
         )
     return wants
+
+
+def _with_contents(
+    name: str,
+    role: Role,
+    size: int,
+    candidates: list[MemoryRegion],
+    *,
+    why: str,
+    hint: str,
+    npu: bool = False,
+) -> Want:
+    """A buffer the image brings its contents for (the network, the self-test vectors,
+    compiled-in inputs): the candidate regions say where, and whether it needs a load copy."""
+    return Want(
+        name=name, role=role, size=size, candidates=candidates, why=why, hint=hint,
+        npu=npu, initialized=True,
+    )  # fmt: skip

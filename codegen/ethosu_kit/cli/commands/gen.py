@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import sys
 from collections.abc import Callable
+from dataclasses import fields
 from pathlib import Path
 
 from rich.console import Console
@@ -189,25 +190,10 @@ def _mode(text: str | None) -> MemoryMode | None:
 
 
 def run(args: argparse.Namespace) -> int:
-    request = GenRequest(
-        pte=args.pte,
-        output=args.output,
-        board=args.board,
-        qemu_stand_in=args.qemu_stand_in,
-        mode=_mode(args.mode),
-        fast_scratch=args.fast_scratch,
-        stack=args.stack,
-        heap=args.heap,
-        method_pool=args.method_pool,
-        toolchain=args.toolchain,
-        app=args.app,
-        vectors=args.vectors,
-        seed=args.seed,
-        inputs=args.inputs or (),
-        npu=args.npu,
-        allow_cpu_only=args.allow_cpu_only,
-        force=args.force,
-    )
+    # Each field of the request is the option of the same name (GenRequest's own checks
+    # say `--<field>`); two are typed here first.
+    options = {f.name: getattr(args, f.name) for f in fields(GenRequest)}
+    request = GenRequest(**options | {"mode": _mode(args.mode), "inputs": args.inputs or ()})
 
     def progress(line: str) -> None:
         """The measurement takes from seconds to minutes (the runner's first build):
