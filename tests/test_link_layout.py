@@ -22,6 +22,7 @@ import pytest
 
 from ethosu_kit.board.loader import builtin_boards
 from ethosu_kit.cli.app import main as kit_main
+from ethosu_kit.core import paths
 from ethosu_kit.core.errors import PlanError
 from ethosu_kit.layout.link_layout import link_layout, memory_attributes
 from ethosu_kit.plan.planner import plan_memory
@@ -64,7 +65,7 @@ def test_every_board_and_mode_renders_from_the_layout(
         except PlanError:
             continue  # this board's NPU cannot run the model: the planner says so elsewhere
         layout = link_layout(plan)
-        files = render_project(model, plan, pte.read_bytes())
+        files = render_project(model, plan, pte.read_bytes(), kit_dir=paths.kit_root().resolve())
         ld = files["generated/linker.ld"].decode()
         sct = files["generated/scatter.sct"].decode()
         fragment = files["generated/kit_sections.ld"].decode()
@@ -247,7 +248,9 @@ def test_vectors_go_where_the_board_boots(data_pte_u55_shared: Path) -> None:
     layout = link_layout(plan)
     assert (layout.boot_region, layout.boot_address) == ("QSPI", qspi.base + 0x400)
     assert layout.code_region != "QSPI"
-    files = render_project(model, plan, data_pte_u55_shared.read_bytes())
+    files = render_project(
+        model, plan, data_pte_u55_shared.read_bytes(), kit_dir=paths.kit_root().resolve()
+    )
     ld = files["generated/linker.ld"].decode()
     sct = files["generated/scatter.sct"].decode()
     assert re.search(r"\.vectors 0x38000400 :\s*{\s*KEEP\(\*\(\.vectors\)\)\s*}\s*> QSPI", ld)
@@ -267,7 +270,9 @@ def test_regions_header_and_scatter_fragment_preprocess(
     board = next(b for b in builtin_boards() if b.name == "corstone-300")
     plan = plan_memory(model, board, None)
     layout = link_layout(plan)
-    files = render_project(model, plan, data_pte_u55_sram_only.read_bytes())
+    files = render_project(
+        model, plan, data_pte_u55_sram_only.read_bytes(), kit_dir=paths.kit_root().resolve()
+    )
     for name in ("kit_regions.h", "kit_sections.sct"):
         (tmp_path / name).write_bytes(files[f"generated/{name}"])
     (tmp_path / "team.ld.S").write_text(
