@@ -89,7 +89,7 @@ def test_an_elf_copied_away_from_its_board_folder_project_runs(
     elf = tmp_path / "away" / "fw.elf"
     elf.parent.mkdir()
     shutil.copy(b.elf, elf)
-    assert main(["run", str(elf)]) == 2
+    assert main(["run", str(elf)]) == 65  # run refused it (its own codes: 64..78)
     err = capsys.readouterr().err
     assert "'mps2-an521', which is not a built-in board" in err, err
     assert "fw.memory_plan.json" in err and "--plan" in err, err
@@ -100,7 +100,7 @@ def test_an_elf_copied_away_from_its_board_folder_project_runs(
     assert "BRINGUP PASS" in capsys.readouterr().out
     # a plan of another board is refused, not used
     other = built(pte_u55_shared, "corstone-300", "Shared_Sram", fw_root)
-    assert main(["run", str(elf), "--plan", str(other.plan)]) == 2
+    assert main(["run", str(elf), "--plan", str(other.plan)]) == 65
     assert "is for board 'corstone-300': not this image's plan" in capsys.readouterr().err
     # the plan copy the build leaves beside the ELF, copied along with it
     shutil.copy(
@@ -284,15 +284,15 @@ def test_an_app_that_never_prints_its_exit_line_is_not_a_pass(
     pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     """QEMU's status 0 alone once made `run` report success for a custom app that never
-    brought its console up: without the `kit: exit <code>` line it is exit 125, as on an
-    FVP, and the hint names the contract (docs/apps.md)."""
+    brought its console up: without the `kit: exit <code>` line it is exit 76 (run's
+    no-exit-line code), as on an FVP, and the hint names the contract (docs/apps.md)."""
     from ethosu_kit.cli.app import main as kit_main
 
     need_qemu()
     elf = _app_elf(pte_u55_shared, AN500, tmp_path, "silent_app", SILENT_APP)
     assert qemu_run(elf).exit_code == 0, "QEMU's own status says 0"
     capsys.readouterr()
-    assert kit_main(["run", str(elf)]) == 125
+    assert kit_main(["run", str(elf)]) == 76
     err = capsys.readouterr().err
     assert "without the firmware's last line `kit: exit <code>`" in err, err
     assert "kit_platform_init()" in err and "docs/apps.md" in err, err
