@@ -45,3 +45,7 @@ class ElfCheckError(KitError):
     """The linked ELF violates the plan."""
 
     exit_code = 4
+
+
+class OutputError(KitError):
+    """The output folder cannot be written as asked."""
