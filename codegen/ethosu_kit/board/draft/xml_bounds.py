@@ -71,6 +71,15 @@ def _more_registers(counts: XmlCounts, n: int, path: Path) -> None:
         )
 
 
+def _more_peripherals(counts: XmlCounts, n: int, path: Path) -> None:
+    counts.peripherals += n
+    if counts.peripherals > MAX_PERIPHERALS:
+        raise BoardError(
+            f"{path}: more than {MAX_PERIPHERALS:,} peripherals once <dim> arrays are expanded",
+            hint=_CHECKED,
+        )
+
+
 def scan(data: bytes, path: Path) -> XmlCounts:
     """Stream `data` once and check every bound; BoardError on the first one passed."""
     try:
@@ -151,13 +160,7 @@ def scan(data: bytes, path: Path) -> XmlCounts:
                 else:
                     _more_registers(counts, periph_regs * (copies - 1), path)
                 per_name[periph_name] = periph_regs
-                counts.peripherals += copies
-                if counts.peripherals > MAX_PERIPHERALS:
-                    raise BoardError(
-                        f"{path}: more than {MAX_PERIPHERALS:,} peripherals once <dim> arrays "
-                        "are expanded",
-                        hint=_CHECKED,
-                    )
+                _more_peripherals(counts, copies, path)
             if tag != "dim":  # keep nothing: each finished element and its elder siblings go
                 elem.clear(keep_tail=False)
                 while elem.getprevious() is not None:
