@@ -57,6 +57,33 @@ static inline int64_t ifm_tap(const struct fm *ifm, const struct kernel *k, int 
 void vnpu_tap16(const struct fm *ifm, const struct kernel *k, int y, int x, int16_t *dst);
 
 /*
+ * Gather the receptive field of output (oy, ox) for a kh x kw kernel into patch, once
+ * (padding = 0 after the zero point): tap-major, all IFM channels per tap; as int16
+ * (vnpu_tap16) when `narrow`, else as int32 (ifm_tap). Shared by the U55 and U85 convolutions.
+ */
+static inline void vnpu_gather(const struct fm *ifm, const struct kernel *k, int32_t *patch, int kh,
+                               int kw, int narrow, int oy, int ox)
+{
+    int16_t *patch16 = (int16_t *)(void *)patch;
+    size_t n = 0;
+    for (int ky = 0; ky < kh; ky++) {
+        for (int kx = 0; kx < kw; kx++) {
+            int y = oy * k->sy - k->pad_top + ky * k->dy;
+            int x = ox * k->sx - k->pad_left + kx * k->dx;
+            if (narrow) {
+                vnpu_tap16(ifm, k, y, x, patch16 + n);
+                n += (size_t)ifm->c;
+                continue;
+            }
+            for (int c = 0; c < ifm->c; c++) {
+                int valid;
+                patch[n++] = (int32_t)ifm_tap(ifm, k, y, x, c, &valid);
+            }
+        }
+    }
+}
+
+/*
  * The accumulator of one pool output (oy, ox, c): mode 0 MAX, 5 MIN, 2 REDUCE_SUM (over
  * the IFM's channels), otherwise the sum of the valid taps. *count = the valid taps.
  */

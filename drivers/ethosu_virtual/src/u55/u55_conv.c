@@ -310,33 +310,6 @@ static inline void conv_store8(const struct fm *ofm, uint8_t *po, const uint8_t 
     }
 }
 
-/* Gather the receptive field of (oy, ox) once (padding = 0 after the zero point). */
-static inline void conv_gather(const struct conv55 *cv, const struct fm *ifm,
-                               const struct kernel *k, int oy, int ox)
-{
-    int32_t *patch = cv->patch;
-    int16_t *patch16 = (int16_t *)(void *)patch;
-    const int ukh = cv->op.ukh;
-    const int ukw = cv->op.ukw;
-    const int small_products = cv->small_products;
-    size_t n = 0;
-    for (int ky = 0; ky < ukh; ky++) {
-        for (int kx = 0; kx < ukw; kx++) {
-            int y = oy * k->sy - k->pad_top + ky * k->dy;
-            int x = ox * k->sx - k->pad_left + kx * k->dx;
-            if (small_products) {
-                vnpu_tap16(ifm, k, y, x, patch16 + n);
-                n += (size_t)ifm->c;
-                continue;
-            }
-            for (int c = 0; c < ifm->c; c++) {
-                int valid;
-                patch[n++] = (int32_t)ifm_tap(ifm, k, y, x, c, &valid);
-            }
-        }
-    }
-}
-
 /* The accumulator of channel oc over the gathered field (bias included). */
 static inline int64_t conv_acc(const struct conv55 *cv, int oc)
 {
@@ -404,7 +377,7 @@ static int op_conv(struct vnpu_exec *run, int depthwise)
                             depth_out);
                 continue;
             }
-            conv_gather(&cv, &ifm, &k, oy, ox);
+            vnpu_gather(&ifm, &k, cv.patch, cv.op.ukh, cv.op.ukw, cv.small_products, oy, ox);
             if (!cv.fast8) {
                 for (int oc = 0; oc < depth_out; oc++) {
                     int64_t acc = conv_acc(&cv, oc);

@@ -231,33 +231,6 @@ static int conv_setup_channels(struct run85 *run, struct conv85 *cv)
     return 0;
 }
 
-/* Gather the receptive field of (oy, ox) once (padding = 0 after the zero point). */
-static inline void conv_gather(const struct conv85 *cv, const struct fm *ifm,
-                               const struct kernel *k, int oy, int ox)
-{
-    int32_t *patch = cv->patch;
-    int16_t *patch16 = (int16_t *)(void *)patch;
-    const int kh = cv->g.kh;
-    const int kw = cv->g.kw;
-    const int narrow = cv->narrow;
-    size_t n = 0;
-    for (int ky = 0; ky < kh; ky++) {
-        for (int kx = 0; kx < kw; kx++) {
-            int y = oy * k->sy - k->pad_top + ky * k->dy;
-            int x = ox * k->sx - k->pad_left + kx * k->dx;
-            if (narrow) {
-                vnpu_tap16(ifm, k, y, x, patch16 + n);
-                n += (size_t)ifm->c;
-                continue;
-            }
-            for (int c = 0; c < ifm->c; c++, n++) {
-                int valid;
-                patch[n] = (int32_t)ifm_tap(ifm, k, y, x, c, &valid);
-            }
-        }
-    }
-}
-
 /* The 8-bit path's OFM pixel (oy, ox): two channels a pass, one load of the field for both.
  * `cv` is conv_run's own copy: no store reaches it. */
 static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
@@ -338,7 +311,7 @@ static void conv_run(const struct conv85 *setup)
     for (int oy = 0; oy < ofm->h; oy++) {
         for (int ox = 0; ox < ofm->w; ox++) {
             if (!cv.vec8) {
-                conv_gather(&cv, &ifm, &k, oy, ox);
+                vnpu_gather(&ifm, &k, cv.patch, cv.g.kh, cv.g.kw, cv.narrow, oy, ox);
             }
             if (cv.fast8) {
                 conv_pixel8(&cv, oy, ox);

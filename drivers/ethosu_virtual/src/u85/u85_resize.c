@@ -8,22 +8,29 @@ struct resize_steps {
     int n[2], d[2], off[2];
 };
 
+/* One axis' sample of output index o: the two clamped neighbours i0, i1 < len and the
+ * distance from i0 in 1/n units (floor division, also for the negative offsets). */
+static inline int resize_axis(int o, int n, int d, int off, int len, int *i0, int *i1)
+{
+    int v = o * d + off;
+    int i = v >= 0 ? v / n : -((-v + n - 1) / n);
+    *i0 = i < 0 ? 0 : (i >= len ? len - 1 : i);
+    *i1 = i + 1 < 0 ? 0 : (i + 1 >= len ? len - 1 : i + 1);
+    return v - i * n;
+}
+
 /* Every output of the resize, on copies no pointer reaches (the OFM stores cannot alias them). */
 static void resize_run(const struct fm ifm, const struct ofm85 ofm, const struct vnpu_out o,
                        const struct ofm_scale os, const struct resize_steps st, uint32_t mode)
 {
     for (int oy = 0; oy < ofm.h; oy++) {
-        int y = oy * st.d[0] + st.off[0];
-        int iy = y >= 0 ? y / st.n[0] : -((-y + st.n[0] - 1) / st.n[0]);
-        int dy = y - iy * st.n[0];
-        int y0 = iy < 0 ? 0 : (iy >= ifm.h ? ifm.h - 1 : iy);
-        int y1 = iy + 1 < 0 ? 0 : (iy + 1 >= ifm.h ? ifm.h - 1 : iy + 1);
+        int y0;
+        int y1;
+        int dy = resize_axis(oy, st.n[0], st.d[0], st.off[0], ifm.h, &y0, &y1);
         for (int ox = 0; ox < ofm.w; ox++) {
-            int x = ox * st.d[1] + st.off[1];
-            int ix = x >= 0 ? x / st.n[1] : -((-x + st.n[1] - 1) / st.n[1]);
-            int dx = x - ix * st.n[1];
-            int x0 = ix < 0 ? 0 : (ix >= ifm.w ? ifm.w - 1 : ix);
-            int x1 = ix + 1 < 0 ? 0 : (ix + 1 >= ifm.w ? ifm.w - 1 : ix + 1);
+            int x0;
+            int x1;
+            int dx = resize_axis(ox, st.n[1], st.d[1], st.off[1], ifm.w, &x0, &x1);
             for (int c = 0; c < ofm.c; c++) {
                 int64_t acc;
                 if (mode == 0) {
