@@ -155,7 +155,7 @@ void print_value(ScalarType type, const uint8_t *p)
     case ScalarType::Long: {
         int64_t l;
         std::memcpy(&l, p, sizeof l);
-        kit_printf("%ld", static_cast<long>(l));
+        kit_printf("%lld", static_cast<long long>(l)); /* long is 32-bit on Cortex-M */
         break;
     }
     default:
