@@ -1,6 +1,9 @@
 """What upstream's Arm executor_runner and corstone_utils.cmake use, for the inline
-"upstream: ...; here: ..." notes in the generated files (see the shared reference
-ethos-u-facts.md).
+"upstream: ...; here: ..." notes in the generated files.
+
+The Corstone name here is upstream's file name, not a board fact: these are upstream's
+fixed defaults (its runner only targets the Corstone FVPs), which the notes set beside
+the figures this project's plan chose for the user's board.
 """
 
 from __future__ import annotations
@@ -10,8 +13,6 @@ from ethosu_kit.npu.facts import MemoryMode
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 from ethosu_kit.render.filters import kib
 
-# What upstream's Arm executor_runner and corstone_utils.cmake use, for the inline
-# "upstream: ...; here: ..." notes (see shared reference ethos-u-facts.md).
 UPSTREAM_METHOD_POOL = 60 * 1024 * 1024
 
 
