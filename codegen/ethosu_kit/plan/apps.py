@@ -65,7 +65,8 @@ class App(StrEnum):
 
     @property
     def runner_pools(self) -> bool:
-        """Does its plan hold the ExecuTorch runner's pools? (See `uses_runner_pools`.)"""
+        """Does its plan hold the ExecuTorch runner's pools (planned buffers, IO copies,
+        the method pool)? Only the self-test's does not."""
         return _POLICY[self].runner_pools
 
     @property
@@ -92,16 +93,6 @@ _POLICY = {
     App.BRINGUP: _Policy(32 * KIB, 8 * KIB, runner_pools=True),
     App.SELFTEST: _Policy(192 * KIB, 16 * KIB, runner_pools=False, stack_heap=(8 * KIB, 4 * KIB)),
 }
-
-
-def uses_runner_pools(app: App) -> bool:
-    """Whether the plan for `app` holds the ExecuTorch runner's pools."""
-    return app.runner_pools
-
-
-def default_stack_heap(app: App) -> tuple[int, int]:
-    """The stack and heap `app` is planned with when no size is given."""
-    return app.stack_heap
 
 
 def method_pool_size(method: MethodInfo) -> tuple[int, str]:
