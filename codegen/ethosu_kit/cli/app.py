@@ -79,6 +79,11 @@ COMMANDS: dict[str, Command] = {
         "the memory picture of a plan and/or a linked ELF (terminal, --html, --svg, --json); "
         "--diff, --budget for CI",
     ),
+    "advise": Command(
+        "advise",
+        "which NPU configuration and memory mode to lower a model (TOSA or PyTorch) for: "
+        "each candidate compiled with Vela, planned on the boards, the fastest that fits",
+    ),
     "import-pack": Command(
         "import_pack",
         "draft a board.toml from a CMSIS-Pack device (.pdsc); new-board drafts a whole folder",

@@ -146,6 +146,19 @@ def check_tosa(path: Path) -> bytes:
     return data
 
 
+def tosa_files(folder: Path) -> tuple[Path, ...]:
+    """The TOSA graphs ExecuTorch's Arm backend dumps into an intermediate-artifacts
+    folder (`dump_intermediate_artifacts_to`): `output_tag<N>_TOSA-<profile>.tosa`, one
+    per delegate partition, in partition order. (Its `out.tosa` is Vela's working copy of
+    the last one compiled, so it is not taken.)"""
+
+    def order(path: Path) -> tuple[int, str]:
+        tag = path.name.removeprefix("output_tag").split("_", 1)[0]
+        return (int(tag) if tag.isdigit() else 1 << 30, path.name)
+
+    return tuple(sorted(folder.glob("output*_TOSA-*.tosa"), key=order))
+
+
 def stream_bytes(cmd: int, weights: int, n_inputs: int, n_outputs: int) -> int:
     """Bytes of the block stream arm_vela.py packs: header, cmd_data, weight_data,
     scratch_size, inputs, outputs, footer, each a 32-byte header and 16-padded data."""
