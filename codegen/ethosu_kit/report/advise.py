@@ -337,20 +337,28 @@ class Fit:
 
 def fit(model: ModelInfo, board: Board) -> Fit:
     """`model` planned on `board` as `gen` would (the pte's own mode, default options)."""
+    spec = model.compile_spec
+    if spec is not None and not board.npu.supports(spec.npu_kind, spec.macs):
+        return Fit(board.name, False, refusal=f"the board's NPU cannot be {spec.accelerator}")
     try:
         plan = plan_memory(model, board, None)
     except FitError as exc:
         if exc.region:
             room = Room(exc.region, exc.available, exc.needed)
             return Fit(board.name, False, short=room)
-        return Fit(board.name, False, refusal=exc.message)
+        return Fit(board.name, False, refusal=_unnamed(exc.message, model))
     except PlanError as exc:
-        return Fit(board.name, False, refusal=exc.message)
+        return Fit(board.name, False, refusal=_unnamed(exc.message, model))
     rooms = sorted(
         (Room(u.region.name, u.region.size, u.used) for u in region_fill(plan) if u.used),
         key=lambda r: r.free,
     )
     return Fit(board.name, True, rooms=tuple(rooms), plan=plan)
+
+
+def _unnamed(message: str, model: ModelInfo) -> str:
+    """A planner's message without the model's name in front (the row names it)."""
+    return message.removeprefix(f"{model.path}: ")
 
 
 # -- the advice ----------------------------------------------------------------------------

@@ -38,7 +38,13 @@ def picked(advice: Advice) -> frozenset[int]:
 
 def section(advice: Advice) -> str:
     """The advice as an HTML section (for the report page or a page of its own)."""
-    return views.render("_advice.html.j2", a=advice, picked=picked(advice), memories=memories)
+    return views.render(
+        "_advice.html.j2",
+        a=advice,
+        picked=picked(advice),
+        pick_cells=frozenset((p.index, p.board) for p in advice.picks if p.index >= 0),
+        memories=memories,
+    )
 
 
 def page(advice: Advice) -> str:
