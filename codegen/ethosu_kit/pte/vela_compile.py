@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import contextlib
 import csv
+import importlib.util
 import io
 import tempfile
 from dataclasses import dataclass, replace
@@ -129,6 +130,19 @@ class CompiledTosa:
     stream_bytes: int  # the delegate's processed bytes (the block stream arm_vela.py packs)
     fast_scratch_size: int  # Vela's region 2 need (0 unless Dedicated_Sram)
     estimate: VelaEstimate
+
+
+def require_vela() -> None:
+    """A KitError when Vela is not installed (advise's one optional dependency)."""
+    try:
+        found = importlib.util.find_spec("ethosu.vela") is not None
+    except (ImportError, ValueError):
+        found = False
+    if not found:
+        raise KitError(
+            "advise compiles with Vela, which is not installed",
+            hint="pip install ethos-u-vela (executorch[ethos-u] installs it too)",
+        )
 
 
 def check_tosa(path: Path) -> bytes:

@@ -25,7 +25,13 @@ from ethosu_kit.core.errors import FitError, KitError
 from ethosu_kit.core.writer import write_file_atomic
 from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.model import ModelInfo
-from ethosu_kit.pte.vela_compile import Compiled, VelaTarget, check_tosa, tosa_files
+from ethosu_kit.pte.vela_compile import (
+    Compiled,
+    VelaTarget,
+    check_tosa,
+    require_vela,
+    tosa_files,
+)
 from ethosu_kit.report import advise_view
 from ethosu_kit.report.advise import (
     Advice,
@@ -219,6 +225,7 @@ def run(args: argparse.Namespace) -> int:
         raise KitError("--example goes with --module")
     if args.jobs is not None and args.jobs < 1:
         raise KitError(f"--jobs {args.jobs}: must be at least 1")
+    require_vela()
     boards = [load_board(b) for b in (args.board or ["default"])]
     candidates = choose_candidates(
         boards, args.accelerator, args.mode, args.fast_scratch, args.system_config
