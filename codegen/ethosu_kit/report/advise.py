@@ -317,19 +317,21 @@ class Fit:
 
     board: str
     fits: bool
-    rooms: tuple[Room, ...] = ()  # fits: every region the plan uses, least room first
+    # fits: every region the plan uses, least room first; the NPU buffers' regions first
+    rooms: tuple[Room, ...] = ()
     short: Room | None = None  # does not fit: the region that overflows
     refusal: str = ""  # the plan's refusal when it is not about room (NPU, mode)
     plan: MemoryPlan | None = field(default=None, compare=False, repr=False)
 
     @property
     def text(self) -> str:
-        """One line: 'fits (least room: SRAM 1.98 MiB free)' / 'no: SRAM short 1,234 B'."""
+        """One line: 'fits: SRAM 1.98 MiB free' (the NPU's tightest region) or
+        'no: SRAM short by 1,234 B'."""
         if self.fits:
             if not self.rooms:
                 return "fits"
             r = self.rooms[0]
-            return f"fits (least room: {r.region} {size_text(r.free)} free)"
+            return f"fits: {r.region} {size_text(r.free)} free"
         if self.short is not None:
             return f"no: {self.short.region} short by {-self.short.free:,} B"
         return f"no: {self.refusal}"
@@ -349,9 +351,11 @@ def fit(model: ModelInfo, board: Board) -> Fit:
         return Fit(board.name, False, refusal=_unnamed(exc.message, model))
     except PlanError as exc:
         return Fit(board.name, False, refusal=_unnamed(exc.message, model))
+    # the regions the NPU's buffers are in come first: where the candidates differ
+    npu_regions = {b.region for b in plan.buffers if b.npu}
     rooms = sorted(
         (Room(u.region.name, u.region.size, u.used) for u in region_fill(plan) if u.used),
-        key=lambda r: r.free,
+        key=lambda r: (r.region not in npu_regions, r.free),
     )
     return Fit(board.name, True, rooms=tuple(rooms), plan=plan)
 
