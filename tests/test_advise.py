@@ -182,15 +182,22 @@ def test_terminal_table_fits_80_columns(tiny: Path) -> None:
         (["TOSA", "--system-config", "No_Such_Config"], "unknown candidate"),
         (["TOSA", "--accelerator", "ethos-u55-128", "--mode", "Dedicated_Sram"], "no candidate"),
         (["NOWHERE"], "no such file"),
+        (
+            ["GARBLED", "--accelerator", "ethos-u55-128", "--mode", "Sram_Only"],
+            "Vela compiled none",
+        ),
     ],
 )
 def test_bad_input_is_one_error_line(
-    tiny: Path, args: list[str], words: str, capsys: pytest.CaptureFixture[str]
+    tiny: Path, args: list[str], words: str, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
+    garbled = tmp_path / "garbled.tosa"  # the identifier, then bytes Vela cannot read
+    garbled.write_bytes(b"\x08\0\0\0TOSA" + bytes(range(256)) * 2)
     subst = {
         "PTE": str(tiny / "model.pte"),
         "TOSA": str(tosa_files(tiny / "dump")[0]),
         "NOWHERE": str(tiny / "nowhere.tosa"),
+        "GARBLED": str(garbled),
     }
     rc = kit_main(["advise", *(subst.get(a, a) for a in args)])
     err = capsys.readouterr().err

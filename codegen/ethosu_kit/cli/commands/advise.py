@@ -256,6 +256,13 @@ def run(args: argparse.Namespace) -> int:
         lower_command=_lower_command(args.module),
         notes=notes,
     )
+    if all(o.error for o in advice.outcomes):  # the graph itself, not a candidate: bad input
+        first = advice.outcomes[0]
+        raise KitError(
+            f"{model}: Vela compiled none of the {len(advice.outcomes)} candidate(s) "
+            f"({first.candidate}: {first.error})",
+            hint="give the .tosa file ExecuTorch's Ethos-U lowering dumped, unchanged",
+        )
     if args.html:
         write_file_atomic(args.html, advise_view.page(advice).encode())
     if args.json:
