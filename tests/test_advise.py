@@ -179,6 +179,8 @@ def test_terminal_table_fits_80_columns(tiny: Path) -> None:
         (["TOSA", "--board", "no-such-board"], "unknown board"),
         (["TOSA", "--accelerator", "ethos-u99-1"], "unknown candidate"),
         (["TOSA", "--mode", "Fast_Sram"], "unknown candidate"),
+        (["TOSA", "--mode", "Dedicated_Sram_999KB"], "unknown candidate"),
+        (["TOSA", "--accelerator", "ethos-u55-128", "--fast-scratch", "64KiB"], "no candidate"),
         (["TOSA", "--system-config", "No_Such_Config"], "unknown candidate"),
         (["TOSA", "--accelerator", "ethos-u55-128", "--mode", "Dedicated_Sram"], "no candidate"),
         (["NOWHERE"], "no such file"),

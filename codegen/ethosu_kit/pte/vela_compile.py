@@ -18,6 +18,7 @@ import io
 import tempfile
 from dataclasses import dataclass, replace
 from pathlib import Path
+from typing import Any
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.sizes import align_up
@@ -180,15 +181,15 @@ def stream_bytes(cmd: int, weights: int, n_inputs: int, n_outputs: int) -> int:
     return sum(_BLOCK_HEADER + align_up(s, NPU_ALIGN) for s in sizes)
 
 
-def _io(npz: object, prefix: str) -> tuple[VelaTensor, ...]:
-    data = npz  # numpy's NpzFile, typed loosely: numpy stays an import of this function
-    shapes = data[f"{prefix}_shape"]  # type: ignore[index]
+def _io(npz: Any, prefix: str) -> tuple[VelaTensor, ...]:
+    """The `input`/`output` records of Vela's npz (numpy's NpzFile) as VelaTensors."""
+    shapes = npz[f"{prefix}_shape"]
     return tuple(
         VelaTensor(
             tuple(int(d) for d in shapes[i]),
-            int(data[f"{prefix}_elem_size"][i]),  # type: ignore[index]
-            int(data[f"{prefix}_offset"][i]),  # type: ignore[index]
-            int(data[f"{prefix}_region"][i]),  # type: ignore[index]
+            int(npz[f"{prefix}_elem_size"][i]),
+            int(npz[f"{prefix}_offset"][i]),
+            int(npz[f"{prefix}_region"][i]),
         )
         for i in range(len(shapes))
     )

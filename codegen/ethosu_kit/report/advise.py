@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 from ethosu_kit.board.model import Board
 from ethosu_kit.core.errors import FitError, KitError, PlanError
@@ -86,7 +87,9 @@ class Candidate:
         return f"EthosUCompileSpec({', '.join(args)})"
 
 
-def _system_configs() -> frozenset[str]:
+def _vela_ini_names(kind: str) -> frozenset[str]:
+    """The `[<kind>.<name>]` section names of the installed Arm/vela.ini (System_Config,
+    Memory_Mode); empty when it cannot be read (then Vela itself judges the names)."""
     path = vela_ini_path()
     if path is None:
         return frozenset()
@@ -95,7 +98,7 @@ def _system_configs() -> frozenset[str]:
         ini.read(path, encoding="utf-8")
     except (OSError, configparser.Error):
         return frozenset()
-    prefix = "System_Config."
+    prefix = f"{kind}."
     return frozenset(s[len(prefix) :] for s in ini.sections() if s.startswith(prefix))
 
 
@@ -137,15 +140,20 @@ def choose_candidates(
             for kind in b.npu.kinds
             for macs in b.npu.macs.get(kind, ())
         ]
+    known_modes = _vela_ini_names("Memory_Mode")
     for text in modes:
         try:
             MemoryMode.parse(text)
+            if known_modes and text not in known_modes:
+                raise ValueError(text)
         except ValueError:
             raise KitError(
-                f"unknown candidate: --mode {text!r} is not a Vela memory mode",
-                hint="use Sram_Only, Shared_Sram, Dedicated_Sram or Dedicated_Sram_384KB",
+                f"unknown candidate: --mode {text!r} is not a memory mode of Vela's Arm/vela.ini",
+                hint="use "
+                + (", ".join(sorted(known_modes)) or "Sram_Only, Shared_Sram or Dedicated_Sram")
+                + " (--fast-scratch SIZE for other Dedicated_Sram sizes)",
             ) from None
-    known = _system_configs()
+    known = _vela_ini_names("System_Config")
     for name in system_configs:
         if known and name not in known:
             raise KitError(
@@ -179,6 +187,12 @@ def choose_candidates(
             for mode_name, arena in variants:
                 for config in configs:
                     out[VelaTarget(accel, config, mode_name, arena)] = None
+    if fast_scratch and not any(t.arena_cache_size is not None for t in out):
+        raise KitError(
+            "--fast-scratch sizes a Dedicated_Sram fast scratch, and no candidate runs "
+            "Dedicated_Sram",
+            hint="add --mode Dedicated_Sram with an Ethos-U65/U85 --accelerator",
+        )
     if not out:
         why = f": {refused[0]}" if refused else ""
         raise KitError(
@@ -385,7 +399,12 @@ class Outcome:
 
     @property
     def seconds(self) -> float:
+        """Vela's estimated inference time (infinite when Vela refused the candidate)."""
         return self.estimate.inference_time if self.estimate else float("inf")
+
+    @property
+    def cycles(self) -> int:
+        return self.estimate.cycles_total if self.estimate else 0
 
 
 @dataclass(frozen=True)
@@ -409,9 +428,9 @@ class Advice:
     notes: tuple[str, ...]
     estimate_label: str = ESTIMATE_LABEL
 
-    def to_json(self) -> dict[str, object]:
-        data: dict[str, object] = encode(self)
-        for o, out in zip(data["outcomes"], self.outcomes, strict=True):  # type: ignore[call-overload]
+    def to_json(self) -> dict[str, Any]:
+        data: dict[str, Any] = encode(self)
+        for o, out in zip(data["outcomes"], self.outcomes, strict=True):
             for f in o["fits"]:
                 f.pop("plan", None)
             o["seconds"] = out.seconds if out.estimate else None
@@ -465,7 +484,7 @@ def pick(
             continue
         best = min(
             fitting,
-            key=lambda i: (outcomes[i].seconds, outcomes[i].estimate.cycles_total, i),  # type: ignore[union-attr]
+            key=lambda i: (outcomes[i].seconds, outcomes[i].cycles, i),
         )
         o = outcomes[best]
         assert o.estimate is not None
