@@ -285,10 +285,19 @@ def _compile(
         console=err,
         transient=True,
         disable=not err.is_terminal,
+        # no refresh thread: the pool forks its workers, and a fork should not copy a
+        # thread that may hold the terminal's lock; the bar redraws as each compile ends
+        auto_refresh=False,
     )
+
+    def done(_i: int) -> None:
+        progress.advance(task)
+        progress.refresh()
+
     with progress:
         task = progress.add_task("compile", total=len(jobs))
-        return compile_candidates(jobs, workers=workers, on_done=lambda _i: progress.advance(task))
+        progress.refresh()
+        return compile_candidates(jobs, workers=workers, on_done=done)
 
 
 def _refuse_unfit(advice: Advice) -> None:
