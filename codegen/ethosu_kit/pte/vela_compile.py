@@ -146,6 +146,12 @@ def require_vela() -> None:
         )
 
 
+def preload_vela() -> None:
+    """Import Vela now (0.7 s): workers forked after this start with it loaded."""
+    import numpy  # noqa: F401, PLC0415 - only advise compiles
+    from ethosu.vela import vela  # noqa: F401, PLC0415 - slow, only advise compiles
+
+
 def check_tosa(path: Path) -> bytes:
     """The bytes of `path` when it is a TOSA flatbuffer; a KitError naming it otherwise."""
     try:

@@ -45,6 +45,7 @@ from ethosu_kit.pte.vela_compile import (
     VelaEstimate,
     VelaTarget,
     compile_partitions,
+    preload_vela,
 )
 from ethosu_kit.pte.vela_config import vela_ini_path
 
@@ -223,7 +224,10 @@ def compile_candidates(
         # A fork starts at once; but a process that has run torch (the --module path
         # lowered with it first) holds its thread pools, which a fork does not carry
         # safely: then the workers come from a fork server.
-        context = multiprocessing.get_context("forkserver" if "torch" in sys.modules else "fork")
+        forked = "torch" not in sys.modules
+        context = multiprocessing.get_context("fork" if forked else "forkserver")
+        if forked:
+            preload_vela()  # once here, not once per worker
         with ProcessPoolExecutor(max_workers=n, mp_context=context) as pool:
             futures = {
                 pool.submit(compile_partitions, tosas, target): i
