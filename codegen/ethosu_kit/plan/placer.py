@@ -107,6 +107,9 @@ class Placer:
             f"needs {needed:,} bytes, has {region.size:,} (short by {needed - region.size:,}); "
             f"filled by {filled}{others}",
             hint=want.hint,
+            region=region.name,
+            needed=needed,
+            available=region.size,
         )
 
     def reserve(self, regions: Sequence[MemoryRegion], what: str, size: int) -> MemoryRegion:

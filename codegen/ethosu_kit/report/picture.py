@@ -28,6 +28,7 @@ from ethosu_kit.npu.facts import (
     VELA_REGION_FAST_SCRATCH,
     VELA_REGION_SCRATCH,
     VELA_REGION_WEIGHTS,
+    NpuKind,
 )
 from ethosu_kit.plan.fill import region_fill, replay
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
@@ -167,7 +168,7 @@ class NpuRow:
 
     register: str  # "QCONFIG", "REGIONCFG_1"
     value: int
-    port: str  # "AXI0 (SRAM)" or "AXI1 (external)"
+    port: str  # "M0 (SRAM)" / "M1 (external)" on a U55/U65, "SRAM AXI" / "EXT AXI" on a U85
     addresses: str  # "command stream", "Vela region 1: scratch"
     buffer: str  # the plan's buffer there, "" when none
     region: str  # where that buffer is placed, "" when none
@@ -183,6 +184,7 @@ class NpuPicture:
     rows: tuple[NpuRow, ...]
     reachable: tuple[str, ...]  # the regions the NPU reaches
     axi_limits: dict[str, tuple[int, int]]
+    ports: tuple[str, str]  # this NPU's names of its SRAM and its external AXI port
 
 
 @dataclass(frozen=True)
@@ -211,10 +213,19 @@ class MemoryPicture:
         return tuple(k for k in Kind if k in seen)
 
 
-def _port(value: int) -> str:
-    # REGIONCFG/QCONFIG name a memory type: 0 and 1 go out on AXI0 (the SRAM port),
-    # 2 and 3 on AXI1 (the external port); each type has its own AXI_LIMIT.
-    return "AXI0 (SRAM)" if value < 2 else "AXI1 (external)"
+# What each product's TRM calls its two AXI ports: the U55 and U65 have masters M0 (the
+# SRAM port) and M1 (the external port); the U85 names its ports by what they reach.
+_AXI_PORTS: dict[NpuKind, tuple[str, str]] = {
+    NpuKind.U55: ("M0 (SRAM)", "M1 (external)"),
+    NpuKind.U65: ("M0 (SRAM)", "M1 (external)"),
+    NpuKind.U85: ("SRAM AXI", "EXT AXI"),
+}
+
+
+def _port(value: int, ports: tuple[str, str]) -> str:
+    # REGIONCFG/QCONFIG name a memory type: 0 and 1 go out on the SRAM port, 2 and 3 on
+    # the external port; each type has its own AXI_LIMIT.
+    return ports[0] if value < 2 else ports[1]
 
 
 def _npu(plan: MemoryPlan) -> NpuPicture | None:
@@ -238,11 +249,14 @@ def _npu(plan: MemoryPlan) -> NpuPicture | None:
         VELA_REGION_SCRATCH: ("region 1: scratch, IO", Role.SCRATCH),
         VELA_REGION_FAST_SCRATCH: ("region 2: fast scratch", Role.FAST_SCRATCH),
     }
-    rows = [NpuRow("QCONFIG", qconfig, _port(qconfig), "command stream", *where(Role.NETWORK))]
+    ports = _AXI_PORTS[accel.kind]
+    rows = [
+        NpuRow("QCONFIG", qconfig, _port(qconfig, ports), "command stream", *where(Role.NETWORK))
+    ]
     for i, value in enumerate(regioncfg):
         what, role = meaning.get(i, (f"region {i}: unused", None))
         buffer, region = where(role) if role else ("", "")
-        rows.append(NpuRow(f"REGIONCFG_{i}", value, _port(value), what, buffer, region))
+        rows.append(NpuRow(f"REGIONCFG_{i}", value, _port(value, ports), what, buffer, region))
     return NpuPicture(
         accelerator=str(accel),
         mode=plan.mode.value,
@@ -252,6 +266,7 @@ def _npu(plan: MemoryPlan) -> NpuPicture | None:
         rows=tuple(rows),
         reachable=tuple(r.name for r in plan.board.regions if r.npu),
         axi_limits=dict(plan.board.npu.axi_limits),
+        ports=ports,
     )
 
 

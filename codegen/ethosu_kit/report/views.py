@@ -11,6 +11,7 @@ regions where the address space has a gap, labelled with the gap's size.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import jinja2
@@ -136,12 +137,20 @@ def svg(picture: MemoryPicture, *, standalone: bool = True) -> str:
     )
 
 
-def html(picture: MemoryPicture) -> str:
-    """The page: everything inline (styles, the map), no script, no link, no URL."""
-    return (
-        _env()
-        .get_template("page.html.j2")
-        .render(p=picture, map_svg=svg(picture, standalone=False), colours=KIND_COLOUR)
+def render(template: str, **context: object) -> str:
+    """A template of the report's (render/templates/report) with the views' filters."""
+    return _env().get_template(template).render(**context)
+
+
+def html(picture: MemoryPicture, sections: Sequence[str] = ()) -> str:
+    """The page: everything inline (styles, the map), no script, no link, no URL.
+    `sections`: HTML put after the heading (advise's table)."""
+    return render(
+        "page.html.j2",
+        p=picture,
+        map_svg=svg(picture, standalone=False),
+        colours=KIND_COLOUR,
+        sections=tuple(sections),
     )
 
 
