@@ -227,8 +227,9 @@ _COPY_ENTRY = 12  # three words: load, run, size
 
 
 def _copy_entries(f: BinaryIO, elf: Elf) -> list[Copy] | None:
-    """The start-up's copy table as the image stores it (GNU ld images), None when the
-    image has none (armlink's scatter-loading, a team's own start-up)."""
+    """The start-up's copy table as the image stores it (GNU ld images: .data and the kit's
+    copied buffers), None when the image has none (armlink's scatter-loading, a team's
+    own start-up). kit_sections_init's copies do not count: not every app calls it."""
     start, end = (elf.symbols.get(name) for name in COPY_TABLE)
     if start is None or end is None or not 0 <= end[0] - start[0] <= 64 * _COPY_ENTRY:
         return None
@@ -236,16 +237,7 @@ def _copy_entries(f: BinaryIO, elf: Elf) -> list[Copy] | None:
     if raw is None:
         return None
     words = struct.unpack(f"<{len(raw) // 4}I", raw[: len(raw) // 4 * 4])
-    table = [(words[i + 1], words[i], words[i + 2]) for i in range(0, len(words) - 2, 3)]
-    # the plan's copied buffers: kit_sections_init copies each from its __kit_<name>_load
-    kit = []
-    for name, (value, _) in elf.symbols.items():
-        if name.startswith("__kit_") and name.endswith("_load"):
-            stem = name[: -len("_load")]
-            start, stop = elf.symbols.get(f"{stem}_start"), elf.symbols.get(f"{stem}_end")
-            if start is not None and stop is not None:
-                kit.append((start[0], value, stop[0] - start[0]))
-    return table + kit
+    return [(words[i + 1], words[i], words[i + 2]) for i in range(0, len(words) - 2, 3)]
 
 
 def _check_cold_boot(
@@ -253,8 +245,7 @@ def _check_cold_boot(
 ) -> None:
     """A board that boots cold ([boot] from = "nv"): every byte a load segment stores lies
     in non-volatile memory, no ELF header is among them, and what runs from RAM is copied
-    there at reset (the start-up's copy table, or kit_sections_init for the plan's copied
-    buffers)."""
+    there at reset (the start-up's copy table)."""
     source = plan.board.source
     for i, seg in enumerate(elf.segments):
         if seg.filesz == 0:
@@ -316,7 +307,7 @@ def _check_copied(
                 f"({run.name}) are copied by nothing at reset (stored at "
                 f"{paddr + at - vaddr:#010x})",
                 "give the section a copy-table entry (LONG(LOADADDR(x)) LONG(ADDR(x)) "
-                "LONG(SIZEOF(x))), or make it a kit buffer kit_sections_init copies",
+                "LONG(SIZEOF(x))), as the kit's linker.ld gives .data and its copied buffers",
             )  # fmt: skip
             return
         if hit[1] + (at - hit[0]) != paddr + (at - vaddr):

@@ -101,9 +101,18 @@ def intel_hex(address: int, data: bytes) -> str:
     return "".join(lines)
 
 
-def write_flash_artefacts(elf: Path, board: Board) -> FlashManifest:
-    """The .bin and .hex per non-volatile region holding contents, and the manifest,
-    beside `elf` (files of an earlier build of it removed first)."""
+@dataclass(frozen=True)
+class FlashImage:
+    """One non-volatile region's contents: `data` from `address`."""
+
+    region: str
+    address: int
+    data: bytes
+
+
+def flash_images(elf: Path, board: Board) -> tuple[list[FlashImage], list[str]]:
+    """What the image stores in each non-volatile region (board order) and, as text, the
+    load segments it stores elsewhere (left out: no flasher writes RAM)."""
     per_region: dict[str, list[tuple[int, bytes]]] = {}
     left_out = []
     for address, data in _stored(elf):
@@ -113,12 +122,7 @@ def write_flash_artefacts(elf: Path, board: Board) -> FlashManifest:
             left_out.append(f"{len(data)} bytes at {address:#010x} in {where}")
             continue
         per_region.setdefault(region.name, []).append((address, data))
-    old = manifest_path(elf)
-    if old.is_file():
-        for stale in read_manifest(old).files:
-            for name in (stale.bin, stale.hex):
-                (elf.parent / name).unlink(missing_ok=True)
-    files = []
+    images = []
     for name in (r.name for r in board.regions if r.name in per_region):
         pieces = sorted(per_region[name])
         start = pieces[0][0]
@@ -126,17 +130,36 @@ def write_flash_artefacts(elf: Path, board: Board) -> FlashManifest:
         image = bytearray([ERASED]) * (end - start)
         for a, d in pieces:
             image[a - start : a - start + len(d)] = d
-        stem = f"{elf.stem}.{name}"
-        (elf.parent / f"{stem}.bin").write_bytes(image)
-        (elf.parent / f"{stem}.hex").write_text(intel_hex(start, bytes(image)))
+        images.append(FlashImage(name, start, bytes(image)))
+    return images, left_out
+
+
+def write_flash_artefacts(elf: Path, board: Board) -> FlashManifest:
+    """The .bin and .hex per non-volatile region holding contents, and the manifest,
+    beside `elf` (files of an earlier build of it removed first)."""
+    images, left_out = flash_images(elf, board)
+    old = manifest_path(elf)
+    if old.is_file():
+        try:
+            stale = read_manifest(old).files
+        except KitError:
+            stale = ()  # not ours to read: overwritten below
+        for f in stale:
+            for name in (f.bin, f.hex):
+                (elf.parent / name).unlink(missing_ok=True)
+    files = []
+    for image in images:
+        stem = f"{elf.stem}.{image.region}"
+        (elf.parent / f"{stem}.bin").write_bytes(image.data)
+        (elf.parent / f"{stem}.hex").write_text(intel_hex(image.address, image.data))
         files.append(
             FlashFile(
-                region=name,
-                address=start,
-                size=len(image),
+                region=image.region,
+                address=image.address,
+                size=len(image.data),
                 bin=f"{stem}.bin",
                 hex=f"{stem}.hex",
-                sha256=hashlib.sha256(image).hexdigest(),
+                sha256=hashlib.sha256(image.data).hexdigest(),
             )
         )
     manifest = FlashManifest(MANIFEST_FORMAT, elf.name, board.name, tuple(files), tuple(left_out))
