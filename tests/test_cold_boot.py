@@ -233,3 +233,33 @@ def test_check_elf_refuses_initial_data_in_ram_marked_loadable(
         v.message,
     ), v.message
     assert main(["check-elf", str(elf), "-q"]) == 4
+
+
+@pytest.mark.parametrize("port", ["mps2-an500", "mps2-an521"])
+def test_example_ports_boot_cold_with_their_code_ram_as_flash(
+    port: str, data_pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """The other example ports' data allow a cold-boot variant: the SSRAM1 they boot from
+    declared as flash (kind "flash": read-only, not volatile) and [boot] from = "nv", their
+    other RAMs then hold the data. Bring-up passes from the flash artefacts alone."""
+    need_cross_gcc()
+    need_qemu()
+    board = tmp_path / port
+    shutil.copytree(REPO / "docs" / "examples" / "boards" / port, board)
+    toml = board / "board.toml"
+    text = toml.read_text()
+    text, n = re.subn(r'(name = "SSRAM1"\nkind = )"bram"', r'\1"flash"', text)
+    assert n == 1
+    text, n = re.subn(r'(vector_region = "SSRAM1".*\n)', r'\1from = "nv"\n', text)
+    assert n == 1
+    toml.write_text(text)
+    project = make_project(data_pte_u55_shared, tmp_path / "p", board=board, app="bringup")
+    from ethosu_kit.firmware.build import build_project
+
+    elf = build_project(project.path, app="bringup")
+    result = check_elf(elf, project.plan_path)
+    assert result.ok, [v.message for v in result.violations]
+    (flash,) = read_manifest(manifest_path(elf)).files
+    assert flash.region == "SSRAM1"
+    run = run_elf(elf, cold_boot=True)
+    assert run.exit_code == 0 and "BRINGUP PASS" in run.output, run.output
