@@ -145,6 +145,7 @@ def test_flash_artefacts_hold_the_load_segments(bringup: Path) -> None:
         assert flat.read_bytes() == data
     result = check_elf(bringup, bringup.with_name(f"{bringup.stem}.memory_plan.json"))
     assert result.ok, [v.message for v in result.violations]
+    assert result.cold_boot == ("FLASH",) and result.copies_read
 
 
 def test_bringup_and_selftest_pass_from_flash_alone_with_ram_poisoned(
@@ -184,6 +185,21 @@ def test_bringup_and_selftest_pass_from_flash_alone_with_ram_poisoned(
     assert "SELFTEST PASS" in captured.out, captured.out
     assert "cold boot: QEMU gets only selftest.FLASH.bin at 0x00000000" in captured.err
     assert "RAM BRAM, SRAM, PSRAM filled with garbage" in captured.err
+
+    # without the network's copy-table entry (the self-test once relied on
+    # kit_sections_init, which it never called) check-elf names the bytes nothing copies
+    script = project.generated / "linker.ld"
+    text, n = re.subn(r"\n *LONG\(LOADADDR\(\.kit\.network\)\).*", "", script.read_text())
+    assert n == 1
+    script.write_text(text)
+    elf, _ = _build(project.path, "selftest", capsys)
+    result = check_elf(elf, project.plan_path)
+    assert [v.actual for v in result.violations] == ["SRAM"], result.violations
+    assert re.fullmatch(
+        r"cold boot: \d+ bytes of load segment \d+ at 0x2[0-9a-f]{7} \(SRAM\) are copied by "
+        r"nothing at reset \(stored at 0x000[0-9a-f]{5}\)",
+        result.violations[0].message,
+    ), result.violations[0].message
 
 
 def test_run_cold_boot_refuses_artefacts_of_another_build(

@@ -67,6 +67,9 @@ class CheckResult:
     rows: list[RegionRow] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)  # buffers proven
+    # a cold-boot image: the non-volatile regions its load segments store bytes in
+    cold_boot: tuple[str, ...] | None = None
+    copies_read: bool = False  # ... and its copy table was read (GNU ld images)
 
     @property
     def ok(self) -> bool:
@@ -190,6 +193,13 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
     # 3. initial contents stored where they survive until reset (or the loader puts them)
     if plan.board.cold_boot:
         _check_cold_boot(elf, regions, copies, plan, violate)
+        stores = {
+            r.name
+            for s in elf.segments
+            if s.filesz and (r := _region_at(regions, s.paddr, s.filesz))
+        }
+        result.cold_boot = tuple(r.name for r in regions if r.name in stores)
+        result.copies_read = copies is not None
     for vaddr, paddr, filesz in loads:
         region = _region_at(regions, paddr, filesz)
         if region is None:
@@ -430,6 +440,16 @@ def render(result: CheckResult) -> None:
         console.print(f"[red]violation[/red]: {v.message}\n  hint: {v.hint}")
     if result.ok:
         console.print(f"ok: {len(result.checked)} buffers where the {result.mode} plan puts them")
+        if result.cold_boot is not None:
+            console.print(
+                f"ok: cold boot: every byte of every load segment in non-volatile memory "
+                f"({', '.join(result.cold_boot) or 'none'}), no ELF header loaded, "
+                + (
+                    "every segment run from RAM copied at reset from where it is stored"
+                    if result.copies_read
+                    else "the reset copies are the image's own (no kit copy table to read)"
+                )
+            )
 
 
 def check_or_raise(elf: Path, plan: Path, quiet: bool = False) -> CheckResult:
