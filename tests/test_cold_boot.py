@@ -279,3 +279,23 @@ def test_example_ports_boot_cold_with_their_code_ram_as_flash(
     assert flash.region == "SSRAM1"
     run = run_elf(elf, cold_boot=True)
     assert run.exit_code == 0 and "BRINGUP PASS" in run.output, run.output
+
+
+@pytest.mark.parametrize(
+    ("pack", "extra", "boot"),
+    [
+        # the pack marks its MRAM startup="1": the part boots cold from it
+        ("u85_soc.pdsc", ["--device", "U85SoC-1"], 'vector_region = "MRAM"\nfrom = "nv"'),
+        # ... its ITCM (a RAM a boot ROM or debugger fills): loaded
+        ("test_soc.pdsc", ["--device", "TestSoC-E7", "--console-peripheral", "UART0"],
+         'vector_region = "ITCM_S"\nfrom = "loader"'),
+    ],
+)  # fmt: skip
+def test_new_board_drafts_the_boot_the_pack_gives(
+    pack: str, extra: list[str], boot: str, tmp_path: Path
+) -> None:
+    data = REPO / "tests" / "data"
+    out = tmp_path / "board"
+    assert main(["new-board", "soc", "-o", str(out), "--pack", str(data / pack), *extra]) == 0
+    text = (out / "board.toml").read_text()
+    assert re.search(re.escape(boot).replace("\\n", r"\s*(#.*)?\n"), text), text
