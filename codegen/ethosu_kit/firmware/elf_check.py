@@ -6,7 +6,10 @@ is aligned (16 bytes for everything the NPU sees), and NPU buffers sit in
 NPU-reachable memory, never a TCM. For the image as a whole: no allocated section
 leaves its region (overflow), no two overlap, and everything with initial contents
 has a load address (LMA) in memory that holds it at reset (non-volatile, or loadable
-by the debugger/emulator). Reads the ELF with pyelftools; pure otherwise.
+by the debugger/emulator). For a board that boots cold ([boot] from = "nv"): every byte
+of every load segment lies in non-volatile memory, none is an ELF or program header, and
+every segment that runs elsewhere than it is stored runs in RAM that the start-up's copy
+table fills from exactly where it is stored. Reads the ELF with pyelftools; pure otherwise.
 """
 
 from __future__ import annotations
