@@ -299,3 +299,30 @@ def test_new_board_drafts_the_boot_the_pack_gives(
     assert main(["new-board", "soc", "-o", str(out), "--pack", str(data / pack), *extra]) == 0
     text = (out / "board.toml").read_text()
     assert re.search(re.escape(boot).replace("\\n", r"\s*(#.*)?\n"), text), text
+
+
+def test_the_kit_links_with_n_so_no_header_is_loaded(tmp_path: Path) -> None:
+    """GNU ld maps the ELF and program headers into the first load segment when they fit
+    below its first section in the same page (here: code at 0x1100, headers at 0x1000,
+    written into the flash); -n, as the kit links, never does. check-elf's test for it."""
+    from ethosu_kit.firmware.elf import read_elf
+
+    need_cross_gcc()
+    (tmp_path / "x.c").write_text("int x = 5;\nvoid _start(void) { for (;;) { ++x; } }\n")
+    (tmp_path / "x.ld").write_text(
+        "MEMORY { FLASH (rx) : ORIGIN = 0, LENGTH = 1M  RAM (rwx) : ORIGIN = 0x20000000, "
+        "LENGTH = 1M }\nENTRY(_start)\nSECTIONS { .text 0x1100 : { *(.text*) } > FLASH\n"
+        "  .data : { *(.data*) } > RAM AT> FLASH  .bss : { *(.bss*) } > RAM }\n"
+    )
+    loaded = []
+    for flags in ([], ["-Wl,-n"]):
+        elf = tmp_path / f"x{len(flags)}.elf"
+        subprocess.run(
+            ["arm-none-eabi-gcc", "-mcpu=cortex-m4", "-mthumb", "-nostdlib", "-T",
+             str(tmp_path / "x.ld"), *flags, str(tmp_path / "x.c"), "-o", str(elf)],
+            check=True,
+        )  # fmt: skip
+        with elf.open("rb") as f:
+            image = read_elf(f)
+        loaded.append([image.loads_headers(s) for s in image.segments])
+    assert loaded[0][0] and not any(loaded[1]), loaded
