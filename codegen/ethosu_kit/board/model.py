@@ -8,7 +8,7 @@ on any error.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -58,6 +58,15 @@ KIND_ATTRS: dict[RegionKind, RegionAttrs] = {
     RegionKind.FLASH: _implied("cpu", "npu", "executable", "loadable"),
     RegionKind.DRAM: _implied(*_RAM, "npu", "executable"),
 }
+
+
+def implied_attrs(kind: RegionKind, cold_boot: bool) -> RegionAttrs:
+    """A kind's attributes on a board that boots cold ([boot] from = "nv"): nothing fills
+    volatile memory before reset, so a RAM is not loadable unless its [[region]] says so."""
+    attrs = KIND_ATTRS[kind]
+    if cold_boot and attrs.volatile:
+        return replace(attrs, loadable=False)
+    return attrs
 
 
 class ConsoleKind(StrEnum):
@@ -195,12 +204,25 @@ CONSOLE_KINDS: tuple[str, ...] = tuple(k.value for k in ConsoleKind)
 TIMER_KINDS: tuple[str, ...] = tuple(k.value for k in TimerKind)
 
 
+class BootFrom(StrEnum):
+    """How an image reaches the part at reset ([boot] from)."""
+
+    # Cold boot from non-volatile memory (flash, MRAM, ROM): every initial byte of the image
+    # is stored there; what runs from RAM is copied by the start-up. A real part's way.
+    NV = "nv"
+    # A debugger, an emulator or a boot loader puts the ELF's load segments wherever they
+    # point before the core starts (QEMU -kernel, an FVP, a debugger's load).
+    LOADER = "loader"
+
+
 @dataclass(frozen=True)
 class Boot:
-    """Where the core finds its vector table at reset (VTOR's reset value)."""
+    """Where the core finds its vector table at reset (VTOR's reset value), and how the
+    image got there."""
 
     vector_region: str  # the region holding it
     vector_address: int  # its address (the region's start unless the board says otherwise)
+    image_from: BootFrom = BootFrom.LOADER  # [boot] from
 
 
 @dataclass(frozen=True)
@@ -362,6 +384,11 @@ class Board:
     # keys a drafted board still leaves "TODO" (board.todo.TODO_KEYS): facts the kit
     # cannot guess; what needs one refuses with an error naming it (board.todo.require)
     todo: tuple[str, ...] = ()
+
+    @property
+    def cold_boot(self) -> bool:
+        """The image boots from non-volatile memory: nothing loads RAM before reset."""
+        return self.boot is not None and self.boot.image_from == BootFrom.NV
 
     def region(self, name: str) -> MemoryRegion:
         for r in self.regions:

@@ -15,9 +15,9 @@ from typing import Any
 from ethosu_kit.board import defaults
 from ethosu_kit.board.cores import CORES, FPU_KINDS, check_config, cpu_flags
 from ethosu_kit.board.model import (
-    KIND_ATTRS,
     REGION_ATTRS,
     Boot,
+    BootFrom,
     Console,
     ConsoleKind,
     Cpu,
@@ -26,6 +26,7 @@ from ethosu_kit.board.model import (
     Npu,
     RegionKind,
     TimerKind,
+    implied_attrs,
 )
 from ethosu_kit.board.reader import Table, one_of
 from ethosu_kit.board.toolchain import TOOLCHAINS
@@ -225,8 +226,14 @@ def glue_table(t: Table) -> dict[str, Any]:
     return dict(t.data)
 
 
+def boot_from(t: Table | None) -> BootFrom:
+    """[boot] from (the regions' implied `loadable` depends on it); LOADER without [boot]."""
+    return BootFrom.LOADER if t is None else BootFrom(t.value("from"))
+
+
 def boot_table(t: Table, regions: tuple[MemoryRegion, ...], cpu: Cpu) -> Boot:
     t.only_schema()
+    image_from = boot_from(t)
     name = t.value("vector_region")
     address = t.value("vector_address")
     if name is None and address is None:
@@ -255,10 +262,18 @@ def boot_table(t: Table, regions: tuple[MemoryRegion, ...], cpu: Cpu) -> Boot:
             f"0x{address:08x} is not {cpu.vector_table_align}-byte aligned, as VTOR needs for "
             f"{16 + cpu.irqs} vectors",
         )
-    return Boot(holder.name, address)
+    if image_from == BootFrom.NV and holder.volatile:
+        nv = ", ".join(r.name for r in regions if not r.volatile and r.executable) or "none"
+        raise t.fail(
+            key,
+            f'from = "nv": the core boots from region {holder.name!r} at 0x{address:08x}, '
+            f"which is volatile (its vectors are gone at power-up); non-volatile, "
+            f'executable regions: {nv} (or from = "loader" if a debugger loads the image)',
+        )
+    return Boot(holder.name, address, image_from)
 
 
-def regions_table(raw: Any, file: str) -> tuple[MemoryRegion, ...]:
+def regions_table(raw: Any, file: str, cold_boot: bool = False) -> tuple[MemoryRegion, ...]:
     top = Table({"region": raw}, "", file)
     if raw is None:
         raise top.fail("region", "missing: a board needs at least one [[region]]")
@@ -277,7 +292,7 @@ def regions_table(raw: Any, file: str) -> tuple[MemoryRegion, ...]:
         size = t.value("size")
         if base + size > ADDRESS_LIMIT:
             raise t.fail("size", f"0x{base:08x} + 0x{size:x} runs past the 4 GiB address space")
-        implied = KIND_ATTRS[kind]
+        implied = implied_attrs(kind, cold_boot)
         attrs = {attr: t.value(attr, getattr(implied, attr)) for attr in REGION_ATTRS}
         if attrs["npu"] and kind in (RegionKind.ITCM, RegionKind.DTCM):
             raise t.fail("npu", "the NPU cannot reach the TCMs: set npu = false")

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from ethosu_kit.board.toolchain import TOOLCHAINS, Toolchain
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.firmware.flash import manifest_path, write_flash_artefacts
 from ethosu_kit.firmware.project import ProjectDir
 from ethosu_kit.firmware.stages import needs_virtual_npu, regenerate
 from ethosu_kit.plan.apps import App
@@ -156,4 +157,9 @@ def build_project(
         if not found:
             raise KitError(f"{project}: the build succeeded but left no .elf in build/{toolchain}")
         elf = found[-1]
+    plan = ProjectDir(project).plan_if_any()
+    if plan is not None and plan.board.cold_boot:
+        write_flash_artefacts(elf, plan.board)  # what a flasher writes (firmware.flash)
+    else:
+        manifest_path(elf).unlink(missing_ok=True)  # a board that boots loaded: none
     return elf

@@ -109,11 +109,19 @@ def run_firmware(
     cmd_line: tuple[str, ...] = (),
     echo: Callable[[bytes], None] | None = None,
     notice: Callable[[str], None] | None = None,
+    cold_boot: bool = False,
 ) -> RunResult:
     """Run `image` (named `elf`, as the user gave it) to its end; the result's exit code
     is the firmware's. `echo` gets the UART as it comes, `notice` a line about a QEMU
     stand-in machine. KitError when the run was stopped (time limit: TIMEOUT_EXIT; output
-    flood: OUTPUT_FLOOD) or ended without the firmware's exit line (NO_EXIT_LINE)."""
+    flood: OUTPUT_FLOOD) or ended without the firmware's exit line (NO_EXIT_LINE).
+    `cold_boot`: QEMU gets the flash artefacts alone, every RAM poisoned (qemu.run_image)."""
+    if cold_boot and emulator.name != "qemu":
+        raise KitError(
+            f"{elf}: --cold-boot runs in QEMU (its generic loader puts the flash artefacts "
+            "in place); the FVP loads the ELF",
+            hint="add --emulator qemu",
+        )
     if emulator.name == "fvp":
         result = run_fvp(image, timeout, fvp=fvp, cwd=cwd, cmd_line=cmd_line, echo=echo)
         result = exit_from_uart(result)
@@ -122,7 +130,10 @@ def run_firmware(
         assert emulator.target is not None  # choose_emulator gives QEMU its machine
         if emulator.target.stand_in and notice is not None:
             notice(stand_in_line(image.board, emulator.target))
-        result = run_image(image, timeout, cwd=cwd, semihosting_args=cmd_line, echo=echo)
+        result = run_image(
+            image, timeout, cwd=cwd, semihosting_args=cmd_line, echo=echo,
+            cold_boot=cold_boot, notice=notice,
+        )  # fmt: skip
         name = "QEMU"
     _check_ended(elf, result, name, timeout)
     if emulator.name == "qemu" and not exit_lines(result.output):

@@ -213,6 +213,8 @@ class _Planner(Placer):
                 )
             )
 
+        if board.cold_boot:
+            self.notes.append(_cold_boot_note(board, code_region, data_region, self.buffers))
         plan = MemoryPlan(
             board=board,
             mode=mode,
@@ -326,6 +328,36 @@ class _Planner(Placer):
             hint="lower with a smaller --arena-cache-size (e.g. memory mode Dedicated_Sram_256KB), "
             "pass --fast-scratch, or use a board with more SRAM",
         )
+
+
+def _cold_boot_note(
+    board: Board, code: MemoryRegion, data: MemoryRegion, buffers: list[Buffer]
+) -> str:
+    """What a cold boot ([boot] from = "nv") stores where and copies at reset: code runs in
+    place, .data and buffers stored in one region and run from another are copied by the
+    start-up. A buffer with contents in a RAM the board marks loadable is named: nothing
+    fills it at power-up, and check-elf refuses the image."""
+    parts = [f"code runs in place from {code.name}"]
+    if code.volatile:
+        parts = [f"code in {code.name}, RAM that nothing fills at power-up (check-elf refuses)"]
+    parts.append(f".data's initial values stored in {code.name}, copied to {data.name} at reset")
+    copied = [b for b in buffers if b.initialized and b.load_region]
+    parts += [f"{b.name} stored in {b.load_region}, copied to {b.region} at reset" for b in copied]
+    in_ram = [
+        b
+        for b in buffers
+        if b.initialized
+        and not b.load_region
+        and b.role not in (Role.CODE, Role.DATA)  # said above
+        and board.region(b.region).volatile
+    ]
+    parts += [
+        f"{b.name} in {b.region}, RAM that nothing fills at power-up (the board marks it "
+        "loadable; check-elf refuses)"
+        for b in in_ram
+        if b.role not in (Role.CODE, Role.DATA)
+    ]
+    return 'cold boot ([boot] from = "nv"): ' + "; ".join(parts)
 
 
 def _npu_scratch(

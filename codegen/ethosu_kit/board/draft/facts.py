@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from ethosu_kit.board import defaults
-from ethosu_kit.board.model import ConsoleKind, MemoryRegion, TimerKind
+from ethosu_kit.board.model import BootFrom, ConsoleKind, MemoryRegion, TimerKind
 
 
 class Source(StrEnum):
@@ -79,6 +79,9 @@ class Draft:
     vector_region: str | None = None
     vector_address: int | None = None
     vector_hint: str = ""  # what the sources suggest for a blocking vector_region, if anything
+    # a port boots cold from its non-volatile memory unless it boots from a RAM a boot ROM
+    # or debugger fills
+    boot_from: BootFrom = BootFrom.NV
     # [qemu]
     qemu_machine: str | None = None
     qemu_cpu: str | None = None

@@ -38,7 +38,7 @@ from ethosu_kit.board.draft.render import (
     write_folder,
 )
 from ethosu_kit.board.draft.svd import find_console, find_npu, npu_facts, uart_kind
-from ethosu_kit.board.model import CONSOLE_KINDS, ConsoleKind, MemoryRegion
+from ethosu_kit.board.model import CONSOLE_KINDS, BootFrom, ConsoleKind, MemoryRegion
 from ethosu_kit.board.todo import TODO
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_MACS, runs_mode
@@ -146,6 +146,8 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
         if home is not None:
             d.vector_region = home.name
             d.given(Source.PACK, "boot.vector_region")
+            if home.volatile:  # a RAM the boot ROM or a debugger fills: not a cold boot
+                d.boot_from = BootFrom.LOADER
             if startup[0].start != home.base:
                 d.vector_address = startup[0].start
     if d.vector_region == TODO:

@@ -1,11 +1,14 @@
-"""`ethosu-kit build DIR`: cmake --preset <toolchain> + cmake --build; last line = the ELF path."""
+"""`ethosu-kit build DIR`: cmake --preset <toolchain> + cmake --build; last line = the ELF path,
+after the flash artefacts (firmware.flash) of a board that boots cold."""
 
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 
 from ethosu_kit.board.toolchain import TOOLCHAINS, Toolchain
+from ethosu_kit.firmware.flash import manifest_path, read_manifest
 from ethosu_kit.firmware.pipeline import NPU_LIBRARIES, build_firmware
 from ethosu_kit.plan.apps import App
 
@@ -52,5 +55,17 @@ def run(args: argparse.Namespace) -> int:
         vectors=args.vectors,
         force=args.force,
     )
+    manifest = manifest_path(elf)
+    if manifest.is_file():  # a board that boots cold: what a flasher writes, before the ELF
+        flash = read_manifest(manifest)
+        for f in flash.files:
+            print(f"{elf.parent / f.bin}  {f.region} at 0x{f.address:08x}, {f.size} B (and .hex)")
+        print(manifest)
+        for what in flash.left_out:
+            print(
+                f"warning: {elf}: {what} is not in non-volatile memory, so in no flash file "
+                "(check-elf refuses this cold-boot image)",
+                file=sys.stderr,
+            )
     print(elf)
     return 0

@@ -64,6 +64,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the FVP executable to use (implies --emulator fvp)",
     )
     parser.add_argument(
+        "--cold-boot",
+        action="store_true",
+        help='a board that boots from flash ([boot] from = "nv"): QEMU gets only the flash '
+        "artefacts `build` wrote beside the ELF, and every RAM region is filled with garbage "
+        "before reset (docs/running.md)",
+    )
+    parser.add_argument(
         "--plan",
         type=Path,
         metavar="FILE",
@@ -128,7 +135,7 @@ def _run(args: argparse.Namespace) -> int:
         io.write(workdir)
         result = run_firmware(
             args.elf, image, emulator, timeout=args.timeout, fvp=args.fvp, cwd=workdir,
-            cmd_line=io.cmd_line, echo=_echo, notice=_notice,
+            cmd_line=io.cmd_line, echo=_echo, notice=_notice, cold_boot=args.cold_boot,
         )  # fmt: skip
         code = result.exit_code if result.exit_code is not None else 1
         if code == 0:
