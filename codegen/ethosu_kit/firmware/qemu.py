@@ -23,6 +23,7 @@ from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import ChildResult, run_child
 from ethosu_kit.firmware.image import KitImage, check_fits, identify
+from ethosu_kit.firmware.sandbox import Sandbox
 from ethosu_kit.layout.link_layout import link_layout
 from ethosu_kit.plan.fill import region_fill
 from ethosu_kit.plan.types import MemoryPlan
@@ -180,7 +181,10 @@ def run_image(
     cwd: Path | None = None,
     semihosting_args: Sequence[str] = (),
     echo: Callable[[bytes], None] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> RunResult:
+    """Run `image` in QEMU in `cwd`; `sandbox` (firmware.sandbox) confines QEMU to
+    `cwd` (`run` passes one: its image is untrusted; None: the kit's own images)."""
     target = target_for(image)
     check_image(image, target)
     if shutil.which(QEMU) is None:
@@ -189,6 +193,8 @@ def run_image(
         )
     check_target(image.board, target)
     cmd = qemu_command(image.elf.resolve(), target, semihosting_args)
+    if sandbox is not None:
+        cmd = sandbox.wrap(cmd, workdir=cwd, files=(image.elf,))
     child = run_child(cmd, timeout, what="QEMU", cwd=cwd, echo=echo)
     return result_of(child, cmd, stand_in_line(image.board, target) if target.stand_in else "")
 

@@ -25,6 +25,7 @@ from ethosu_kit.firmware.qemu import (
     stand_in_line,
     target_for,
 )
+from ethosu_kit.firmware.sandbox import BWRAP, Sandbox
 from ethosu_kit.npu.exit_codes import RUN_TOOL, exit_lines
 from ethosu_kit.plan.apps import App
 
@@ -109,22 +110,30 @@ def run_firmware(
     cmd_line: tuple[str, ...] = (),
     echo: Callable[[bytes], None] | None = None,
     notice: Callable[[str], None] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> RunResult:
     """Run `image` (named `elf`, as the user gave it) to its end; the result's exit code
     is the firmware's. `echo` gets the UART as it comes, `notice` a line about a QEMU
     stand-in machine. KitError when the run was stopped (time limit: TIMEOUT_EXIT; output
-    flood: OUTPUT_FLOOD) or ended without the firmware's exit line (NO_EXIT_LINE)."""
+    flood: OUTPUT_FLOOD) or ended without the firmware's exit line (NO_EXIT_LINE).
+    `sandbox` confines the emulator to `cwd` (firmware.sandbox)."""
     if emulator.name == "fvp":
-        result = run_fvp(image, timeout, fvp=fvp, cwd=cwd, cmd_line=cmd_line, echo=echo)
+        result = run_fvp(
+            image, timeout, fvp=fvp, cwd=cwd, cmd_line=cmd_line, echo=echo, sandbox=sandbox
+        )
         result = exit_from_uart(result)
         name = "the FVP"
     else:
         assert emulator.target is not None  # choose_emulator gives QEMU its machine
         if emulator.target.stand_in and notice is not None:
             notice(stand_in_line(image.board, emulator.target))
-        result = run_image(image, timeout, cwd=cwd, semihosting_args=cmd_line, echo=echo)
+        result = run_image(
+            image, timeout, cwd=cwd, semihosting_args=cmd_line, echo=echo, sandbox=sandbox
+        )
         name = "QEMU"
     _check_ended(elf, result, name, timeout)
+    if not exit_lines(result.output):
+        _sandbox_failed(elf, result)
     if emulator.name == "qemu" and not exit_lines(result.output):
         _qemu_failed(elf, image, result)
     if emulator.name == "fvp" and not exit_lines(result.output):
@@ -150,6 +159,20 @@ def run_firmware(
         error.exit_code = NO_EXIT_LINE
         raise error
     return dataclasses.replace(result, exit_code=code)
+
+
+def _sandbox_failed(elf: Path, result: RunResult) -> None:
+    """A KitError when bwrap itself failed (its own `bwrap: ...` message) before the
+    emulator ran: its exit status 1 is not the firmware's code 1 (FAIL)."""
+    own = [line for line in result.output.splitlines() if line.startswith(f"{BWRAP}:")]
+    if own:
+        error = KitError(
+            f"{elf}: the sandbox did not start the emulator ({own[0][:200]})",
+            hint="run unconfined with --no-sandbox (or ETHOSU_KIT_NO_SANDBOX=1) if this "
+            "machine cannot confine it (docs/running.md)",
+        )
+        error.exit_code = RUN_TOOL["REFUSED"]
+        raise error
 
 
 def _qemu_failed(elf: Path, image: KitImage, result: RunResult) -> None:
