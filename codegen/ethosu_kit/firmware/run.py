@@ -87,12 +87,13 @@ class Emulator:
 
 def choose_emulator(image: KitImage, emulator: str, fvp: Path | None) -> Emulator:
     """`emulator` ("auto": the board's FVP when one is found, else its QEMU machine; a
-    given `fvp` means the FVP). A QEMU run is checked here, before any IO work: a board
-    without a machine, or an image QEMU cannot run, is refused."""
+    given `fvp` means the FVP). Checked here, before any IO work: a board without a
+    machine, an image QEMU cannot run, or no FVP to run it is refused."""
     name = "fvp" if fvp is not None else emulator
     if name == "auto":
         name = "fvp" if find_fvp(image, None, required=False) is not None else "qemu"
     if name != "qemu":
+        find_fvp(image, fvp)  # no FVP (or no --fvp file): refused before any IO work
         return Emulator(name)
     target = target_for(image)
     check_image(image, target)
