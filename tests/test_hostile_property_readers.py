@@ -365,3 +365,22 @@ def test_cut_off_npy_header(scratch: Path) -> None:
         z.writestr("x.npy", member)
     code, _, err = kit("compare", npz, npz)
     assert code != 0 and "not a valid .npy header" in err, err
+
+
+@pytest.mark.parametrize("release", ["", "<release>first</release>"])
+def test_pack_without_a_release_version(scratch: Path, release: str) -> None:
+    """Found by the property above: cmsis-pack-manager indexes the pack's first release
+    without checking there is one, a Rust panic that killed the interpreter (signal 11);
+    in a child process here, so a crash fails the test instead of pytest."""
+    from hostile import assert_refused, run_kit
+
+    text = (DATA / "test_soc.pdsc").read_text()
+    pdsc = _pack(
+        scratch, text.replace('<release version="1.0.0">first</release>', release).encode()
+    )
+    out = scratch / "no-release"
+    result = run_kit("new-board", "b", "--pack", pdsc, "--device", "TestSoC-E7",
+                     "--console-peripheral", "UART0", "-o", out)  # fmt: skip
+    assert_refused(result, "no <release version=", absent=[out])
+    result = run_kit("import-pack", pdsc, "--device", "TestSoC-E7", "-o", scratch / "nr.toml")
+    assert_refused(result, "no <release version=")
