@@ -13,6 +13,7 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -165,3 +166,29 @@ def test_the_sandbox_command_line() -> None:
     off = sandbox.Sandbox(sandbox.Confinement.OFF, "--no-sandbox")
     assert off.wrap(["qemu"], workdir=run_dir) == ("qemu",)
     assert off.warning().startswith("warning: ") and "--no-sandbox" in off.warning()
+
+
+@pytest.mark.parametrize(
+    "said",
+    [
+        "qemu-system-arm: This board can only be used with CPU cortex-m4-arm-cpu",
+        "bwrap: Creating new namespace failed: Operation not permitted",
+    ],
+)
+def test_a_tool_refusing_is_not_the_firmwares_exit_1(said: str) -> None:
+    """QEMU refusing the board's CPU, or bwrap failing to make the sandbox, exits 1
+    before any firmware ran: run's REFUSED (65) naming the message, never `exit code 1
+    (FAIL: the app's own check failed …)` (issue 17)."""
+    from ethosu_kit.core.errors import KitError
+    from ethosu_kit.firmware import run as run_module
+    from ethosu_kit.firmware.qemu import RunResult
+    from ethosu_kit.npu.exit_codes import RUN_TOOL
+
+    result = RunResult(1, said + "\n", 0.1, False, ("qemu-system-arm",))
+    image: Any = type("Image", (), {"board": type("B", (), {"name": "b"})()})()
+    with pytest.raises(KitError) as caught:
+        run_module._sandbox_failed(Path("fw.elf"), result)
+        run_module._qemu_failed(Path("fw.elf"), image, result)
+    assert caught.value.exit_code == RUN_TOOL["REFUSED"]
+    assert said.split(": ", 1)[1][:30] in caught.value.message
+    assert "FAIL" not in caught.value.message
