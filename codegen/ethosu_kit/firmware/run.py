@@ -143,7 +143,8 @@ def run_firmware(
             "firmware's last line `kit: exit <code>`: the image did not run to its end, "
             "so its exit code is unknown",
             hint="is it the FVP for this board and NPU (--fvp)? its own messages are "
-            "above; the same image in QEMU: --emulator qemu",
+            "above; the same image in QEMU: --emulator qemu; an FVP that cannot start in "
+            "run's sandbox: --no-sandbox (docs/running.md)",
         )
         error.exit_code = NO_EXIT_LINE
         raise error
