@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import subprocess
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -192,3 +193,32 @@ def test_a_tool_refusing_is_not_the_firmwares_exit_1(said: str) -> None:
     assert caught.value.exit_code == RUN_TOOL["REFUSED"]
     assert said.split(": ", 1)[1][:30] in caught.value.message
     assert "FAIL" not in caught.value.message
+
+
+def test_an_fvp_installed_elsewhere_is_seen_read_only(tmp_path: Path) -> None:
+    """An FVP outside the system folders (`<root>/models/<platform>/FVP_…`, reached by
+    a link in a bin folder): its whole install root is bound read-only and it runs by
+    its real path; the folder of the link is not shown."""
+    root = tmp_path / "opt" / "FVP_Corstone"
+    models = root / "models" / "Linux64_GCC-9.3"
+    models.mkdir(parents=True)
+    (root / "plugins").mkdir()
+    fvp = models / "FVP_Corstone_SSE-300_Ethos-U55"
+    fvp.write_text(
+        '#!/bin/sh\nls "$(dirname "$0")/../../plugins" >/dev/null && echo "fvp ran in $PWD"\n'
+    )
+    fvp.chmod(0o755)
+    bin_dir = tmp_path / "bin"
+    bin_dir.mkdir()
+    (bin_dir / fvp.name).symlink_to(fvp)
+    (bin_dir / "secret.txt").write_text("not for the firmware\n")
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    box = sandbox.Sandbox(sandbox.Confinement.CONFINED)
+    cmd = box.wrap([str(bin_dir / fvp.name)], workdir=run_dir, environ={"PATH": "/usr/bin:/bin"})
+    assert f"--ro-bind {root.resolve()} {root.resolve()}" in " ".join(cmd)
+    assert cmd[-1] == str(fvp.resolve()) and str(bin_dir) not in " ".join(cmd)
+    if sandbox.bwrap_problem():
+        pytest.skip(sandbox.bwrap_problem())
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=30, check=False)
+    assert done.returncode == 0 and f"fvp ran in {run_dir.resolve()}" in done.stdout, done

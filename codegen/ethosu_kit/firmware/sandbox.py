@@ -89,8 +89,12 @@ class Sandbox:
         found = shutil.which(cmd[0])
         root = install_root(Path(found)) if found else None
         sandbox = self if root is None else replace(self, read_only=(*self.read_only, root))
-        # the program by its absolute path: inside, the current folder is `workdir`
-        program = str(Path(found).absolute()) if found else cmd[0]
+        # the program by its absolute path (inside, the current folder is `workdir`); one
+        # outside the system folders by its real path, in the folder bound for it (a link
+        # in ~/bin to an FVP in /opt: ~/bin is not there)
+        program = cmd[0]
+        if found:
+            program = str(Path(found).resolve() if root else Path(found).absolute())
         return (*bwrap_prefix(sandbox, workdir, files, environ), program, *cmd[1:])
 
 
