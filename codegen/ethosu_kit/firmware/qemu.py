@@ -29,6 +29,7 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import ChildResult, run_child
 from ethosu_kit.firmware.flash import flash_images, manifest_path, read_manifest
 from ethosu_kit.firmware.image import KitImage, check_fits, identify
+from ethosu_kit.firmware.sandbox import Sandbox
 from ethosu_kit.layout.link_layout import link_layout
 from ethosu_kit.plan.fill import region_fill
 from ethosu_kit.plan.types import MemoryPlan
@@ -286,9 +287,12 @@ def run_image(
     echo: Callable[[bytes], None] | None = None,
     cold_boot: bool = False,
     notice: Callable[[str], None] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> RunResult:
-    """Run `image` in QEMU; `cold_boot`: from its flash artefacts alone, RAM poisoned
-    (cold_boot_blobs; `notice` gets the line that says what QEMU was given)."""
+    """Run `image` in QEMU in `cwd`; `cold_boot`: from its flash artefacts alone, RAM
+    poisoned (cold_boot_blobs; `notice` gets the line that says what QEMU was given);
+    `sandbox` (firmware.sandbox) confines QEMU to `cwd` (`run` passes one: its image is
+    untrusted; None: the kit's own images)."""
     target = target_for(image)
     check_image(image, target)
     if shutil.which(QEMU) is None:
@@ -303,6 +307,9 @@ def run_image(
             if notice is not None:
                 notice(line)
         cmd = qemu_command(image.elf.resolve(), target, semihosting_args, blobs)
+        if sandbox is not None:
+            files = (image.elf, *(b.path for b in blobs))
+            cmd = sandbox.wrap(cmd, workdir=cwd, files=files)
         child = run_child(cmd, timeout, what="QEMU", cwd=cwd, echo=echo)
     return result_of(child, cmd, stand_in_line(image.board, target) if target.stand_in else "")
 

@@ -10,6 +10,7 @@ from pathlib import Path
 from ethosu_kit.board.toolchain import TOOLCHAINS, Toolchain
 from ethosu_kit.firmware.flash import manifest_path, read_manifest
 from ethosu_kit.firmware.pipeline import NPU_LIBRARIES, build_firmware
+from ethosu_kit.firmware.project import ProjectDir
 from ethosu_kit.plan.apps import App
 
 
@@ -17,8 +18,9 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("project", type=Path, help="folder made by gen-firmware")
     parser.add_argument(
         "--app",
-        default=App.BRINGUP.value,
-        help="bringup, executor_runner, selftest or a folder of app sources (default: bringup)",
+        default=None,
+        help="bringup, executor_runner, selftest or a folder of app sources (default: the "
+        "app the project was generated for, gen --app, as its CMake presets build it)",
     )
     parser.add_argument(
         "--toolchain", choices=TOOLCHAINS, default=Toolchain.GCC.value, help="preset"
@@ -46,10 +48,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     )
 
 
+def default_app(project: Path) -> str:
+    """The app `project` was generated for (its plan's `gen --app`), which its CMake
+    presets build too; bringup for a folder without a plan (configure says what is wrong
+    with it)."""
+    plan = ProjectDir(project).plan_if_any() if project.is_dir() else None
+    return str(plan.options.app) if plan is not None else App.BRINGUP.value
+
+
 def run(args: argparse.Namespace) -> int:
     elf = build_firmware(
         args.project,
-        app=args.app,
+        app=args.app if args.app is not None else default_app(args.project),
         toolchain=args.toolchain,
         npu=args.npu,
         vectors=args.vectors,

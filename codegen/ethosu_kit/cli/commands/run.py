@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import MAX_TIMEOUT
-from ethosu_kit.firmware import host_io
+from ethosu_kit.firmware import host_io, sandbox
 from ethosu_kit.firmware.image import identify
 from ethosu_kit.firmware.run import EMULATORS, choose_emulator, require_host_io, run_firmware
 from ethosu_kit.inputs.arrays import check_output_path, save_npz
@@ -92,6 +92,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="save every output the firmware wrote (and the inputs) to this .npz",
     )
     parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the emulator unconfined (default: confined with bwrap to the run's own "
+        f"folder, no network; also {sandbox.ENV_OPT_OUT}=1; docs/running.md)",
+    )
+    parser.add_argument(
         "--print-outputs",
         action="store_true",
         help="print every value of every output (the firmware's UART print is short)",
@@ -130,12 +136,16 @@ def _run(args: argparse.Namespace) -> int:
     require_host_io(args.elf, image, asked)
     emulator = choose_emulator(image, args.emulator, args.fvp)
     io = IoRequest.from_args(args, image)
+    confine = sandbox.choose(no_sandbox=args.no_sandbox)
+    if not confine.confined:
+        _notice(confine.warning())
     with tempfile.TemporaryDirectory(prefix="ethosu-kit-run-") as tmp:
         workdir = Path(tmp)
         io.write(workdir)
         result = run_firmware(
             args.elf, image, emulator, timeout=args.timeout, fvp=args.fvp, cwd=workdir,
             cmd_line=io.cmd_line, echo=_echo, notice=_notice, cold_boot=args.cold_boot,
+            sandbox=confine,
         )  # fmt: skip
         code = result.exit_code if result.exit_code is not None else 1
         if code == 0:
