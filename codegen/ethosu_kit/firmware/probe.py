@@ -572,7 +572,15 @@ def _monitor(session: ProbeSession, spec: ProbeSpec, commands: Sequence[str], wh
 
 def _connect(session: ProbeSession, spec: ProbeSpec) -> None:
     left = max(1, int(min(CONNECT_SECONDS, session.deadline - time.monotonic())))
-    for setting in ("mi-async on", f"tcp connect-timeout {left}", "remotetimeout 10"):
+    # A QEMU the kit just started may not listen yet: GDB retries a refused connection
+    # then. A server of the user's is already up, or it is not: refused is the answer.
+    retry = "on" if spec.launch or session.qemu is not None else "off"
+    for setting in (
+        "mi-async on",
+        f"tcp auto-retry {retry}",
+        f"tcp connect-timeout {left}",
+        "remotetimeout 10",  # a server's monitor reset may take seconds (the default: 2)
+    ):
         session.command(f"-gdb-set {setting}")
     try:
         session.command(f"-target-select extended-remote {spec.address}")
