@@ -355,8 +355,8 @@ def test_flash_artefacts_are_loaded(bringup: Built, root: Path) -> None:
                    check=True)  # fmt: skip
     subprocess.run([objcopy, "-O", "ihex", "-R", ".kit.network", elf, folder / "ITCM.hex"],
                    check=True)  # fmt: skip
-    (folder / "flash_manifest.json").write_text(json.dumps({"elf": "fw.elf", "images": [
-        {"region": "ITCM", "hex": "ITCM.hex"}, {"region": "QSPI", "hex": "QSPI.hex"}]}))  # fmt: skip
+    images = [{"region": "ITCM", "hex": "ITCM.hex"}, {"region": "QSPI", "hex": "QSPI.hex"}]
+    (folder / "flash_manifest.json").write_text(json.dumps({"elf": "fw.elf", "images": images}))
     probe = kit("run", elf, "--probe", "qemu")
     assert probe.returncode == 0, probe
     assert "loading ITCM.hex, QSPI.hex (from flash_manifest.json)" in probe.stderr
