@@ -246,10 +246,9 @@ class Gdb:
             records.append(record)
         return records
 
-    def last_log(self, lines: int = 3) -> str:
-        """GDB's last words (for an error line): its log and console, joined."""
-        text = " ".join(" ".join(self.log).split())
-        return text[-300:] if len(text) > 300 else text
+    def last_log(self, chars: int = 300) -> str:
+        """GDB's last words (for an error line): its log and console text, on one line."""
+        return " ".join(" ".join(self.log).split())[-chars:]
 
     def kill(self) -> None:
         """End GDB and everything of its group, reap it (every exit path calls this)."""

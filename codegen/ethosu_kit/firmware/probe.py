@@ -505,7 +505,11 @@ def run_on_probe(
             cold = boots_cold(image, vectors)
             _start(session, spec, vectors, cold)
             end = _wait_exit(session, spec, breakpoint_number, " ".join(cmd_line))
+            # the firmware ended within the limit: its last words and GDB's goodbye get
+            # their few seconds even at the limit's edge
+            session.deadline = max(session.deadline, time.monotonic() + DRAIN_SECONDS + 2)
             _drain(session)
+            _quit(session)
         finally:
             session.close()
     return _result(
@@ -746,6 +750,19 @@ def _drain(session: ProbeSession) -> None:
             return  # the port closed (QEMU ended)
         if len(session.output) == size and session.exit_line:
             return  # quiet, and the exit line is there
+
+
+def _quit(session: ProbeSession) -> None:
+    """GDB leaves the board as the firmware left it (disconnect: no detach, which some
+    servers answer by resuming the core) and quits; close() kills what is left."""
+    if session.gdb_gone:
+        return
+    with contextlib.suppress(_GdbError, _Ended):
+        if not session.disconnected and session.exited is None:
+            session.command("-target-disconnect", timeout=1.0)
+        assert session.gdb is not None
+        session.gdb.send("-gdb-exit")
+        session.pump(lambda: session.gdb_gone, time.monotonic() + 1.0)
 
 
 def _result(
