@@ -23,7 +23,7 @@ import sys
 import threading
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import numpy as np
@@ -268,6 +268,7 @@ def test_bringup_through_the_probe_equals_the_qemu_run(bringup: Built) -> None:
     assert "BRINGUP PASS" in probe.stdout
     assert console(probe.stdout) == console(normal.stdout)
     assert "loading the ELF's load segments" in probe.stderr
+    assert "started with SP and PC from its vector table in ITCM at 0x10000000" in probe.stderr
 
 
 @pytest.fixture(scope="module")
@@ -363,6 +364,38 @@ def test_flash_artefacts_are_loaded(bringup: Built, root: Path) -> None:
     assert re.search(r"^buffer network .*memory=pte-magic-ok PASS$", probe.stdout, re.M)
 
 
+def board_copy(root: Path, name: str, change: Callable[[str], str]) -> Path:
+    """corstone-300's board.toml, renamed and changed, in a folder of its own."""
+    text = (REPO / "boards" / "corstone-300" / "board.toml").read_text()
+    text = text.replace('name = "corstone-300"', f'name = "{name}"')
+    text = text.replace('aliases = ["cs300", "default"]', "aliases = []")
+    board = root / name / "board.toml"
+    board.parent.mkdir()
+    board.write_text(change(text))
+    return board
+
+
+@pytest.mark.qemu
+def test_an_image_that_boots_cold_is_started_by_a_reset(
+    data_pte_u55_shared: Path, root: Path
+) -> None:
+    """A vector table in non-volatile memory: the core is reset after the load and takes
+    SP and PC from it, as at power-up (QEMU's `monitor system_reset`), not set by GDB."""
+    need_cross_gcc()
+    need_gdb()
+    need_qemu()
+    from ethosu_kit.firmware.build import build_project
+
+    itcm = 'kind = "itcm"\nbase = 0x10000000\nsize = "512 KiB"\non_chip = true\nvolatile = '
+    board = board_copy(root, "cs300-nv-itcm", lambda t: t.replace(itcm + "true", itcm + "false"))
+    elf = build_project(make_project(data_pte_u55_shared, root / "nv", board=board).path)
+    normal = kit("run", elf)
+    probe = kit("run", elf, "--probe", "qemu")
+    assert normal.returncode == probe.returncode == 0, probe
+    assert "started by a reset: its vector table is in non-volatile ITCM" in probe.stderr
+    assert console(probe.stdout) == console(normal.stdout)
+
+
 # -- the self-test, and a console through semihosting -----------------------------------
 
 
@@ -390,13 +423,8 @@ def test_semihosting_console_comes_through_gdb(data_pte_u55_shared: Path, root: 
     need_gdb()
     from ethosu_kit.firmware.build import build_project
 
-    text = (REPO / "boards" / "corstone-300" / "board.toml").read_text()
-    text = text.replace('name = "corstone-300"', 'name = "cs300-semihosting"')
-    text = text.replace('aliases = ["cs300", "default"]', "aliases = []")
-    text = re.sub(r"\[console\]\n(?:[^\[\n].*\n)*", '[console]\nkind = "semihosting"\n\n', text)
-    board = root / "sh-board" / "board.toml"
-    board.parent.mkdir()
-    board.write_text(text)
+    board = board_copy(root, "cs300-semihosting", lambda t: re.sub(
+        r"\[console\]\n(?:[^\[\n].*\n)*", '[console]\nkind = "semihosting"\n\n', t))  # fmt: skip
     project = make_project(data_pte_u55_shared, root / "sh", board=board).path
     elf = build_project(project, app="bringup")
     normal = kit("run", elf)

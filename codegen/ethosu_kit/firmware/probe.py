@@ -498,11 +498,11 @@ def run_on_probe(
             session.gdb = Gdb(gdb_command(image.elf.resolve()), cwd)
             session.add(session.gdb)
             _connect(session, spec)
+            cold = boots_cold(image, vectors)
             say(f"ethosu-kit run: loading {', '.join(s.what for s in steps)} (from {source}) "
-                f"through {spec}")  # fmt: skip
+                f"through {spec}; {_how_it_starts(image, vectors, cold)}")  # fmt: skip
             _load(session, spec, steps)
             breakpoint_number = _cmdline_breakpoint(session, image) if cmd_line else None
-            cold = boots_cold(image, vectors)
             _start(session, spec, vectors, cold)
             end = _wait_exit(session, spec, breakpoint_number, " ".join(cmd_line))
             # the firmware ended within the limit: its last words and GDB's goodbye get
@@ -517,6 +517,14 @@ def run_on_probe(
             image.board.console.kind == "semihosting"
         ), end=end, seconds=time.monotonic() - start, say=say,
     )  # fmt: skip
+
+
+def _how_it_starts(image: KitImage, vectors: Vectors, cold: bool) -> str:
+    region = image.board.region_at(vectors.address)
+    where = f"{region.name + ' at ' if region is not None else ''}{vectors.address:#010x}"
+    if cold:
+        return f"started by a reset: its vector table is in non-volatile {where} (a cold boot)"
+    return f"started with SP and PC from its vector table in {where} (RAM a debugger fills)"
 
 
 def _board_baud(image: KitImage) -> int:
