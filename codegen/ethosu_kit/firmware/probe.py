@@ -305,12 +305,13 @@ class ProbeSession:
         self,
         elf: Path,
         spec: ProbeSpec,
-        deadline: float,
+        timeout: float,
         echo: Callable[[bytes], None] | None,
     ) -> None:
         self.elf = elf
         self.spec = spec
-        self.deadline = deadline
+        self.timeout = timeout
+        self.deadline = time.monotonic() + timeout
         self.echo = echo
         self.selector = selectors.DefaultSelector()
         self.gdb: Gdb | None = None
@@ -450,10 +451,10 @@ class ProbeSession:
 
     def _timeout(self) -> KitError:
         lines = len(self.output.decode("utf-8", "replace").splitlines())
-        where = "" if self.phase == "running" else f" ({self.phase} {self.spec})"
+        where = f"on {self.spec}" if self.phase == "running" else f"{self.phase} {self.spec}"
         return _error(
-            f"{self.elf}: no exit after the time limit{where}: {lines} console lines so far"
-            + (", shown above" if lines else ""),
+            f"{self.elf}: no exit after {self.timeout:g} s ({where}): {lines} console lines "
+            f"so far{', shown above' if lines else ''}",
             "a firmware must end with exit()/kit_hal_exit(); raise --timeout for long runs"
             + ("" if self.phase == "running" else "; is the GDB server answering?"),
             "TIMEOUT",
@@ -486,7 +487,7 @@ def run_on_probe(
     vectors = vectors_of(image)
     steps, source = load_steps(image.elf)
     say = notice or (lambda _line: None)
-    session = ProbeSession(elf, spec, start + timeout, echo)
+    session = ProbeSession(elf, spec, timeout, echo)
     with _signals_raise("GDB"):
         try:
             if spec.launch:
