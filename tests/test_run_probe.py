@@ -204,6 +204,13 @@ def test_no_server_is_one_error(bringup: Built) -> None:
     assert time.monotonic() - start < 20
 
 
+def test_a_serial_port_that_cannot_open_is_one_error(bringup: Built, tmp_path: Path) -> None:
+    need_gdb()
+    for url in (tmp_path / "ttyNOPE", "socket://127.0.0.1:1", "nope://x"):
+        result = kit("run", bringup.elf, "--probe", "qemu", "--serial", url)
+        assert_refused(result, f"--serial {url}: cannot open it", code=65)
+
+
 @pytest.fixture
 def silent_server() -> Iterator[int]:
     """A TCP port that accepts GDB's connection and never answers."""

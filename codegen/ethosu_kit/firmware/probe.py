@@ -560,8 +560,8 @@ def _open_console(session: ProbeSession, url: str, baud: int) -> SerialPort:
         try:
             return SerialPort(url, baud)
         except KitError:
-            if session.qemu is None:
-                raise
+            if session.qemu is None or url != session.qemu.serial_url:
+                raise  # a port of the user's: there, or not
             if session.qemu.proc.poll() is not None:
                 session.pump(lambda: False, time.monotonic() + 0.2)  # its last words
                 raise _qemu_refused(session) from None
