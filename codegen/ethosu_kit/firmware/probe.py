@@ -173,20 +173,37 @@ class Vectors:
     reset: int
 
 
-def vectors_of(image: KitImage) -> Vectors:
-    """The vector table of the ELF (its `.vectors` section, the kit's startup.c)."""
+@dataclass(frozen=True)
+class ImageFacts:
+    """What run --probe reads of the ELF before GDB starts."""
+
+    vectors: Vectors
+    cmdline: int | None  # kit_semihost_cmdline's address (Thumb bit clear), if linked
+    # True: its code is loaded where it runs (not copied there by the start-up, which
+    # would copy over a software breakpoint GDB wrote before it)
+    cmdline_in_place: bool = False
+
+
+def image_facts(image: KitImage) -> ImageFacts:
+    """The vector table (its `.vectors` section, the kit's startup.c) and the SDK's
+    command-line reader of the ELF."""
     try:
         with open_regular(image.elf, MAX_ELF) as (f, _size):
-            elf = read_elf(f, VECTOR_SECTIONS, symbols=False)
+            elf = read_elf(f, VECTOR_SECTIONS)
     except ELF_ERRORS as exc:
         raise KitError(f"{image.elf}: cannot read its vector table ({exc})") from None
+    found = elf.symbols.get(CMDLINE_FUNCTION)
+    cmdline = found[0] & ~1 if found is not None else None
+    in_place = cmdline is not None and any(
+        s.vaddr <= cmdline < s.vaddr + s.filesz and s.vaddr == s.paddr for s in elf.segments
+    )
     for name in VECTOR_SECTIONS:
         data = elf.data.get(name, b"")
         section = next((s for s in elf.sections if s.name == name), None)
         if section is not None and len(data) >= 8:
             sp = int.from_bytes(data[0:4], "little")
             reset = int.from_bytes(data[4:8], "little")
-            return Vectors(section.addr, sp, reset)
+            return ImageFacts(Vectors(section.addr, sp, reset), cmdline, in_place)
     raise KitError(
         f"{image.elf}: no vector table ({' or '.join(VECTOR_SECTIONS)} section): "
         "run --probe cannot tell where the image starts"
@@ -484,7 +501,15 @@ def run_on_probe(
             "REFUSED",
         )
     start = time.monotonic()
-    vectors = vectors_of(image)
+    facts = image_facts(image)
+    vectors = facts.vectors
+    if cmd_line and facts.cmdline is None:
+        raise _error(
+            f"{image.elf}: --inputs/-o need the app to read its semihosting command line, "
+            f"and the image has no {CMDLINE_FUNCTION}",
+            "an app that follows the file protocol (the executor_runner; docs/running.md)",
+            "REFUSED",
+        )
     steps, source = load_steps(image.elf)
     say = notice or (lambda _line: None)
     session = ProbeSession(elf, spec, timeout, echo)
@@ -503,7 +528,11 @@ def run_on_probe(
             say(f"ethosu-kit run: loading {', '.join(s.what for s in steps)} (from {source}) "
                 f"through {spec}; {_how_it_starts(image, vectors, cold)}")  # fmt: skip
             _load(session, spec, steps)
-            breakpoint_number = _cmdline_breakpoint(session, image) if cmd_line else None
+            breakpoint_number = (
+                _cmdline_breakpoint(session, image, facts)
+                if cmd_line and facts.cmdline is not None
+                else None
+            )
             _start(session, spec, vectors, cold)
             end = _wait_exit(session, spec, breakpoint_number, " ".join(cmd_line))
             # the firmware ended within the limit: its last words and GDB's goodbye get
@@ -625,16 +654,23 @@ def _load(session: ProbeSession, spec: ProbeSpec, steps: Sequence[LoadStep]) -> 
             ) from None
 
 
-def _cmdline_breakpoint(session: ProbeSession, image: KitImage) -> str:
-    """A hardware breakpoint at the entry of the SDK's command-line reader: GDB answers
-    it (_serve_cmdline), whatever the server does with SYS_GET_CMDLINE."""
+def _cmdline_breakpoint(session: ProbeSession, image: KitImage, facts: ImageFacts) -> str:
+    """A breakpoint at the entry of the SDK's command-line reader: GDB answers it
+    (_serve_cmdline), whatever the server does with SYS_GET_CMDLINE. A software one in
+    RAM GDB loads in place (any address, no comparator used); else (flash, ROM, code the
+    start-up copies into RAM) a hardware one, a comparator of the core's FPB."""
+    assert facts.cmdline is not None
+    address = facts.cmdline
+    region = image.board.region_at(address)
+    software = facts.cmdline_in_place and region is not None and region.volatile
+    hardware = "" if software else "-h "
     try:
-        record = session.command(f"-break-insert -h {mi_quote('*' + CMDLINE_FUNCTION)}")
+        record = session.command(f"-break-insert {hardware}*{address:#x}")
     except _GdbError as exc:
         raise _error(
-            f"{image.elf}: --inputs/-o need the app to read its semihosting command line, "
-            f"and the image has no {CMDLINE_FUNCTION} ({exc})",
-            "an app that follows the file protocol (the executor_runner; docs/running.md)",
+            f"{image.elf}: cannot set the breakpoint that answers the app's command line "
+            f"at {address:#010x} ({CMDLINE_FUNCTION}): {exc}",
+            "the core's hardware breakpoints may all be taken, or not reach that address",
             "REFUSED",
         ) from None
     bkpt = record.results.get("bkpt")
