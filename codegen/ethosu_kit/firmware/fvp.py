@@ -38,7 +38,8 @@ def fvp_table(image: KitImage) -> Fvp:
         raise KitError(
             f"{image.elf}: board {image.board.name} ({image.board.source}) names no FVP "
             "([fvp] table), so the kit does not know which FVP runs it",
-            hint="add an [fvp] table to the board.toml (docs/running.md), or run it in QEMU",
+            hint="add an [fvp] table to the board.toml (docs/running.md), run it in QEMU, or "
+            "on the board through its debug probe (ethosu-kit run --probe openocd|pyocd|jlink)",
         )
     return fvp
 

@@ -74,8 +74,9 @@ def target_for(image: KitImage) -> QemuTarget:
         raise KitError(
             f"{image.elf}: built for {image.board.name} ({image.board.source}), whose data "
             "names no QEMU machine ([qemu] machine), so QEMU cannot run it",
-            hint="run it on the board or an Arm FVP (ethosu-kit run --fvp PATH), or add a "
-            "[qemu] table to the board.toml (docs/running.md)",
+            hint="run it on the board through its debug probe (ethosu-kit run --probe "
+            "openocd|pyocd|jlink), on an Arm FVP (--fvp PATH), or add a [qemu] table to the "
+            "board.toml (docs/running.md)",
         )
     return target
 
