@@ -21,7 +21,14 @@ PACKAGE = REPO / "codegen" / "ethosu_kit"
 # import name -> distribution name, where they differ
 DISTRIBUTIONS = {"elftools": "pyelftools", "jinja2": "jinja2"}
 OPTIONAL = {
-    "torch", "executorch", "torchao", "cmsis_pack_manager", "cmsis_svd", "lxml", "ethosu", "serial",
+    "torch",
+    "executorch",
+    "torchao",
+    "cmsis_pack_manager",
+    "cmsis_svd",
+    "lxml",
+    "ethosu",
+    "serial",
 }
 
 
