@@ -137,7 +137,11 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
             volatile=r.volatile, cpu=True, npu=r.npu, executable=r.executable,
             writable=r.writable, loadable=r.loadable, description=comment(r.note),
         )  # fmt: skip
-        note = "guessed from the memory's name and access: can the NPU's AXI masters reach it?"
+        note = (
+            'guessed from the memory\'s name: which NPU AXI port reaches it? "sram" (M0, '
+            'the U85 SRAM port: QCONFIG/REGIONCFG 0-1), "ext" (M1/EXT: 2-3), "both", or '
+            '"none" (memory only the CPU or a DMA reaches); the SoC\'s bus matrix says'
+        )
         d.regions.append(RegionFacts(region=region, todo=note if guessed else ""))
     startup = [m for m in device.memories if m.startup]
     d.vector_region = TODO  # blocking unless the pack marks where the core starts
