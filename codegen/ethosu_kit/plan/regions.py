@@ -13,7 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from ethosu_kit.board.model import Board, MemoryRegion, NpuPort, RegionKind
-from ethosu_kit.npu.facts import DEFAULT_REGISTERS, MemoryMode
+from ethosu_kit.npu.facts import (
+    DEFAULT_REGISTERS,
+    VELA_REGION_FAST_SCRATCH,
+    VELA_REGION_SCRATCH,
+    VELA_REGION_WEIGHTS,
+    MemoryMode,
+)
 
 _TCMS = (RegionKind.ITCM, RegionKind.DTCM)
 
@@ -174,3 +180,37 @@ def unreachable(board: Board, port: NpuPort, fits: Callable[[MemoryRegion], bool
         f'{r.name} (npu_port = "{r.port}"{": only the CPU reaches it" * (not r.npu)})' for r in near
     )
     return f"; not on that port: {said}"
+
+
+# Which register picks the port of each NPU buffer: QCONFIG and REGIONCFG_0 the
+# network's (command stream, weights), REGIONCFG_1 the temp pool's, REGIONCFG_2 the
+# fast scratch's. Keyed by buffer name (the planner's names).
+NPU_REGISTERS: dict[str, tuple[int | None, ...]] = {
+    "network": (None, VELA_REGION_WEIGHTS),
+    "temp_pool": (VELA_REGION_SCRATCH,),
+    "fast_scratch": (VELA_REGION_FAST_SCRATCH,),
+}
+
+
+def buffer_port(view: NpuView, name: str) -> str:
+    """'ext (QCONFIG = 2, REGIONCFG_0 = 3)': the port an NPU buffer is read over and the
+    registers that pick it ("" for a buffer the NPU does not address)."""
+    registers = NPU_REGISTERS.get(name)
+    if registers is None:
+        return ""
+    ports = dict.fromkeys(view.command if i is None else view.region(i) for i in registers)
+    said = ", ".join(view.register_text(i) for i in registers)
+    return f"{'+'.join(p.value for p in ports)} ({said})"
+
+
+def port_refusal(view: NpuView, name: str, region: MemoryRegion) -> str:
+    """Why NPU buffer `name` cannot be in `region`: a port its registers pick does not
+    reach it ("" when every one does, or the buffer is none the NPU addresses)."""
+    for i in NPU_REGISTERS.get(name, ()):
+        port = view.command if i is None else view.region(i)
+        if not region.npu_reaches(port):
+            return (
+                f'{region.name} (npu_port = "{region.port}") is not on the NPU\'s '
+                f'"{port}" port, which {view.register_text(i)} sends {name} to'
+            )
+    return ""
