@@ -172,5 +172,5 @@ def test_the_npu_ports_are_shown_and_checked(
     result = check_elf(good.elf, edited)
     assert [v.message for v in result.violations] == [
         'network: QSPI (npu_port = "sram") is not on the NPU\'s "ext" port, which '
-        "QCONFIG = 2 sends network to"
+        "QCONFIG = 2 picks for network"
     ]

@@ -211,6 +211,6 @@ def port_refusal(view: NpuView, name: str, region: MemoryRegion) -> str:
         if not region.npu_reaches(port):
             return (
                 f'{region.name} (npu_port = "{region.port}") is not on the NPU\'s '
-                f'"{port}" port, which {view.register_text(i)} sends {name} to'
+                f'"{port}" port, which {view.register_text(i)} picks for {name}'
             )
     return ""
