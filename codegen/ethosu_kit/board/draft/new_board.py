@@ -138,9 +138,9 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
             writable=r.writable, loadable=r.loadable, description=comment(r.note),
         )  # fmt: skip
         note = (
-            'guessed from the memory\'s name: which NPU AXI port reaches it? "sram" (M0, '
-            'the U85 SRAM port: QCONFIG/REGIONCFG 0-1), "ext" (M1/EXT: 2-3), "both", or '
-            '"none" (memory only the CPU or a DMA reaches); the SoC\'s bus matrix says'
+            'guessed from its kind: the NPU AXI port that reaches it, as the SoC\'s bus '
+            'matrix says: "sram" (M0/AXI0, the U85 SRAM port), "ext" (M1/AXI1, EXT), "both", '
+            'or "none" (only the CPU or a DMA reaches it)'
         )
         d.regions.append(RegionFacts(region=region, todo=note if guessed else ""))
     startup = [m for m in device.memories if m.startup]
