@@ -95,6 +95,31 @@ def test_an_npu_buffer_is_refused_a_cpu_only_memory(
     assert "npu_port" in (caught.value.hint or "")
 
 
+def test_a_refusal_derives_the_register_that_would_serve(
+    data_pte_u55_shared: Path, tmp_path: Path
+) -> None:
+    """SRAMs wired to the external port only: Shared_Sram's REGIONCFG_1 = 0 (the SRAM
+    port) reaches none; the refusal gives the value that sends the scratch over "ext"."""
+    board = _board(
+        tmp_path,
+        ('npu_port = "both"', 'npu_port = "ext"'),
+        ('npu_port = "sram"', 'npu_port = "ext"'),
+    )
+    with pytest.raises(PlanError, match='REGIONCFG_1 = 2 would send it over the "ext" port, '
+                       "which reaches SRAM0, SRAM1"):  # fmt: skip
+        _plan(data_pte_u55_shared, board)
+    fixed = _board(
+        tmp_path,
+        ('npu_port = "both"', 'npu_port = "ext"'),
+        ('npu_port = "sram"', 'npu_port = "ext"'),
+        (
+            "Shared_Sram = { qconfig = 2, regioncfg = [3, 0,",
+            "Shared_Sram = { qconfig = 2, regioncfg = [3, 2,",
+        ),
+    )
+    assert _where(_plan(data_pte_u55_shared, fixed))["temp_pool"] == "SRAM0"
+
+
 def test_the_network_only_where_its_port_reaches(data_pte_u55_shared: Path, tmp_path: Path) -> None:
     """MRAM on the SRAM port only: Shared_Sram reads the network over the external port
     (QCONFIG = 2, REGIONCFG_0 = 3), so it goes to the OSPI flash."""

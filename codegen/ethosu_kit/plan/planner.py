@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from ethosu_kit.board.model import Board, MemoryRegion
+from ethosu_kit.board.model import Board, MemoryRegion, NpuPort
 from ethosu_kit.core.errors import PlanError
 from ethosu_kit.core.sizes import align_up, size_text
 from ethosu_kit.npu.facts import (
@@ -312,11 +312,21 @@ class _Planner(Placer):
     def _lacking(self, view: NpuView, index: int) -> str:
         """Why an NPU scratch has no region: its port, and the RAM that is off it."""
         port = view.region(index)
-        side = 'Vela\'s SRAM (kind "sram") ' if self._sram_side(index) else ""
+        sram_side = self._sram_side(index)
+        side = 'Vela\'s SRAM (kind "sram") ' if sram_side else ""
         near = unreachable(self.board, port, is_cpu_ram)
+        # the register value with the other port (same AXI counter): what would serve
+        other = NpuPort.EXT if port == NpuPort.SRAM else NpuPort.SRAM
+        there = (npu_sram if sram_side else npu_far_ram)(self.board, other)
+        derived = (
+            f"; REGIONCFG_{index} = {view.regioncfg[index] ^ 2} would send it over the "
+            f'"{other}" port, which reaches {", ".join(r.name for r in there)}'
+            if there
+            else ""
+        )
         return (
             f'the NPU reaches it over its "{port}" port ({view.register_text(index)}), '
-            f"in {side}RAM{near}"
+            f"in {side}RAM{near}{derived}"
         )
 
     def _sram_side(self, index: int) -> bool:

@@ -138,7 +138,7 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
             writable=r.writable, loadable=r.loadable, description=comment(r.note),
         )  # fmt: skip
         note = (
-            'guessed from its kind: the NPU AXI port that reaches it, as the SoC\'s bus '
+            "guessed from its kind: the NPU AXI port that reaches it, as the SoC's bus "
             'matrix says: "sram" (M0/AXI0, the U85 SRAM port), "ext" (M1/AXI1, EXT), "both", '
             'or "none" (only the CPU or a DMA reaches it)'
         )
