@@ -18,6 +18,7 @@ import pytest
 from ethosu_kit.board.loader import load_board
 from ethosu_kit.board.model import Board, NpuPort
 from ethosu_kit.core.errors import BoardError, PlanError
+from ethosu_kit.core.typed_json import ShapeError
 from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.plan.report import report_json
 from ethosu_kit.plan.types import MemoryPlan, PlanOptions
@@ -172,3 +173,12 @@ def test_a_plan_read_back_keeps_the_ports(data_pte_u85_dedicated: Path) -> None:
     old = MemoryPlan.from_json_dict(data)
     assert old.board.region("SRAM0").port == NpuPort.SRAM
     assert replace(old.board.region("MRAM")).port == NpuPort.EXT
+
+
+def test_a_plan_read_back_with_contradicting_ports_is_refused(data_pte_u85_dedicated: Path) -> None:
+    data = _plan(data_pte_u85_dedicated, load_board(BOARD)).to_json_dict()
+    for r in data["board_data"]["regions"]:
+        if r["name"] == "DTCM":
+            r["npu_port"] = "ext"  # a TCM the NPU would reach
+    with pytest.raises(ShapeError, match="npu_port"):
+        MemoryPlan.from_json_dict(data)
