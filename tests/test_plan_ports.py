@@ -182,3 +182,17 @@ def test_a_plan_read_back_with_contradicting_ports_is_refused(data_pte_u85_dedic
             r["npu_port"] = "ext"  # a TCM the NPU would reach
     with pytest.raises(ShapeError, match="npu_port"):
         MemoryPlan.from_json_dict(data)
+
+
+def test_the_picture_shows_the_ports(data_pte_u85_dedicated: Path) -> None:
+    """`ethosu-kit report --json`: each region's port, each NPU register's buffer with
+    the port of the region it is in."""
+    from ethosu_kit.report.picture import build_picture, to_json
+
+    data = to_json(build_picture(_plan(data_pte_u85_dedicated, load_board(BOARD)), None, None))
+    regions = {r["name"]: r for r in data["regions"]}
+    assert regions["SRAM0"]["npu_port"] == "both" and regions["ITCM"]["npu_port"] == "none"
+    rows = {r["register"]: r for r in data["npu"]["rows"]}
+    assert rows["REGIONCFG_1"]["region"] == "SRAM0" and rows["REGIONCFG_1"]["region_port"] == "both"
+    assert rows["QCONFIG"]["port"] == "AXI1 (external)" and rows["QCONFIG"]["region"] == "MRAM"
+    assert "MRAM (ext)" in data["npu"]["reachable"]
