@@ -26,6 +26,41 @@ class RegionKind(StrEnum):
     DRAM = "dram"  # external volatile (DDR)
 
 
+class NpuPort(StrEnum):
+    """Which of the NPU's AXI master ports reaches a region (its `npu_port`).
+
+    The Ethos-U55/U65 have two, M0 (AXI0) and M1 (AXI1); the Ethos-U85 an SRAM and an
+    EXT port. QCONFIG (the command stream) and REGIONCFG_n (Vela region n) pick a memory
+    type per buffer: 0 and 1 go out on the SRAM port (M0), 2 and 3 on the external one
+    (M1; on a U85 with the driver's default MEM_ATTR). "sram" is the NPU's view, not the
+    memory's: whatever that port is wired to, on-chip or not."""
+
+    SRAM = "sram"  # M0 / AXI0 / the U85's SRAM port: memory types 0, 1
+    EXT = "ext"  # M1 / AXI1 / the U85's EXT port: memory types 2, 3
+    BOTH = "both"  # either port reaches it (a shared interconnect)
+    NONE = "none"  # the NPU does not reach it (a TCM, memory only the CPU or a DMA reaches)
+
+    @classmethod
+    def of_value(cls, value: int) -> NpuPort:
+        """The port a QCONFIG/REGIONCFG memory type (0..3) sends its transactions to."""
+        return cls.SRAM if value < 2 else cls.EXT
+
+    def reaches(self, port: NpuPort) -> bool:
+        """Does a region with this `npu_port` answer transactions on `port`?"""
+        return self == port or (self == NpuPort.BOTH and port != NpuPort.NONE)
+
+
+NPU_PORTS: tuple[str, ...] = tuple(p.value for p in NpuPort)
+
+
+def default_npu_port(kind: RegionKind, npu: bool) -> NpuPort:
+    """A region's port when the board does not say: none where the NPU does not reach,
+    the SRAM port for an "sram" (the Ethos-U SRAM), the external port for the rest."""
+    if not npu:
+        return NpuPort.NONE
+    return NpuPort.SRAM if kind == RegionKind.SRAM else NpuPort.EXT
+
+
 @dataclass(frozen=True)
 class RegionAttrs:
     """What a region allows; a kind implies a set (KIND_ATTRS), each key of board.toml
@@ -106,6 +141,21 @@ class MemoryRegion:
     writable: bool  # at run time, by the CPU
     loadable: bool  # an ELF loader / debugger / emulator can place initial contents here
     description: str = ""
+    # the NPU's AXI port that reaches it; None: default_npu_port(kind, npu)
+    npu_port: NpuPort | None = None
+
+    def __post_init__(self) -> None:
+        port = default_npu_port(self.kind, self.npu) if self.npu_port is None else self.npu_port
+        object.__setattr__(self, "npu_port", NpuPort(port))
+
+    @property
+    def port(self) -> NpuPort:
+        """`npu_port`, typed (never None after construction)."""
+        return NpuPort(self.npu_port or NpuPort.NONE)
+
+    def npu_reaches(self, port: NpuPort) -> bool:
+        """Can the NPU address this region over `port`?"""
+        return self.npu and self.port.reaches(port)
 
     @property
     def end(self) -> int:

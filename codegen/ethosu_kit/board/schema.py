@@ -18,6 +18,7 @@ from ethosu_kit.board import defaults
 from ethosu_kit.board.cores import CORES, MVE_KINDS
 from ethosu_kit.board.model import (
     KIND_ATTRS,
+    NPU_PORTS,
     REGION_ATTRS,
     BootFrom,
     ConsoleKind,
@@ -198,6 +199,14 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
         Key("size", N, REQUIRED, "its size", positive=True),
         Key("description", S, "", "one line"),
         *(Key(a, B, Derived("the kind's"), f"the region's {a} attribute") for a in REGION_ATTRS),
+        Key(
+            "npu_port",
+            S,
+            Derived('"none" when npu = false, "sram" for kind sram, else "ext"'),
+            "the NPU's AXI port that reaches it: sram = M0/AXI0 (memory types 0, 1 of "
+            "QCONFIG/REGIONCFG), ext = M1/AXI1 (2, 3); U85: its SRAM and EXT ports",
+            choices=NPU_PORTS,
+        ),
     ),
 }
 

@@ -24,8 +24,10 @@ from ethosu_kit.board.model import (
     MemoryRegion,
     ModeRegisters,
     Npu,
+    NpuPort,
     RegionKind,
     TimerKind,
+    default_npu_port,
     implied_attrs,
 )
 from ethosu_kit.board.reader import Table, one_of
@@ -273,6 +275,24 @@ def boot_table(t: Table, regions: tuple[MemoryRegion, ...], cpu: Cpu) -> Boot:
     return Boot(holder.name, address, image_from)
 
 
+def _npu_port(t: Table, kind: RegionKind, npu: bool) -> tuple[bool, NpuPort]:
+    """The region's `npu` and `npu_port`, each implied by the other when only one is
+    written: `npu_port = "ext"` alone means the NPU reaches it; `npu = false` alone, port
+    "none"; neither: the kind's."""
+    if "npu_port" not in t.data:
+        return npu, default_npu_port(kind, npu)
+    port = NpuPort(t.value("npu_port", default_npu_port(kind, npu).value))
+    if "npu" not in t.data:
+        return port != NpuPort.NONE, port
+    if npu != (port != NpuPort.NONE):
+        raise t.fail(
+            "npu_port",
+            f'"{port}" contradicts npu = {str(npu).lower()}: a region the NPU reaches has '
+            'the port that reaches it ("sram", "ext" or "both"), one it does not has "none"',
+        )
+    return npu, port
+
+
 def regions_table(raw: Any, file: str, cold_boot: bool = False) -> tuple[MemoryRegion, ...]:
     top = Table({"region": raw}, "", file)
     if raw is None:
@@ -294,6 +314,7 @@ def regions_table(raw: Any, file: str, cold_boot: bool = False) -> tuple[MemoryR
             raise t.fail("size", f"0x{base:08x} + 0x{size:x} runs past the 4 GiB address space")
         implied = implied_attrs(kind, cold_boot)
         attrs = {attr: t.value(attr, getattr(implied, attr)) for attr in REGION_ATTRS}
+        attrs["npu"], port = _npu_port(t, kind, attrs["npu"])
         if attrs["npu"] and kind in (RegionKind.ITCM, RegionKind.DTCM):
             raise t.fail("npu", "the NPU cannot reach the TCMs: set npu = false")
         regions.append(
@@ -303,6 +324,7 @@ def regions_table(raw: Any, file: str, cold_boot: bool = False) -> tuple[MemoryR
                 base=base,
                 size=size,
                 description=t.value("description"),
+                npu_port=port,
                 **attrs,
             )
         )

@@ -35,6 +35,8 @@ from ethosu_kit.firmware.elf import Elf, Section, Segment, bytes_at, read_elf
 from ethosu_kit.layout.link_layout import UNUSED_END, UNUSED_START
 from ethosu_kit.npu.facts import NPU_ALIGN
 from ethosu_kit.plan.fill import region_fill
+from ethosu_kit.plan.regions import buffer_port, port_refusal
+from ethosu_kit.plan.report import npu_view
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 
 TCM_KINDS = (RegionKind.ITCM, RegionKind.DTCM)
@@ -73,6 +75,7 @@ class CheckResult:
     # a cold-boot image: the non-volatile regions its load segments store bytes in
     cold_boot: tuple[str, ...] | None = None
     copies_read: bool = False  # ... and its copy table was read (GNU ld images)
+    ports: list[str] = field(default_factory=list)  # each NPU buffer's region and AXI port
 
     @property
     def ok(self) -> bool:
@@ -159,6 +162,7 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
                 violate=violate,
             )  # fmt: skip
             result.checked.append(b.name)
+    _check_ports(plan, symbols, by_name, violate, result)
 
     # 2. no allocated section leaves its region; nothing overlaps
     placed: list[tuple[Section, Region | None]] = []
@@ -335,6 +339,33 @@ def _check_copied(
         at = hit[0] + hit[2]
 
 
+def _check_ports(
+    plan: MemoryPlan,
+    symbols: dict[str, tuple[int, int]],
+    by_name: dict[str, Region],
+    violate: Violate,
+    result: CheckResult,
+) -> None:
+    """Each NPU buffer in a region the port its QCONFIG/REGIONCFG value picks reaches
+    (the board's registers for the plan's NPU kind and mode); each is listed."""
+    view = npu_view(plan)
+    if view is None:
+        return
+    for b in plan.buffers:
+        port = buffer_port(view, b.name) if b.npu else ""
+        region = by_name.get(b.region)
+        if not port or region is None or b.symbol not in symbols:
+            continue
+        result.ports.append(f"{b.name} in {region.name} ({region.port}): over {port}")
+        problem = port_refusal(view, b.name, region)
+        if problem:
+            violate(
+                b.symbol, symbols[b.symbol][0], b.region, f"{b.name}: {problem}",
+                "set the region's npu_port as the SoC wires it, or the board's "
+                "[npu.registers] for the mode, and regenerate",
+            )  # fmt: skip
+
+
 def _check_buffer(
     b: Buffer,
     *,
@@ -439,6 +470,11 @@ def render(result: CheckResult) -> None:
             " ".join(row.contents) or "-",
         )
     console.print(table)
+    reached = [f"{r.region.name} {r.region.port}" for r in result.rows if r.region.npu]
+    if reached:
+        console.print(f"NPU AXI ports: {', '.join(reached)}", markup=False)
+    for line in result.ports:
+        console.print(f"NPU: {line}", markup=False)
     for v in result.violations:
         console.print(f"[red]violation[/red]: {v.message}\n  hint: {v.hint}")
     if result.ok:

@@ -17,7 +17,7 @@ from typing import Any
 
 from elftools.common.exceptions import ELFError
 
-from ethosu_kit.board.model import MemoryRegion
+from ethosu_kit.board.model import MemoryRegion, NpuPort
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_ELF, open_regular
 from ethosu_kit.core.typed_json import encode
@@ -136,6 +136,7 @@ class RegionPicture:
     plan_blocks: tuple[Block, ...]
     plan_used: int  # plan.fill: what the planner counted as taken
     elf_blocks: tuple[Block, ...] = ()
+    npu_port: str = "none"  # the NPU's AXI port that reaches it: sram, ext, both, none
     elf_used: int | None = None  # check-elf's row: sections inside; None without an ELF
     elf_free: int | None = None
     symbols: tuple[Symbol, ...] = ()  # the largest, for an ELF
@@ -172,6 +173,14 @@ class NpuRow:
     addresses: str  # "command stream", "Vela region 1: scratch"
     buffer: str  # the plan's buffer there, "" when none
     region: str  # where that buffer is placed, "" when none
+    region_port: str = ""  # that region's npu_port ("" when none)
+
+    @property
+    def reached(self) -> bool:
+        """Does the register's port reach the region its buffer is in?"""
+        if not self.region_port:
+            return True
+        return NpuPort(self.region_port).reaches(NpuPort.of_value(self.value))
 
 
 @dataclass(frozen=True)
@@ -182,7 +191,7 @@ class NpuPicture:
     qconfig: int
     regioncfg: tuple[int, ...]
     rows: tuple[NpuRow, ...]
-    reachable: tuple[str, ...]  # the regions the NPU reaches
+    reachable: tuple[str, ...]  # the regions the NPU reaches, each "NAME (port)"
     axi_limits: dict[str, tuple[int, int]]
     ports: tuple[str, str]  # this NPU's names of its SRAM and its external AXI port
 
@@ -240,9 +249,11 @@ def _npu(plan: MemoryPlan) -> NpuPicture | None:
         source = "upstream default"
     by_role = {b.role: b for b in plan.buffers}
 
-    def where(role: Role) -> tuple[str, str]:
+    def where(role: Role) -> tuple[str, str, str]:
         b = by_role.get(role)
-        return (b.name, b.region) if b else ("", "")
+        if b is None:
+            return ("", "", "")
+        return (b.name, b.region, plan.board.region(b.region).port.value)
 
     meaning = {
         VELA_REGION_WEIGHTS: ("region 0: weights", Role.NETWORK),
@@ -255,8 +266,10 @@ def _npu(plan: MemoryPlan) -> NpuPicture | None:
     ]
     for i, value in enumerate(regioncfg):
         what, role = meaning.get(i, (f"region {i}: unused", None))
-        buffer, region = where(role) if role else ("", "")
-        rows.append(NpuRow(f"REGIONCFG_{i}", value, _port(value, ports), what, buffer, region))
+        buffer, region, port = where(role) if role else ("", "", "")
+        rows.append(
+            NpuRow(f"REGIONCFG_{i}", value, _port(value, ports), what, buffer, region, port)
+        )
     return NpuPicture(
         accelerator=str(accel),
         mode=plan.mode.value,
@@ -264,7 +277,7 @@ def _npu(plan: MemoryPlan) -> NpuPicture | None:
         qconfig=qconfig,
         regioncfg=tuple(regioncfg),
         rows=tuple(rows),
-        reachable=tuple(r.name for r in plan.board.regions if r.npu),
+        reachable=tuple(f"{r.name} ({r.port.value})" for r in plan.board.regions if r.npu),
         axi_limits=dict(plan.board.npu.axi_limits),
         ports=ports,
     )
@@ -363,6 +376,7 @@ def build_picture(
                 volatile=r.volatile,
                 npu=r.npu,
                 cpu=r.cpu,
+                npu_port=r.port.value,
                 gap_before=gap,
                 plan_blocks=tuple(plan_blocks.get(r.name, ())),
                 plan_used=use[r.name],

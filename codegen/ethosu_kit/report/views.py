@@ -184,7 +184,7 @@ def terminal(picture: MemoryPicture, console: Console) -> None:
     for r in picture.regions:
         if r.gap_before:
             console.print(_t(f"  ≈ gap {size_text(r.gap_before)}", style="dim"))
-        flags = " NPU" if r.npu else ""
+        flags = f" NPU {r.npu_port} port" if r.npu else ""
         head = _t(f"{r.name} ", style="bold")
         head.append(
             printable(f"{hexaddr(r.base)}..{hexaddr(r.end)} {size_text(r.size)} {r.kind}{flags}")
@@ -219,7 +219,9 @@ def terminal(picture: MemoryPicture, console: Console) -> None:
         for col in ("register", "value", "port", "addresses", "in"):
             table.add_column(col, overflow="fold")
         for row in n.rows:
-            where = f"{row.buffer} in {row.region}" if row.buffer else "-"
+            where = f"{row.buffer} in {row.region} ({row.region_port})" if row.buffer else "-"
+            if not row.reached:
+                where += ": NOT on this port"
             add_text_row(table, row.register, str(row.value), row.port, row.addresses, where)
         console.print(table)
         console.print(_t(f"NPU reaches: {', '.join(n.reachable)}"))

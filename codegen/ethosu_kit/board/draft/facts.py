@@ -31,7 +31,7 @@ class RegionFacts:
     """A drafted region: the model's region and the notes board.toml writes beside it."""
 
     region: MemoryRegion
-    todo: str = ""  # checked-default note for its npu flag
+    todo: str = ""  # checked-default note for its npu_port (and npu flag)
     copied: str = ""  # checked-default note for its base and size (new-board --from)
 
 

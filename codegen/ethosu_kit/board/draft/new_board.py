@@ -137,7 +137,11 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
             volatile=r.volatile, cpu=True, npu=r.npu, executable=r.executable,
             writable=r.writable, loadable=r.loadable, description=comment(r.note),
         )  # fmt: skip
-        note = "guessed from the memory's name and access: can the NPU's AXI masters reach it?"
+        note = (
+            "guessed from its kind: the NPU AXI port that reaches it, as the SoC's bus "
+            'matrix says: "sram" (M0/AXI0, the U85 SRAM port), "ext" (M1/AXI1, EXT), "both", '
+            'or "none" (only the CPU or a DMA reaches it)'
+        )
         d.regions.append(RegionFacts(region=region, todo=note if guessed else ""))
     startup = [m for m in device.memories if m.startup]
     d.vector_region = TODO  # blocking unless the pack marks where the core starts

@@ -103,7 +103,8 @@ def describe(board: Board) -> str:
         attrs = [
             "on-chip" if r.on_chip else "external",
             "volatile" if r.volatile else "non-volatile",
-            *(a for a in ("cpu", "npu") if getattr(r, a)),
+            *(["cpu"] if r.cpu else []),
+            *([f"npu:{r.port}"] if r.npu else []),
             "r" + ("w" if r.writable else "-") + ("x" if r.executable else "-"),
             *(["loadable"] if r.loadable else []),
         ]
