@@ -194,5 +194,5 @@ def test_the_picture_shows_the_ports(data_pte_u85_dedicated: Path) -> None:
     assert regions["SRAM0"]["npu_port"] == "both" and regions["ITCM"]["npu_port"] == "none"
     rows = {r["register"]: r for r in data["npu"]["rows"]}
     assert rows["REGIONCFG_1"]["region"] == "SRAM0" and rows["REGIONCFG_1"]["region_port"] == "both"
-    assert rows["QCONFIG"]["port"] == "AXI1 (external)" and rows["QCONFIG"]["region"] == "MRAM"
+    assert rows["QCONFIG"]["port"] == "EXT AXI" and rows["QCONFIG"]["region"] == "MRAM"
     assert "MRAM (ext)" in data["npu"]["reachable"]
