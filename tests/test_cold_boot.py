@@ -93,6 +93,15 @@ def test_cold_boot_from_volatile_memory_is_refused() -> None:
     message = str(exc.value)
     assert message.startswith("bad.toml: boot.vector_region:"), message
     assert "'SRAM' at 0x20000000, which is volatile" in message and "FLASH" in message
+    # what new-board drafts for a part with no on-chip flash (its boot ROM copies the image
+    # from an external flash into RAM): the RAM is not loadable on a cold-boot board, and
+    # the message says it is volatile and how a ROM-loaded part is written, not only
+    # "must be loadable"
+    rom_loaded = _board('from = "nv"').replace('vector_region = "FLASH"', 'vector_region = "SRAM"')
+    with pytest.raises(BoardError) as exc:
+        parse_board(rom_loaded, "bad.toml", AN386)
+    assert "which is volatile" in str(exc.value), str(exc.value)
+    assert exc.value.hint and 'from = "loader"' in exc.value.hint and "loadable" in exc.value.hint
     with pytest.raises(BoardError, match=r"boot\.from.*'nv', 'loader'|boot\.from.*nv.*loader"):
         parse_board(_board('from = "rom"'), "bad.toml", AN386)
 

@@ -254,16 +254,8 @@ def boot_table(t: Table, regions: tuple[MemoryRegion, ...], cpu: Cpu) -> Boot:
     if holder is None or (region is not None and holder is not region):
         where = f"region {region.name!r}" if region else "any region"
         raise t.fail(key, f"0x{address:08x} + {size} bytes of vectors is not inside {where}")
-    if not (holder.loadable and holder.executable):
-        raise t.fail(
-            key, f"region {holder.name!r} at 0x{address:08x} must be loadable and executable"
-        )
-    if address % cpu.vector_table_align:
-        raise t.fail(
-            key,
-            f"0x{address:08x} is not {cpu.vector_table_align}-byte aligned, as VTOR needs for "
-            f"{16 + cpu.irqs} vectors",
-        )
+    # A cold-boot board's RAMs are not loadable by default, so a volatile vector region
+    # on one is first of all the wrong memory: say that, not only "not loadable".
     if image_from == BootFrom.NV and holder.volatile:
         nv = ", ".join(r.name for r in regions if not r.volatile and r.executable) or "none"
         raise t.fail(
@@ -271,6 +263,28 @@ def boot_table(t: Table, regions: tuple[MemoryRegion, ...], cpu: Cpu) -> Boot:
             f'from = "nv": the core boots from region {holder.name!r} at 0x{address:08x}, '
             f"which is volatile (its vectors are gone at power-up); non-volatile, "
             f'executable regions: {nv} (or from = "loader" if a debugger loads the image)',
+            "boot from the on-chip flash/MRAM; a part whose boot ROM copies the image from "
+            'external flash into this RAM boots as from = "loader" with loadable = true on '
+            "the RAMs the ROM fills (docs/boards.md, Boot)",
+        )
+    if not (holder.loadable and holder.executable):
+        missing = " and ".join(
+            f"{flag} = true"
+            for flag, ok in (("loadable", holder.loadable), ("executable", holder.executable))
+            if not ok
+        )
+        raise t.fail(
+            key,
+            f"region {holder.name!r} at 0x{address:08x} must be loadable and executable",
+            f"if something fills {holder.name!r} before the core starts (a flasher, a boot "
+            f"ROM, a debugger) and the core runs code there, write {missing} on its "
+            "[[region]]; else boot from the region the core's reset vector is in",
+        )
+    if address % cpu.vector_table_align:
+        raise t.fail(
+            key,
+            f"0x{address:08x} is not {cpu.vector_table_align}-byte aligned, as VTOR needs for "
+            f"{16 + cpu.irqs} vectors",
         )
     return Boot(holder.name, address, image_from)
 
