@@ -232,6 +232,54 @@ def test_run_cold_boot_refuses_artefacts_of_another_build(
     assert "no bringup.flash_manifest.json beside it" in capsys.readouterr().err
 
 
+def test_run_cold_boot_of_an_elf_named_by_a_relative_path(
+    bringup: Path, monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """`ethosu-kit run fw/build/gcc/bringup.elf --cold-boot`, as the docs write it: QEMU
+    runs in another folder (in the sandbox), so the flash files it is given must be
+    absolute paths; relative ones made QEMU refuse `Cannot load specified image` (a
+    trial on an mps3-an524 port)."""
+    need_qemu()
+    from ethosu_kit.firmware.qemu import Blob
+
+    assert Blob(0, Path("fw/x.bin")).device.startswith(f"loader,file={Path.cwd()}/fw/x.bin,")
+    monkeypatch.chdir(bringup.parent.parent)
+    capsys.readouterr()
+    assert main(["run", f"{bringup.parent.name}/{bringup.name}", "--cold-boot"]) == 0
+    assert "BRINGUP PASS" in capsys.readouterr().out
+
+
+def test_a_flash_file_qemu_cannot_load_gets_a_hint_about_the_file() -> None:
+    from typing import Any
+
+    from ethosu_kit.core.errors import KitError
+    from ethosu_kit.firmware import run as run_module
+    from ethosu_kit.firmware.qemu import RunResult
+
+    said = (
+        "qemu-system-arm: -device loader,file=/x/b.BRAM.bin,addr=0x10000000,force-raw=on: "
+        "Cannot load specified image /x/b.BRAM.bin\n"
+    )
+    image: Any = type("Image", (), {"board": type("B", (), {"name": "b"})()})()
+    with pytest.raises(KitError) as caught:
+        run_module._qemu_failed(Path("fw.elf"), image, RunResult(1, said, 0.1, False, ()))
+    assert caught.value.hint and "flash file" in caught.value.hint
+    assert "machine and cpu" not in caught.value.hint
+
+
+def test_a_ram_the_board_writes_non_volatile_stays_loadable_on_a_cold_boot_board() -> None:
+    """An MPS2/MPS3 block RAM that the board controller fills from its SD card before
+    reset, written `volatile = false` on its [[region]] (kind bram), holds the image like
+    flash: the boot region of a cold-boot port, loadable without saying so again."""
+    text = _board('from = "nv"').replace(
+        'size = "4 MiB"\ndescription = "ZBT', 'size = "4 MiB"\nvolatile = false\ndescription = "ZBT'
+    )
+    board = parse_board(text, "b.toml", AN386)
+    sram = board.region("SRAM")
+    assert not sram.volatile and sram.loadable
+    assert not board.region("PSRAM").loadable  # the other RAMs: still not
+
+
 def test_check_elf_refuses_initial_data_in_ram_marked_loadable(
     data_pte_u55_sram_only: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -189,8 +189,10 @@ class Blob:
 
     @property
     def device(self) -> str:
+        # absolute: QEMU runs in `run`'s working folder (inside the sandbox, another
+        # one), so a path relative to where the user typed the ELF's finds nothing.
         # QEMU's option syntax: a ',' in a value is written ',,'
-        file = str(self.path).replace(",", ",,")
+        file = str(self.path.resolve()).replace(",", ",,")
         return f"loader,file={file},addr=0x{self.address:x},force-raw=on"
 
 

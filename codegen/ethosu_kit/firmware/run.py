@@ -192,10 +192,19 @@ def _qemu_failed(elf: Path, image: KitImage, result: RunResult) -> None:
     app's, and must not read as the firmware's code 1 (FAIL)."""
     own = [line for line in result.output.splitlines() if line.startswith(f"{QEMU}:")]
     if own:
+        hint = (
+            f"board {image.board.name}'s [qemu] machine and cpu must be ones this QEMU "
+            f"runs together (`{QEMU} -machine help`, `-cpu help`)"
+        )
+        if "-device loader" in own[0]:  # a cold boot's flash file, not the machine
+            hint = (
+                "QEMU could not put that flash file at its address: the file must be "
+                "readable and the address inside a memory the machine has (`info mtree` "
+                "in QEMU's monitor); rebuild with `ethosu-kit build` if the file is gone"
+            )
         error = KitError(
             f"{elf}: QEMU refused to run it ({own[0].removeprefix(f'{QEMU}:').strip()[:200]})",
-            hint=f"board {image.board.name}'s [qemu] machine and cpu must be ones this QEMU "
-            f"runs together (`{QEMU} -machine help`, `-cpu help`)",
+            hint=hint,
         )
         error.exit_code = RUN_TOOL["REFUSED"]
         raise error
