@@ -95,10 +95,15 @@ KIND_ATTRS: dict[RegionKind, RegionAttrs] = {
 }
 
 
-def implied_attrs(kind: RegionKind, cold_boot: bool) -> RegionAttrs:
+def implied_attrs(kind: RegionKind, cold_boot: bool, volatile: bool | None = None) -> RegionAttrs:
     """A kind's attributes on a board that boots cold ([boot] from = "nv"): nothing fills
-    volatile memory before reset, so a RAM is not loadable unless its [[region]] says so."""
+    volatile memory before reset, so a RAM is not loadable unless its [[region]] says so.
+    `volatile` is what the [[region]] writes, when it does: a block RAM a board controller
+    fills before reset (`volatile = false`) holds an image like flash, so it stays
+    loadable; a memory written volatile is not, whatever its kind."""
     attrs = KIND_ATTRS[kind]
+    if volatile is not None:
+        attrs = replace(attrs, volatile=volatile)
     if cold_boot and attrs.volatile:
         return replace(attrs, loadable=False)
     return attrs

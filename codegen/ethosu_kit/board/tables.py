@@ -326,7 +326,8 @@ def regions_table(raw: Any, file: str, cold_boot: bool = False) -> tuple[MemoryR
         size = t.value("size")
         if base + size > ADDRESS_LIMIT:
             raise t.fail("size", f"0x{base:08x} + 0x{size:x} runs past the 4 GiB address space")
-        implied = implied_attrs(kind, cold_boot)
+        written = t.bool_("volatile") if "volatile" in t.data else None
+        implied = implied_attrs(kind, cold_boot, written)
         attrs = {attr: t.value(attr, getattr(implied, attr)) for attr in REGION_ATTRS}
         attrs["npu"], port = _npu_port(t, kind, attrs["npu"])
         if attrs["npu"] and kind in (RegionKind.ITCM, RegionKind.DTCM):
