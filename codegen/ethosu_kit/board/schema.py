@@ -252,7 +252,9 @@ def doc_table() -> str:
     lines += [
         "",
         "A region's attributes, when its [[region]] leaves them out, by kind "
-        '(on a board with `boot.from = "nv"`, the volatile kinds are not loadable):',
+        '(on a board with `boot.from = "nv"`, a region volatile by its kind or by its own '
+        "`volatile = true` is not loadable; one written `volatile = false`, such as a block "
+        "RAM a board controller fills before reset, is):",
         "",
     ]
     lines += [f"| kind | {' | '.join(REGION_ATTRS)} |", "|---" * (len(REGION_ATTRS) + 1) + "|"]
