@@ -371,6 +371,26 @@ def test_multi_core_device_and_unsupported_core(
     assert "processor cortex-m0+ is not a core the kit builds for" in err
 
 
+def test_a_pack_with_no_non_volatile_memory_says_how_such_a_part_boots(tmp_path: Path) -> None:
+    """A part whose boot ROM copies the image from an external flash into RAM (Himax WE2:
+    TCMs and SRAMs only in its pack): vector_region stays blocking, and its comment says
+    how to write such a part instead of naming a memory it does not have."""
+    pdsc = tmp_path / "ram_only.pdsc"
+    pdsc.write_text(
+        _PACK_HEAD
+        + """<device Dname="RAMONLY"><processor Dcore="Cortex-M55" Dfpu="DP_FPU"/>
+      <memory name="ITCM_S" access="rws" start="0x10000000" size="0x40000"/>
+      <memory name="SRAM0_S" access="rws" start="0x34000000" size="0x100000"/></device>"""
+        + _PACK_TAIL
+    )
+    args = ["--pack", str(pdsc), "--device", "RAMONLY", "--npu-base", "0x40000000"]
+    out = _new(tmp_path, *args, "--npu-irq", "1", "--console", "none")
+    text = (out / "board.toml").read_text()
+    line = next(x for x in text.splitlines() if x.startswith("vector_region"))
+    assert "the pack lists no non-volatile memory" in line, line
+    assert 'from = "loader" and loadable = true' in line, line
+
+
 def test_from_a_stand_in_board_with_another_machine_drops_the_stand_in(
     tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

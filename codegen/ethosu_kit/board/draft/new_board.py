@@ -162,6 +162,14 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
         likely = [n for n in nv if n in defaults] or nv
         if len(likely) == 1:
             d.vector_hint = f"its on-chip non-volatile memory is {likely[0]}"
+        elif not any(not f.region.volatile for f in d.regions):
+            # a part with no flash or MRAM of its own (Himax WE2): its boot ROM copies the
+            # image from an external flash into RAM, which from = "nv" can never describe
+            d.vector_hint = (
+                "the pack lists no non-volatile memory: if a boot ROM copies the image from "
+                'external flash into RAM, write from = "loader" and loadable = true on the '
+                "RAMs it fills; else add the flash's [[region]]"
+            )
     return d
 
 
