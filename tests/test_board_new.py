@@ -371,7 +371,9 @@ def test_multi_core_device_and_unsupported_core(
     assert "processor cortex-m0+ is not a core the kit builds for" in err
 
 
-def test_a_pack_with_no_non_volatile_memory_says_how_such_a_part_boots(tmp_path: Path) -> None:
+def test_a_pack_with_no_non_volatile_memory_says_how_such_a_part_boots(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
     """A part whose boot ROM copies the image from an external flash into RAM (Himax WE2:
     TCMs and SRAMs only in its pack): vector_region stays blocking, and its comment says
     how to write such a part instead of naming a memory it does not have."""
@@ -389,6 +391,13 @@ def test_a_pack_with_no_non_volatile_memory_says_how_such_a_part_boots(tmp_path:
     line = next(x for x in text.splitlines() if x.startswith("vector_region"))
     assert "the pack lists no non-volatile memory" in line, line
     assert 'from = "loader" and loadable = true' in line, line
+    # a device whose pack names no SVD (Alif's E1C): naming a peripheral says so, and
+    # how to give the facts instead
+    err = _error(
+        capsys, "new-board", "x", "-o", str(tmp_path / "p"), *args, "--console-peripheral", "UART4"
+    )
+    assert "the pack names no SVD for this device" in err
+    assert "hint: give --svd FILE.svd" in err and "--npu-base ADDR" in err
 
 
 def test_from_a_stand_in_board_with_another_machine_drops_the_stand_in(

@@ -118,7 +118,14 @@ def run(args: argparse.Namespace) -> int:
     if svd_path is not None:
         apply_svd(draft, load_svd(svd_path), choices)
     elif args.npu_peripheral or args.console_peripheral:
-        raise KitError("--npu-peripheral / --console-peripheral name SVD peripherals: give --svd")
+        # a pack whose device names no SVD (Alif's E1C): say where the facts come from then
+        named = "; the pack names no SVD for this device" if not args.from_board else ""
+        raise KitError(
+            f"--npu-peripheral / --console-peripheral name SVD peripherals: give --svd{named}",
+            hint="give --svd FILE.svd (the vendor's SVD for this device), or the facts "
+            "themselves: --npu KIND-MACS --npu-base ADDR --npu-irq N, "
+            "--console cmsdk-apb|pl011 --console-base ADDR or --console custom",
+        )
     apply_choices(draft, choices)
     if args.qemu_machine:
         draft.qemu_machine, draft.qemu_cpu = args.qemu_machine, None
