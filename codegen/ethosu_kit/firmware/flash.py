@@ -73,6 +73,19 @@ def _stored(elf: Path) -> list[tuple[int, bytes]]:
         raise KitError(f"{elf}: not an ELF file ({exc})") from exc
 
 
+def run_extents(elf: Path) -> list[tuple[int, int]]:
+    """(run address, bytes in memory) of every load segment: what the image occupies
+    when it runs, .bss and the kit's placed buffers (NOLOAD) included."""
+    try:
+        with open_regular(elf, MAX_ELF) as (f, _):
+            image = read_elf(f, symbols=False)
+            return [(s.vaddr, s.memsz) for s in image.segments if s.memsz > 0]
+    except OSError as exc:
+        raise KitError(f"{elf}: cannot read the ELF ({exc.strerror})") from exc
+    except (ELFError, *ELF_ERRORS) as exc:
+        raise KitError(f"{elf}: not an ELF file ({exc})") from exc
+
+
 def _region_of(board: Board, address: int, size: int) -> MemoryRegion | None:
     return next((r for r in board.regions if r.contains(address, max(size, 1))), None)
 

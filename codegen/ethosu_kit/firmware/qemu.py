@@ -27,7 +27,7 @@ from ethosu_kit.board.loader import stand_in_board
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import ChildResult, run_child
-from ethosu_kit.firmware.flash import flash_images, manifest_path, read_manifest
+from ethosu_kit.firmware.flash import flash_images, manifest_path, read_manifest, run_extents
 from ethosu_kit.firmware.image import KitImage, check_fits, identify
 from ethosu_kit.firmware.sandbox import Sandbox
 from ethosu_kit.layout.link_layout import link_layout
@@ -202,6 +202,11 @@ POISON_SEED = 0x6B6974
 # QEMU's loader takes a raw file of at most the machine's RAM size (16 MiB on the MPS2
 # machines): a region is poisoned in chunks of this size, from one file.
 POISON_CHUNK = 1 << 20
+# A region up to this size is poisoned whole; of a larger one (the 2 GiB DDR of an
+# mps3-an524, as QEMU's map gives it) only the span the image uses, from the region's
+# base: QEMU keeps a copy of every loader blob (4 GiB of host memory for that DDR) and
+# each blob is two arguments (the sandbox's bwrap takes at most 9000).
+POISON_WHOLE = 16 << 20
 
 
 def cold_boot_blobs(image: KitImage, folder: Path) -> tuple[list[Blob], str]:
@@ -253,13 +258,25 @@ def cold_boot_blobs(image: KitImage, folder: Path) -> tuple[list[Blob], str]:
             )
         blobs.append(Blob(want.address, path))
     chunk = random.Random(POISON_SEED).randbytes(POISON_CHUNK)
-    poisoned = []
+    poisoned: list[str] = []
+    untouched: list[str] = []
+    extents = run_extents(image.elf)
     for r in board.regions:
         if not r.volatile:
             continue
-        poisoned.append(r.name)
-        for at in range(r.base, r.end, POISON_CHUNK):
-            size = min(POISON_CHUNK, r.end - at)
+        end = r.end
+        if r.size > POISON_WHOLE:
+            used = [a + n for a, n in extents if r.base <= a < r.end]
+            end = min(r.end, max(used, default=r.base))
+            end = min(r.end, r.base + -(-(end - r.base) // POISON_CHUNK) * POISON_CHUNK)
+            if end == r.base:
+                untouched.append(f"{r.name} ({r.size >> 20} MiB) holds nothing of the image")
+                continue
+            poisoned.append(f"{r.name} (the first {(end - r.base) >> 20} MiB: what the image uses)")
+        else:
+            poisoned.append(r.name)
+        for at in range(r.base, end, POISON_CHUNK):
+            size = min(POISON_CHUNK, end - at)
             blob = folder / f"poison-{size}.bin"
             if not blob.is_file():
                 blob.write_bytes(chunk[:size])
@@ -268,6 +285,7 @@ def cold_boot_blobs(image: KitImage, folder: Path) -> tuple[list[Blob], str]:
     line = (
         f"ethosu-kit run: cold boot: QEMU gets only {flashed}; "
         f"RAM {', '.join(poisoned) or '(none)'} filled with garbage before reset"
+        + "".join(f"; {u}: not filled" for u in untouched)
     )
     return blobs, line
 
