@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.inputs.arrays import load_arrays
+from ethosu_kit.pte.ptd import ExternalData
 from ethosu_kit.pte.reader import (
     Quantization,
     delegate_args,
@@ -307,14 +308,14 @@ def tensor_shapes(path: Path) -> Shapes:
     return out
 
 
-def links_from_pte(path: Path) -> Links:
+def links_from_pte(path: Path, external: ExternalData | None = None) -> Links:
     """For each Ethos-U delegate K (simulate's numbering), which of its inputs and outputs
     each method input and output is: through the program's quantize (input) and
     dequantize (output) operators, or as it is."""
     data = read_pte_bytes(path)
     args = delegate_args(data, str(path))
     out: Links = {}
-    for k, blocks in enumerate(vela_streams_from_bytes(data, str(path))):
+    for k, blocks in enumerate(vela_streams_from_bytes(data, str(path), external)):
         made = args.get((blocks.method, blocks.delegate_index), [])
         n_in = len(blocks.inputs)
         if len(made) != n_in + len(blocks.outputs):
