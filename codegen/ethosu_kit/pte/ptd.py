@@ -73,7 +73,7 @@ def parse_ptd(data: bytes, path: str) -> PtdFile:
     except (Malformed, IndexError, ValueError, struct.error) as exc:
         raise PteError(
             f"{path}: not a .ptd this kit reads ({exc})",
-            hint="give the .ptd files ExecuTorch's write_tensor_data_to_file() wrote beside the pte",
+            hint="give the .ptd files ExecuTorch's write_tensor_data_to_file() wrote",
         ) from None
 
 

@@ -149,7 +149,7 @@ def _named_segments(pte: PteFile) -> dict[str, int]:
 
 
 def _vela(
-    pte: PteFile, plan: RawPlan, i: int, d: RawDelegate, what: str, external: ExternalData
+    pte: PteFile, plan: RawPlan, i: int, d: RawDelegate, what: str, *, external: ExternalData
 ) -> VelaBlocks:
     start, size = _processed(pte, d, what)
     named = _named_segments(pte)
@@ -198,7 +198,7 @@ def _delegates(
         _, size = _processed(pte, d, dwhat)
         if d.id == ETHOSU_BACKEND_ID:
             spec = parse_ethosu_compile_spec(d.compile_specs, dwhat)
-            stream = _vela(pte, plan, i, d, dwhat, external).to_stream()
+            stream = _vela(pte, plan, i, d, dwhat, external=external).to_stream()
             out.append(Delegate(d.id, d.compile_specs, size, spec, stream))
         else:
             out.append(Delegate(d.id, d.compile_specs, size))
@@ -324,9 +324,7 @@ def model_from_bytes(data: bytes, name: str, external: ExternalData | None = Non
         raise _guarded(name, exc) from exc
 
 
-def vela_streams(
-    data: bytes, path: str, external: ExternalData | None = None
-) -> list[VelaBlocks]:
+def vela_streams(data: bytes, path: str, external: ExternalData | None = None) -> list[VelaBlocks]:
     """Every Ethos-U delegate's VelaBlocks, in method then delegate order (no safety net)."""
     external = external or ExternalData()
     try:
@@ -336,7 +334,7 @@ def vela_streams(
             for i, d in enumerate(plan.delegates):
                 if d.id == ETHOSU_BACKEND_ID:
                     what = f"method '{plan.name}' delegate {i} ({d.id})"
-                    out.append(_vela(pte, plan, i, d, what, external))
+                    out.append(_vela(pte, plan, i, d, what, external=external))
         return out
     except Malformed as exc:
         raise PteError(_missing(path, str(exc), external), hint=_hint(str(exc))) from None
