@@ -27,6 +27,7 @@ from ethosu_kit.core.errors import PlanError
 from ethosu_kit.core.sizes import align_up, size_text
 from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
 from ethosu_kit.plan.apps import App, method_pool_size
+from ethosu_kit.plan.external import external_wants
 from ethosu_kit.plan.fill import replay, reserves
 from ethosu_kit.plan.placer import Placer, Want
 from ethosu_kit.plan.regions import (
@@ -121,6 +122,8 @@ class _Planner(Placer):
         if fast is not None and not self.fast_unbounded and fast.size > 0:
             self.place(fast)
         self.place(network_want(model, board, mode, npu_sram, has_npu))
+        for want, _ptd in external_wants(self.options.external_data, board, mode):
+            self.place(want)
         if self.options.app == App.SELFTEST and has_npu:
             self.place(selftest_vectors_want(model, board))
         for want in input_data_wants(method, self.options, board):
