@@ -11,6 +11,7 @@ by the debugger/emulator). Reads the ELF with pyelftools; pure otherwise.
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import sys
 from collections.abc import Callable
@@ -128,7 +129,7 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
 
     try:
         with open_regular(elf_path, MAX_ELF) as (f, _):
-            elf = read_elf(f)
+            elf = read_elf(f, [b.section for b in plan.by_role(Role.EXTERNAL_DATA)])
     except OSError as exc:
         raise KitError(f"{elf_path}: cannot read the ELF ({exc.strerror})") from exc
     except ELFError as exc:
@@ -150,6 +151,18 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
                 violate=violate,
             )  # fmt: skip
             result.checked.append(b.name)
+
+    # 1b. each .ptd's bytes are the file the plan was made with (named external data)
+    for p in plan.options.external_data:
+        b = plan.buffer(p.buffer)
+        data = elf.data.get(b.section, b"")[: p.nbytes]
+        if hashlib.sha256(data).hexdigest() != p.sha256:
+            violate(
+                b.symbol, symbols.get(b.symbol, (0, 0))[0], b.region,
+                f"{b.name}: the {len(data)} bytes of section {b.section} are not {p.tag}.ptd "
+                f"({p.nbytes} B, sha256 {p.sha256[:12]}…) the plan was made with",
+                "rebuild from the generated project (its generated/*.ptd), or regenerate it",
+            )  # fmt: skip
 
     # 2. no allocated section leaves its region; nothing overlaps
     placed: list[tuple[Section, Region | None]] = []
