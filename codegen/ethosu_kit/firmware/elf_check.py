@@ -155,6 +155,13 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
     # 1b. each .ptd's bytes are the file the plan was made with (named external data)
     for p in plan.options.external_data:
         b = plan.buffer(p.buffer)
+        at = symbols.get(b.symbol, (0, 0))[0]
+        if p.slot_address is not None and at != p.slot_address:
+            violate(
+                b.symbol, at, b.region,
+                f"{b.name}: {b.symbol} at {at:#010x}, its fixed slot is {p.slot_address:#010x}",
+                f"the linker script must give section {b.section} the address of the slot",
+            )  # fmt: skip
         data = elf.data.get(b.section, b"")[: p.nbytes]
         if hashlib.sha256(data).hexdigest() != p.sha256:
             violate(
