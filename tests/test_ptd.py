@@ -22,6 +22,7 @@ from elftools.elf.elffile import ELFFile
 
 import ethosu_kit.aot.external
 from conftest import cache_dir, cache_key
+from ethosu_kit.aot.lowering import Target
 from ethosu_kit.cli.app import main
 from ethosu_kit.core.writer import file_lock
 from ethosu_kit.firmware.build import build_project
@@ -31,8 +32,6 @@ from ethosu_kit.pte.ptd import read_ptd
 from fw_helpers import need_cross_gcc, qemu_run
 from models import U55, TestModel, conv_relu6_conv, lowering_source, small_cnn
 from runner_build import build_with_cli, require_externals, run_qemu
-
-from ethosu_kit.aot.lowering import Target
 
 pytestmark = pytest.mark.lowering
 
