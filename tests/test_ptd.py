@@ -34,6 +34,7 @@ from models import U55, TestModel, conv_relu6_conv, lowering_source, small_cnn
 from runner_build import build_with_cli, require_externals, run_qemu
 
 pytestmark = pytest.mark.lowering
+REPO = Path(__file__).resolve().parents[1]
 
 MODELS = {
     "ptd_cnn": TestModel("ptd_cnn", small_cnn, Target(U55, memory_mode="Shared_Sram")),
@@ -279,3 +280,34 @@ def test_the_lowering_module_is_keyed_apart() -> None:
     lowering module's source) do not move when it changes."""
     assert "VelaExternalBlockPlacements" in inspect.getsource(ethosu_kit.aot.external)
     assert "VelaExternalBlockPlacements" not in lowering_source(ethosu_kit.aot.lowering)
+
+
+def test_board_data_places_a_tag(
+    ptd_cnn: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """[external_data] in board.toml maps a tag to a region; the command line wins."""
+    board = tmp_path / "board" / "board.toml"
+    board.parent.mkdir()
+    text = (REPO / "boards" / "corstone-300" / "board.toml").read_text()
+    board.write_text(text + '\n[external_data]\nweight_data = "DDR"\nbiases = "QSPI"\n')
+    pte = str(ptd_cnn / "model.pte")
+    code, _, err = _cli(
+        capsys, "gen", "--pte", pte, "--board", str(board), "-o", str(tmp_path / "a"), "-q"
+    )
+    assert code == 0, err
+    plan = MemoryPlan.from_json(tmp_path / "a" / "memory_plan.json")
+    assert plan.buffer("ptd_weight_data").region == "DDR"  # a tag this program lacks: ignored
+    code, _, err = _cli(
+        capsys, "gen", "--pte", pte, "--board", str(board), "-o", str(tmp_path / "b"), "-q",
+        "--place-data", "weight_data=QSPI",
+    )  # fmt: skip
+    assert code == 0, err
+    assert (
+        MemoryPlan.from_json(tmp_path / "b" / "memory_plan.json").buffer("ptd_weight_data").region
+        == "QSPI"
+    )
+    board.write_text(text + '\n[external_data]\nweight_data = "NOWHERE"\n')
+    code, _, err = _cli(
+        capsys, "gen", "--pte", pte, "--board", str(board), "-o", str(tmp_path / "c")
+    )
+    assert code == 2 and err.startswith("error: ") and "NOWHERE" in err.splitlines()[0]

@@ -362,6 +362,8 @@ class Board:
     # keys a drafted board still leaves "TODO" (board.todo.TODO_KEYS): facts the kit
     # cannot guess; what needs one refuses with an error naming it (board.todo.require)
     todo: tuple[str, ...] = ()
+    # named external data ([external_data]): the region each .ptd placement tag goes to
+    external_data: dict[str, str] = field(default_factory=dict)
 
     def region(self, name: str) -> MemoryRegion:
         for r in self.regions:

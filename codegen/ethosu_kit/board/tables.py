@@ -225,6 +225,18 @@ def glue_table(t: Table) -> dict[str, Any]:
     return dict(t.data)
 
 
+def external_data_table(t: Table, regions: tuple[MemoryRegion, ...]) -> dict[str, str]:
+    """[external_data]: TAG = "REGION", where gen places each .ptd by default
+    (plan.external checks the NPU reaches it for the mode)."""
+    names = [r.name for r in regions]
+    for tag, region in t.data.items():
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", tag):
+            raise t.fail(tag, f"{tag!r} is not a placement tag (letters, digits, _ . -)")
+        if region not in names:
+            raise t.fail(tag, f"{region!r} is not a region of this board ({', '.join(names)})")
+    return dict(t.data)
+
+
 def boot_table(t: Table, regions: tuple[MemoryRegion, ...], cpu: Cpu) -> Boot:
     t.only_schema()
     name = t.value("vector_region")

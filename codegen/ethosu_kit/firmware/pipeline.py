@@ -202,16 +202,18 @@ def generate_project(
     pte_bytes = read_pte_bytes(request.pte)  # once: the plan and the copy are of the same bytes
     external = load_external(request.pte, [str(p) for p in request.ptd] or None)
     model = model_from_bytes(pte_bytes, str(request.pte), external)
-    ptds = external_ptds(
-        external_blocks(vela_streams_from_bytes(pte_bytes, str(request.pte), external)),
-        external,
-        parse_place(request.place_data),
-        parse_slots(request.ptd_slot),
-    )
     board = load_board(request.board)
     if request.qemu_stand_in:
         board = stand_in_board(board)
     require(board, ("boot.vector_region",), "every image (the vector table's place)")
+    ptds = external_ptds(
+        external_blocks(vela_streams_from_bytes(pte_bytes, str(request.pte), external)),
+        external,
+        # the board's for the tags this program has, then the command line's (which wins)
+        {t: r for t, r in board.external_data.items() if t in external.tags}
+        | parse_place(request.place_data),
+        parse_slots(request.ptd_slot),
+    )
     input_data = load_input_data(request.inputs, model) if request.inputs else None
     stack, heap = request.app.stack_heap
     options = PlanOptions(

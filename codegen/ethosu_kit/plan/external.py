@@ -85,8 +85,8 @@ def external_wants(
             names = [r.name for r in board.regions]
             if p.region not in names:
                 raise PlanError(
-                    f"--place-data {p.tag}={p.region}: board {board.name} has no region "
-                    f"{p.region!r}",
+                    f"{p.tag}={p.region} (--place-data or [external_data]): board "
+                    f"{board.name} has no region {p.region!r}",
                     hint=f"its regions: {', '.join(names)}",
                 )
             region = board.region(p.region)
@@ -99,8 +99,8 @@ def external_wants(
                     else "nothing can store the .ptd there"
                 )
                 raise PlanError(
-                    f"--place-data {p.tag}={p.region}: the .ptd holds {', '.join(p.blocks)} "
-                    f"which the NPU reads in place, and {why}",
+                    f"{p.tag}={p.region} (--place-data or [external_data]): the .ptd "
+                    f"holds {', '.join(p.blocks)}, which the NPU reads in place, and {why}",
                     hint=f"the regions the NPU reaches here: {', '.join(r.name for r in reach)}",
                 )
             candidates = [region]
@@ -131,7 +131,11 @@ def external_wants(
                     hint="give the slot the file's size and some headroom",
                 )
             candidates = [found]
-        where = "--place-data" if p.region else "default: NV memory the NPU reaches first"
+        where = (
+            f"placed in {p.region} (--place-data or [external_data])"
+            if p.region
+            else "default: NV memory the NPU reaches first"
+        )
         slot = (
             f"; fixed slot 0x{p.slot_address:08x}, {p.size} B ({p.size - p.nbytes} B headroom)"
             if p.slot_address is not None

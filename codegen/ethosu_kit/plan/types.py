@@ -199,7 +199,7 @@ class MemoryPlan:
             "buffers": encode(self.buffers),
             "options": _options_json(self.options),
             "notes": list(self.notes),
-            "board_data": encode(self.board),
+            "board_data": _board_json(self.board),
         }
 
     def to_json(self) -> str:
@@ -260,6 +260,14 @@ def _accelerator(value: Any) -> Accelerator | None:
         raise ShapeError(
             "accelerator", f"expected 'none' or an Ethos-U configuration, got {text!r}"
         ) from None
+
+
+def _board_json(board: Board) -> Any:
+    """The board as JSON, without an empty `external_data` (as plans read before it)."""
+    data = encode(board)
+    if not board.external_data:
+        del data["external_data"]
+    return data
 
 
 def _options_json(options: PlanOptions) -> Any:

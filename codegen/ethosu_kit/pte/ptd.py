@@ -143,6 +143,10 @@ class ExternalData:
         return None
 
     @property
+    def tags(self) -> set[str]:
+        return {f.tag for f in self.files}
+
+    @property
     def names(self) -> str:
         return ", ".join(f.path for f in self.files) or "no .ptd file"
 
