@@ -311,3 +311,70 @@ def test_board_data_places_a_tag(
         capsys, "gen", "--pte", pte, "--board", str(board), "-o", str(tmp_path / "c")
     )
     assert code == 2 and err.startswith("error: ") and "NOWHERE" in err.splitlines()[0]
+
+
+def test_malformed_ptd_files_are_one_error_and_the_c_reader_never_reads_past(
+    ptd_cnn: Path, tmp_path: Path
+) -> None:
+    """Truncated and bit-flipped .ptd files: the Python reader refuses them with PteError
+    (or reads them), and the firmware's reader (sdk/src/ptd.c, built for the host with
+    the sanitizers) answers a status for each, never reading outside the file."""
+    import random
+
+    from ethosu_kit.core.errors import PteError
+    from ethosu_kit.pte.ptd import parse_ptd
+
+    good = (ptd_cnn / "weight_data.ptd").read_bytes()
+    (key,) = _keys(ptd_cnn, "weight_data")
+    rng = random.Random(18)
+    cases = [good[:n] for n in (0, 7, 8, 47, 48, 100, 255, 256, len(good) - 1)]
+    for _ in range(60):
+        bad = bytearray(good)
+        for _ in range(rng.randint(1, 4)):
+            bad[rng.randrange(0, 256)] = rng.randrange(256)
+        cases.append(bytes(bad))
+    for data in cases:
+        try:
+            parse_ptd(data, "x.ptd")
+        except PteError as exc:
+            assert exc.message.startswith("x.ptd: ")
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no host C compiler")
+    main_c = tmp_path / "main.c"
+    main_c.write_text(
+        '#include "kit/ptd.h"\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n'
+        "int main(int argc, char **argv) {\n  if (argc < 3) return 2;\n"
+        '  FILE *f = fopen(argv[1], "rb"); if (!f) return 2;\n'
+        "  static unsigned char buf[1 << 16] __attribute__((aligned(16)));\n"
+        "  size_t n = fread(buf, 1, sizeof buf, f); fclose(f);\n"
+        "  unsigned char *copy = malloc(n ? n : 1); memcpy(copy, buf, n);\n"
+        "  const uint8_t *d = 0; size_t size = 0;\n"
+        "  int rc = kit_ptd_find(n ? copy : 0, n, argv[2], strlen(argv[2]), &d, &size);\n"
+        '  printf("%d %zu\\n", rc, size); free(copy); return 0; }\n'
+    )
+    exe = tmp_path / "ptd_host"
+    flags = ["-fsanitize=address,undefined", "-fno-sanitize-recover=all"]
+    argv = [cc, "-std=c11", "-Wall", "-Wextra", "-Werror", f"-I{REPO / 'sdk' / 'include'}"]
+    built = subprocess.run(
+        [*argv, *flags, str(main_c), str(REPO / "sdk" / "src" / "ptd.c"), "-o", str(exe)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    if built.returncode != 0:  # no sanitizer runtime here: the bounds still run
+        built = subprocess.run(
+            [*argv, str(main_c), str(REPO / "sdk" / "src" / "ptd.c"), "-o", str(exe)],
+            capture_output=True, text=True, check=False,
+        )  # fmt: skip
+    assert built.returncode == 0, built.stderr
+    results = []
+    for i, data in enumerate([good, *cases]):
+        path = tmp_path / f"case{i}.ptd"
+        path.write_bytes(data)
+        run = subprocess.run(
+            [str(exe), str(path), key], capture_output=True, text=True, check=False
+        )
+        assert run.returncode == 0, run.stderr[-2000:]
+        results.append(run.stdout.split())
+    entry = read_ptd(ptd_cnn / "weight_data.ptd").entries[key]
+    assert results[0] == ["0", str(entry.size)]  # the good file: found, its size
+    assert all(r[0] in {"0", "-1", "-2", "-3"} for r in results)

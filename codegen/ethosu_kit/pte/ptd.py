@@ -163,12 +163,17 @@ def beside(pte: Path | str) -> list[Path]:
 
 
 def load_external(pte: Path | str, given: list[str] | None) -> ExternalData:
-    """The .ptd files `--ptd` named, else the ones beside the pte; two with one tag are
-    refused (the tag decides where a .ptd is placed)."""
+    """The .ptd files `--ptd` named, else the ones beside the pte that read as .ptd
+    files; two with one tag are refused (the tag decides where a .ptd is placed)."""
     paths = [Path(p) for p in given] if given else beside(pte)
     files: list[PtdFile] = []
     for p in paths:
-        f = read_ptd(p)
+        try:
+            f = read_ptd(p)
+        except PteError:
+            if given:
+                raise
+            continue  # not asked for: a stray file beside the pte is not this program's
         for other in files:
             if other.tag == f.tag:
                 raise PteError(
