@@ -378,3 +378,25 @@ def test_malformed_ptd_files_are_one_error_and_the_c_reader_never_reads_past(
     entry = read_ptd(ptd_cnn / "weight_data.ptd").entries[key]
     assert results[0] == ["0", str(entry.size)]  # the good file: found, its size
     assert all(r[0] in {"0", "-1", "-2", "-3"} for r in results)
+
+
+@pytest.mark.parametrize(
+    ("slot", "said"),
+    [
+        ("weight_data=0x38400004:64KiB", "not 16-byte aligned"),
+        ("weight_data=0x38400000:16", "less than the .ptd's"),
+        ("weight_data=0x30000000:64KiB", "in DTCM, which the NPU does not reach"),
+        ("weight_data=0x38400000", "expected TAG=ADDRESS:SIZE"),
+        ("biases=0x38400000:64KiB", "no .ptd with tag 'biases'"),
+    ],
+)
+def test_a_bad_slot_is_one_error(
+    ptd_cnn: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], slot: str, said: str
+) -> None:
+    code, _, err = _cli(
+        capsys, "gen", "--pte", str(ptd_cnn / "model.pte"), "-o", str(tmp_path / "f"),
+        "--ptd-slot", slot,
+    )  # fmt: skip
+    assert code == 2
+    assert err.startswith("error: ") and said in err.splitlines()[0], err
+    assert not (tmp_path / "f").exists()
