@@ -230,7 +230,7 @@ def test_selftest_in_a_slot_passes_and_a_swapped_ptd_is_refused(
     assert code == 0, out + err
     run = qemu_run(elf)
     assert run.exit_code == 0, run.output
-    assert "kit: external data: 2 key(s) found in 2 .ptd file(s)" in run.output
+    assert "kit: external data: 2 key(s) found and verified in 2 .ptd file(s)" in run.output
     assert "SELFTEST PASS" in run.output
 
     swapped = tmp_path / "swapped.elf"
@@ -243,6 +243,14 @@ def test_selftest_in_a_slot_passes_and_a_swapped_ptd_is_refused(
     assert f"needs key {key[:16]}... in weight_data.ptd: key not in the .ptd" in run.output
     assert "not this program's" in run.output
     assert "delegate 0:" not in run.output  # reported at start-up, never executed
+    # the right keys over altered bytes: the start-up hash finds it
+    altered = bytearray((ptd_cnn / "weight_data.ptd").read_bytes())
+    altered[read_ptd(ptd_cnn / "weight_data.ptd").entries[key].offset + 5] ^= 0x40
+    _patch_section(elf, ".kit.ptd_weight_data", bytes(altered), tmp_path / "altered.elf")
+    run = qemu_run(tmp_path / "altered.elf")
+    assert run.exit_code == DATA_MISMATCH, run.output
+    assert "weight_data.ptd: data is not what its key names (SHA-256 differs)" in run.output
+    assert "delegate 0:" not in run.output
     plan = str(project / "memory_plan.json")
     code, out, err = _cli(capsys, "check-elf", str(swapped), "--plan", plan)
     assert code != 0 and "not weight_data.ptd" in out + err

@@ -135,6 +135,127 @@ kit_ptd_status_t kit_ptd_lookup(const kit_ptd_file_t *files, size_t count, const
     return KIT_PTD_NO_KEY;
 }
 
+/* SHA-256 (FIPS 180-4), small and allocation-free: the start-up check hashes each block. */
+typedef struct {
+    uint32_t h[8];
+    uint8_t block[64];
+    size_t used;
+    uint64_t bytes;
+} sha256_t;
+
+static const uint32_t K[64] = {
+    0x428a2f98u, 0x71374491u, 0xb5c0fbcfu, 0xe9b5dba5u, 0x3956c25bu, 0x59f111f1u, 0x923f82a4u,
+    0xab1c5ed5u, 0xd807aa98u, 0x12835b01u, 0x243185beu, 0x550c7dc3u, 0x72be5d74u, 0x80deb1feu,
+    0x9bdc06a7u, 0xc19bf174u, 0xe49b69c1u, 0xefbe4786u, 0x0fc19dc6u, 0x240ca1ccu, 0x2de92c6fu,
+    0x4a7484aau, 0x5cb0a9dcu, 0x76f988dau, 0x983e5152u, 0xa831c66du, 0xb00327c8u, 0xbf597fc7u,
+    0xc6e00bf3u, 0xd5a79147u, 0x06ca6351u, 0x14292967u, 0x27b70a85u, 0x2e1b2138u, 0x4d2c6dfcu,
+    0x53380d13u, 0x650a7354u, 0x766a0abbu, 0x81c2c92eu, 0x92722c85u, 0xa2bfe8a1u, 0xa81a664bu,
+    0xc24b8b70u, 0xc76c51a3u, 0xd192e819u, 0xd6990624u, 0xf40e3585u, 0x106aa070u, 0x19a4c116u,
+    0x1e376c08u, 0x2748774cu, 0x34b0bcb5u, 0x391c0cb3u, 0x4ed8aa4au, 0x5b9cca4fu, 0x682e6ff3u,
+    0x748f82eeu, 0x78a5636fu, 0x84c87814u, 0x8cc70208u, 0x90befffau, 0xa4506cebu, 0xbef9a3f7u,
+    0xc67178f2u};
+
+static uint32_t ror(uint32_t x, unsigned n) { return (x >> n) | (x << (32u - n)); }
+
+static void sha256_block(sha256_t *s, const uint8_t *p)
+{
+    uint32_t w[64];
+    for (unsigned i = 0; i < 16; ++i) {
+        w[i] = ((uint32_t)p[4 * i] << 24) | ((uint32_t)p[4 * i + 1] << 16) |
+               ((uint32_t)p[4 * i + 2] << 8) | (uint32_t)p[4 * i + 3];
+    }
+    for (unsigned i = 16; i < 64; ++i) {
+        const uint32_t s0 = ror(w[i - 15], 7) ^ ror(w[i - 15], 18) ^ (w[i - 15] >> 3);
+        const uint32_t s1 = ror(w[i - 2], 17) ^ ror(w[i - 2], 19) ^ (w[i - 2] >> 10);
+        w[i] = w[i - 16] + s0 + w[i - 7] + s1;
+    }
+    uint32_t a = s->h[0], b = s->h[1], c = s->h[2], d = s->h[3];
+    uint32_t e = s->h[4], f = s->h[5], g = s->h[6], h = s->h[7];
+    for (unsigned i = 0; i < 64; ++i) {
+        const uint32_t t1 =
+            h + (ror(e, 6) ^ ror(e, 11) ^ ror(e, 25)) + ((e & f) ^ (~e & g)) + K[i] + w[i];
+        const uint32_t t2 = (ror(a, 2) ^ ror(a, 13) ^ ror(a, 22)) + ((a & b) ^ (a & c) ^ (b & c));
+        h = g;
+        g = f;
+        f = e;
+        e = d + t1;
+        d = c;
+        c = b;
+        b = a;
+        a = t1 + t2;
+    }
+    s->h[0] += a;
+    s->h[1] += b;
+    s->h[2] += c;
+    s->h[3] += d;
+    s->h[4] += e;
+    s->h[5] += f;
+    s->h[6] += g;
+    s->h[7] += h;
+}
+
+static void sha256_init(sha256_t *s)
+{
+    static const uint32_t h0[8] = {0x6a09e667u, 0xbb67ae85u, 0x3c6ef372u, 0xa54ff53au,
+                                   0x510e527fu, 0x9b05688cu, 0x1f83d9abu, 0x5be0cd19u};
+    memcpy(s->h, h0, sizeof h0);
+    s->used = 0;
+    s->bytes = 0;
+}
+
+static void sha256_add(sha256_t *s, const uint8_t *p, size_t n)
+{
+    s->bytes += n;
+    while (n != 0) {
+        size_t take = 64u - s->used;
+        take = take < n ? take : n;
+        memcpy(s->block + s->used, p, take);
+        s->used += take;
+        p += take;
+        n -= take;
+        if (s->used == 64u) {
+            sha256_block(s, s->block);
+            s->used = 0;
+        }
+    }
+}
+
+static void sha256_hex(sha256_t *s, char out[64])
+{
+    static const char hex[] = "0123456789abcdef";
+    const uint64_t bits = s->bytes * 8u;
+    const uint8_t one = 0x80u;
+    const uint8_t zero = 0;
+    sha256_add(s, &one, 1);
+    while (s->used != 56u) {
+        sha256_add(s, &zero, 1);
+    }
+    uint8_t length[8];
+    for (unsigned i = 0; i < 8; ++i) {
+        length[i] = (uint8_t)(bits >> (56u - 8u * i));
+    }
+    sha256_add(s, length, sizeof length);
+    for (unsigned i = 0; i < 32; ++i) {
+        const uint8_t byte = (uint8_t)(s->h[i / 4] >> (24u - 8u * (i % 4)));
+        out[2 * i] = hex[byte >> 4];
+        out[2 * i + 1] = hex[byte & 15u];
+    }
+}
+
+int kit_ptd_key_matches(const char *tag, const uint8_t *data, size_t size, const char *key,
+                        size_t key_len)
+{
+    char digest[64];
+    sha256_t s;
+    const uint8_t nul = 0;
+    sha256_init(&s);
+    sha256_add(&s, (const uint8_t *)tag, strlen(tag));
+    sha256_add(&s, &nul, 1);
+    sha256_add(&s, data, size);
+    sha256_hex(&s, digest);
+    return key_len == sizeof digest && memcmp(digest, key, sizeof digest) == 0;
+}
+
 const char *kit_ptd_status_text(kit_ptd_status_t status)
 {
     switch (status) {
@@ -146,6 +267,8 @@ const char *kit_ptd_status_text(kit_ptd_status_t status)
         return "key not in the .ptd";
     case KIT_PTD_MISALIGNED:
         return "data not 16-byte aligned";
+    case KIT_PTD_BAD_HASH:
+        return "data is not what its key names (SHA-256 differs)";
     default:
         return "unknown";
     }

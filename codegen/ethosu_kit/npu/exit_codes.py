@@ -44,7 +44,8 @@ EXIT_CODES: Final = (
     ExitCode(
         "DATA_MISMATCH",
         11,
-        "the external data (.ptd) in the image lacks a key the program reads: not its data",
+        "the external data (.ptd) in the image lacks a key the program reads, or holds other "
+        "bytes under it: not its data",
     ),
     ExitCode("FAULT", 16, "a CPU fault or an unhandled interrupt"),
     ExitCode("INIT", 17, "platform init failed (board, console, timer or NPU)"),

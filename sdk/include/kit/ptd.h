@@ -22,6 +22,7 @@ typedef enum {
     KIT_PTD_NOT_FLAT_TENSOR = -1, /* no "FT01"/"FH01" header, or offsets outside the file */
     KIT_PTD_NO_KEY = -2,          /* a well-formed file without the key */
     KIT_PTD_MISALIGNED = -3,      /* the data is not 16-byte aligned (the NPU needs it) */
+    KIT_PTD_BAD_HASH = -4,        /* the bytes under the key are not what the key names */
 } kit_ptd_status_t;
 
 /* One placed .ptd: its placement tag, where it is, how many bytes it may hold (the file,
@@ -40,6 +41,11 @@ kit_ptd_status_t kit_ptd_find(const uint8_t *ptd, size_t ptd_size, const char *k
 kit_ptd_status_t kit_ptd_lookup(const kit_ptd_file_t *files, size_t count, const char *tag,
                                 const char *key, size_t key_len, const uint8_t **data,
                                 size_t *size);
+
+/* 1 when `key` (64 hex digits) is the SHA-256 of `tag`, a NUL and the data: what
+ * ExecuTorch's arm_vela.py names an external Vela block by. */
+int kit_ptd_key_matches(const char *tag, const uint8_t *data, size_t size, const char *key,
+                        size_t key_len);
 
 /* One line's worth: what a status means. */
 const char *kit_ptd_status_text(kit_ptd_status_t status);
