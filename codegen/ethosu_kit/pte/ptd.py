@@ -17,6 +17,7 @@ pte: which file holds each key, where, and the bytes.
 from __future__ import annotations
 
 import hashlib
+import json
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -205,6 +206,29 @@ def external_blocks(streams: Sequence[VelaBlocks]) -> list[ExternalBlock]:
         for b in s.blocks
         if b.external
     ]
+
+
+def placement_tags(compile_specs: Sequence[tuple[str, bytes]]) -> list[str]:
+    """The placement tags an Ethos-U delegate was lowered with (its compile spec
+    `external_block_placements`, JSON {block: tag}); [] when it has none or it is unreadable."""
+    for key, value in compile_specs:
+        if key == "external_block_placements":
+            try:
+                table = json.loads(value.decode("utf-8"))
+            except (UnicodeDecodeError, ValueError):
+                return []
+            if isinstance(table, dict):
+                return [t for t in table.values() if isinstance(t, str)]
+    return []
+
+
+def hash_tag(key: str, payload: bytes, candidates: Sequence[str]) -> str:
+    """The tag `key` was made with (arm_vela.py: SHA-256 of tag, NUL, payload), among
+    `candidates`; "" when none (the firmware then checks the key's presence only)."""
+    for tag in dict.fromkeys(candidates):
+        if hashlib.sha256(tag.encode() + b"\0" + payload).hexdigest() == key:
+            return tag
+    return ""
 
 
 def external_lines(blocks: Sequence[ExternalBlock], external: ExternalData) -> list[str]:

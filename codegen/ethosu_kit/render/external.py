@@ -14,7 +14,14 @@ import jinja2
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.names import generated
 from ethosu_kit.plan.types import MemoryPlan, Role
-from ethosu_kit.pte.ptd import ExternalBlock, ExternalData, external_blocks
+from ethosu_kit.pte.model import ModelInfo
+from ethosu_kit.pte.ptd import (
+    ExternalBlock,
+    ExternalData,
+    external_blocks,
+    hash_tag,
+    placement_tags,
+)
 from ethosu_kit.pte.vela import VelaBlocks
 from ethosu_kit.render.context import BufferView, buffer_views
 
@@ -45,6 +52,7 @@ class DelegateBlock:
 
     k: int
     ext: ExternalBlock
+    hash_tag: str  # the tag its key was hashed with ("": not known, the key is not checked)
 
     def __getattr__(self, name: str) -> Any:
         return getattr(self.ext, name)
@@ -55,6 +63,7 @@ def external_files(
     context: dict[str, Any],
     plan: MemoryPlan,
     *,
+    model: ModelInfo,
     external: ExternalData | None,
     streams: Callable[[], list[VelaBlocks]],
     ensure_header: Callable[[str], str],
@@ -83,9 +92,17 @@ def external_files(
         rows.append(
             PtdView(r.tag, view, ptd_file(r.tag), r.size - r.nbytes, r.slot_size is not None)
         )
+    # the tag each key was hashed with: the file's name, else one the program was lowered
+    # with (a renamed .ptd keeps its data's keys)
+    lowered = [
+        t for m in model.methods for d in m.delegates for t in placement_tags(d.compile_specs)
+    ]
     blocks = []
     for k, s in enumerate(streams()):
-        blocks += [DelegateBlock(k, b) for b in external_blocks([s]) if b.tag]
+        for b in external_blocks([s]):
+            if b.tag:
+                payload = external.by_tag(b.tag).payload(b.key)
+                blocks.append(DelegateBlock(k, b, hash_tag(b.key, payload, [b.tag, *lowered])))
     ctx = {**context, "ptds": rows, "blocks": blocks}
     for out, name in TEMPLATES:
         files[out] = ensure_header(env.get_template(name).render(ctx)).encode()

@@ -220,6 +220,7 @@ def render_project(
             env,
             context,
             plan,
+            model=model,
             external=external,
             streams=lambda: vela_streams_from_bytes(pte_bytes, plan.model_path, external),
             ensure_header=lambda text: _ensure_header(text, "c", gen),

@@ -23,12 +23,13 @@
 typedef struct {
     const char *tag;
     const char *key;
-    const char *what; /* "forward delegate 0 weight_data" */
+    const char *what;     /* "forward delegate 0 weight_data" */
+    const char *hash_tag; /* the tag the key was hashed with; "": presence only */
 } kit_ptd_key_t;
 
 #define KIT_PTD_FILE_ROW(tag, symbol, size, slot) {tag, symbol, size},
 static const kit_ptd_file_t kit_ptd_files[] = {KIT_PTD_FILES(KIT_PTD_FILE_ROW)};
-#define KIT_PTD_KEY_ROW(tag, key, what) {tag, key, what},
+#define KIT_PTD_KEY_ROW(tag, key, what, hash_tag) {tag, key, what, hash_tag},
 static const kit_ptd_key_t kit_ptd_keys[] = {KIT_PTD_KEYS(KIT_PTD_KEY_ROW)};
 #define KIT_PTD_NUM_KEYS (sizeof kit_ptd_keys / sizeof kit_ptd_keys[0])
 
@@ -57,7 +58,8 @@ static inline int kit_ptd_check_program(void)
         kit_ptd_status_t rc = kit_ptd_lookup(kit_ptd_files, KIT_PTD_COUNT, k->tag, k->key,
                                              strlen(k->key), &data, &size);
 #if KIT_PTD_VERIFY_HASH
-        if (rc == KIT_PTD_OK && !kit_ptd_key_matches(k->tag, data, size, k->key, strlen(k->key))) {
+        if (rc == KIT_PTD_OK && k->hash_tag[0] != '\0' &&
+            !kit_ptd_key_matches(k->hash_tag, data, size, k->key, strlen(k->key))) {
             rc = KIT_PTD_BAD_HASH;
         }
 #endif
