@@ -74,9 +74,7 @@ def _reaches(board: Board, mode: MemoryMode) -> list[MemoryRegion]:
     return select(board, ok, lambda r: (0 if not r.volatile else 2) + (0 if is_external(r) else 1))
 
 
-def external_wants(
-    ptds: Sequence[ExternalPtd], board: Board, mode: MemoryMode
-) -> list[tuple[Want, ExternalPtd]]:
+def external_wants(ptds: Sequence[ExternalPtd], board: Board, mode: MemoryMode) -> list[Want]:
     """One want per .ptd; refuses a tag mapped where the NPU does not reach."""
     reach = _reaches(board, mode)
     out = []
@@ -152,7 +150,7 @@ def external_wants(
             npu=True,
             initialized=True,
         )
-        out.append((want, p))
+        out.append(want)
     return out
 
 

@@ -122,7 +122,7 @@ class _Planner(Placer):
         if fast is not None and not self.fast_unbounded and fast.size > 0:
             self.place(fast)
         self.place(network_want(model, board, mode, npu_sram, has_npu))
-        for want, _ptd in external_wants(self.options.external_data, board, mode):
+        for want in external_wants(self.options.external_data, board, mode):
             self.place(want)
         if self.options.app == App.SELFTEST and has_npu:
             self.place(selftest_vectors_want(model, board))
