@@ -355,6 +355,13 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
     file(GLOB input_bins "${gdir}/kit_input_data_*.bin")
     set_source_files_properties("${gdir}/kit_input_data.S" PROPERTIES OBJECT_DEPENDS "${input_bins}")
   endif()
+  # Named external data (.ptd, docs/ptd.md): each placed file and the reader the apps
+  # find its blocks with, when the plan places any.
+  if(EXISTS "${gdir}/kit_ptd.S")
+    target_sources(${lib} PRIVATE "${gdir}/kit_ptd.S" "${kit}/sdk/src/ptd.c")
+    file(GLOB ptd_files "${gdir}/*.ptd")
+    set_source_files_properties("${gdir}/kit_ptd.S" PROPERTIES OBJECT_DEPENDS "${ptd_files}")
+  endif()
   # The NPU self-test's vectors, when the plan places them (gen --app selftest): in every
   # app's image, since the plan (and the linker script's checks) count them.
   if(EXISTS "${gdir}/kit_selftest_vectors.S")

@@ -10,7 +10,8 @@
  * - the temp pool reports its peak, because the runtime resets it per instruction.
  *
  * Exit codes (docs/ARCHITECTURE.md): 0 ok, 2 program load, 3 method load,
- * 4 inputs, 5 execute, 6 outputs, 7 the plan does not match the program.
+ * 4 inputs, 5 execute, 6 outputs, 7 the plan does not match the program, 11 the
+ * external data (.ptd) is not the program's.
  */
 #include <cstddef>
 #include <cstdint>
@@ -40,6 +41,11 @@
 #include "kit_sections.h"
 
 #if defined(__has_include)
+#if __has_include("kit_ptd.h")
+/* The program reads its Vela blocks from named external data (.ptd, docs/ptd.md). */
+#include "kit_data_map.h"
+#define KIT_RUNNER_HAVE_PTD 1
+#endif
 #if __has_include("kit_input_data.h")
 /* Optional: X(index, symbol, nbytes) per input, `symbol` a const uint8_t array. */
 #include "kit_input_data.h"
@@ -678,7 +684,18 @@ int ethosu_kit_app_main(void)
     PeakAllocator temp_allocator(kit_runner::temp_pool());
     MemoryManager memory_manager(&method_allocator, &planned_memory, &temp_allocator);
 
-    Result<Method> method = program->load_method(method_name, &memory_manager);
+#if defined(KIT_RUNNER_HAVE_PTD)
+    /* Checked before anything runs: a slot flashed with another model's .ptd is named and
+     * refused, never executed. */
+    if (kit_ptd_check_program() != 0) {
+        finish(KIT_EXIT_DATA_MISMATCH);
+    }
+    static kit_runner::PtdDataMap data_map;
+    const executorch::runtime::NamedDataMap *named_data = &data_map;
+#else
+    const executorch::runtime::NamedDataMap *named_data = nullptr;
+#endif
+    Result<Method> method = program->load_method(method_name, &memory_manager, nullptr, named_data);
     if (!method.ok()) {
         kit_printf("kit: loading method \"%s\" failed: error 0x%x\n", method_name,
                    static_cast<unsigned>(method.error()));

@@ -13,7 +13,8 @@
  *
  * Prints one line per delegate, PASS or the first difference, and exits with
  * KIT_EXIT_OK (0), KIT_EXIT_FAIL (1: a mismatch), KIT_EXIT_NPU_ERROR (9) or
- * KIT_EXIT_SETUP (10).
+ * KIT_EXIT_SETUP (10); KIT_EXIT_DATA_MISMATCH (11) when the placed .ptd data lacks a key
+ * the program reads (checked before any delegate runs).
  */
 #include <stddef.h>
 #include <stdint.h>
@@ -29,6 +30,14 @@
 #include "kit_memory_config.h"
 #include "kit_model.h"
 #include "kit_selftest.h"
+
+#if defined(__has_include)
+#if __has_include("kit_ptd.h")
+/* The program's Vela blocks are in named external data (.ptd, docs/ptd.md). */
+#include "kit/ptd_program.h"
+#define KIT_SELFTEST_HAVE_PTD 1
+#endif
+#endif
 
 /* The exit codes: the kit's one table (kit_exit_codes.h, via kit/platform.h). */
 enum {
@@ -81,9 +90,38 @@ static long first_difference(const uint8_t *got, const uint8_t *want,
     return first;
 }
 
+#if defined(KIT_SELFTEST_HAVE_PTD)
+/* Delegate k's external blocks, read in place from their .ptd (the start-up check found
+ * every key, so a lookup fails only on a file changed since). */
+static int external_blocks(uint32_t k, const uint8_t **cmd, size_t *cmd_size,
+                           const uint8_t **weights, size_t *weight_size)
+{
+    int rc = 0;
+#define KIT_SELFTEST_BLOCK(index, block, tag, key)                                                 \
+    if ((index) == k) {                                                                            \
+        const int weight = strcmp(block, "weight_data") == 0;                                      \
+        rc |= kit_ptd_lookup(kit_ptd_files, KIT_PTD_COUNT, tag, key, strlen(key),                  \
+                             weight ? weights : cmd, weight ? weight_size : cmd_size);             \
+    }
+    KIT_PTD_DELEGATE_BLOCKS(KIT_SELFTEST_BLOCK)
+#undef KIT_SELFTEST_BLOCK
+    return rc;
+}
+#endif
+
 static int run_delegate(struct ethosu_driver *drv, uint32_t k, const kit_selftest_delegate_t *d)
 {
     uint8_t *scratch = KIT_SELFTEST_SCRATCH;
+    const uint8_t *cmd = KIT_SELFTEST_NETWORK + d->cmd_offset;
+    size_t cmd_size = d->cmd_size;
+    const uint8_t *weights = KIT_SELFTEST_NETWORK + d->weight_offset;
+    size_t weight_size = d->weight_size;
+#if defined(KIT_SELFTEST_HAVE_PTD)
+    if (external_blocks(k, &cmd, &cmd_size, &weights, &weight_size) != 0) {
+        kit_printf("delegate %u: FAIL an external block is not in its .ptd\n", (unsigned)k);
+        return KIT_EXIT_DATA_MISMATCH;
+    }
+#endif
     if (d->scratch_size > KIT_SELFTEST_SCRATCH_SIZE) {
         kit_printf("delegate %u: FAIL scratch of %u bytes, the temp pool has %u\n", (unsigned)k,
                    (unsigned)d->scratch_size, (unsigned)KIT_SELFTEST_SCRATCH_SIZE);
@@ -96,19 +134,18 @@ static int run_delegate(struct ethosu_driver *drv, uint32_t k, const kit_selftes
     }
 
     uint64_t base[NUM_BASE_ADDRS] = {
-        (uint64_t)(uintptr_t)(KIT_SELFTEST_NETWORK + d->weight_offset),
+        (uint64_t)(uintptr_t)weights,
         (uint64_t)(uintptr_t)scratch,
         (uint64_t)FAST_SCRATCH,
     };
-    const size_t size[NUM_BASE_ADDRS] = {d->weight_size, d->scratch_size, KIT_FAST_SCRATCH_SIZE};
+    const size_t size[NUM_BASE_ADDRS] = {weight_size, d->scratch_size, KIT_FAST_SCRATCH_SIZE};
     const uint64_t start = kit_cycles();
-    const int rc = ethosu_invoke_v3(drv, KIT_SELFTEST_NETWORK + d->cmd_offset, (int)d->cmd_size,
-                                    base, size, NUM_BASE_ADDRS, NULL);
+    const int rc = ethosu_invoke_v3(drv, cmd, (int)cmd_size, base, size, NUM_BASE_ADDRS, NULL);
     const uint64_t cycles = kit_cycles() - start;
     if (rc != 0) {
         kit_printf("delegate %u: FAIL ethosu_invoke_v3 returned %d (%s delegate %u, %u B "
                    "commands)\n",
-                   (unsigned)k, rc, d->method, (unsigned)d->delegate_index, (unsigned)d->cmd_size);
+                   (unsigned)k, rc, d->method, (unsigned)d->delegate_index, (unsigned)cmd_size);
         return SELFTEST_NPU_ERROR;
     }
 
@@ -145,6 +182,11 @@ static int selftest(void)
     kit_printf("selftest: board %s, mode %s, model for %s, %u delegate(s)\n", kit_board_name(),
                KIT_MEMORY_MODE, KIT_ACCELERATOR, (unsigned)KIT_SELFTEST_NUM_DELEGATES);
     kit_printf("selftest: vectors: %s\n", KIT_SELFTEST_VECTORS_SOURCE);
+#if defined(KIT_SELFTEST_HAVE_PTD)
+    if (kit_ptd_check_program() != 0) {
+        return KIT_EXIT_DATA_MISMATCH;
+    }
+#endif
     struct ethosu_driver *drv = (struct ethosu_driver *)kit_npu_driver();
     if (drv == NULL) {
         kit_printf("selftest: FAIL no NPU driver (build with --npu driver or virtual)\n");

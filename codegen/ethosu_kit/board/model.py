@@ -434,6 +434,8 @@ class Board:
     # keys a drafted board still leaves "TODO" (board.todo.TODO_KEYS): facts the kit
     # cannot guess; what needs one refuses with an error naming it (board.todo.require)
     todo: tuple[str, ...] = ()
+    # named external data ([external_data]): the region each .ptd placement tag goes to
+    external_data: dict[str, str] = field(default_factory=dict)
 
     @property
     def cold_boot(self) -> bool:

@@ -89,6 +89,13 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
         Key("port", TAB, None, "the board's own code (schema 1: the glue folder)"),
         Key("region", ValueType.TABLES, REQUIRED, "one [[region]] per memory, at least one"),
         Key("glue", TAB, {}, "facts only the board's C reads: KIT_GLUE_<KEY>"),
+        Key(
+            "external_data",
+            TAB,
+            {},
+            'where each .ptd goes: TAG = "REGION" (docs/ptd.md)',
+            drafted=False,
+        ),
         Key("uart", TAB, None, "schema 1's [console]", drafted=False),
         Key("qemu_machine", S, None, "schema 1's [qemu].machine", drafted=False),
         Key("glue_dir", S, None, "schema 1's [port]: a folder with board.c", drafted=False),

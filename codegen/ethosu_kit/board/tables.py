@@ -233,6 +233,18 @@ def boot_from(t: Table | None) -> BootFrom:
     return BootFrom.LOADER if t is None else BootFrom(t.value("from"))
 
 
+def external_data_table(t: Table, regions: tuple[MemoryRegion, ...]) -> dict[str, str]:
+    """[external_data]: TAG = "REGION", where gen places each .ptd by default
+    (plan.external checks the NPU reaches it for the mode)."""
+    names = [r.name for r in regions]
+    for tag, region in t.data.items():
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", tag):
+            raise t.fail(tag, f"{tag!r} is not a placement tag (letters, digits, _ . -)")
+        if region not in names:
+            raise t.fail(tag, f"{region!r} is not a region of this board ({', '.join(names)})")
+    return dict(t.data)
+
+
 def boot_table(t: Table, regions: tuple[MemoryRegion, ...], cpu: Cpu) -> Boot:
     t.only_schema()
     image_from = boot_from(t)

@@ -14,6 +14,7 @@ table fills from exactly where it is stored. Reads the ELF with pyelftools; pure
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import struct
 import sys
@@ -139,7 +140,7 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
 
     try:
         with open_regular(elf_path, MAX_ELF) as (f, _):
-            elf = read_elf(f)
+            elf = read_elf(f, [b.section for b in plan.by_role(Role.EXTERNAL_DATA)])
             copies = _copy_entries(f, elf)
     except OSError as exc:
         raise KitError(f"{elf_path}: cannot read the ELF ({exc.strerror})") from exc
@@ -163,6 +164,25 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
             )  # fmt: skip
             result.checked.append(b.name)
     _check_ports(plan, symbols, by_name, violate, result)
+
+    # 1b. each .ptd's bytes are the file the plan was made with (named external data)
+    for p in plan.options.external_data:
+        b = plan.buffer(p.buffer)
+        at = symbols.get(b.symbol, (0, 0))[0]
+        if p.slot_address is not None and at != p.slot_address:
+            violate(
+                b.symbol, at, b.region,
+                f"{b.name}: {b.symbol} at {at:#010x}, its fixed slot is {p.slot_address:#010x}",
+                f"the linker script must give section {b.section} the address of the slot",
+            )  # fmt: skip
+        data = elf.data.get(b.section, b"")[: p.nbytes]
+        if hashlib.sha256(data).hexdigest() != p.sha256:
+            violate(
+                b.symbol, symbols.get(b.symbol, (0, 0))[0], b.region,
+                f"{b.name}: the {len(data)} bytes of section {b.section} are not {p.tag}.ptd "
+                f"({p.nbytes} B, sha256 {p.sha256[:12]}…) the plan was made with",
+                "rebuild from the generated project (its generated/*.ptd), or regenerate it",
+            )  # fmt: skip
 
     # 2. no allocated section leaves its region; nothing overlaps
     placed: list[tuple[Section, Region | None]] = []

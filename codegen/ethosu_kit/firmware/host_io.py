@@ -27,6 +27,7 @@ from ethosu_kit.firmware.image import KitImage
 from ethosu_kit.firmware.project import ProjectDir
 from ethosu_kit.inputs.prepare import Array, Tensor
 from ethosu_kit.pte import read_pte
+from ethosu_kit.pte.ptd import load_external
 
 INPUTS_FLAG = "--kit-inputs"  # on the semihosting command line: read kit_input_<i>.bin
 OUTPUTS_FLAG = "--kit-outputs"  # write kit_output_<o>.bin
@@ -79,7 +80,7 @@ def program_tensors(image: KitImage) -> tuple[list[Tensor], list[Tensor]]:
             "<elf name>.memory_plan.json next to it, or pass --plan <project>/memory_plan.json",
         )
     pte = _project_pte(image)
-    model = read_pte(pte)
+    model = read_pte(pte, load_external(pte, None))  # a project's .ptd files: beside its pte
     if not model.methods:
         raise KitError(f"{pte}: the program has no method")
     method = model.methods[0]

@@ -40,9 +40,11 @@ from ethosu_kit.firmware.stages import needs_selftest, plan_and_render, regenera
 from ethosu_kit.inputs.compiled import load_input_data
 from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
 from ethosu_kit.plan.apps import App
+from ethosu_kit.plan.external import external_ptds, parse_place, parse_slots
 from ethosu_kit.plan.types import MemoryPlan, NpuLibrary, PlanOptions
 from ethosu_kit.pte.model import ModelInfo
-from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes
+from ethosu_kit.pte.ptd import external_blocks, load_external
+from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes, vela_streams_from_bytes
 from ethosu_kit.vnpu.fast_scratch import check_fast_scratch
 from ethosu_kit.vnpu.workspace import vnpu_workspace_need
 
@@ -124,6 +126,11 @@ class GenRequest:
     npu: NpuLibrary = NpuLibrary.DRIVER  # a plain string too, made a NpuLibrary
     allow_cpu_only: bool = False
     force: bool = False
+    # named external data (docs/ptd.md): the .ptd files (default: those beside the pte),
+    # TAG=REGION placements and TAG=ADDRESS:SIZE fixed slots
+    ptd: Sequence[Path] = ()
+    place_data: Sequence[str] = ()
+    ptd_slot: Sequence[str] = ()
 
     def __post_init__(self) -> None:
         for name, value, legal in (
@@ -193,11 +200,20 @@ def generate_project(
     """Plan, render and write the project `request` asks for; `progress` is told each
     step of an `auto` measurement as it starts (it takes from seconds to minutes)."""
     pte_bytes = read_pte_bytes(request.pte)  # once: the plan and the copy are of the same bytes
-    model = model_from_bytes(pte_bytes, str(request.pte))
+    external = load_external(request.pte, [str(p) for p in request.ptd] or None)
+    model = model_from_bytes(pte_bytes, str(request.pte), external)
     board = load_board(request.board)
     if request.qemu_stand_in:
         board = stand_in_board(board)
     require(board, ("boot.vector_region",), "every image (the vector table's place)")
+    ptds = external_ptds(
+        external_blocks(vela_streams_from_bytes(pte_bytes, str(request.pte), external)),
+        external,
+        # the board's for the tags this program has, then the command line's (which wins)
+        {t: r for t, r in board.external_data.items() if t in external.tags}
+        | parse_place(request.place_data),
+        parse_slots(request.ptd_slot),
+    )
     input_data = load_input_data(request.inputs, model) if request.inputs else None
     stack, heap = request.app.stack_heap
     options = PlanOptions(
@@ -209,17 +225,24 @@ def generate_project(
         app=request.app,
         allow_cpu_only=request.allow_cpu_only,
         npu=request.npu,
-        vnpu_workspace=vnpu_workspace_need(request.pte, model)
+        vnpu_workspace=vnpu_workspace_need(request.pte, model, external)
         if request.npu == NpuLibrary.VIRTUAL
         else None,
+        external_data=ptds,
     )
     if request.fast_scratch is not None:  # less than the streams touch fails only at run time
-        check_fast_scratch(request.pte, model, request.fast_scratch)
+        check_fast_scratch(
+            request.pte,
+            model,
+            request.fast_scratch,
+            vela_streams_from_bytes(pte_bytes, str(request.pte), external),
+        )
 
     def render(options: PlanOptions) -> tuple[MemoryPlan, dict[str, bytes]]:
         return plan_and_render(
             request.pte, pte_bytes, model, board, mode=request.mode, options=options,
             vectors=request.vectors, seed=request.seed, input_data=input_data,
+            external=external,
         )  # fmt: skip
 
     plan, files = render(options)

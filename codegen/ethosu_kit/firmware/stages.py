@@ -25,6 +25,7 @@ from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.plan.types import MemoryPlan, NpuLibrary, PlanOptions, Role
 from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.model import ModelInfo
+from ethosu_kit.pte.ptd import ExternalData, load_external
 from ethosu_kit.pte.reader import read_pte_bytes
 from ethosu_kit.render.project import render_project
 from ethosu_kit.selftest.make import make_vectors, project_vectors
@@ -42,14 +43,21 @@ def plan_and_render(
     vectors: Path | None = None,
     seed: int = 0,
     input_data: Mapping[int, bytes] | None = None,
+    external: ExternalData | None = None,
 ) -> tuple[MemoryPlan, dict[str, bytes]]:
     """The plan and every file of the project (the self-test's vectors made for app selftest)."""
     plan = plan_memory(model, board, mode, options)
     selftest = None
     if options.app == App.SELFTEST:
-        selftest = make_vectors(pte, model, vectors, seed)
+        selftest = make_vectors(pte, model, vectors, seed, external)
     files = render_project(
-        model, plan, pte_bytes, selftest, input_data, kit_dir=paths.kit_root().resolve()
+        model,
+        plan,
+        pte_bytes,
+        selftest,
+        input_data,
+        kit_dir=paths.kit_root().resolve(),
+        external=external,
     )
     return plan, files
 
@@ -114,11 +122,14 @@ def regenerate(
     if not pte.is_file():
         purpose = "the self-test" if app == App.SELFTEST else "the virtual NPU"
         raise KitError(f"{pte}: missing, so the project cannot be regenerated for {purpose}")
-    model = replace(read_pte(pte), path=plan.model_path)
+    external = load_external(pte, None)  # the project's .ptd files, copied beside its pte
+    model = replace(read_pte(pte, external), path=plan.model_path)
     options = plan.options if app is None else replace(plan.options, app=app)
     if npu == NpuLibrary.VIRTUAL:
         options = replace(
-            options, npu=NpuLibrary.VIRTUAL, vnpu_workspace=vnpu_workspace_need(pte, model)
+            options,
+            npu=NpuLibrary.VIRTUAL,
+            vnpu_workspace=vnpu_workspace_need(pte, model, external),
         )
         if options.stack_virtual is not None and options.stack_driver is None:
             # --stack auto sized the driver's: the virtual's, keeping the driver's for later
@@ -137,7 +148,7 @@ def regenerate(
     new_plan = plan_memory(model, plan.board, plan.mode, options)
     selftest = None
     if app == App.SELFTEST:
-        selftest = make_vectors(pte, model, vectors, 0)
+        selftest = make_vectors(pte, model, vectors, 0, external)
     elif new_plan.by_role(Role.VECTORS):  # a self-test project keeps the vectors it has
         selftest = project_vectors(project, folder.selftest_vectors, folder.selftest_header, pte)
     pte_bytes = read_pte_bytes(pte)  # a regular file, bounded: the project folder is the user's
@@ -148,6 +159,7 @@ def regenerate(
         selftest,
         project_input_data(plan, folder.input_data),
         kit_dir=paths.kit_root().resolve(),
+        external=external,
     )
     write_project(files, project, force=force)
     return new_plan

@@ -19,6 +19,7 @@ import numpy as np
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.inputs.arrays import NamedArray, conform, load_arrays
+from ethosu_kit.pte.ptd import ExternalData
 from ethosu_kit.pte.reader import (
     delegate_args,
     model_from_bytes,
@@ -59,14 +60,15 @@ def simulate(
     inputs: Sequence[str | Path] | None = None,
     delegate: int | None = None,
     seed: int = 0,
+    external: ExternalData | None = None,
 ) -> Iterator[DelegateRun]:
     """Run the .pte's Ethos-U delegates (or only `delegate`) on `inputs` (files: the
     delegate's integers, or the method's float32 inputs, quantized as the program does)
     or on random ones from `seed`, one after the other. Everything that can be refused
     is refused before the first run."""
     data = read_pte_bytes(pte)
-    streams = vela_streams_from_bytes(data, str(pte))
-    fast = fast_scratch_bytes(model_from_bytes(data, str(pte)))
+    streams = vela_streams_from_bytes(data, str(pte), external)
+    fast = fast_scratch_bytes(model_from_bytes(data, str(pte), external))
     if not streams:
         raise KitError(
             f"{pte}: no Ethos-U delegate to simulate", hint="the model runs on the CPU only"

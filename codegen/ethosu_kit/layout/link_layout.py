@@ -83,6 +83,8 @@ class KitSection:
     exec_region: str  # the scatter file's execution region name
     sct_base: str  # the scatter base: an address, or AlignExpr(ImageLimit(<previous>), n)
     why: str
+    # a fixed address (a .ptd's reserved slot, plan.external): the section starts there
+    address: int | None = None
 
     @property
     def macro(self) -> str:
@@ -233,7 +235,13 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
     # contents, each group in plan order. Both backends follow this one order: the
     # scatter file must define an execution region before another's base refers to it.
     buffers = [b for b in plan.buffers if b.role not in (Role.CODE, Role.DATA) and b.section]
+    # fixed slots (a .ptd's, plan.external) last in their region: what follows a section
+    # with an address of its own in GNU ld starts after it
+    slots = {
+        p.buffer: p.slot_address for p in plan.options.external_data if p.slot_address is not None
+    }
     ordered = [b for b in buffers if not b.initialized] + [b for b in buffers if b.initialized]
+    ordered = [b for b in ordered if b.name not in slots] + [b for b in ordered if b.name in slots]
     last: dict[str, str] = {code.region: "KIT_CODE"}
     last[data.region] = "KIT_DATA_ZI"
     if boot_region not in last:
@@ -248,6 +256,8 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
         align = max(b.align, 8)
         prev = last.get(b.region)
         at = board.region(b.region).base if prev is None else known.get(b.region)
+        if b.name in slots:
+            at = slots[b.name]
         if at is not None:
             at = align_up(at, align)
             known[b.region] = at + b.size
@@ -270,6 +280,7 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
                 exec_region=exec_name,
                 sct_base=base,
                 why=b.why,
+                address=slots.get(b.name),
             )
         )
 

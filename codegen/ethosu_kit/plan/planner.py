@@ -37,6 +37,7 @@ from ethosu_kit.npu.facts import (
     MemoryMode,
 )
 from ethosu_kit.plan.apps import App, method_pool_size
+from ethosu_kit.plan.external import external_wants
 from ethosu_kit.plan.fill import replay, reserves
 from ethosu_kit.plan.placer import Placer, Want
 from ethosu_kit.plan.regions import (
@@ -122,6 +123,8 @@ class _Planner(Placer):
         if fast is not None and not self.fast_unbounded and fast.size > 0:
             self.place(fast)
         network = self.place(network_want(model, board, mode, view))
+        for want in external_wants(self.options.external_data, board, mode, view):
+            self.place(want)
         beside = board.region(network.region)
         if self.options.app == App.SELFTEST and view is not None:
             self.place(selftest_vectors_want(model, board, beside))

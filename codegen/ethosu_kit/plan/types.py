@@ -26,6 +26,7 @@ from ethosu_kit.core.files import MAX_PLAN, JsonProblem, parse_json, read_text
 from ethosu_kit.core.typed_json import ShapeError, decode, encode
 from ethosu_kit.npu.facts import Accelerator, MemoryMode, accelerator_text
 from ethosu_kit.plan.apps import RUNNER_HEAP, RUNNER_STACK, App
+from ethosu_kit.plan.external_types import ExternalPtd
 
 PLAN_FORMAT_VERSION = 2  # 2: board_data (the whole typed Board) added
 
@@ -53,6 +54,8 @@ class Role(StrEnum):
     INPUT_DATA = "input_data"  # a method input compiled into the image (gen --inputs)
     HEAP = "heap"
     VNPU_WORKSPACE = "vnpu_workspace"  # the virtual NPU's working memory (decoded weights)
+    # one .ptd (named external data: Vela command streams, weights) read in place by the NPU
+    EXTERNAL_DATA = "external_data"
     CODE = "code"  # .text/.rodata: sized by the linker, placed by the plan
     DATA = "data"  # .data/.bss of the firmware itself
 
@@ -147,6 +150,9 @@ class PlanOptions:
     # bytes of working memory the virtual NPU needs (measured on the host by
     # ethosu_kit.vnpu.workspace); planned as buffer vnpu_workspace when npu is "virtual"
     vnpu_workspace: int | None = None
+    # the .ptd files of a program lowered with VelaExternalBlockPlacements, where each goes
+    # (plan.external); memory_plan.json carries the key only when there are some
+    external_data: tuple[ExternalPtd, ...] = ()
 
     def __post_init__(self) -> None:
         # a library caller may name them as plain strings ("selftest"): typed from here on
@@ -195,9 +201,9 @@ class MemoryPlan:
             "model": {"path": self.model_path, "sha256": self.model_sha256},
             "regions": encode(self.board.regions),
             "buffers": encode(self.buffers),
-            "options": encode(self.options),
+            "options": _options_json(self.options),
             "notes": list(self.notes),
-            "board_data": encode(self.board),
+            "board_data": _board_json(self.board),
         }
 
     def to_json(self) -> str:
@@ -258,6 +264,23 @@ def _accelerator(value: Any) -> Accelerator | None:
         raise ShapeError(
             "accelerator", f"expected 'none' or an Ethos-U configuration, got {text!r}"
         ) from None
+
+
+def _board_json(board: Board) -> Any:
+    """The board as JSON, without an empty `external_data` (as plans read before it)."""
+    data = encode(board)
+    if not board.external_data:
+        del data["external_data"]
+    return data
+
+
+def _options_json(options: PlanOptions) -> Any:
+    """The options as JSON, without `external_data` when the program has none (the plans
+    of programs without .ptd files read as they did before)."""
+    data = encode(options)
+    if not options.external_data:
+        del data["external_data"]
+    return data
 
 
 @dataclass(frozen=True)

@@ -203,7 +203,11 @@ def template_context(
 ) -> dict[str, Any]:
     views = buffer_views(plan)
     # the network and the self-test vectors are const data assembled in, not buffers
-    defined = [v for v in views if v.buf.role not in (Role.NETWORK, Role.VECTORS, Role.INPUT_DATA)]
+    defined = [
+        v
+        for v in views
+        if v.buf.role not in (Role.NETWORK, Role.VECTORS, Role.INPUT_DATA, Role.EXTERNAL_DATA)
+    ]
     board = plan.board
     npu_kind, npu_macs, regs = _npu_target(plan)
     method = model.methods[0] if model.methods else None

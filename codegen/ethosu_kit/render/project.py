@@ -40,6 +40,8 @@ from ethosu_kit.layout.link_layout import (
 from ethosu_kit.plan.report import report_json, report_text
 from ethosu_kit.plan.types import MemoryPlan, Role
 from ethosu_kit.pte.model import ModelInfo
+from ethosu_kit.pte.ptd import ExternalData
+from ethosu_kit.pte.reader import vela_streams_from_bytes
 from ethosu_kit.render.context import (
     HEADER_MARKER,
     GenInfo,
@@ -47,6 +49,7 @@ from ethosu_kit.render.context import (
     gen_info,
     template_context,
 )
+from ethosu_kit.render.external import external_files
 from ethosu_kit.render.filters import environment
 from ethosu_kit.selftest.vectors import SelftestVectors
 
@@ -180,6 +183,7 @@ def render_project(
     input_data: Mapping[int, bytes] | None = None,
     *,
     kit_dir: Path,
+    external: ExternalData | None = None,
 ) -> dict[str, bytes]:
     """Every file of the generated project, relative path -> contents. Writes nothing.
 
@@ -188,6 +192,7 @@ def render_project(
     folders are named relative to it.
     `selftest`: the NPU self-test's vectors, needed when the plan places them (app selftest).
     `input_data`: raw bytes per compiled-in input index, needed when the plan places them.
+    `external`: the .ptd files, needed when the plan places them (render.external).
     """
     gen = gen_info(plan, pte_bytes, kit_dir)
     if plan.model_sha256 and plan.model_sha256 != gen.pte_sha256:
@@ -210,6 +215,17 @@ def render_project(
     files[generated(PTE_NAME)] = bytes(pte_bytes)
     files.update(_selftest_files(env, context, plan, selftest, gen))
     files.update(_input_data_files(env, context, plan, input_data, gen))
+    files.update(
+        external_files(
+            env,
+            context,
+            plan,
+            model=model,
+            external=external,
+            streams=lambda: vela_streams_from_bytes(pte_bytes, plan.model_path, external),
+            ensure_header=lambda text: _ensure_header(text, "c", gen),
+        )
+    )
     files.update(_data_files(model, plan, gen))
     return dict(sorted(files.items()))
 

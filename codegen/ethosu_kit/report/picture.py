@@ -86,6 +86,7 @@ ROLE_KIND: dict[Role, Kind] = {
     Role.DATA: Kind.DATA,
     Role.VECTORS: Kind.VECTORS,
     Role.INPUT_DATA: Kind.INPUT_DATA,
+    Role.EXTERNAL_DATA: Kind.NETWORK,  # a .ptd: the network's command streams and weights
 }
 
 # Output sections the linker fills with code or data (the kit's scripts name these).

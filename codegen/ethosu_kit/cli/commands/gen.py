@@ -174,6 +174,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="overwrite files edited since generation / generate into a non-kit folder",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the output path")
+    parser.add_argument(
+        "--ptd",
+        action="append",
+        type=Path,
+        metavar="FILE",
+        help="a .ptd with the pte's external Vela blocks (repeatable; default: the .ptd "
+        "files beside the pte); docs/ptd.md",
+    )
+    parser.add_argument(
+        "--place-data",
+        action="append",
+        metavar="TAG=REGION",
+        help="place the .ptd of placement tag TAG in board region REGION (one the NPU "
+        "reaches; default: non-volatile memory the NPU reaches)",
+    )
+    parser.add_argument(
+        "--ptd-slot",
+        action="append",
+        metavar="TAG=ADDRESS:SIZE",
+        help="give the .ptd of TAG a fixed reserved slot, so other data can be flashed "
+        "there without relinking; the image checks the slot's keys at start-up",
+    )
 
 
 def _mode(text: str | None) -> MemoryMode | None:
@@ -193,7 +215,16 @@ def run(args: argparse.Namespace) -> int:
     # Each field of the request is the option of the same name (GenRequest's own checks
     # say `--<field>`); two are typed here first.
     options = {f.name: getattr(args, f.name) for f in fields(GenRequest)}
-    request = GenRequest(**options | {"mode": _mode(args.mode), "inputs": args.inputs or ()})
+    request = GenRequest(
+        **options
+        | {
+            "mode": _mode(args.mode),
+            "inputs": args.inputs or (),
+            "ptd": args.ptd or (),
+            "place_data": args.place_data or (),
+            "ptd_slot": args.ptd_slot or (),
+        }
+    )
 
     def progress(line: str) -> None:
         """The measurement takes from seconds to minutes (the runner's first build):

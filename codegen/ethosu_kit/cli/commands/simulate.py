@@ -12,8 +12,10 @@ from typing import Any
 
 import numpy as np
 
+from ethosu_kit.cli.commands.inspect_pte import add_ptd_argument
 from ethosu_kit.inputs.arrays import check_output_path, save_npz
 from ethosu_kit.inputs.simulate import simulate
+from ethosu_kit.pte.ptd import load_external
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -42,6 +44,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="save inputs and outputs to this .npz (missing parent folders are created)",
     )
+    add_ptd_argument(parser)
 
 
 SEED_MAX = (1 << 64) - 1
@@ -62,7 +65,11 @@ def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         check_output_path(args.output)  # before any work: no result to lose later
     saved: dict[str, np.ndarray[Any, Any]] = {}
-    for r in simulate(args.pte, inputs=args.inputs, delegate=args.delegate, seed=args.seed):
+    external = load_external(args.pte, args.ptd)
+    runs = simulate(
+        args.pte, inputs=args.inputs, delegate=args.delegate, seed=args.seed, external=external
+    )
+    for r in runs:
         k, blocks = r.index, r.blocks
         print(
             f"delegate {k} ({blocks.method}): {len(blocks.cmd_data)} B commands, "
