@@ -1,6 +1,7 @@
 /* ethosu-porting-kit virtual NPU: Ethos-U55/U65 ELEMENTWISE. */
 #include "u55/u55.h"
 
+#include "common/ew8.h"
 #include "common/mutation.h"
 #include "ethosu_virtual.h"
 
@@ -133,8 +134,9 @@ static int ew_fast8_tables(const struct ew55op *w, int32_t t1[256], int32_t t2[2
     const struct fm *ifm2 = &w->ifm2;
     const int mode = w->e.mode;
     const int scalar = w->scalar;
+    struct vnpu_ew8_out q;
     int fast8 = !w->unary && mode <= 4 && ifm->elem == 1 && w->ofm.elem == 1 &&
-                (scalar || ifm2->elem == 1) && w->o.simple && w->out_scale.fast;
+                (scalar || ifm2->elem == 1) && vnpu_ew8_out_init(&q, &w->out_scale, &w->o);
     if (!fast8) {
         return 0;
     }
@@ -156,43 +158,7 @@ static int ew_fast8_tables(const struct ew55op *w, int32_t t1[256], int32_t t2[2
         fast8 = max1 < ((int64_t)1 << 30) && max2 < ((int64_t)1 << 30);
     }
     /* |a op b| below 2^30 for every pair */
-    return fast8 && (mode == 0 ? max1 * max2 : (mode <= 2 ? max1 + max2 : 0)) < ((int64_t)1 << 30);
-}
-
-/* a op b of two table values (mode: MUL, ADD, SUB, MIN, MAX). */
-static inline int32_t ew_combine32(int mode, int32_t a, int32_t b)
-{
-    return mode == 0   ? a * b
-           : mode == 1 ? a + b
-           : mode == 2 ? a - b
-           : mode == 3 ? (a < b ? a : b)
-                       : (a > b ? a : b);
-}
-
-/* The 8-bit path's output stage: what vnpu_rescale_by and vnpu_out_value give a value the
- * tables keep inside (-2^30, 2^30), with the rescaler's short form (fast) taken for granted. */
-struct ew8out {
-    int64_t m, c_pos, c_neg, zp, lo, hi;
-    unsigned s;
-};
-
-/* n outputs of one run of adjacent channels: a and o step one byte, b `bstep` (0: IFM2
- * broadcast along the channels, or a scalar, t2[0]). Straight-line code with `mode` and
- * `reversed` constants in each caller, so the compiler can vectorise it. */
-static inline __attribute__((always_inline)) void
-ew8_run(const uint8_t *restrict a, const uint8_t *restrict b, ptrdiff_t bstep, uint8_t *restrict o,
-        int n, const int32_t *restrict t1, const int32_t *restrict t2, const struct ew8out *q,
-        const int mode, const int reversed)
-{
-    for (int j = 0; j < n; j++) {
-        int32_t x1 = t1[a[j]];
-        int32_t x2 = t2[b[(ptrdiff_t)j * bstep]];
-        int32_t res = reversed ? ew_combine32(mode, x2, x1) : ew_combine32(mode, x1, x2);
-        int64_t p = (int64_t)res * q->m;
-        p += p < 0 ? q->c_neg : q->c_pos;
-        int64_t v = (p >> q->s) + q->zp;
-        o[j] = (uint8_t)(v < q->lo ? q->lo : (v > q->hi ? q->hi : v));
-    }
+    return fast8 && vnpu_ew8_bounded(mode, max1, max2);
 }
 
 /* The 8-bit path over every output (the tables of ew_fast8_tables): per pixel, its channels
@@ -207,8 +173,8 @@ ew_fast8_pixels(const struct ew55op *w, const int32_t t1[256], const int32_t t2[
     const struct fm ofm = w->ofm;
     const uint32_t bc = w->bc;
     const int scalar = w->scalar;
-    const struct ew8out q = {w->out_scale.m, w->out_scale.c_pos, w->out_scale.c_neg, w->o.zp,
-                             w->o.lim.lo,    w->o.lim.hi,        w->out_scale.s};
+    struct vnpu_ew8_out q;
+    (void)vnpu_ew8_out_init(&q, &w->out_scale, &w->o); /* ew_fast8_tables checked it */
     const ptrdiff_t bstep = scalar || (bc & 4u) ? 0 : 1;
     for (int y = 0; y < ofm.h; y++) {
         for (int x = 0; x < ofm.w; x++) {
@@ -220,8 +186,8 @@ ew_fast8_pixels(const struct ew55op *w, const int32_t t1[256], const int32_t t2[
             }
             for (int c = 0; c < ofm.c; c += 16) {
                 int n = ofm.c - c < 16 ? ofm.c - c : 16;
-                ew8_run(pa + fm_chan(&ifm, c), pb + fm_chan(&ifm2, (int)(c * bstep)), bstep,
-                        po + fm_chan(&ofm, c), n, t1, t2, &q, mode, reversed);
+                vnpu_ew8_run(pa + fm_chan(&ifm, c), pb + fm_chan(&ifm2, (int)(c * bstep)), bstep,
+                             po + fm_chan(&ofm, c), n, t1, t2, &q, mode, reversed);
             }
         }
     }
