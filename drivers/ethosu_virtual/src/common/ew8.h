@@ -23,13 +23,11 @@ struct vnpu_ew8_out {
     unsigned s;
 };
 
-/* 1 and q filled if `r` has the short form and `o` is one clamp (o->simple), else 0. */
+/* q from `r` and `o`; 1 if `r` has the short form and `o` is one clamp (o->simple), else 0
+ * (q is not to be used then). */
 static inline int vnpu_ew8_out_init(struct vnpu_ew8_out *q, const struct vnpu_rescaler *r,
                                     const struct vnpu_out *o)
 {
-    if (!r->fast || !o->simple) {
-        return 0;
-    }
     q->m = r->m;
     q->c_pos = r->c_pos;
     q->c_neg = r->c_neg;
@@ -37,7 +35,7 @@ static inline int vnpu_ew8_out_init(struct vnpu_ew8_out *q, const struct vnpu_re
     q->zp = o->zp;
     q->lo = o->lim.lo;
     q->hi = o->lim.hi;
-    return 1;
+    return r->fast && o->simple;
 }
 
 /* 1 if tables of magnitudes up to max1, max2 keep every a op b inside (-2^30, 2^30). */

@@ -9,8 +9,10 @@
 
 /* ---- ELEMENTWISE -------------------------------------------------------------------------- */
 
-/* Outputs from which the 8-bit path's operand tables pay for themselves. */
+/* Outputs from which the 8-bit path's operand tables pay for themselves: with a rescaled
+ * operand (ADD/SUB scale_mode 1 or 2) 512 rescales, else 512 multiplications at most. */
 #define EW_TABLE_MIN_VALUES 128u
+#define EW_CHEAP_TABLE_MIN_VALUES 32u
 
 /* What an elementwise operation does to each operand before combining them. */
 struct ew55 {
@@ -296,7 +298,9 @@ int u55_op_elementwise(struct vnpu_exec *run, uint32_t param)
     int32_t t2[256];
     /* the tables cost 256 (512) evaluations: for fewer outputs the direct path is quicker */
     size_t values = (size_t)w.ofm.h * (size_t)w.ofm.w * (size_t)w.ofm.c;
-    if (values >= EW_TABLE_MIN_VALUES && ew_fast8_tables(&w, t1, t2)) {
+    int rescaled = (mode == 1 || mode == 2) && w.e.scale_mode != 0;
+    if (values >= (rescaled ? EW_TABLE_MIN_VALUES : EW_CHEAP_TABLE_MIN_VALUES) &&
+        ew_fast8_tables(&w, t1, t2)) {
         ew_run_fast8(&w, t1, t2);
     } else {
         ew_run(&w);

@@ -189,8 +189,10 @@ static void ew_run(const struct operand a_op, const struct operand b_op, const s
     }
 }
 
-/* Outputs from which the 8-bit path's tables (up to 512 evaluations) pay for themselves. */
+/* Outputs from which the 8-bit path's tables (up to 512 evaluations) pay for themselves:
+ * with input scales 512 rescales, without (MUL) plain values. */
 #define EW8_MIN_VALUES 128u
+#define EW8_UNSCALED_MIN_VALUES 32u
 
 /* Operand `op`'s value after the input scale, as ew_eval takes it, for each byte of an
  * 8-bit map (a scalar: t[0] only): 1, or 0 if one lies outside (-2^30, 2^30). */
@@ -283,7 +285,8 @@ static int ew8_binary(const struct operand *a, const struct operand *b, const st
     int a_steps = !a->scalar && !a->bc;
     int b_steps = !b->scalar && !b->bc;
     if (e->mode > MAX || !(a_steps || b_steps) ||
-        (size_t)o->h * (size_t)o->w * (size_t)o->c < EW8_MIN_VALUES ||
+        (size_t)o->h * (size_t)o->w * (size_t)o->c <
+            (e->rescaled ? EW8_MIN_VALUES : EW8_UNSCALED_MIN_VALUES) ||
         !vnpu_ew8_out_init(&w.q, &e->ro, out) || !u85_axes_of(&o->fm, o->axis, o->reverse, w.om) ||
         w.om[2].rev || !(w.om[2].brick || w.om[2].stride == 1) ||
         (!a->scalar && !u85_axes_of(&a->fm, identity, 0, w.am)) ||
