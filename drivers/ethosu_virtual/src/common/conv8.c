@@ -28,7 +28,11 @@ static size_t conv8_plane_values;
 /* Channels rounded up to a whole vector block, so the kernels need no channel tail. */
 #define CONV8_BLOCK 32
 /* Output pixels of one row computed together: each weight load serves them all. */
+#if defined(__AVX512BW__)
+#define CONV8_PIXELS 8 /* 16 accumulators (two per pixel) and two weight vectors: 18 of 32 */
+#else
 #define CONV8_PIXELS 4
+#endif
 
 /* The pixels the last vnpu_conv8_pixel computed: row, first column, count (row -1: none). */
 static int conv8_block_oy = -1;
@@ -386,6 +390,37 @@ conv8_macs_block(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS
 }
 #endif
 
+#if defined(__AVX512BW__)
+/* conv8_macs_block for 2..CONV8_PIXELS fields: constant counts, each its own registers. */
+static void conv8_macs_count(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS],
+                             size_t n, int count)
+{
+    switch (count) {
+    case 8:
+        conv8_macs_block(c, f, n, c->acc, 8);
+        break;
+    case 7:
+        conv8_macs_block(c, f, n, c->acc, 7);
+        break;
+    case 6:
+        conv8_macs_block(c, f, n, c->acc, 6);
+        break;
+    case 5:
+        conv8_macs_block(c, f, n, c->acc, 5);
+        break;
+    case 4:
+        conv8_macs_block(c, f, n, c->acc, 4);
+        break;
+    case 3:
+        conv8_macs_block(c, f, n, c->acc, 3);
+        break;
+    default:
+        conv8_macs_block(c, f, n, c->acc, 2);
+        break;
+    }
+}
+#endif
+
 /* vnpu_out8 of every channel, over the arrays. */
 static void conv8_out(const struct vnpu_conv8 *c, const int32_t *restrict acc,
                       uint8_t *restrict out, int32_t zp, int32_t lo, int32_t hi)
@@ -445,12 +480,8 @@ const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int3
     }
 #if defined(__AVX512BW__)
     /* constant pixel counts: each call its own registers */
-    if (count == 4) {
-        conv8_macs_block(c, f, n, c->acc, 4);
-    } else if (count == 3) {
-        conv8_macs_block(c, f, n, c->acc, 3);
-    } else if (count == 2) {
-        conv8_macs_block(c, f, n, c->acc, 2);
+    if (count >= 2) {
+        conv8_macs_count(c, f, n, count);
     } else
 #endif
     {
