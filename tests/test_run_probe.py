@@ -475,3 +475,24 @@ def test_runner_inputs_and_outputs_through_the_probe(data_pte_u55_shared: Path, 
             assert np.array_equal(left[key], right[key]), key
         assert left_console == right_console
     assert np.array_equal(outs["probe"][0]["input0"], x)
+
+
+@pytest.mark.qemu
+def test_a_stand_in_image_runs_on_the_qemu_probe_only(
+    data_pte_u85_shared: Path, root: Path
+) -> None:
+    """An image laid out for a QEMU stand-in (Corstone-320 on mps3-an547) runs through
+    `--probe qemu`, with the stand-in's line; a probe of a real board refuses it before
+    anything connects."""
+    need_cross_gcc()
+    need_gdb()
+    need_qemu()
+    from ethosu_kit.firmware.build import build_project
+
+    project = make_project(data_pte_u85_shared, root / "cs320", board="cs320", qemu_stand_in=True)
+    elf = build_project(project.path, app="bringup", npu="virtual")
+    refused = kit("run", elf, "--probe", "openocd:127.0.0.1:1")
+    assert_refused(refused, "laid out for corstone-320's QEMU stand-in", code=65)
+    probe = kit("run", elf, "--probe", "qemu")
+    assert probe.returncode == 0, probe
+    assert "stands in for corstone-320" in probe.stderr

@@ -500,6 +500,13 @@ def run_on_probe(
             "apt-get install gdb-multiarch (Debian/Ubuntu)",
             "REFUSED",
         )
+    if image.board.qemu_layout and spec.kind is not ProbeKind.QEMU:
+        raise _error(
+            f"{image.elf}: laid out for {image.board.name}'s QEMU stand-in (gen "
+            f"--qemu-stand-in), not for the board {spec} is attached to",
+            "generate the project without --qemu-stand-in for the board",
+            "REFUSED",
+        )
     start = time.monotonic()
     facts = image_facts(image)
     vectors = facts.vectors
@@ -558,8 +565,8 @@ def _how_it_starts(image: KitImage, vectors: Vectors, cold: bool) -> str:
 
 
 def _board_baud(image: KitImage) -> int:
-    baud = getattr(image.board.console, "baud", None)
-    return baud if isinstance(baud, int) and baud > 0 else DEFAULT_BAUD
+    baud = image.board.console.baud
+    return baud if baud > 0 else DEFAULT_BAUD
 
 
 def _start_qemu(session: ProbeSession, image: KitImage, say: Callable[[str], None]) -> ProbeSpec:
