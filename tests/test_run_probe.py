@@ -97,6 +97,7 @@ def test_mi_records_are_parsed() -> None:
     assert exited.get("exit-code") == "021"  # octal: 17, KIT_EXIT_INIT
     target = parse_record('@"kit: exit 0\\n\\033\\t"')
     assert target.kind is RecordKind.TARGET and target.text == "kit: exit 0\n\x1b\t"
+    assert parse_record('@"\\302\\265s"').data == "µs".encode()  # GDB's octal: one byte each
     done = parse_record('7^done,register-values=[{number="13",value="0x30003700"}]')
     assert done.token == 7 and done.kind is RecordKind.RESULT
     assert parse_record("(gdb) ").kind is RecordKind.PROMPT

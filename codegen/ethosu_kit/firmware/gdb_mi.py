@@ -47,6 +47,12 @@ class Record:
     results: dict[str, Value] = field(default_factory=dict)
     text: str = ""  # a stream record's text
 
+    @property
+    def data(self) -> bytes:
+        """A stream record's text as the bytes it stands for (Gdb reads one character per
+        byte; GDB escapes what it does not print as octal, one byte each)."""
+        return self.text.encode("latin-1", "replace")
+
     def get(self, key: str) -> str:
         """A string result, "" when absent or not a string."""
         value = self.results.get(key, "")
@@ -200,6 +206,9 @@ class Gdb:
                 cwd=cwd,  # semihosting File-I/O opens files relative to GDB's folder
                 start_new_session=True,
                 preexec_fn=_die_with_parent_hook(),  # noqa: PLW1509 - set before exec, no threads touched
+                # the C locale: GDB escapes every byte it does not print, whatever the
+                # user's locale, and its messages are the ones matched here
+                env={**os.environ, "LC_ALL": "C"},
             )
         except OSError as exc:
             raise KitError(f"cannot start {cmd[0]}: {exc.strerror or exc}") from None
@@ -233,7 +242,9 @@ class Gdb:
         self._pending = lines.pop()
         records = []
         for raw in lines:
-            text = raw.decode("utf-8", "replace")
+            # one character per byte: a string's octal escapes and its raw bytes alike,
+            # so the target's text (`@`) goes back to its own bytes (Record.data)
+            text = raw.decode("latin-1")
             if not text.strip():
                 continue
             try:
@@ -248,7 +259,8 @@ class Gdb:
 
     def last_log(self, chars: int = 300) -> str:
         """GDB's last words (for an error line): its log and console text, on one line."""
-        return " ".join(" ".join(self.log).split())[-chars:]
+        text = " ".join(self.log).encode("latin-1", "replace").decode("utf-8", "replace")
+        return " ".join(text.split())[-chars:]
 
     def kill(self) -> None:
         """End GDB and everything of its group, reap it (every exit path calls this)."""

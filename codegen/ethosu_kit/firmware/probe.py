@@ -423,7 +423,7 @@ class ProbeSession:
         if kind is RecordKind.RESULT and record.token is not None:
             self.results[record.token] = record
         elif kind is RecordKind.TARGET and self.running:
-            self._console_bytes(record.text.encode("utf-8", "replace"))
+            self._console_bytes(record.data)
         elif kind is RecordKind.NOTIFY and record.cls == "thread-group-exited":
             code = record.get("exit-code")
             if code:
