@@ -530,7 +530,7 @@ def run_on_probe(
                 session.add(session.console)
             session.gdb = Gdb(gdb_command(image.elf.resolve()), cwd)
             session.add(session.gdb)
-            _connect(session, spec)
+            _connect(session, spec, say)
             cold = boots_cold(image, vectors)
             say(f"ethosu-kit run: loading {', '.join(s.what for s in steps)} (from {source}) "
                 f"through {spec}; {_how_it_starts(image, vectors, cold)}")  # fmt: skip
@@ -605,6 +605,7 @@ def _open_console(session: ProbeSession, url: str, baud: int) -> SerialPort:
 
 
 def _monitor(session: ProbeSession, spec: ProbeSpec, commands: Sequence[str], why: str) -> None:
+    """The server's monitor commands, each refusal an error naming it."""
     for command in commands:
         try:
             session.command(_console(command))
@@ -619,7 +620,22 @@ def _monitor(session: ProbeSession, spec: ProbeSpec, commands: Sequence[str], wh
         session.command(_console("maintenance flush register-cache"))
 
 
-def _connect(session: ProbeSession, spec: ProbeSpec) -> None:
+def _semihosting_on(session: ProbeSession, spec: ProbeSpec, say: Callable[[str], None]) -> None:
+    """The server's semihosting on. A server that refuses the command may have it on
+    from its own command line: a note, not an error (a call it then does not serve
+    stops the core, and that is an error naming the call)."""
+    for command in spec.kind.server.semihosting:
+        try:
+            session.command(_console(command))
+        except _GdbError as exc:
+            say(
+                f"ethosu-kit run: note: the GDB server at {spec.address} refused `{command}` "
+                f"({exc}); semihosting must then be on from its own start "
+                f"({spec.kind.server.start})"
+            )
+
+
+def _connect(session: ProbeSession, spec: ProbeSpec, say: Callable[[str], None]) -> None:
     left = max(1, int(min(CONNECT_SECONDS, session.deadline - time.monotonic())))
     # A QEMU the kit just started may not listen yet: GDB retries a refused connection
     # then. A server of the user's is already up, or it is not: refused is the answer.
@@ -642,7 +658,7 @@ def _connect(session: ProbeSession, spec: ProbeSpec) -> None:
             "(docs/running.md, Running on a board)",
             "REFUSED",
         ) from None
-    _monitor(session, spec, spec.kind.server.semihosting, "turning semihosting on")
+    _semihosting_on(session, spec, say)
     session.phase = "resetting the board through"
     _monitor(session, spec, spec.kind.server.reset, "resetting the core halted")
 
