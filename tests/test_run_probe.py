@@ -497,3 +497,30 @@ def test_a_stand_in_image_runs_on_the_qemu_probe_only(
     probe = kit("run", elf, "--probe", "qemu")
     assert probe.returncode == 0, probe
     assert "stands in for corstone-320" in probe.stderr
+
+
+@pytest.mark.qemu
+def test_a_core_that_locks_up_is_no_exit(bringup: Built, root: Path) -> None:
+    """An image whose initial SP is 0 locks the core up: QEMU ends with its own fatal
+    message, which the error line names (76, as the `qemu -kernel` run)."""
+    need_gdb()
+    need_qemu()
+    from elftools.elf.elffile import ELFFile
+
+    folder = root / "lockup"
+    folder.mkdir()
+    elf = folder / "lock.elf"
+    shutil.copy(bringup.elf, elf)
+    shutil.copy(bringup.elf.with_name("bringup.memory_plan.json"), folder / "lock.memory_plan.json")
+    with elf.open("rb") as f:
+        offset = ELFFile(f).get_section_by_name(".vectors")["sh_offset"]
+    data = bytearray(elf.read_bytes())
+    data[offset : offset + 4] = bytes(4)  # the vector table's initial SP
+    elf.write_bytes(bytes(data))
+    assert kit("run", elf).returncode == 76
+    probe = kit("run", elf, "--probe", "qemu")
+    assert probe.returncode == 76, probe
+    lines = probe.stderr.splitlines()  # the loading line, then the error and its hint
+    assert lines[0].startswith("ethosu-kit run: loading") and len(lines) == 3, probe
+    assert_refused(Result(probe.args, 76, "", "\n".join(lines[1:])),
+                   "ended without the firmware's exit (QEMU: qemu: fatal: Lockup")  # fmt: skip

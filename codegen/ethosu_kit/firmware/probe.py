@@ -854,9 +854,10 @@ def _result(
             say(f"ethosu-kit run: note: the firmware printed `kit: exit {code}`, its exit call "
                 f"said {end.code} ({end.how}); the line's code is taken")  # fmt: skip
     elif end is None:
+        qemu = session.qemu_output.decode("utf-8", "replace").strip().splitlines()
+        said = f"QEMU: {qemu[0][:200]}" if qemu else session.gdb.last_log() or "GDB said nothing"
         raise _error(
-            f"{image.elf}: the session with {spec} ended without the firmware's exit "
-            f"({session.gdb.last_log() or 'GDB said nothing'})",
+            f"{image.elf}: the session with {spec} ended without the firmware's exit ({said})",
             "did the board reset or the server stop? its own log says more",
             "NO_EXIT",
         )
