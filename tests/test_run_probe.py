@@ -169,6 +169,56 @@ def test_flash_manifest_is_read(tmp_path: Path) -> None:
         load_steps(elf)
 
 
+class FakeStop:
+    """What _stopped asks GDB of a halted core, answered from a table."""
+
+    elf = Path("fw.elf")
+
+    def __init__(self, values: dict[str, int]) -> None:
+        self.values = values
+
+    def value(self, expression: str) -> int:
+        return self.values[expression]
+
+
+def halted_at_exit(pc: int, at: int, op: int, block: tuple[int, int]) -> dict[str, int]:
+    """A core halted at `pc`, the semihosting BKPT at `at`, r0 = op, r1 -> block."""
+    return {
+        "$pc": pc,
+        f"*(unsigned short *){pc:#x}": 0xBEAB if pc == at else 0x4770,
+        f"*(unsigned short *){pc - 2:#x}": 0xBEAB if pc - 2 == at else 0x4770,
+        "$r0": op,
+        "$r1": 0x30001000 if op == 0x20 else block[0],
+        "*(unsigned int *)0x30001000": block[0],
+        "*(unsigned int *)0x30001004": block[1],
+    }
+
+
+def test_an_exit_call_the_server_halts_at_gives_its_code() -> None:
+    """OpenOCD and J-Link, with GDB attached, halt the core at SYS_EXIT_EXTENDED instead
+    of reporting an exit: the code is read from the call's block, with the PC at the BKPT
+    or just after it; SYS_EXIT says 0 or 1; another call is one the server did not serve."""
+    from ethosu_kit.core.errors import KitError
+    from ethosu_kit.firmware.gdb_mi import Record
+    from ethosu_kit.firmware.probe import _stopped
+
+    spec = parse_probe("openocd")
+    stop = Record(RecordKind.EXEC, None, "stopped", {"reason": "signal-received"})
+    for pc in (0x10000100, 0x10000102):  # at the BKPT, after it
+        fake = FakeStop(halted_at_exit(pc, 0x10000100, 0x20, (0x20026, 17)))
+        assert _stopped(fake, spec, stop).code == 17
+    exit_call = FakeStop(halted_at_exit(0x10000100, 0x10000100, 0x18, (0x20026, 0)))
+    assert _stopped(exit_call, spec, stop).code == 0
+    unserved = FakeStop(halted_at_exit(0x10000100, 0x10000100, 0x05, (0, 0)))
+    with pytest.raises(KitError, match=r"semihosting call 0x05 .* the GDB server did not serve"):
+        _stopped(unserved, spec, stop)
+    elsewhere = FakeStop(halted_at_exit(0x10000200, 0x10000100, 0, (0, 0)))
+    frame = {"func": "HardFault_Handler"}
+    fault = Record(RecordKind.EXEC, None, "stopped", {"signal-name": "SIGTRAP", "frame": frame})
+    with pytest.raises(KitError, match=r"stopped \(SIGTRAP\) at 0x10000200 in HardFault_Handler"):
+        _stopped(elsewhere, spec, fault)
+
+
 # -- the bring-up image ----------------------------------------------------------------
 
 
