@@ -344,6 +344,7 @@ class ProbeSession:
         self.gdb_gone = False
         self.disconnected = False
         self.running = False  # the target runs the image: `@` text is its console
+        self.core_runs = False  # GDB said *running, and no *stopped since
         self.phase = "connecting to"
 
     # - children and sources -
@@ -428,7 +429,10 @@ class ProbeSession:
             code = record.get("exit-code")
             if code:
                 self.exited = int(code, 8)  # MI writes it in octal
+        elif kind is RecordKind.EXEC and record.cls == "running":
+            self.core_runs = True
         elif kind is RecordKind.EXEC and record.cls == "stopped":
+            self.core_runs = False
             reason = record.get("reason")
             if reason == "exited-normally":
                 self.exited = 0
@@ -826,6 +830,10 @@ def _quit(session: ProbeSession) -> None:
     if session.gdb_gone:
         return
     with contextlib.suppress(_GdbError, _Ended):
+        if session.core_runs and not session.disconnected and session.exited is None:
+            # the exit line came, the server ignored the exit call: halt the parked core
+            session.command("-exec-interrupt", timeout=1.0)
+            session.pump(lambda: not session.core_runs, time.monotonic() + 1.0)
         if not session.disconnected and session.exited is None:
             session.command("-target-disconnect", timeout=1.0)
         assert session.gdb is not None
