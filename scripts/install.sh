@@ -2,7 +2,7 @@
 # Install everything the kit needs on a Debian 12 machine; idempotent and quiet,
 # and fast (a few seconds) when everything is already there.
 #
-#   scripts/install.sh        apt: cross toolchains, QEMU, CMake, Ninja
+#   scripts/install.sh        apt: cross toolchains, QEMU, CMake, Ninja, bubblewrap
 #                             pip: torch 2.13.0 (CPU), executorch[ethos-u] 1.5.1,
 #                                  the kit (editable) with its dev, pack and board extras
 #                             venv: ethos-u-vela 5.2.0 (and numpy) alone in
@@ -26,6 +26,7 @@ APT_PACKAGES=(
   qemu-system-arm clang-19 lld-19 clang-format-19 cmake ninja-build
   gdb-multiarch  # run --probe: GDB drives a board's debug probe (or QEMU's gdbstub)
   chromium  # headless, for the report page tests (tests/test_report.py)
+  bubblewrap  # bwrap: `run` confines the emulator to the run's folder (firmware/sandbox.py)
 )
 
 say() { printf '[install] %s\n' "$*"; }

@@ -20,7 +20,16 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "codegen" / "ethosu_kit"
 # import name -> distribution name, where they differ
 DISTRIBUTIONS = {"elftools": "pyelftools", "jinja2": "jinja2"}
-OPTIONAL = {"torch", "executorch", "torchao", "cmsis_pack_manager", "cmsis_svd", "lxml", "serial"}
+OPTIONAL = {
+    "torch",
+    "executorch",
+    "torchao",
+    "cmsis_pack_manager",
+    "cmsis_svd",
+    "lxml",
+    "ethosu",
+    "serial",
+}
 
 
 def _imports() -> dict[str, str]:

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import MAX_TIMEOUT
-from ethosu_kit.firmware import host_io
+from ethosu_kit.firmware import host_io, sandbox
 from ethosu_kit.firmware.image import identify
 from ethosu_kit.firmware.probe import ProbeSpec, parse_probe, run_on_probe
 from ethosu_kit.firmware.run import EMULATORS, choose_emulator, require_host_io, run_firmware
@@ -72,6 +72,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="the FVP executable to use (implies --emulator fvp)",
     )
     parser.add_argument(
+        "--cold-boot",
+        action="store_true",
+        help='a board that boots from flash ([boot] from = "nv"): QEMU gets only the flash '
+        "artefacts `build` wrote beside the ELF, and every RAM region is filled with garbage "
+        "before reset (docs/running.md)",
+    )
+    parser.add_argument(
         "--probe",
         type=_probe,
         metavar="KIND[:HOST:PORT]",
@@ -110,6 +117,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="OUT.npz",
         help="save every output the firmware wrote (and the inputs) to this .npz",
+    )
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the emulator unconfined (default: confined with bwrap to the run's own "
+        f"folder, no network; also {sandbox.ENV_OPT_OUT}=1; docs/running.md)",
     )
     parser.add_argument(
         "--print-outputs",
@@ -151,6 +164,9 @@ def _run(args: argparse.Namespace) -> int:
     _check_probe_options(args)
     emulator = None if args.probe else choose_emulator(image, args.emulator, args.fvp)
     io = IoRequest.from_args(args, image)
+    confine = sandbox.choose(no_sandbox=args.no_sandbox)
+    if not confine.confined:
+        _notice(confine.warning())
     with tempfile.TemporaryDirectory(prefix="ethosu-kit-run-") as tmp:
         workdir = Path(tmp)
         io.write(workdir)
@@ -163,7 +179,8 @@ def _run(args: argparse.Namespace) -> int:
         else:
             result = run_firmware(
                 args.elf, image, emulator, timeout=args.timeout, fvp=args.fvp, cwd=workdir,
-                cmd_line=io.cmd_line, echo=_echo, notice=_notice,
+                cmd_line=io.cmd_line, echo=_echo, notice=_notice, cold_boot=args.cold_boot,
+                sandbox=confine,
             )  # fmt: skip
         code = result.exit_code if result.exit_code is not None else 1
         if code == 0:
