@@ -140,32 +140,44 @@ def test_usage_errors(bringup: Built, args: list[str], needle: str) -> None:
 
 
 def test_flash_manifest_is_read(tmp_path: Path) -> None:
-    """The build's flash artefacts are what is loaded, each image's HEX (flash programmed
-    through the server) or its .bin at its address; a stale manifest, or one of another
-    image, is passed over for the ELF; a manifest naming a missing file is refused."""
+    """The flash artefacts `build` wrote (firmware.flash's manifest) are what is loaded,
+    each region's Intel HEX (flash programmed through the server); a manifest of another
+    image, an older one, or one that leaves stored bytes out is passed over for the ELF;
+    one naming a missing file is refused."""
+    from ethosu_kit.core.errors import KitError
+    from ethosu_kit.firmware.flash import FlashFile, FlashManifest, manifest_path
+
     elf = tmp_path / "fw.elf"
     elf.write_bytes(b"")
     assert load_steps(elf)[0][0].command == "-target-download"
-    (tmp_path / "QSPI.hex").write_text(":00000001FF\n")
-    (tmp_path / "MRAM.bin").write_bytes(b"\0")
-    manifest = tmp_path / "flash_manifest.json"
-    manifest.write_text(json.dumps({"elf": "fw.elf", "images": [
-        {"region": "QSPI", "address": 0x38000000, "hex": "QSPI.hex", "bin": "QSPI.bin"},
-        {"region": "MRAM", "address": "0x80000000", "bin": "MRAM.bin"},
-    ]}))  # fmt: skip
-    steps, source = load_steps(elf)
-    assert source == "flash_manifest.json"
-    assert [s.what for s in steps] == ["QSPI.hex", "MRAM.bin"]
-    assert f'load \\"{tmp_path / "QSPI.hex"}\\"' in steps[0].command
-    assert "binary 0x80000000" in steps[1].command
-    os.utime(manifest, (1, 1))  # older than the ELF: another build's
-    assert load_steps(elf)[0][0].command == "-target-download"
-    manifest.write_text(json.dumps({"elf": "other.elf", "images": [{"hex": "QSPI.hex"}]}))
-    assert load_steps(elf)[0][0].command == "-target-download"
-    manifest.write_text(json.dumps({"images": [{"hex": "gone.hex"}]}))
-    from ethosu_kit.core.errors import KitError
+    files = tuple(
+        FlashFile(region, address, 1, f"fw.{region}.bin", f"fw.{region}.hex", "0" * 64)
+        for region, address in (("FLASH", 0), ("QSPI", 0x38000000))
+    )
+    for f in files:
+        (tmp_path / f.hex).write_text(":00000001FF\n")
 
-    with pytest.raises(KitError, match=r"lists gone\.hex, which is not there"):
+    def manifest(**change: object) -> None:
+        fields = {"format": 1, "elf": "fw.elf", "board": "b", "files": files, **change}
+        manifest_path(elf).write_text(json.dumps(encode(FlashManifest(**fields))))  # type: ignore[arg-type]
+
+    from ethosu_kit.core.typed_json import encode
+
+    manifest()
+    steps, source = load_steps(elf)
+    assert source == "fw.flash_manifest.json"
+    assert [s.what for s in steps] == ["fw.FLASH.hex", "fw.QSPI.hex"]
+    assert f'load \\"{tmp_path / "fw.FLASH.hex"}\\"' in steps[0].command
+    assert steps[1].path == tmp_path / "fw.QSPI.hex"
+    for change in ({"elf": "other.elf"}, {"left_out": ("64 bytes at 0x20000000 in SRAM",)}):
+        manifest(**change)
+        assert load_steps(elf)[0][0].command == "-target-download", change
+    manifest()
+    os.utime(manifest_path(elf), (1, 1))  # older than the ELF: another build's
+    assert load_steps(elf)[0][0].command == "-target-download"
+    (tmp_path / "fw.QSPI.hex").unlink()
+    manifest()
+    with pytest.raises(KitError, match=r"lists fw\.QSPI\.hex, which is not there"):
         load_steps(elf)
 
 
@@ -398,30 +410,6 @@ def test_a_gdb_server_address(failing: Path, gdbstub: tuple[int, int]) -> None:
     assert f"through qemu at 127.0.0.1:{gdb_port}" in probe.stderr
 
 
-@pytest.mark.qemu
-def test_flash_artefacts_are_loaded(bringup: Built, root: Path) -> None:
-    """A build's per-region Intel HEX files and their manifest, loaded instead of the
-    ELF (here made with objcopy: the network's region and the rest apart)."""
-    need_gdb()
-    need_qemu()
-    folder = root / "flash"
-    folder.mkdir()
-    elf = folder / "fw.elf"
-    shutil.copy(bringup.elf, elf)
-    shutil.copy(bringup.elf.with_name("bringup.memory_plan.json"), folder / "fw.memory_plan.json")
-    objcopy = "arm-none-eabi-objcopy"
-    subprocess.run([objcopy, "-O", "ihex", "-j", ".kit.network", elf, folder / "QSPI.hex"],
-                   check=True)  # fmt: skip
-    subprocess.run([objcopy, "-O", "ihex", "-R", ".kit.network", elf, folder / "ITCM.hex"],
-                   check=True)  # fmt: skip
-    images = [{"region": "ITCM", "hex": "ITCM.hex"}, {"region": "QSPI", "hex": "QSPI.hex"}]
-    (folder / "flash_manifest.json").write_text(json.dumps({"elf": "fw.elf", "images": images}))
-    probe = kit("run", elf, "--probe", "qemu")
-    assert probe.returncode == 0, probe
-    assert "loading ITCM.hex, QSPI.hex (from flash_manifest.json)" in probe.stderr
-    assert re.search(r"^buffer network .*memory=pte-magic-ok PASS$", probe.stdout, re.M)
-
-
 def board_copy(root: Path, name: str, change: Callable[[str], str]) -> Path:
     """corstone-300's board.toml, renamed and changed, in a folder of its own."""
     text = (REPO / "boards" / "corstone-300" / "board.toml").read_text()
@@ -433,25 +421,41 @@ def board_copy(root: Path, name: str, change: Callable[[str], str]) -> Path:
     return board
 
 
-@pytest.mark.qemu
-def test_an_image_that_boots_cold_is_started_by_a_reset(
-    data_pte_u55_shared: Path, root: Path
-) -> None:
-    """A vector table in non-volatile memory: the core is reset after the load and takes
-    SP and PC from it, as at power-up (QEMU's `monitor system_reset`), not set by GDB."""
-    need_cross_gcc()
-    need_gdb()
+AN386 = REPO / "docs" / "examples" / "boards" / "mps2-an386"  # boots cold from its FLASH
+
+
+def same_run(elf: Path, *probe: str) -> Result:
+    """The image through `run --probe qemu` (or `probe`), checked against the `qemu
+    -kernel` run: the same exit code and console. The probe run's Result."""
     need_qemu()
+    need_gdb()
+    normal = kit("run", elf)
+    through = kit("run", elf, *(probe or ("--probe", "qemu")))
+    assert through.returncode == normal.returncode, f"{normal}\n{through}"
+    assert console(through.stdout) == console(normal.stdout)
+    return through
+
+
+@pytest.mark.qemu
+def test_a_cold_boot_port_runs_from_its_flash_artefacts(
+    data_pte_u55_sram_only: Path, root: Path
+) -> None:
+    """The example port that boots cold from non-volatile FLASH (QEMU's mps2-an386, a
+    machine the kit does not ship): GDB loads the flash artefacts `build` wrote (not the
+    ELF), a reset starts the image from its vector table in FLASH; bring-up and self-test
+    (its network stored in FLASH, copied to SRAM at reset) end as under `qemu -kernel`."""
+    need_cross_gcc()
     from ethosu_kit.firmware.build import build_project
 
-    itcm = 'kind = "itcm"\nbase = 0x10000000\nsize = "512 KiB"\non_chip = true\nvolatile = '
-    board = board_copy(root, "cs300-nv-itcm", lambda t: t.replace(itcm + "true", itcm + "false"))
-    elf = build_project(make_project(data_pte_u55_shared, root / "nv", board=board).path)
-    normal = kit("run", elf)
-    probe = kit("run", elf, "--probe", "qemu")
-    assert normal.returncode == probe.returncode == 0, probe
-    assert "started by a reset: its vector table is in non-volatile ITCM" in probe.stderr
-    assert console(probe.stdout) == console(normal.stdout)
+    for app, npu in (("bringup", None), ("selftest", "virtual")):
+        project = make_project(data_pte_u55_sram_only, root / f"an386-{app}", board=AN386,
+                               app=app, npu=npu)  # fmt: skip
+        elf = build_project(project.path, app=app)
+        probe = same_run(elf)
+        assert probe.returncode == 0, probe
+        assert f"{app.upper()} PASS" in probe.stdout
+        assert f"loading {app}.FLASH.hex (from {app}.flash_manifest.json)" in probe.stderr
+        assert "started by a reset: its vector table is in non-volatile FLASH" in probe.stderr
 
 
 # -- the self-test, and a console through semihosting -----------------------------------

@@ -25,6 +25,13 @@ from ethosu_kit.core.process import _die_with_parent_hook, _kill_group
 
 GDB = "gdb-multiarch"  # Debian's GDB for every architecture (Arm included)
 
+
+def gdb_environ() -> dict[str, str]:
+    """GDB's environment: the C locale, so GDB escapes every byte it does not print,
+    whatever the user's locale, and its messages are the ones matched here."""
+    return {**os.environ, "LC_ALL": "C"}
+
+
 Value: TypeAlias = "str | dict[str, Value] | list[Value]"
 
 
@@ -206,9 +213,7 @@ class Gdb:
                 cwd=cwd,  # semihosting File-I/O opens files relative to GDB's folder
                 start_new_session=True,
                 preexec_fn=_die_with_parent_hook(),  # noqa: PLW1509 - set before exec, no threads touched
-                # the C locale: GDB escapes every byte it does not print, whatever the
-                # user's locale, and its messages are the ones matched here
-                env={**os.environ, "LC_ALL": "C"},
+                env=gdb_environ(),
             )
         except OSError as exc:
             raise KitError(f"cannot start {cmd[0]}: {exc.strerror or exc}") from None

@@ -8,9 +8,9 @@ commands for reset and semihosting, its default port):
 1. GDB, run in the run's fresh folder (semihosting File-I/O opens the firmware's
    `kit_input_<i>.bin`/`kit_output_<o>.bin` there, as QEMU and the FVPs do), connects
    to the server, turns its semihosting on and resets the core halted.
-2. It loads the build's flash artefacts (`flash_manifest.json` beside the ELF: each
-   image's Intel HEX, through GDB's `load`, which programs flash through the server),
-   else the ELF's load segments (`load`).
+2. It loads the build's flash artefacts (`<elf>.flash_manifest.json` beside the ELF,
+   firmware.flash: each non-volatile region's Intel HEX, through GDB's `load`, which
+   programs flash through the server), else the ELF's load segments (`load`).
 3. It starts the image as the board would: an image whose vector table lies in
    non-volatile memory (it boots cold) by a second reset, so the core takes SP and PC
    from it; an image a debugger puts in RAM by setting SP and PC from its vector table.
@@ -28,7 +28,6 @@ Bounded by --timeout; GDB (and a QEMU the kit started) never outlive the run.
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import selectors
 import shutil
@@ -44,9 +43,19 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_ELF, open_regular
 from ethosu_kit.core.process import MAX_OUTPUT, _signals_raise
 from ethosu_kit.firmware.elf import ELF_ERRORS, read_elf
-from ethosu_kit.firmware.gdb_mi import GDB, Gdb, Record, RecordKind, gdb_command, mi_quote
+from ethosu_kit.firmware.flash import manifest_path, read_manifest
+from ethosu_kit.firmware.gdb_mi import (
+    GDB,
+    Gdb,
+    Record,
+    RecordKind,
+    gdb_command,
+    gdb_environ,
+    mi_quote,
+)
 from ethosu_kit.firmware.image import KitImage
 from ethosu_kit.firmware.qemu import RunResult, stand_in_line
+from ethosu_kit.firmware.sandbox import Sandbox
 from ethosu_kit.firmware.serial_port import DEFAULT_BAUD, SerialPort
 from ethosu_kit.npu.exit_codes import RUN_TOOL, exit_lines
 
@@ -57,7 +66,6 @@ SYS_EXIT_EXTENDED = 0x20
 ADP_STOPPED_APPLICATION_EXIT = 0x20026
 CMDLINE_FUNCTION = "kit_semihost_cmdline"  # sdk/src/semihosting_files.c
 VECTOR_SECTIONS = (".vectors", ".isr_vector", ".vector_table")
-FLASH_MANIFEST = "flash_manifest.json"
 
 CONNECT_SECONDS = 10.0  # GDB retries a refused connection this long (a server starting)
 EXIT_LINE_GRACE = 3.0  # after `kit: exit N`, how long the server may take to report the exit
@@ -219,71 +227,40 @@ def boots_cold(image: KitImage, vectors: Vectors) -> bool:
 
 @dataclass(frozen=True)
 class LoadStep:
-    what: str  # for the notice line: "QSPI.hex", "the ELF's load segments"
+    what: str  # for the notice line: "fw.MRAM.hex", "the ELF's load segments"
     command: str  # the MI command
+    path: Path | None = None  # the file it loads (GDB reads it: bound into its sandbox)
 
 
 def load_steps(elf: Path) -> tuple[list[LoadStep], str]:
     """(the MI commands that put the image on the board, where they came from): the
-    build's flash artefacts when its manifest is there and not older than the ELF, else
-    the ELF's load segments."""
-    for manifest in (elf.with_name(f"{elf.stem}.{FLASH_MANIFEST}"), elf.with_name(FLASH_MANIFEST)):
-        if not manifest.is_file():
-            continue
-        if manifest.stat().st_mtime < elf.stat().st_mtime:
-            return [_elf_step()], f"the ELF ({manifest.name} is older than it: not used)"
-        steps = _manifest_steps(manifest, elf)
-        if steps:
-            return steps, manifest.name
-    return [_elf_step()], "the ELF"
+    flash artefacts `build` wrote beside the ELF (firmware.flash: each non-volatile
+    region's Intel HEX, loaded by GDB's `load`, which programs flash through the server)
+    when their manifest is this ELF's, not older than it, and holds every stored byte;
+    else the ELF's load segments."""
+    manifest_file = manifest_path(elf)
+    if not manifest_file.is_file():
+        return [_elf_step()], "the ELF"
+    manifest = read_manifest(manifest_file)
+    if manifest.elf != elf.name or not manifest.files:
+        return [_elf_step()], f"the ELF ({manifest_file.name} lists no flash image of it)"
+    if manifest_file.stat().st_mtime < elf.stat().st_mtime:
+        return [_elf_step()], f"the ELF ({manifest_file.name} is older than it: not used)"
+    if manifest.left_out:  # bytes stored in RAM: no flasher writes them, GDB's load does
+        return [_elf_step()], f"the ELF ({manifest_file.name} leaves out {manifest.left_out[0]})"
+    steps = []
+    for image in manifest.files:
+        path = (elf.parent / image.hex).resolve()
+        if not path.is_file():
+            raise KitError(f"{manifest_file}: lists {image.hex}, which is not there ({path})")
+        if '"' in str(path) or "\n" in str(path):
+            raise KitError(f"{path}: GDB cannot load a file whose path has a quote in it")
+        steps.append(LoadStep(path.name, _console(f'load "{path}"'), path))
+    return steps, manifest_file.name
 
 
 def _elf_step() -> LoadStep:
     return LoadStep("the ELF's load segments", "-target-download")
-
-
-def _manifest_steps(manifest: Path, elf: Path) -> list[LoadStep]:
-    """The load of each image the manifest lists: its Intel HEX (address inside, flash
-    programmed by the server through GDB's `load`), else its .bin at its address."""
-    try:
-        data: Any = json.loads(manifest.read_text())
-    except (OSError, ValueError) as exc:
-        raise KitError(f"{manifest}: not a flash manifest ({exc})") from None
-    if not isinstance(data, dict):
-        raise KitError(f"{manifest}: not a flash manifest (a JSON object is expected)")
-    named = data.get("elf")
-    if isinstance(named, str) and named and Path(named).name != elf.name:
-        return []  # another image's artefacts
-    images = data.get("images", data.get("regions"))
-    if not isinstance(images, list) or not images:
-        raise KitError(f"{manifest}: lists no images (an `images` list is expected)")
-    steps = []
-    for entry in images:
-        if not isinstance(entry, dict):
-            raise KitError(f"{manifest}: an image entry is not an object: {entry!r}")
-        hex_name, bin_name = entry.get("hex"), entry.get("bin")
-        if isinstance(hex_name, str) and hex_name:
-            path = _artefact(manifest, hex_name)
-            steps.append(LoadStep(path.name, _console(f'load "{path}"')))
-            continue
-        address = entry.get("address", entry.get("base"))
-        if isinstance(address, str):
-            address = int(address, 0)
-        if isinstance(bin_name, str) and bin_name and isinstance(address, int):
-            path = _artefact(manifest, bin_name)
-            steps.append(LoadStep(path.name, _console(f'restore "{path}" binary {address:#x}')))
-            continue
-        raise KitError(f"{manifest}: image {entry!r} has neither `hex` nor `bin` and `address`")
-    return steps
-
-
-def _artefact(manifest: Path, name: str) -> Path:
-    path = (manifest.parent / name).resolve()
-    if not path.is_file():
-        raise KitError(f"{manifest}: lists {name}, which is not there ({path})")
-    if '"' in str(path) or "\n" in str(path):
-        raise KitError(f"{manifest}: {name}: GDB cannot load a file whose path has a quote")
-    return path
 
 
 def _console(command: str) -> str:
@@ -494,10 +471,13 @@ def run_on_probe(
     baud: int | None = None,
     echo: Callable[[bytes], None] | None = None,
     notice: Callable[[str], None] | None = None,
+    confine: Sandbox | None = None,
 ) -> RunResult:
     """Run `image` (named `elf`, as the user gave it) on the board behind `spec`; the
     result's exit code is the firmware's. KitErrors carry run's own exit codes (65 no GDB
-    or cannot connect, 75 the time limit, 76 no exit seen)."""
+    or cannot connect, 75 the time limit, 76 no exit seen). `confine`: the sandbox GDB
+    (which serves the firmware's file calls) and a QEMU the kit starts run in; it must
+    keep the network (GDB reaches the server over TCP)."""
     if shutil.which(GDB) is None:
         raise _error(
             f"{GDB} is not installed: run --probe drives the board's GDB server with it",
@@ -527,12 +507,16 @@ def run_on_probe(
     with _signals_raise("GDB"):
         try:
             if spec.launch:
-                spec = _start_qemu(session, image, say)
+                spec = _start_qemu(session, image, say, confine)
                 serial = serial or session.qemu.serial_url
             if serial is not None:
                 session.console = _open_console(session, serial, baud or _board_baud(image))
                 session.add(session.console)
-            session.gdb = Gdb(gdb_command(image.elf.resolve()), cwd)
+            gdb = gdb_command(image.elf.resolve())
+            if confine is not None:  # the run's folder, the ELF and the files GDB loads
+                files = [image.elf, *(s.path for s in steps if s.path is not None)]
+                gdb = confine.wrap(gdb, workdir=cwd, files=files, environ=gdb_environ())
+            session.gdb = Gdb(gdb, cwd)
             session.add(session.gdb)
             _connect(session, spec, say)
             cold = boots_cold(image, vectors)
@@ -573,13 +557,15 @@ def _board_baud(image: KitImage) -> int:
     return baud if baud > 0 else DEFAULT_BAUD
 
 
-def _start_qemu(session: ProbeSession, image: KitImage, say: Callable[[str], None]) -> ProbeSpec:
+def _start_qemu(
+    session: ProbeSession, image: KitImage, say: Callable[[str], None], confine: Sandbox | None
+) -> ProbeSpec:
     from ethosu_kit.firmware import probe_qemu  # noqa: PLC0415 - only --probe qemu starts one
 
     target = probe_qemu.qemu_target(image)
     if target.stand_in:
         say(stand_in_line(image.board, target))
-    session.qemu = probe_qemu.launch(target)
+    session.qemu = probe_qemu.launch(target, confine)
     session.add(session.qemu)
     return ProbeSpec(ProbeKind.QEMU, probe_qemu.LOCALHOST, session.qemu.gdb_port)
 
