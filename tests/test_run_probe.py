@@ -145,6 +145,7 @@ def test_flash_manifest_is_read(tmp_path: Path) -> None:
     image, an older one, or one that leaves stored bytes out is passed over for the ELF;
     one naming a missing file is refused."""
     from ethosu_kit.core.errors import KitError
+    from ethosu_kit.core.typed_json import encode
     from ethosu_kit.firmware.flash import FlashFile, FlashManifest, manifest_path
 
     elf = tmp_path / "fw.elf"
@@ -159,9 +160,7 @@ def test_flash_manifest_is_read(tmp_path: Path) -> None:
 
     def manifest(**change: object) -> None:
         fields = {"format": 1, "elf": "fw.elf", "board": "b", "files": files, **change}
-        manifest_path(elf).write_text(json.dumps(encode(FlashManifest(**fields))))  # type: ignore[arg-type]
-
-    from ethosu_kit.core.typed_json import encode
+        manifest_path(elf).write_text(json.dumps(encode(FlashManifest(**fields))))
 
     manifest()
     steps, source = load_steps(elf)
@@ -501,27 +500,39 @@ def test_semihosting_console_comes_through_gdb(data_pte_u55_shared: Path, root: 
 
 @pytest.mark.qemu
 @pytest.mark.slow
-def test_runner_inputs_and_outputs_through_the_probe(data_pte_u55_shared: Path, root: Path) -> None:
+@pytest.mark.parametrize("board", ["cs300", "an386"])
+def test_runner_inputs_and_outputs_through_the_probe(
+    board: str, data_pte_u55_shared: Path, data_pte_u55_sram_only: Path, root: Path
+) -> None:
     """`run --inputs x.npy -o out.npz` through GDB's File-I/O (the command line answered by
-    GDB) saves what the `qemu -kernel` run saves, bit for bit; `-o` alone too."""
+    GDB: a software breakpoint in Corstone-300's ITCM, a hardware one in the cold-boot
+    port's FLASH) saves what the `qemu -kernel` run saves, bit for bit; `-o` alone too."""
     from runner_build import build_with_cli, require_externals
 
     require_externals("EXECUTORCH_ROOT")
     need_gdb()
     need_qemu()
-    project = make_project(data_pte_u55_shared, root / "runner").path
+    if board == "an386":  # boots cold: GDB loads its flash artefacts, a reset starts it
+        pte, options = data_pte_u55_sram_only, {"board": AN386, "npu": "virtual"}
+    else:
+        pte, options = data_pte_u55_shared, {}
+    project = make_project(pte, root / f"runner-{board}", **options).path
     elf = build_with_cli(project, "virtual")
     x = np.random.default_rng(7).uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)
-    np.save(root / "x.npy", x)
+    folder = root / f"io-{board}"
+    folder.mkdir()
+    np.save(folder / "x.npy", x)
     outs = {}
     for name, probe in (("normal", ()), ("probe", ("--probe", "qemu"))):
-        ran = kit("run", elf, *probe, "--inputs", root / "x.npy", "-o", root / f"{name}.npz")
+        ran = kit("run", elf, *probe, "--inputs", folder / "x.npy", "-o", folder / f"{name}.npz")
         assert ran.returncode == 0, ran
         assert "kit: input 0: 3072 bytes from kit_input_0.bin" in ran.stdout, ran
-        outs[name] = (dict(np.load(root / f"{name}.npz")), console(ran.stdout))
-        alone = kit("run", elf, *probe, "-o", root / f"{name}-alone.npz")
+        outs[name] = (dict(np.load(folder / f"{name}.npz")), console(ran.stdout))
+        alone = kit("run", elf, *probe, "-o", folder / f"{name}-alone.npz")
         assert alone.returncode == 0, alone
-        outs[f"{name}-alone"] = (dict(np.load(root / f"{name}-alone.npz")), "")
+        outs[f"{name}-alone"] = (dict(np.load(folder / f"{name}-alone.npz")), "")
+        if probe and board == "an386":
+            assert "from executor_runner.flash_manifest.json" in ran.stderr, ran
     for a, b in (("normal", "probe"), ("normal-alone", "probe-alone")):
         (left, left_console), (right, right_console) = outs[a], outs[b]
         assert sorted(left) == sorted(right) == ["input0", "output0"]

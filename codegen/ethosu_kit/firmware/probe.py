@@ -16,13 +16,14 @@ commands for reset and semihosting, its default port):
    from it; an image a debugger puts in RAM by setting SP and PC from its vector table.
 4. While it runs: the console (the board's UART through `--serial`, or semihosting
    output through GDB), the semihosting command line when `--inputs/-o` want files (a
-   hardware breakpoint on `kit_semihost_cmdline` that GDB answers: every server serves
-   it the same way, and no server has to know the kit's words), and the end: GDB's
+   breakpoint on `kit_semihost_cmdline` that GDB answers: every server serves it the
+   same way, and no server has to know the kit's words), and the end: GDB's
    "exited with code N" (QEMU, a server that reports the exit), the core halted at the
    firmware's SYS_EXIT_EXTENDED call (OpenOCD, J-Link: the code is read from the call's
    block), or the firmware's `kit: exit N` line when the server ignores the exit call.
 
-Bounded by --timeout; GDB (and a QEMU the kit started) never outlive the run.
+Bounded by --timeout; GDB (and a QEMU the kit started) never outlive the run, and run
+in the run's sandbox (firmware.sandbox, the network kept) as the emulators do.
 """
 
 from __future__ import annotations
