@@ -18,6 +18,7 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import _die_with_parent_hook, _kill_group
 from ethosu_kit.firmware.image import KitImage
 from ethosu_kit.firmware.qemu import QEMU, QemuTarget, check_image, check_target, target_for
+from ethosu_kit.firmware.sandbox import Sandbox
 
 LOCALHOST = "127.0.0.1"
 
@@ -72,15 +73,18 @@ def qemu_target(image: KitImage) -> QemuTarget:
     return target
 
 
-def launch(target: QemuTarget) -> LaunchedQemu:
-    """Start QEMU (own process group, dies with the kit); the caller kills it."""
+def launch(target: QemuTarget, confine: Sandbox | None = None) -> LaunchedQemu:
+    """Start QEMU (own process group, dies with the kit; in `confine`, which keeps the
+    network for its TCP ports: it opens no file, GDB serves its semihosting); the caller
+    kills it."""
     gdb_port, serial_port = free_port(), free_port()
     while serial_port == gdb_port:
         serial_port = free_port()
     cmd = gdbstub_command(target, gdb_port, serial_port)
+    run = confine.wrap(cmd, workdir=None) if confine is not None else cmd
     try:
         proc = subprocess.Popen(
-            list(cmd),
+            list(run),
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,

@@ -164,7 +164,8 @@ def _run(args: argparse.Namespace) -> int:
     _check_probe_options(args)
     emulator = None if args.probe else choose_emulator(image, args.emulator, args.fvp)
     io = IoRequest.from_args(args, image)
-    confine = sandbox.choose(no_sandbox=args.no_sandbox)
+    # through a probe, GDB serves the firmware's files and reaches the server over TCP
+    confine = sandbox.choose(no_sandbox=args.no_sandbox, network=args.probe is not None)
     if not confine.confined:
         _notice(confine.warning())
     with tempfile.TemporaryDirectory(prefix="ethosu-kit-run-") as tmp:
@@ -174,7 +175,7 @@ def _run(args: argparse.Namespace) -> int:
             result = run_on_probe(
                 args.elf, image, args.probe, timeout=args.timeout, cwd=workdir,
                 cmd_line=io.cmd_line, serial=args.serial, baud=args.baud, echo=_echo,
-                notice=_notice,
+                notice=_notice, confine=confine,
             )  # fmt: skip
         else:
             result = run_firmware(
@@ -202,6 +203,11 @@ def _check_probe_options(args: argparse.Namespace) -> None:
     wrong = ""
     if args.probe is not None and (args.emulator != "auto" or args.fvp is not None):
         wrong = "--probe runs on a board: it takes no --emulator or --fvp"
+    elif args.probe is not None and args.cold_boot:
+        wrong = (
+            "--probe loads the build's flash artefacts itself and starts a cold-boot image "
+            "by a reset: it takes no --cold-boot (a QEMU run's)"
+        )
     elif args.probe is None and (args.serial is not None or args.baud is not None):
         wrong = "--serial and --baud read a board's UART: they need --probe"
     elif args.baud is not None and not 0 < args.baud <= 100_000_000:
