@@ -37,14 +37,20 @@ from ethosu_kit import cli
 from ethosu_kit.core import paths
 from hostile import EXAMPLES, assert_contract, run_kit
 
-EXAMPLES_PER_TEST = int(os.environ.get("ETHOSU_KIT_HYPOTHESIS_EXAMPLES", "40"))
-PROPERTY = settings(
-    max_examples=EXAMPLES_PER_TEST,
-    deadline=None,
-    database=None,
-    derandomize=True,  # the same examples in CI and here: a failure reproduces
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+
+def property_settings(examples: int) -> settings:
+    """Hypothesis settings of the hostile property tests: `examples` per test unless
+    ETHOSU_KIT_HYPOTHESIS_EXAMPLES says, the same examples every run."""
+    return settings(
+        max_examples=int(os.environ.get("ETHOSU_KIT_HYPOTHESIS_EXAMPLES", str(examples))),
+        deadline=None,
+        database=None,
+        derandomize=True,  # the same examples in CI and here: a failure reproduces
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
+PROPERTY = property_settings(40)
 HANG = 60  # seconds one command may take before the example counts as a hang
 
 
