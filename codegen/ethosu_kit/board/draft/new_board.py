@@ -43,7 +43,6 @@ from ethosu_kit.board.model import (
     Boot,
     BootFrom,
     ConsoleKind,
-    MemoryRegion,
     ModeRegisters,
     Qemu,
 )
@@ -139,11 +138,8 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
     d.npu = replace(d.npu, secure=core.trustzone and security != "ns")
     for r in regions:
         guessed = r.kind.value in ("sram", "bram", "dram", "flash")
-        region = MemoryRegion(
-            name=r.name, kind=r.kind, base=r.base, size=r.size, on_chip=r.on_chip,
-            volatile=r.volatile, cpu=True, npu=r.npu, executable=r.executable,
-            writable=r.writable, loadable=r.loadable, description=comment(r.note),
-        )  # fmt: skip
+        # a board's description is one line: the pack's names may not be
+        region = replace(r, description=comment(r.description))
         note = (
             "guessed from its kind: the NPU AXI port that reaches it, as the SoC's bus "
             'matrix says: "sram" (M0/AXI0, the U85 SRAM port), "ext" (M1/AXI1, EXT), "both", '
