@@ -128,18 +128,20 @@ class TimerKind(StrEnum):
 
 
 @dataclass(frozen=True)
-class MemoryRegion:
+class _Extent:
+    """Where a region is: its name and address range (MemoryRegion's first fields)."""
+
     name: str  # identifier used in linker scripts and the plan, e.g. "SRAM"
     kind: RegionKind
     base: int
     size: int
-    on_chip: bool
-    volatile: bool  # RAM (contents lost at reset) vs non-volatile (flash/ROM)
-    cpu: bool  # the CPU can read/write it
-    npu: bool  # the NPU's AXI masters can reach it (never the TCMs)
-    executable: bool
-    writable: bool  # at run time, by the CPU
-    loadable: bool  # an ELF loader / debugger / emulator can place initial contents here
+
+
+# A region is where it is plus what it allows. Dataclass fields come from the bases in
+# reverse MRO order, so the fields stay name, kind, base, size, then RegionAttrs' (the
+# order memory_plan.json writes them in), then the region's own.
+@dataclass(frozen=True)
+class MemoryRegion(RegionAttrs, _Extent):
     description: str = ""
     # the NPU's AXI port that reaches it; None: default_npu_port(kind, npu)
     npu_port: NpuPort | None = None

@@ -20,8 +20,7 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TypeAlias
 
-from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.process import _die_with_parent_hook, _kill_group
+from ethosu_kit.core.process import _kill_group, spawn
 
 GDB = "gdb-multiarch"  # Debian's GDB for every architecture (Arm included)
 
@@ -204,19 +203,8 @@ class Gdb:
 
     def __init__(self, cmd: Sequence[str], cwd: Path) -> None:
         self.command = tuple(cmd)
-        try:
-            self.proc = subprocess.Popen(
-                list(cmd),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=cwd,  # semihosting File-I/O opens files relative to GDB's folder
-                start_new_session=True,
-                preexec_fn=_die_with_parent_hook(),  # noqa: PLW1509 - set before exec, no threads touched
-                env=gdb_environ(),
-            )
-        except OSError as exc:
-            raise KitError(f"cannot start {cmd[0]}: {exc.strerror or exc}") from None
+        # semihosting File-I/O opens files relative to GDB's folder (cwd)
+        self.proc = spawn(cmd, cmd[0], cwd=cwd, stdin=subprocess.PIPE, env=gdb_environ())
         assert self.proc.stdout is not None
         self._fd = self.proc.stdout.fileno()
         self._pending = b""

@@ -311,8 +311,10 @@ class _Planner(Placer):
                 "(scratch on the external port), or with Vela --optimise Size, or use a "
                 "board with more SRAM (`ethosu-kit boards NAME` shows a board's regions)"
             )
-        want = _npu_scratch("temp_pool", Role.SCRATCH, size, regions, why=why, hint=hint)
-        self.place(replace(want, lacking=self._lacking(view, VELA_REGION_SCRATCH)))
+        # the NPU's working memory: no initial contents, only where the NPU reaches
+        lacking = self._lacking(view, VELA_REGION_SCRATCH)
+        self.place(Want(name="temp_pool", role=Role.SCRATCH, size=size, candidates=regions,
+                        npu=True, why=why, hint=hint, lacking=lacking))  # fmt: skip
 
     def _lacking(self, view: NpuView, index: int) -> str:
         """Why an NPU scratch has no region: its port, and the RAM that is off it."""
@@ -354,11 +356,12 @@ class _Planner(Placer):
         why = f"Dedicated_Sram fast scratch (NPU-only, Vela region 2) = {fs.why}" + (
             f" = {size}" if fs.size is not None else ""
         )
-        return _npu_scratch(
-            "fast_scratch",
-            Role.FAST_SCRATCH,
-            size,
-            npu_sram(self.board, view.region(VELA_REGION_FAST_SCRATCH)),
+        return Want(
+            name="fast_scratch",
+            role=Role.FAST_SCRATCH,
+            size=size,
+            candidates=npu_sram(self.board, view.region(VELA_REGION_FAST_SCRATCH)),
+            npu=True,
             lacking=self._lacking(view, VELA_REGION_FAST_SCRATCH),
             why=why,
             hint="lower with a smaller --arena-cache-size (e.g. memory mode Dedicated_Sram_256KB), "
@@ -394,24 +397,6 @@ def _cold_boot_note(
         if b.role not in (Role.CODE, Role.DATA)
     ]
     return 'cold boot ([boot] from = "nv"): ' + "; ".join(parts)
-
-
-def _npu_scratch(
-    name: str,
-    role: Role,
-    size: int,
-    candidates: list[MemoryRegion],
-    *,
-    why: str,
-    hint: str,
-    lacking: str = "",
-) -> Want:
-    """Working memory of the NPU (the temp pool with a delegate, the fast scratch): no
-    initial contents, only where the NPU reaches."""
-    return Want(
-        name=name, role=role, size=size, npu=True, candidates=candidates, why=why, hint=hint,
-        lacking=lacking,
-    )  # fmt: skip
 
 
 def _main_method(model: ModelInfo) -> MethodInfo:
