@@ -157,7 +157,19 @@ static void kit_stack_guard_init(void)
 #define KIT_STACK_GUARD_INIT() ((void)0)
 #endif
 
-__attribute__((noreturn)) void Reset_Handler(void)
+#if defined(KIT_SECTION_BOOT_TEXT)
+/* [boot] code = "copy" (kit_sections.h): the code runs from RAM the loops below fill, so
+ * Reset_Handler itself stays in non-volatile memory with the vectors and the copy tables,
+ * and calls nothing before its loops are done (the volatile accesses keep a compiler from
+ * turning them into a call of memcpy/memset, which would be in that RAM). */
+#define KIT_BOOT_CODE __attribute__((section(KIT_SECTION_BOOT_TEXT)))
+#define KIT_BOOT_VOLATILE volatile
+#else
+#define KIT_BOOT_CODE
+#define KIT_BOOT_VOLATILE
+#endif
+
+KIT_BOOT_CODE __attribute__((noreturn)) void Reset_Handler(void)
 {
 #if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
     /* FPU and MVE first: the compiler may use their registers in any C below. */
@@ -177,22 +189,22 @@ __attribute__((noreturn)) void Reset_Handler(void)
 #else
 
     for (const kit_copy_entry_t *e = __copy_table_start__; e < __copy_table_end__; ++e) {
-        const uint8_t *src = (const uint8_t *)(uintptr_t)e->load;
-        uint8_t *dst = (uint8_t *)(uintptr_t)e->dest;
+        const KIT_BOOT_VOLATILE uint8_t *src = (const uint8_t *)(uintptr_t)e->load;
+        KIT_BOOT_VOLATILE uint8_t *dst = (uint8_t *)(uintptr_t)e->dest;
         if (src == dst) {
             continue;
         }
         /* words, then the tail: an .incbin'd network need not be a multiple of 4 */
         const uint32_t words = e->size / 4u;
         for (uint32_t i = 0; i < words; ++i) {
-            ((uint32_t *)dst)[i] = ((const uint32_t *)src)[i];
+            ((KIT_BOOT_VOLATILE uint32_t *)dst)[i] = ((const KIT_BOOT_VOLATILE uint32_t *)src)[i];
         }
         for (uint32_t i = words * 4u; i < e->size; ++i) {
             dst[i] = src[i];
         }
     }
     for (const kit_zero_entry_t *e = __zero_table_start__; e < __zero_table_end__; ++e) {
-        uint32_t *dst = (uint32_t *)(uintptr_t)e->dest;
+        KIT_BOOT_VOLATILE uint32_t *dst = (uint32_t *)(uintptr_t)e->dest;
         for (uint32_t i = 0; i < e->size / 4u; ++i) {
             dst[i] = 0;
         }
