@@ -184,8 +184,13 @@ KIT_BOOT_CODE __attribute__((noreturn)) void Reset_Handler(void)
 #endif
 #if defined(__ARMCC_VERSION)
     SCB_VTOR = (uint32_t)(uintptr_t)kit_vectors;
+#if defined(KIT_SECTION_BOOT_TEXT)
+    /* kit_system_init is in the code __main copies into RAM: $Sub$$main below runs it */
+    __main();
+#else
     kit_system_init();
     __main();
+#endif
 #else
 
     for (const kit_copy_entry_t *e = __copy_table_start__; e < __copy_table_end__; ++e) {
@@ -225,6 +230,19 @@ KIT_BOOT_CODE __attribute__((noreturn)) void Reset_Handler(void)
     kit_hal_exit(main());
 #endif
 }
+
+#if defined(__ARMCC_VERSION) && defined(KIT_SECTION_BOOT_TEXT)
+/* armlink's $Sub$$ wrapping: __main calls this in place of main once its scatter-loading
+ * has copied the code into RAM, so the system set-up runs from there. Not compiled by the
+ * kit's tests (no Arm Compiler here). */
+int $Super$$main(void);
+int $Sub$$main(void);
+int $Sub$$main(void)
+{
+    kit_system_init();
+    return $Super$$main();
+}
+#endif
 
 void Default_Handler(void) { kit_fault(NULL); }
 

@@ -164,6 +164,8 @@ class LinkLayout:
     def last_exec(self) -> tuple[tuple[LinkRegion, str], ...]:
         """Per region, the scatter execution region placed last in it (overflow checks)."""
         last = {self.boot_region: "KIT_VECTORS", self.code_region: "KIT_CODE"}
+        if self.code_load_region:
+            last[self.code_load_region] = "KIT_BOOT"  # the root region, after the vectors
         last[self.data_region] = "KIT_DATA_ZI"
         for s in self.sections:
             last[s.region] = s.exec_region
@@ -259,6 +261,8 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
     last[data.region] = "KIT_DATA_ZI"
     if boot_region not in last:
         last[boot_region] = "KIT_VECTORS"
+    if code_load is not None:
+        last[code_load] = "KIT_BOOT"  # the scatter file's root region (armclang.sct.j2)
     # Where the next kit section of a region starts, while only kit sections (whose sizes
     # the plan knows) precede it there: the scatter file then gets a literal address,
     # which a load region needs as its base.
