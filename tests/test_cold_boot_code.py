@@ -107,6 +107,13 @@ def test_the_plan_refuses_code_that_does_not_fit_the_ram(
         r"bringup\) does not fit in PSRAM \(0x21000000, 16 KiB, 16,384 bytes free\)",
         errors[0],
     ), errors[0]
+    # the code is smaller than the app's estimate: say so, and it is planned there
+    project = make_project(
+        data_pte_u55_shared, tmp_path / "q", board=board, app="bringup", code_reserve="8KiB"
+    )
+    code = project.buffers()["code"]
+    assert (code["region"], code["load_region"]) == ("PSRAM", "FLASH")
+    assert "8192 B kept free in PSRAM" in code["why"]
 
 
 # -- build, check-elf, run ------------------------------------------------------------------

@@ -215,7 +215,11 @@ class _Planner(Placer):
                         r.name for r in (code_regions if role == Role.CODE else cpu_ram)
                     ),
                     why=f"sized by the linker; {size} B kept free in {region.name} "
-                    f"(estimate for app {app})",
+                    + (
+                        "(--code-reserve)"
+                        if role == Role.CODE and self.options.code_reserve is not None
+                        else f"(estimate for app {app})"
+                    ),
                 )
             )
 
@@ -274,11 +278,12 @@ class _Planner(Placer):
                 return region, load, rams
         region = rams[0]
         free = self.fill.free(region, RESERVE_ALIGN)
+        whose = "--code-reserve" if self.options.code_reserve else f"app {self.options.app}"
         raise FitError(
-            f'{board.source}: [boot] code = "copy": the code ({size:,} bytes kept for app '
-            f"{self.options.app}) does not fit in {region.name} (0x{region.base:08x}, "
+            f'{board.source}: [boot] code = "copy": the code ({size:,} bytes kept for '
+            f"{whose}) does not fit in {region.name} (0x{region.base:08x}, "
             f"{size_text(region.size)}, {free:,} bytes free)",
-            hint=f"name a larger RAM as [boot] code_region, pass --code-reserve N if the "
+            hint=f"name a larger RAM as [boot] code_region, pass gen --code-reserve SIZE if the "
             f'code is smaller (the link checks the real size), or code = "xip" (run in '
             f"place from {load.name})",
             region=region.name,
