@@ -193,3 +193,54 @@ def test_code_copied_into_sram_boots_cold(
         r"elsewhere: it runs before the reset copy, when that memory holds garbage",
         messages[0],
     ), messages[0]
+
+
+# -- an ITCM (generated files only) ---------------------------------------------------------
+
+M55 = REPO / "tests" / "data" / "boards" / "custom_m55.toml"
+
+
+def _m55(tmp_path: Path, boot: str) -> Path:
+    """The test board custom_m55 (256 KiB ITCM "CODE", FLASH at 0x10000000) booting cold
+    from FLASH with `boot`."""
+    text = M55.read_text().replace(
+        "[[region]]", f'[boot]\nvector_region = "FLASH"\nfrom = "nv"\n{boot}\n\n[[region]]', 1
+    )
+    text = text.replace("ethos-u55 = [64]", "ethos-u55 = [128]")  # the checked-in pte's
+    board = tmp_path / "m55.toml"
+    board.write_text(text)
+    return board
+
+
+def test_code_copied_into_an_itcm(
+    data_pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """The default RAM is the ITCM when the code's reserve fits (selftest: 192 KiB), the
+    next executable RAM when not (the runner's 320 KiB: PSRAM); a named one that is too
+    small is refused. Both linker renderings keep the reset code and the tables in FLASH."""
+    board = _m55(tmp_path, 'code = "copy"')
+    project = make_project(data_pte_u55_shared, tmp_path / "s", board=board, app="selftest")
+    code = project.buffers()["code"]
+    assert (code["region"], code["load_region"]) == ("CODE", "FLASH")
+    script = (project.generated / "linker.ld").read_text()
+    assert re.search(
+        r"\.text\.boot : ALIGN\(4\)\n  \{[^}]*__copy_table_start__[^}]*\} > FLASH", script
+    )
+    assert "LONG(LOADADDR(.text)) LONG(ADDR(.text)) LONG(SIZEOF(.text))" in script
+    # .text (with .rodata), .rel.dyn, .ARM.extab, .ARM.exidx, .init_array
+    assert script.count("> CODE AT> FLASH") == 5, script
+    header = (project.generated / "kit_sections.h").read_text()
+    assert '#define KIT_SECTION_BOOT_TEXT ".text.boot"' in header
+    scatter = (project.generated / "scatter.sct").read_text()
+    boot = scatter.index("KIT_BOOT AlignExpr(ImageLimit(KIT_VECTORS), 16)")
+    assert scatter.index("LR_KIT_FLASH 0x10000000") < boot < scatter.index("KIT_CODE 0x00000000")
+    assert "* (.text.boot)" in scatter and "* (InRoot$$Sections)" in scatter[boot:]
+
+    runner = make_project(data_pte_u55_shared, tmp_path / "r", board=board, app="executor_runner")
+    assert runner.buffers()["code"]["region"] == "PSRAM"
+    named = _m55(tmp_path, 'code = "copy"\ncode_region = "CODE"')
+    capsys.readouterr()
+    argv = gen_argv(data_pte_u55_shared, tmp_path / "n", board=named, app="executor_runner")
+    assert main(argv) == 3
+    err = capsys.readouterr().err
+    assert "does not fit in CODE (0x00000000, 256 KiB, 262,144 bytes free)" in err, err
