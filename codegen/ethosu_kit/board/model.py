@@ -162,6 +162,11 @@ class MemoryRegion:
         """One past the last byte."""
         return self.base + self.size
 
+    @property
+    def runs_copied_code(self) -> bool:
+        """RAM a start-up can copy code into and the CPU execute from ([boot] code = "copy")."""
+        return self.cpu and self.volatile and self.writable and self.executable
+
     def contains(self, address: int, size: int = 1) -> bool:
         return self.base <= address and address + size <= self.end
 

@@ -298,8 +298,8 @@ def _boot_code(
     if name is None:
         return code, None
     region = next((r for r in regions if r.name == name), None)
-    ok = [r.name for r in regions if _runs_copied_code(r)]
-    if region is None or not _runs_copied_code(region):
+    ok = [r.name for r in regions if r.runs_copied_code]
+    if region is None or not region.runs_copied_code:
         what = "no region named" if region is None else "region"
         why = (
             ""
@@ -312,10 +312,6 @@ def _boot_code(
             f"({', '.join(ok) or 'the board has none'})",
         )
     return code, region.name
-
-
-def _runs_copied_code(r: MemoryRegion) -> bool:
-    return r.cpu and r.volatile and r.writable and r.executable
 
 
 def _npu_port(t: Table, kind: RegionKind, npu: bool) -> tuple[bool, NpuPort]:

@@ -261,11 +261,11 @@ class _Planner(Placer):
         stores = select(board, lambda r: r.executable and r.cpu and not r.volatile, code_rank)
         load = self.reserve(stores, "code (load image)", size)
         named = board.boot.code_region
-
-        def ok(r: MemoryRegion) -> bool:
-            return r.cpu and r.volatile and r.writable and r.executable
-
-        rams = [board.region(named)] if named else select(board, ok, code_rank)
+        rams = (
+            [board.region(named)]
+            if named
+            else select(board, lambda r: r.runs_copied_code, code_rank)
+        )
         if not rams:
             raise PlanError(
                 f'{board.source}: [boot] code = "copy", but board {board.name} has no '
