@@ -164,6 +164,11 @@ class MemoryRegion(RegionAttrs, _Extent):
         """One past the last byte."""
         return self.base + self.size
 
+    @property
+    def runs_copied_code(self) -> bool:
+        """RAM a start-up can copy code into and the CPU execute from ([boot] code = "copy")."""
+        return self.cpu and self.volatile and self.writable and self.executable
+
     def contains(self, address: int, size: int = 1) -> bool:
         return self.base <= address and address + size <= self.end
 
@@ -267,6 +272,16 @@ class BootFrom(StrEnum):
     LOADER = "loader"
 
 
+class BootCode(StrEnum):
+    """Where a cold-boot image's code runs ([boot] code)."""
+
+    # Executed in place from the non-volatile region that stores it.
+    XIP = "xip"
+    # Stored there, copied into a fast executable RAM (an ITCM, an SRAM) by the start-up
+    # at reset and run from it; the reset code, the vectors and the copy tables stay.
+    COPY = "copy"
+
+
 @dataclass(frozen=True)
 class Boot:
     """Where the core finds its vector table at reset (VTOR's reset value), and how the
@@ -275,6 +290,10 @@ class Boot:
     vector_region: str  # the region holding it
     vector_address: int  # its address (the region's start unless the board says otherwise)
     image_from: BootFrom = BootFrom.LOADER  # [boot] from
+    # [boot] code and code_region: written to memory_plan.json only when set, so that a
+    # plan of a board without them reads (and hashes) as before
+    code: BootCode = field(default=BootCode.XIP, metadata={"omit_default": True})
+    code_region: str | None = field(default=None, metadata={"omit_default": True})
 
 
 @dataclass(frozen=True)
@@ -443,6 +462,11 @@ class Board:
     def cold_boot(self) -> bool:
         """The image boots from non-volatile memory: nothing loads RAM before reset."""
         return self.boot is not None and self.boot.image_from == BootFrom.NV
+
+    @property
+    def code_copied(self) -> bool:
+        """A cold-boot image whose code the start-up copies into RAM ([boot] code = "copy")."""
+        return self.cold_boot and self.boot is not None and self.boot.code == BootCode.COPY
 
     def region(self, name: str) -> MemoryRegion:
         for r in self.regions:

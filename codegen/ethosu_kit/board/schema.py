@@ -20,6 +20,7 @@ from ethosu_kit.board.model import (
     KIND_ATTRS,
     NPU_PORTS,
     REGION_ATTRS,
+    BootCode,
     BootFrom,
     ConsoleKind,
     RegionKind,
@@ -169,6 +170,24 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
             "a debugger or emulator loads the ELF (the Corstone FVPs, QEMU -kernel). "
             "`new-board` drafts `nv`",
             choices=tuple(k.value for k in BootFrom),
+        ),
+        Key(
+            "code",
+            S,
+            BootCode.XIP.value,
+            'where a cold-boot image\'s code runs (from = "nv" only): `xip` in place from '
+            "the non-volatile region that stores it, `copy`: copied at reset into "
+            "`code_region` (an ITCM, an executable SRAM) and run there; the vectors, the "
+            "reset code and the copy tables stay in non-volatile memory",
+            choices=tuple(k.value for k in BootCode),
+            drafted=False,
+        ),
+        Key(
+            "code_region",
+            S,
+            Derived("the fastest executable, writable RAM: ITCM, on-chip RAM, then the rest"),
+            'the RAM code = "copy" runs the code from',
+            drafted=False,
         ),
     ),
     "qemu": (

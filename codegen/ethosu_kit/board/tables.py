@@ -17,6 +17,7 @@ from ethosu_kit.board.cores import CORES, FPU_KINDS, check_config, cpu_flags
 from ethosu_kit.board.model import (
     REGION_ATTRS,
     Boot,
+    BootCode,
     BootFrom,
     Console,
     ConsoleKind,
@@ -284,7 +285,45 @@ def boot_table(t: Table, regions: tuple[MemoryRegion, ...], cpu: Cpu) -> Boot:
             f"which is volatile (its vectors are gone at power-up); non-volatile, "
             f'executable regions: {nv} (or from = "loader" if a debugger loads the image)',
         )
-    return Boot(holder.name, address, image_from)
+    code, code_region = _boot_code(t, regions, image_from)
+    return Boot(holder.name, address, image_from, code, code_region)
+
+
+def _boot_code(
+    t: Table, regions: tuple[MemoryRegion, ...], image_from: BootFrom
+) -> tuple[BootCode, str | None]:
+    """[boot] code and code_region: where a cold-boot image's code runs. The RAM named must
+    be one the start-up can copy code into and the core execute from; which RAM when none
+    is named, and whether the code fits, are the plan's (plan.planner)."""
+    code = BootCode(t.value("code"))
+    name = t.value("code_region", None)  # None: the plan picks the RAM
+    if code == BootCode.XIP:
+        if name is not None:
+            raise t.fail("code_region", 'only with code = "copy" (the RAM the code is copied to)')
+        return code, None
+    if image_from != BootFrom.NV:
+        raise t.fail(
+            "code",
+            '"copy" is for a cold boot (from = "nv"): with from = "loader" the loader '
+            "puts the code where it runs (place it with the board's regions)",
+        )
+    if name is None:
+        return code, None
+    region = next((r for r in regions if r.name == name), None)
+    ok = [r.name for r in regions if r.runs_copied_code]
+    if region is None or not region.runs_copied_code:
+        what = "no region named" if region is None else "region"
+        why = (
+            ""
+            if region is None
+            else " is not volatile, writable and executable RAM the CPU reaches"
+        )
+        raise t.fail(
+            "code_region",
+            f'{what} {name!r}{why}: code = "copy" runs the code from such RAM '
+            f"({', '.join(ok) or 'the board has none'})",
+        )
+    return code, region.name
 
 
 def _npu_port(t: Table, kind: RegionKind, npu: bool) -> tuple[bool, NpuPort]:

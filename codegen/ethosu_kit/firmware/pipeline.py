@@ -118,6 +118,7 @@ class GenRequest:
     stack: Size = None
     heap: Size = None
     method_pool: Size = None
+    code_reserve: int | None = None  # bytes kept for .text/.rodata (None: the app's estimate)
     toolchain: str = Toolchain.GCC  # the compiler of the build that `auto` measures
     app: App = App.EXECUTOR_RUNNER  # a plain string is taken too, and made an App
     vectors: Path | None = None  # selftest: its inputs and expected outputs
@@ -222,6 +223,7 @@ def generate_project(
         stack=request.stack if isinstance(request.stack, int) else stack,
         heap=request.heap if isinstance(request.heap, int) else heap,
         method_pool=request.method_pool if isinstance(request.method_pool, int) else None,
+        code_reserve=request.code_reserve,
         app=request.app,
         allow_cpu_only=request.allow_cpu_only,
         npu=request.npu,

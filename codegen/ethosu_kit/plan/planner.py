@@ -28,7 +28,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from ethosu_kit.board.model import Board, MemoryRegion, NpuPort
-from ethosu_kit.core.errors import PlanError
+from ethosu_kit.core.errors import FitError, PlanError
 from ethosu_kit.core.sizes import align_up, size_text
 from ethosu_kit.npu.facts import (
     NPU_ALIGN,
@@ -38,7 +38,7 @@ from ethosu_kit.npu.facts import (
 )
 from ethosu_kit.plan.apps import App, method_pool_size
 from ethosu_kit.plan.external import external_wants
-from ethosu_kit.plan.fill import replay, reserves
+from ethosu_kit.plan.fill import RESERVE_ALIGN, replay, reserves
 from ethosu_kit.plan.placer import Placer, Want
 from ethosu_kit.plan.regions import (
     NpuView,
@@ -147,7 +147,11 @@ class _Planner(Placer):
         app = self.options.app
         code_size, data_size = reserves(self.options)
         code_regions = select(board, lambda r: r.executable and r.loadable and r.cpu, code_rank)
-        code_region = self.reserve(code_regions, "code (reserve)", code_size)
+        code_load: MemoryRegion | None = None
+        if board.code_copied:
+            code_region, code_load, code_regions = self._copied_code(code_size)
+        else:
+            code_region = self.reserve(code_regions, "code (reserve)", code_size)
         data_region = self.reserve(cpu_ram, "data (reserve)", data_size)
         self.place(
             Want(
@@ -209,17 +213,30 @@ class _Planner(Placer):
                     align=8,
                     npu=False,
                     initialized=True,
-                    load_region=None,
+                    load_region=code_load.name if role == Role.CODE and code_load else None,
                     allowed_regions=tuple(
                         r.name for r in (code_regions if role == Role.CODE else cpu_ram)
                     ),
                     why=f"sized by the linker; {size} B kept free in {region.name} "
-                    f"(estimate for app {app})",
+                    + (
+                        "(--code-reserve)"
+                        if role == Role.CODE and self.options.code_reserve is not None
+                        else f"(estimate for app {app})"
+                    ),
                 )
             )
 
         if board.cold_boot:
-            self.notes.append(_cold_boot_note(board, code_region, data_region, self.buffers))
+            self.notes.append(
+                _cold_boot_note(
+                    board,
+                    code_region,
+                    data_region,
+                    self.buffers,
+                    code_load=code_load,
+                    code_size=code_size,
+                )
+            )
         plan = MemoryPlan(
             board=board,
             mode=mode,
@@ -235,6 +252,47 @@ class _Planner(Placer):
         if replay(plan).used != self.fill.used:
             raise AssertionError(f"plan.fill.replay disagrees with the planner: {self.fill.used}")
         return plan
+
+    def _copied_code(self, size: int) -> tuple[MemoryRegion, MemoryRegion, list[MemoryRegion]]:
+        """[boot] code = "copy": the code's run region (the board's code_region, else the
+        fastest executable RAM the reserve fits in) and the non-volatile region that stores
+        it, each with the reserve kept free. Refused, naming the RAM and the bytes, when it
+        does not fit: the board asked for the copy, so running in place instead would be
+        a silent change of what it runs from."""
+        board = self.board
+        assert board.boot is not None
+        stores = select(board, lambda r: r.executable and r.cpu and not r.volatile, code_rank)
+        load = self.reserve(stores, "code (load image)", size)
+        named = board.boot.code_region
+        rams = (
+            [board.region(named)]
+            if named
+            else select(board, lambda r: r.runs_copied_code, code_rank)
+        )
+        if not rams:
+            raise PlanError(
+                f'{board.source}: [boot] code = "copy", but board {board.name} has no '
+                "volatile, writable, executable RAM to copy the code into",
+                hint='declare the ITCM or executable SRAM as a [[region]], or code = "xip"',
+            )
+        for region in rams:
+            if self.fill.fits(region, size, RESERVE_ALIGN):
+                self.fill.put(region, "code (reserve)", size, RESERVE_ALIGN)
+                return region, load, rams
+        region = rams[0]
+        free = self.fill.free(region, RESERVE_ALIGN)
+        whose = "--code-reserve" if self.options.code_reserve else f"app {self.options.app}"
+        raise FitError(
+            f'{board.source}: [boot] code = "copy": the code ({size:,} bytes kept for '
+            f"{whose}) does not fit in {region.name} (0x{region.base:08x}, "
+            f"{size_text(region.size)}, {free:,} bytes free)",
+            hint=f"name a larger RAM as [boot] code_region, pass gen --code-reserve SIZE if the "
+            f'code is smaller (the link checks the real size), or code = "xip" (run in '
+            f"place from {load.name})",
+            region=region.name,
+            needed=size,
+            available=free,
+        )
 
     def _whose(self, which: int) -> str:
         """Where the stack (0) or heap (1) size came from, for the plan's why."""
@@ -370,17 +428,38 @@ class _Planner(Placer):
 
 
 def _cold_boot_note(
-    board: Board, code: MemoryRegion, data: MemoryRegion, buffers: list[Buffer]
+    board: Board,
+    code: MemoryRegion,
+    data: MemoryRegion,
+    buffers: list[Buffer],
+    *,
+    code_load: MemoryRegion | None = None,
+    code_size: int = 0,
 ) -> str:
     """What a cold boot ([boot] from = "nv") stores where and copies at reset: code runs in
-    place, .data and buffers stored in one region and run from another are copied by the
-    start-up. A buffer with contents in a RAM the board marks loadable is named: nothing
-    fills it at power-up, and check-elf refuses the image."""
-    parts = [f"code runs in place from {code.name}"]
-    if code.volatile:
+    place or ([boot] code = "copy") is copied into RAM, .data and buffers stored in one
+    region and run from another are copied by the start-up. A buffer with contents in a
+    RAM the board marks loadable is named: nothing fills it at power-up, and check-elf
+    refuses the image."""
+    store = code_load or code
+    if code_load is not None:
+        parts = [
+            f'code copied ([boot] code = "copy"): .text, .rodata, .ARM.exidx and '
+            f".init_array stored in {code_load.name}, copied to {code.name} at reset and "
+            f"run there ({code_size:,} B kept for them in each, the app's estimate; the "
+            f"linker sizes them, check-elf prints the bytes copied); the vectors, the reset "
+            f"code (.text.boot) and the copy tables stay in {code_load.name}"
+        ]
+    else:
+        parts = [f"code runs in place from {code.name}"]
+    if code.volatile and code_load is None:
         parts = [f"code in {code.name}, RAM that nothing fills at power-up (check-elf refuses)"]
-    parts.append(f".data's initial values stored in {code.name}, copied to {data.name} at reset")
-    copied = [b for b in buffers if b.initialized and b.load_region]
+    parts.append(f".data's initial values stored in {store.name}, copied to {data.name} at reset")
+    copied = [
+        b
+        for b in buffers
+        if b.initialized and b.load_region and b.role not in (Role.CODE, Role.DATA)
+    ]
     parts += [f"{b.name} stored in {b.load_region}, copied to {b.region} at reset" for b in copied]
     in_ram = [
         b

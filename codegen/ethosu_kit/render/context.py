@@ -25,7 +25,13 @@ from ethosu_kit.board.toolchain import Toolchain
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.names import PTE_NAME
 from ethosu_kit.core.text import c_string, cident, comment_safe
-from ethosu_kit.layout.link_layout import FRAGMENT_MARKER, KIT_INFO, VECTORS, LinkLayout
+from ethosu_kit.layout.link_layout import (
+    BOOT_TEXT,
+    FRAGMENT_MARKER,
+    KIT_INFO,
+    VECTORS,
+    LinkLayout,
+)
 from ethosu_kit.npu.exit_codes import EXIT_CODES
 from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_ALIGN, Accelerator, MemoryMode, NpuKind
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
@@ -216,6 +222,7 @@ def template_context(
         "layout": layout,
         "layout_macro": {sec.buffer: sec.macro for sec in layout.sections},
         "vectors": VECTORS,
+        "boot_text": BOOT_TEXT,
         "kit_info": KIT_INFO,
         "marker": FRAGMENT_MARKER,
         "debug_sections": DEBUG_SECTIONS,

@@ -30,7 +30,7 @@ from ethosu_kit.npu.facts import (
     VELA_REGION_WEIGHTS,
     NpuKind,
 )
-from ethosu_kit.plan.fill import region_fill, replay
+from ethosu_kit.plan.fill import region_fill, replay, reserves
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 
 PICTURE_FORMAT_VERSION = 1
@@ -430,11 +430,13 @@ def _copies(
         if b.load_region is None or b.load_region == b.region:
             continue
         load = _offset_of(plan_blocks, b.load_region, f"{b.name} (load image)")
-        run = _offset_of(plan_blocks, b.region, b.name)
+        # the code a board copies into RAM ([boot] code = "copy"): the plan knows its
+        # reserve, the linker its size
+        code = b.role == Role.CODE
+        run = _offset_of(plan_blocks, b.region, f"{b.name} (reserve)" if code else b.name)
+        size = reserves(plan.options)[0] if code else b.size
         lr, rr = board.region(b.load_region), board.region(b.region)
-        out.append(
-            Copy(b.name, b.size, lr.name, lr.base + load, rr.name, rr.base + run, Source.PLAN)
-        )
+        out.append(Copy(b.name, size, lr.name, lr.base + load, rr.name, rr.base + run, Source.PLAN))
     return tuple(out)
 
 

@@ -122,6 +122,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "from the program); auto: measured in a QEMU run, as --stack/--heap auto also do",
     )
     parser.add_argument(
+        "--code-reserve",
+        type=size_arg,
+        metavar="SIZE",
+        help="bytes the plan keeps free for the code (.text/.rodata; default: the app's "
+        "estimate, 32KiB to 320KiB); the link checks the real size. What a board with "
+        '[boot] code = "copy" needs in its code RAM (docs/boards.md)',
+    )
+    parser.add_argument(
         "--toolchain",
         default=Toolchain.GCC.value,
         choices=MEASURE_TOOLCHAINS,
