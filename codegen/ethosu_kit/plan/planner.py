@@ -21,6 +21,7 @@ loadable, executable), never by name: a custom board works the same way.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import PlanError
@@ -110,19 +111,10 @@ class _Planner(Placer):
         has_npu = spec is not None
 
         # 1. NPU buffers first: their regions are fixed by the mode.
-        self._temp_pool(
-            npu_sram if mode != MemoryMode.DEDICATED_SRAM or not has_npu else external_ram, cpu_ram
+        temp_regions = (
+            npu_sram if mode != MemoryMode.DEDICATED_SRAM or not has_npu else external_ram
         )
-        fast = (
-            self._fast_scratch_want(npu_sram)
-            if mode == MemoryMode.DEDICATED_SRAM and has_npu
-            else None
-        )
-        if fast is not None and not self.fast_unbounded and fast.size > 0:
-            self.place(fast)
-        self.place(network_want(model, board, mode, npu_sram, has_npu))
-        if self.options.app == App.SELFTEST and has_npu:
-            self.place(selftest_vectors_want(model, board))
+        fasts = self._npu_buffers(temp_regions, npu_sram, cpu_ram, has_npu)
         for want in input_data_wants(method, self.options, board):
             self.place(want)
 
@@ -158,7 +150,7 @@ class _Planner(Placer):
 
         # 3. CPU buffers, hottest first: planned activations, IO, then the method pool.
         if app.runner_pools:
-            self._runner_pools(method, cpu_ram)
+            self._cpu_pools(method, cpu_ram)
         else:
             self.notes.append(
                 f"app {app}: no ExecuTorch runner pools (planned buffers, IO copies, method "
@@ -179,7 +171,9 @@ class _Planner(Placer):
             )
 
         # 4. A fast scratch with no bound from Vela takes the NPU SRAM that is left.
-        if fast is not None and self.fast_unbounded and fast.candidates:
+        for fast in fasts:
+            if not (self.fast_unbounded and fast.candidates):
+                continue
             region = fast.candidates[0]
             size = self.fill.free(region, NPU_ALIGN) // NPU_ALIGN * NPU_ALIGN
             self._commit(
@@ -222,12 +216,43 @@ class _Planner(Placer):
             buffers=tuple(self.buffers),
             options=self.options,
             notes=tuple(self.notes),
+            **self._programs(),
         )
         # The report and the QEMU stand-in check read the fill back with replay(plan):
         # one accounting, so it must be the one the planner just decided with.
         if replay(plan).used != self.fill.used:
             raise AssertionError(f"plan.fill.replay disagrees with the planner: {self.fill.used}")
         return plan
+
+    def _npu_buffers(
+        self,
+        temp_regions: list[MemoryRegion],
+        npu_sram: list[MemoryRegion],
+        cpu_ram: list[MemoryRegion],
+        has_npu: bool,
+    ) -> list[Want]:
+        """The temp pool, the fast scratch, the network and the self-test vectors; the
+        fast scratch left to size from what is free (none, or the one unbounded)."""
+        model, board, mode = self.model, self.board, self.mode
+        self._temp_pool(temp_regions, cpu_ram)
+        fast = (
+            self._fast_scratch_want(npu_sram)
+            if mode == MemoryMode.DEDICATED_SRAM and has_npu
+            else None
+        )
+        if fast is not None and not self.fast_unbounded and fast.size > 0:
+            self.place(fast)
+        self.place(network_want(model, board, mode, npu_sram, has_npu))
+        if self.options.app == App.SELFTEST and has_npu:
+            self.place(selftest_vectors_want(model, board))
+        return [fast] if fast is not None else []
+
+    def _cpu_pools(self, method: MethodInfo, cpu_ram: list[MemoryRegion]) -> None:
+        self._runner_pools(method, cpu_ram)
+
+    def _programs(self) -> dict[str, Any]:
+        """The MemoryPlan fields of an image of several programs: none for one."""
+        return {}
 
     def _whose(self, which: int) -> str:
         """Where the stack (0) or heap (1) size came from, for the plan's why."""
