@@ -15,7 +15,7 @@ gets the same refusals as the command line.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final, Literal
 
@@ -48,7 +48,14 @@ from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
 from ethosu_kit.plan.apps import App
 from ethosu_kit.plan.types import MemoryPlan, NpuLibrary, PlanOptions
 from ethosu_kit.pte.model import ModelInfo
-from ethosu_kit.pte.programs import Program, ProgramSet, ProgramSource, check_one_npu, unique
+from ethosu_kit.pte.programs import (
+    Program,
+    ProgramSet,
+    ProgramSource,
+    check_one_npu,
+    name_from_path,
+    unique,
+)
 from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes
 from ethosu_kit.vnpu.fast_scratch import check_fast_scratch
 from ethosu_kit.vnpu.workspace import vnpu_workspace_need
@@ -228,6 +235,11 @@ def generate_project(
         return _generate_programs(request)
     pte_bytes = read_pte_bytes(request.pte)  # once: the plan and the copy are of the same bytes
     model = model_from_bytes(pte_bytes, str(request.pte))
+    if len(model.methods) > 1:
+        # every method planned and runnable by name: the image of programs does that, for
+        # one program named after its file
+        program = ProgramSource(name_from_path(request.pte), request.pte)
+        return _generate_programs(replace(request, programs=(program,)))
     board = load_board(request.board)
     if request.qemu_stand_in:
         board = stand_in_board(board)

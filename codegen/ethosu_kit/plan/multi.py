@@ -90,13 +90,21 @@ def planned_arenas(model: ModelInfo) -> tuple[int, ...]:
 
 
 def method_pool_need(model: ModelInfo) -> tuple[int, str]:
-    """Every method loaded at once: the sum of their estimates."""
+    """Every method loaded at once: the sum of their estimates, and the unplanned inputs
+    of the methods after the first, which the runner stages there (the first's have
+    buffers of their own)."""
     parts = [method_pool_size(m) for m in model.methods]
     if len(parts) == 1:
         return parts[0]
-    total = sum(size for size, _ in parts)
+    staged = sum(
+        align_up(t.nbytes, NPU_ALIGN) for m in model.methods[1:] for t in m.inputs if not t.planned
+    )
+    total = sum(size for size, _ in parts) + staged
     terms = "; ".join(f"{m.name}: {why}" for m, (_, why) in zip(model.methods, parts, strict=True))
-    return total, f"{len(parts)} methods loaded at once: {terms}; sum {total}"
+    return total, (
+        f"{len(parts)} methods loaded at once: {terms}; + {staged} B of the later methods' "
+        f"unplanned inputs = {total}"
+    )
 
 
 def _lane_prefix(lane: int) -> str:
