@@ -196,21 +196,8 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     )
     assert_refused(run_kit("gen", "--programs", manifest, "-o", out), "two programs named 'a'")
     # a project of several programs: an unknown program for simulate
-    assert (
-        kit_main(
-            [
-                "gen",
-                "--pte",
-                f"kws={PTE / 'u55_shared.pte'}",
-                "--pte",
-                f"tio={PTE / 'two_io.pte'}",
-                "-o",
-                str(out),
-                "-q",
-            ]
-        )  # fmt: skip
-        == 0
-    )
+    programs = ["--pte", f"kws={PTE / 'u55_shared.pte'}", "--pte", f"tio={PTE / 'two_io.pte'}"]
+    assert kit_main(["gen", *programs, "-o", str(out), "-q"]) == 0
     assert_refused(run_kit("simulate", out, "--program", "nope"), "no program named 'nope'")
     sim = run_kit("simulate", out, "--program", "tio")
     assert sim.returncode == 0, sim.stderr
