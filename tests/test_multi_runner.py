@@ -83,7 +83,9 @@ def test_runner_equals_simulate(
         "-o", tmp_path / "sim.npz",
     )  # fmt: skip
     assert sim.returncode == 0, sim.stderr
-    same = run_kit("compare", tmp_path / "run.npz", tmp_path / "sim.npz", "--pte", pte)
+    same = run_kit(
+        "compare", tmp_path / "run.npz", tmp_path / "sim.npz", "--pte", pte, "--method", method
+    )
     assert same.returncode == 0, same.stdout + same.stderr
     assert "max 0 LSB" in same.stdout and "COMPARE PASS" in same.stdout, same.stdout
     print(f"{program}.{method}: runner == simulate, {same.stdout.strip().splitlines()[-1]}")

@@ -21,7 +21,8 @@ namespace
 
 #if defined(KIT_NUM_PROGRAMS)
 /* An image of several programs (kit_programs.h): one table of each kind per program. */
-#define KIT_RUNNER_ROW(index, symbol, size, region) {index, {#symbol, symbol, size, region}},
+/* The plan's name is the symbol without its `kit_` (the buffers' contract): `#symbol + 4`. */
+#define KIT_RUNNER_ROW(index, symbol, size, region) {index, {#symbol + 4, symbol, size, region}},
 #define KIT_RUNNER_TABLES(name, ...)                                                               \
     const IndexedBuffer name##_planned[] = {KIT_PROGRAM_PLANNED_##name(KIT_RUNNER_ROW){0, {}}};    \
     const IndexedBuffer name##_inputs[] = {KIT_PROGRAM_INPUTS_##name(KIT_RUNNER_ROW){0, {}}};      \
@@ -37,8 +38,8 @@ template <size_t N> IndexedTable table(const IndexedBuffer (&rows)[N]) { return 
     {#name,                                                                                        \
      network,                                                                                      \
      network_size,                                                                                 \
-     {#pool, pool, pool_size, pool_region},                                                        \
-     {#temp, temp, temp_size, temp_region},                                                        \
+     {#pool + 4, pool, pool_size, pool_region},                                                    \
+     {#temp + 4, temp, temp_size, temp_region},                                                    \
      fast,                                                                                         \
      fast_size,                                                                                    \
      table(name##_planned),                                                                        \
