@@ -120,10 +120,16 @@ def name_from_path(path: Path) -> str:
     return f"p_{stem}" if stem[0].isdigit() else stem
 
 
+def names_a_program(text: str) -> bool:
+    """Is `--pte text` of the form NAME=path (and not a file whose name holds a `=`)?"""
+    name, sep, _ = text.partition("=")
+    return bool(sep) and bool(_NAME.match(name)) and not Path(text).is_file()
+
+
 def parse_pte_arg(text: str) -> ProgramSource:
     """`--pte [NAME=]path`: the name given, or the file's stem."""
-    name, sep, path = text.partition("=")
-    if sep and _NAME.match(name):
+    if names_a_program(text):
+        name, _, path = text.partition("=")
         return ProgramSource(check_name(name, f"--pte {text}"), Path(path))
     p = Path(text)
     return ProgramSource(name_from_path(p), p)

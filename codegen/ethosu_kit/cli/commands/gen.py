@@ -33,7 +33,12 @@ from ethosu_kit.npu.facts import MemoryMode, mode_names
 from ethosu_kit.plan.apps import App
 from ethosu_kit.plan.report import report_text
 from ethosu_kit.plan.types import NpuLibrary
-from ethosu_kit.pte.programs import ProgramSource, parse_pte_arg, read_manifest
+from ethosu_kit.pte.programs import (
+    ProgramSource,
+    names_a_program,
+    parse_pte_arg,
+    read_manifest,
+)
 
 
 def size_arg(text: str) -> int:
@@ -224,7 +229,7 @@ def _programs(
                 hint='concurrent = [["kws", "vww"]] at the top of the manifest',
             )
         return read_manifest(args.programs)
-    if len(args.pte) == 1 and "=" not in args.pte[0]:
+    if len(args.pte) == 1 and not names_a_program(args.pte[0]):
         if concurrent:
             raise KitError("--concurrent is for an image of several programs (several --pte)")
         return (), ()
