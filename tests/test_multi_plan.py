@@ -118,3 +118,24 @@ def test_manifest(tmp_path: Path) -> None:
     m.write_text('concurrent = [["x"]]\n[[program]]\npte = "a.pte"\n')
     with pytest.raises(KitError, match="no program of the manifest"):
         read_manifest(m)
+
+
+def test_a_program_with_state_keeps_its_arenas(u55: tuple[Program, ...]) -> None:
+    """A mutable buffer (ExecuTorch writes it back with aten::copy_, as ExecuTorch 1.5.1
+    emits it) keeps state in the planned arenas between executes: they are its own."""
+    from dataclasses import replace
+
+    kws = u55[0]
+    method = kws.model.methods[0]
+    stateful = replace(
+        kws.model,
+        methods=(replace(method, cpu_operators=(*method.cpu_operators, "aten::copy_")),),
+    )
+    progs = (Program("kws", stateful), *u55[1:])
+    plan = plan_image(ProgramSet(progs), load_board("corstone-300"), None, PlanOptions())
+    assert plan.program("kws").persistent
+    assert plan.program("kws").planned == ("kws_planned_1",)
+    assert plan.buffer("kws_planned_1").size == method.planned_buffers[0]
+    shared = next(s for s in plan.sharing if s.buffer == "planned_1")
+    assert {o.program for o in shared.owners} == {"vww", "tio"}
+    assert plan.buffer("kws_planned_1").index == 1
