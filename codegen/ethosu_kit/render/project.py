@@ -189,6 +189,15 @@ def _input_data_files(
     return files
 
 
+@dataclass(frozen=True)
+class ProgramBytes:
+    """A program of an image of several, as render takes it."""
+
+    name: str
+    model: ModelInfo
+    pte_bytes: bytes
+
+
 def render_project(
     model: ModelInfo,
     plan: MemoryPlan,
@@ -244,15 +253,6 @@ def render_project(
         info = {p.name: p.model.to_dict() for p in programs}
         files[MODEL_INFO_JSON] = (json.dumps({"programs": info}, indent=2) + "\n").encode()
     return dict(sorted(files.items()))
-
-
-@dataclass(frozen=True)
-class ProgramBytes:
-    """A program of an image of several, as render takes it."""
-
-    name: str
-    model: ModelInfo
-    pte_bytes: bytes
 
 
 def _data_files(model: ModelInfo, plan: MemoryPlan, gen: GenInfo) -> dict[str, bytes]:
