@@ -499,9 +499,12 @@ function(ethosu_add_firmware)
     set_property(TARGET ${ARG_TARGET} APPEND PROPERTY LINK_DEPENDS "${ETHOSU_KIT_SCATTER_FILE}")
   else()
     # --orphan-handling=error: an input section no rule of the script places stops the
-    # link, naming it (a silently placed section could land anywhere).
+    # link, naming it (a silently placed section could land anywhere). -n (NMAGIC): no
+    # page-aligned segments, so the ELF and program headers are never mapped into a load
+    # segment (they would be written into the target's memory, in RAM or flash).
     target_link_options(${ARG_TARGET} PRIVATE "-T${ETHOSU_KIT_LINKER_SCRIPT}" -Wl,--gc-sections
-                        -Wl,--orphan-handling=error "-Wl,-Map=$<TARGET_FILE:${ARG_TARGET}>.map")
+                        -Wl,--orphan-handling=error -Wl,-n
+                        "-Wl,-Map=$<TARGET_FILE:${ARG_TARGET}>.map")
     set_property(TARGET ${ARG_TARGET} APPEND PROPERTY LINK_DEPENDS "${ETHOSU_KIT_LINKER_SCRIPT}")
   endif()
   _ethosu_kit_link_runtime(${ARG_TARGET} "${toolchain}")

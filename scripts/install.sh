@@ -2,9 +2,9 @@
 # Install everything the kit needs on a Debian 12 machine; idempotent and quiet,
 # and fast (a few seconds) when everything is already there.
 #
-#   scripts/install.sh        apt: cross toolchains, QEMU, CMake, Ninja
+#   scripts/install.sh        apt: cross toolchains, QEMU, CMake, Ninja, bubblewrap
 #                             pip: torch 2.13.0 (CPU), executorch[ethos-u] 1.5.1,
-#                                  the kit (editable) with its dev and pack extras
+#                                  the kit (editable) with its dev, pack and board extras
 #                             venv: ethos-u-vela 5.2.0 (and numpy) alone in
 #                                  ~/.cache/ethosu-kit/vela-5.2.0 (the tests compile the
 #                                  corpora's TOSA with it too; ExecuTorch pins 5.1.0)
@@ -24,7 +24,9 @@ EXECUTORCH_VERSION="1.5.1"
 APT_PACKAGES=(
   gcc-arm-none-eabi libnewlib-arm-none-eabi libstdc++-arm-none-eabi-newlib
   qemu-system-arm clang-19 lld-19 clang-format-19 cmake ninja-build
+  gdb-multiarch  # run --probe: GDB drives a board's debug probe (or QEMU's gdbstub)
   chromium  # headless, for the report page tests (tests/test_report.py)
+  bubblewrap  # bwrap: `run` confines the emulator to the run's folder (firmware/sandbox.py)
 )
 
 say() { printf '[install] %s\n' "$*"; }
@@ -122,7 +124,7 @@ if pathlib.Path(spec.origin).resolve().parents[1] != root / "codegen":
     sys.exit(1)  # another copy of the kit is installed
 for module in ("jinja2", "elftools", "flatbuffers", "rich", "numpy", "pytest", "pytest_benchmark",
                "hypothesis", "mypy", "importlinter", "cmsis_pack_manager", "cmsis_svd",
-               "lxml"):
+               "lxml", "serial"):
     if importlib.util.find_spec(module) is None:
         sys.exit(1)
 bindir = pathlib.Path(sys.executable).parent
@@ -133,10 +135,10 @@ if not ((bindir / "ethosu-kit").exists() or shutil.which("ethosu-kit")):
 EOF
 }
 if kit_ready; then
-  say "pip: ethosu-porting-kit (editable) and its dev/pack extras present"
+  say "pip: ethosu-porting-kit (editable) and its dev/pack/board extras present"
 else
-  say "pip: installing ethosu-porting-kit (editable) with its dev and pack extras"
-  pip_q -c "$CONSTRAINTS" -e "$ROOT[dev,pack]"
+  say "pip: installing ethosu-porting-kit (editable) with its dev, pack and board extras"
+  pip_q -c "$CONSTRAINTS" -e "$ROOT[dev,pack,board]"
 fi
 
 # -- the next Vela, in its own environment -------------------------------------------

@@ -121,10 +121,10 @@ def test_build_has_the_force_its_hint_names(pte_u55_shared: Path, tmp_path: Path
     header = out / "generated" / "kit_memory_config.h"
     header.write_text(header.read_text() + "/* my tweak */\n")
     # --npu virtual re-plans a driver project: the edited header stops it, naming --force
-    result = run_kit("build", out, "--npu", "virtual")
+    result = run_kit("build", out, "--app", "bringup", "--npu", "virtual")
     assert_refused(result, "generated/kit_memory_config.h")
     assert "--force" in result.stderr
-    forced = run_kit("build", out, "--npu", "virtual", "--force", timeout=600)
+    forced = run_kit("build", out, "--app", "bringup", "--npu", "virtual", "--force", timeout=600)
     assert forced.returncode == 0, forced
     assert "my tweak" not in header.read_text()
 

@@ -4,7 +4,8 @@ A `pip install` of the kit alone (no torch, the way a user without the lowering 
 installs it) must give every command what it imports: numpy was used by `simulate` and
 not declared, so `ethosu-kit simulate` ended in ModuleNotFoundError. Modules of the
 optional extras (lowering: torch, executorch, torchao; pack: cmsis_pack_manager, cmsis_svd,
-lxml) are imported only by the commands that need them, which say so when they are missing.
+lxml; board: serial, from pyserial) are imported only by the commands that need them, which
+say so when they are missing.
 """
 
 from __future__ import annotations
@@ -19,7 +20,16 @@ REPO = Path(__file__).resolve().parents[1]
 PACKAGE = REPO / "codegen" / "ethosu_kit"
 # import name -> distribution name, where they differ
 DISTRIBUTIONS = {"elftools": "pyelftools", "jinja2": "jinja2"}
-OPTIONAL = {"torch", "executorch", "torchao", "cmsis_pack_manager", "cmsis_svd", "lxml"}
+OPTIONAL = {
+    "torch",
+    "executorch",
+    "torchao",
+    "cmsis_pack_manager",
+    "cmsis_svd",
+    "lxml",
+    "ethosu",
+    "serial",
+}
 
 
 def _imports() -> dict[str, str]:

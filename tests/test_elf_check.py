@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import re
 import subprocess
 from collections.abc import Callable
@@ -150,3 +151,26 @@ def test_not_an_elf(tmp_path: Path, good: Built, capsys: pytest.CaptureFixture[s
     junk.write_bytes(b"not an elf at all")
     assert kit_main(["check-elf", str(junk), "--plan", str(good.plan)]) == 2
     assert "not an ELF file" in capsys.readouterr().err
+
+
+def test_the_npu_ports_are_shown_and_checked(
+    good: Built, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """check-elf lists each NPU buffer's region and port, and refuses a plan whose board
+    puts the network where the port its QCONFIG/REGIONCFG_0 pick does not reach."""
+    assert kit_main(["check-elf", str(good.elf), "--plan", str(good.plan)]) == 0
+    out = capsys.readouterr().out
+    assert "network in QSPI (ext): over ext (QCONFIG = 2, REGIONCFG_0 = 3)" in out
+    assert "temp_pool in SRAM (both): over sram (REGIONCFG_1 = 0)" in out
+    assert "NPU AXI ports: SRAM both, QSPI ext, DDR ext" in out
+    plan = json.loads(good.plan.read_text())
+    for r in plan["board_data"]["regions"]:
+        if r["name"] == "QSPI":
+            r["npu_port"] = "sram"  # a board that wires its flash to the NPU's SRAM port
+    edited = tmp_path / "memory_plan.json"
+    edited.write_text(json.dumps(plan))
+    result = check_elf(good.elf, edited)
+    assert [v.message for v in result.violations] == [
+        'network: QSPI (npu_port = "sram") is not on the NPU\'s "ext" port, which '
+        "QCONFIG = 2 picks for network"
+    ]

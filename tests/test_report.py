@@ -200,6 +200,14 @@ def test_dedicated_npu_registers(tmp_path: Path) -> None:
     assert rows["REGIONCFG_2"].buffer == "fast_scratch"
     assert rows["REGIONCFG_2"].region == "SRAM"
     assert rows["REGIONCFG_1"].buffer == "temp_pool"
+    # the U85 names its ports by what they reach; the U55/U65 have masters M0 and M1
+    assert (rows["REGIONCFG_2"].port, rows["REGIONCFG_1"].port) == ("SRAM AXI", "EXT AXI")
+    u55 = tmp_path / "u55"
+    make_project(PTE / "u55_shared.pte", u55, board="corstone-300")
+    u55_npu = picture.build_picture(_plan(u55)).npu
+    assert u55_npu is not None
+    assert {row.port for row in u55_npu.rows} == {"M0 (SRAM)", "M1 (external)"}
+    assert "M0 (SRAM) port" in views.html(picture.build_picture(_plan(u55)))
 
 
 def test_budget(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

@@ -27,7 +27,11 @@ void kit_systick_start(void)
     }
 }
 
-void SysTick_Handler(void) { wraps = wraps + 1u; }
+void kit_systick_wrap(void) { wraps = wraps + 1u; }
+
+/* Weak: a team's start-up, RTOS or HAL with a SysTick_Handler of its own links over it
+ * (no `multiple definition`) and calls kit_systick_wrap() from it (docs/team-tree.md). */
+__attribute__((weak)) void SysTick_Handler(void) { kit_systick_wrap(); }
 
 uint64_t kit_systick_cycles(void)
 {

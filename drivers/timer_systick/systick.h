@@ -10,6 +10,10 @@ extern "C" {
 
 void kit_systick_start(void);
 uint64_t kit_systick_cycles(void);
+/* One wrap of the 24-bit counter: what the kit's (weak) SysTick_Handler does. A
+ * SysTick_Handler of your own, which replaces it, calls this once per interrupt while
+ * the kit's timer runs on SysTick, or the cycle counts lose 2^24 cycles a wrap. */
+void kit_systick_wrap(void);
 void SysTick_Handler(void);
 
 #ifdef __cplusplus

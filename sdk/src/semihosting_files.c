@@ -90,6 +90,14 @@ long kit_semihost_flen(int handle)
     return (long)call(SH_SYS_FLEN, block);
 }
 
+int kit_semihost_at_end(int handle)
+{
+    uint8_t byte = 0;
+    uint32_t block[3] = {(uint32_t)handle, (uint32_t)(uintptr_t)&byte, 1u};
+    const int32_t not_read = call(SH_SYS_READ, block); /* the bytes NOT read: 1 at the end */
+    return not_read == 1 ? 1 : not_read == 0 ? 0 : -1;
+}
+
 int kit_semihost_read(int handle, void *buf, size_t size)
 {
     uint32_t block[3] = {(uint32_t)handle, (uint32_t)(uintptr_t)buf, (uint32_t)size};

@@ -82,8 +82,19 @@ void SecureFault_Handler(void) __attribute__((weak, alias("HardFault_Handler")))
 void SVC_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void DebugMon_Handler(void) __attribute__((weak, alias("Default_Handler")));
 void PendSV_Handler(void) __attribute__((weak, alias("Default_Handler")));
-/* The HAL's timer may use SysTick (its wrap count); without it SysTick is unexpected. */
-void SysTick_Handler(void) __attribute__((weak, alias("Default_Handler")));
+/* The HAL's timer may use SysTick (drivers/timer_systick counts its wraps); without it
+ * SysTick is unexpected. drivers/timer_systick's SysTick_Handler is weak too (an app's
+ * or a team's own links over both), and of two weak ones the linker keeps whichever it
+ * sees first: so this one counts the wrap too when that driver is linked. */
+void kit_systick_wrap(void) __attribute__((weak));
+__attribute__((weak)) void SysTick_Handler(void)
+{
+    if (kit_systick_wrap != 0) {
+        kit_systick_wrap();
+    } else {
+        Default_Handler();
+    }
+}
 
 /* VTOR ignores the low bits: the table is aligned to its size rounded up to a power of 2. */
 __attribute__((used, section(KIT_SECTION_VECTORS), aligned(KIT_VECTOR_TABLE_ALIGN)))

@@ -40,9 +40,26 @@ size_t kit_stack_guard;
  * interrupt's exception frame may land there while it runs. */
 #define PAINT_MARGIN 256u
 
+/* Whether the live stack is the plan's: a team's start-up may keep a stack of its own
+ * elsewhere. Then nothing is painted (from the plan's stack base up to that stack
+ * pointer would paint over other memory) and nothing measured (an unpainted stack
+ * would read as used to its bottom: a false overflow); said once. */
+static int stack_foreign;
+
 void kit_stack_paint(void)
 {
     const uintptr_t sp = kit_get_msp();
+    if (stack_foreign) {
+        return;
+    }
+    if (sp <= (uintptr_t)STACK_LIMIT + kit_stack_guard || sp > (uintptr_t)STACK_TOP) {
+        stack_foreign = 1;
+        kit_printf("W: stack: the live stack pointer 0x%08x is outside the plan's stack "
+                   "(0x%08x..0x%08x): the start-up keeps its own, so it is not painted or "
+                   "measured\n",
+                   (unsigned)sp, (unsigned)(uintptr_t)STACK_LIMIT, (unsigned)(uintptr_t)STACK_TOP);
+        return;
+    }
     uint32_t *w = (uint32_t *)(uintptr_t)(STACK_LIMIT + kit_stack_guard);
     uint32_t *end = (uint32_t *)((sp - PAINT_MARGIN) & ~(uintptr_t)3u);
     while (w < end) {
@@ -57,6 +74,9 @@ static int npu_tracked;
 
 size_t kit_stack_high_water(void)
 {
+    if (stack_foreign) {
+        return 0;
+    }
     const uint32_t *w = (const uint32_t *)(uintptr_t)(STACK_LIMIT + kit_stack_guard);
     const uint32_t *top = (const uint32_t *)(uintptr_t)STACK_TOP;
     while (w < top && *w == PAINT) {
@@ -96,6 +116,10 @@ void kit_stack_npu_leave(void)
 
 void kit_usage_report_stack_heap(void)
 {
+    if (stack_foreign) { /* not the plan's stack: its use is unknown (kit_stack_paint) */
+        kit_usage_report("heap", kit_heap_used(), kit_heap_size());
+        return;
+    }
     const size_t mark = kit_stack_high_water();
     const size_t deepest = mark > npu_mark ? mark : npu_mark;
     kit_usage_report("stack", deepest, kit_stack_size());

@@ -204,6 +204,8 @@ def check_board(board: Board) -> None:
         if problem:
             raise fail(board, key, problem)
     for i, r in enumerate(board.regions):
+        if r.npu != (r.port != "none"):  # a plan read back: the loader's rule
+            raise fail(board, f"region[{i}].npu_port", f'"{r.port}" contradicts npu = {r.npu}')
         if r.name in RESERVED_REGION_NAMES or r.name.upper() in RESERVED_REGION_NAMES:
             raise fail(
                 board,

@@ -56,6 +56,36 @@ CORES: dict[str, Core] = {
 
 TARGETS = {t.value: t.target_flags for t in Toolchain}
 
+# A C preprocessor test, per architecture, that the compiler builds for it (the ACLE's
+# __ARM_ARCH_*__ names, as GCC, clang and Arm Compiler 6 define them). GCC 12 spells
+# Armv8.1-M mainline as __ARM_ARCH_8M_MAIN__ too (only clang has __ARM_ARCH_8_1M_MAIN__),
+# so with GCC the two mainlines are told apart by MVE and the FPU (arch_mismatch_tests).
+ARCH_TESTS: dict[str, str] = {
+    "armv6-m": "defined(__ARM_ARCH_6M__)",
+    "armv7-m": "defined(__ARM_ARCH_7M__)",
+    "armv7e-m": "defined(__ARM_ARCH_7EM__)",
+    "armv8-m.base": "defined(__ARM_ARCH_8M_BASE__)",
+    "armv8-m.main": "defined(__ARM_ARCH_8M_MAIN__) && !defined(__ARM_ARCH_8_1M_MAIN__)",
+    "armv8.1-m.main": "defined(__ARM_ARCH_8_1M_MAIN__) || "
+    "(defined(__ARM_ARCH_8M_MAIN__) && !defined(__clang__))",
+}
+
+
+def arch_mismatch_tests(arch: str, fpu: str, mve: str) -> list[tuple[str, str]]:
+    """(C preprocessor condition, why) pairs, each true when the compiler builds for
+    other than a core of `arch` with `fpu` and `mve`: the generated board header turns
+    them into #error (docs/boards.md)."""
+    tests = []
+    if arch in ARCH_TESTS:
+        tests.append((f"!({ARCH_TESTS[arch]})", f"not {arch}"))
+    if not mve:
+        tests.append(("defined(__ARM_FEATURE_MVE)", "with MVE, which the core does not have"))
+    if fpu == "none":
+        tests.append(("defined(__ARM_FP) && (__ARM_FP != 0)", "with an FPU the core lacks"))
+    elif fpu == "sp":
+        tests.append(("defined(__ARM_FP) && (__ARM_FP & 0x8)", "with a double-precision FPU"))
+    return tests
+
 
 def _mcpu_extensions(core: Core, fpu: str, mve: str, dsp: bool) -> str:
     """The +ext suffix of -mcpu that takes away what this configuration lacks."""

@@ -24,13 +24,14 @@ from pathlib import Path
 
 from ethosu_kit.board import schema1
 from ethosu_kit.board.checks import check_board
-from ethosu_kit.board.model import Board
+from ethosu_kit.board.model import Board, BootFrom
 from ethosu_kit.board.ports import FolderFiles, PortFiles, check_port_files, port_table
 from ethosu_kit.board.reader import Table
 from ethosu_kit.board.runners import fvp_table, qemu_table
 from ethosu_kit.board.schema1 import SCHEMAS
 from ethosu_kit.board.stand_in import lay_onto_stand_in
 from ethosu_kit.board.tables import (
+    boot_from,
     boot_table,
     console_table,
     cpu_table,
@@ -86,7 +87,8 @@ def parse_board(
 
     npu = npu_table(t.table("npu", schema_table="npu"))
     cpu = cpu_table(t.table("cpu", schema_table="cpu"), npu.irq)
-    regions = regions_table(data.get("region"), source)
+    boot_t = t.table("boot", schema_table="boot") if "boot" in data else None
+    regions = regions_table(data.get("region"), source, boot_from(boot_t) == BootFrom.NV)
     console = console_table(t.table(schema1.console_key(data), schema_table="console"), schema)
     if "qemu_machine" in data:
         machine = t.value("qemu_machine")
@@ -111,9 +113,7 @@ def parse_board(
         console=console,
         regions=regions,
         port=port,
-        boot=boot_table(t.table("boot", schema_table="boot"), regions, cpu)
-        if "boot" in data
-        else None,
+        boot=boot_table(boot_t, regions, cpu) if boot_t is not None else None,
         qemu=qemu,
         qemu_layout=qemu_layout,
         fvp=fvp_table(t.table("fvp", schema_table="fvp"), npu) if "fvp" in data else None,

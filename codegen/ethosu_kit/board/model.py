@@ -8,7 +8,7 @@ on any error.
 
 from __future__ import annotations
 
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field, fields, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
@@ -24,6 +24,41 @@ class RegionKind(StrEnum):
     ROM = "rom"
     FLASH = "flash"  # external non-volatile (QSPI/OSPI)
     DRAM = "dram"  # external volatile (DDR)
+
+
+class NpuPort(StrEnum):
+    """Which of the NPU's AXI master ports reaches a region (its `npu_port`).
+
+    The Ethos-U55/U65 have two, M0 (AXI0) and M1 (AXI1); the Ethos-U85 an SRAM and an
+    EXT port. QCONFIG (the command stream) and REGIONCFG_n (Vela region n) pick a memory
+    type per buffer: 0 and 1 go out on the SRAM port (M0), 2 and 3 on the external one
+    (M1; on a U85 with the driver's default MEM_ATTR). "sram" is the NPU's view, not the
+    memory's: whatever that port is wired to, on-chip or not."""
+
+    SRAM = "sram"  # M0 / AXI0 / the U85's SRAM port: memory types 0, 1
+    EXT = "ext"  # M1 / AXI1 / the U85's EXT port: memory types 2, 3
+    BOTH = "both"  # either port reaches it (a shared interconnect)
+    NONE = "none"  # the NPU does not reach it (a TCM, memory only the CPU or a DMA reaches)
+
+    @classmethod
+    def of_value(cls, value: int) -> NpuPort:
+        """The port a QCONFIG/REGIONCFG memory type (0..3) sends its transactions to."""
+        return cls.SRAM if value < 2 else cls.EXT
+
+    def reaches(self, port: NpuPort) -> bool:
+        """Does a region with this `npu_port` answer transactions on `port`?"""
+        return self == port or (self == NpuPort.BOTH and port != NpuPort.NONE)
+
+
+NPU_PORTS: tuple[str, ...] = tuple(p.value for p in NpuPort)
+
+
+def default_npu_port(kind: RegionKind, npu: bool) -> NpuPort:
+    """A region's port when the board does not say: none where the NPU does not reach,
+    the SRAM port for an "sram" (the Ethos-U SRAM), the external port for the rest."""
+    if not npu:
+        return NpuPort.NONE
+    return NpuPort.SRAM if kind == RegionKind.SRAM else NpuPort.EXT
 
 
 @dataclass(frozen=True)
@@ -58,6 +93,15 @@ KIND_ATTRS: dict[RegionKind, RegionAttrs] = {
     RegionKind.FLASH: _implied("cpu", "npu", "executable", "loadable"),
     RegionKind.DRAM: _implied(*_RAM, "npu", "executable"),
 }
+
+
+def implied_attrs(kind: RegionKind, cold_boot: bool) -> RegionAttrs:
+    """A kind's attributes on a board that boots cold ([boot] from = "nv"): nothing fills
+    volatile memory before reset, so a RAM is not loadable unless its [[region]] says so."""
+    attrs = KIND_ATTRS[kind]
+    if cold_boot and attrs.volatile:
+        return replace(attrs, loadable=False)
+    return attrs
 
 
 class ConsoleKind(StrEnum):
@@ -97,6 +141,21 @@ class MemoryRegion:
     writable: bool  # at run time, by the CPU
     loadable: bool  # an ELF loader / debugger / emulator can place initial contents here
     description: str = ""
+    # the NPU's AXI port that reaches it; None: default_npu_port(kind, npu)
+    npu_port: NpuPort | None = None
+
+    def __post_init__(self) -> None:
+        port = default_npu_port(self.kind, self.npu) if self.npu_port is None else self.npu_port
+        object.__setattr__(self, "npu_port", NpuPort(port))
+
+    @property
+    def port(self) -> NpuPort:
+        """`npu_port`, typed (never None after construction)."""
+        return NpuPort(self.npu_port or NpuPort.NONE)
+
+    def npu_reaches(self, port: NpuPort) -> bool:
+        """Can the NPU address this region over `port`?"""
+        return self.npu and self.port.reaches(port)
 
     @property
     def end(self) -> int:
@@ -195,12 +254,25 @@ CONSOLE_KINDS: tuple[str, ...] = tuple(k.value for k in ConsoleKind)
 TIMER_KINDS: tuple[str, ...] = tuple(k.value for k in TimerKind)
 
 
+class BootFrom(StrEnum):
+    """How an image reaches the part at reset ([boot] from)."""
+
+    # Cold boot from non-volatile memory (flash, MRAM, ROM): every initial byte of the image
+    # is stored there; what runs from RAM is copied by the start-up. A real part's way.
+    NV = "nv"
+    # A debugger, an emulator or a boot loader puts the ELF's load segments wherever they
+    # point before the core starts (QEMU -kernel, an FVP, a debugger's load).
+    LOADER = "loader"
+
+
 @dataclass(frozen=True)
 class Boot:
-    """Where the core finds its vector table at reset (VTOR's reset value)."""
+    """Where the core finds its vector table at reset (VTOR's reset value), and how the
+    image got there."""
 
     vector_region: str  # the region holding it
     vector_address: int  # its address (the region's start unless the board says otherwise)
+    image_from: BootFrom = BootFrom.LOADER  # [boot] from
 
 
 @dataclass(frozen=True)
@@ -362,6 +434,11 @@ class Board:
     # keys a drafted board still leaves "TODO" (board.todo.TODO_KEYS): facts the kit
     # cannot guess; what needs one refuses with an error naming it (board.todo.require)
     todo: tuple[str, ...] = ()
+
+    @property
+    def cold_boot(self) -> bool:
+        """The image boots from non-volatile memory: nothing loads RAM before reset."""
+        return self.boot is not None and self.boot.image_from == BootFrom.NV
 
     def region(self, name: str) -> MemoryRegion:
         for r in self.regions:

@@ -16,7 +16,15 @@ from typing import Any
 
 from ethosu_kit.board import defaults
 from ethosu_kit.board.cores import CORES, MVE_KINDS
-from ethosu_kit.board.model import KIND_ATTRS, REGION_ATTRS, ConsoleKind, RegionKind, TimerKind
+from ethosu_kit.board.model import (
+    KIND_ATTRS,
+    NPU_PORTS,
+    REGION_ATTRS,
+    BootFrom,
+    ConsoleKind,
+    RegionKind,
+    TimerKind,
+)
 from ethosu_kit.board.toolchain import TOOLCHAINS
 
 
@@ -144,6 +152,17 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
     "boot": (
         Key("vector_region", S, None, "the region whose start holds the vector table"),
         Key("vector_address", N, None, "or its address (aligned as VTOR needs)"),
+        Key(
+            "from",
+            S,
+            BootFrom.LOADER.value,
+            "how the image reaches the part at reset: `nv` boots cold from non-volatile "
+            "memory (every initial byte stored there, what runs from RAM copied by the "
+            "start-up; RAM is then not loadable unless its [[region]] says so), `loader`: "
+            "a debugger or emulator loads the ELF (the Corstone FVPs, QEMU -kernel). "
+            "`new-board` drafts `nv`",
+            choices=tuple(k.value for k in BootFrom),
+        ),
     ),
     "qemu": (
         Key("machine", S, REQUIRED, "the QEMU machine (-M)"),
@@ -180,6 +199,14 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
         Key("size", N, REQUIRED, "its size", positive=True),
         Key("description", S, "", "one line"),
         *(Key(a, B, Derived("the kind's"), f"the region's {a} attribute") for a in REGION_ATTRS),
+        Key(
+            "npu_port",
+            S,
+            Derived('"none" when npu = false, "sram" for kind sram, else "ext"'),
+            "the NPU's AXI port that reaches it: sram = M0/AXI0 (memory types 0, 1 of "
+            "QCONFIG/REGIONCFG), ext = M1/AXI1 (2, 3); U85: its SRAM and EXT ports",
+            choices=NPU_PORTS,
+        ),
     ),
 }
 
@@ -222,7 +249,12 @@ def doc_table() -> str:
             if k.choices:
                 note += ": " + ", ".join(f"`{c}`" if c else '`""`' for c in k.choices)
             lines.append(f"| `{where}` | {k.type.value} | {_default_text(k)} | {note} |")
-    lines += ["", "A region's attributes, when its [[region]] leaves them out, by kind:", ""]
+    lines += [
+        "",
+        "A region's attributes, when its [[region]] leaves them out, by kind "
+        '(on a board with `boot.from = "nv"`, the volatile kinds are not loadable):',
+        "",
+    ]
     lines += [f"| kind | {' | '.join(REGION_ATTRS)} |", "|---" * (len(REGION_ATTRS) + 1) + "|"]
     for kind, attrs in KIND_ATTRS.items():
         flags = " | ".join("yes" if getattr(attrs, a) else "no" for a in REGION_ATTRS)

@@ -15,17 +15,20 @@ from typing import Any
 from ethosu_kit.board import defaults
 from ethosu_kit.board.cores import CORES, FPU_KINDS, check_config, cpu_flags
 from ethosu_kit.board.model import (
-    KIND_ATTRS,
     REGION_ATTRS,
     Boot,
+    BootFrom,
     Console,
     ConsoleKind,
     Cpu,
     MemoryRegion,
     ModeRegisters,
     Npu,
+    NpuPort,
     RegionKind,
     TimerKind,
+    default_npu_port,
+    implied_attrs,
 )
 from ethosu_kit.board.reader import Table, one_of
 from ethosu_kit.board.toolchain import TOOLCHAINS
@@ -225,8 +228,14 @@ def glue_table(t: Table) -> dict[str, Any]:
     return dict(t.data)
 
 
+def boot_from(t: Table | None) -> BootFrom:
+    """[boot] from (the regions' implied `loadable` depends on it); LOADER without [boot]."""
+    return BootFrom.LOADER if t is None else BootFrom(t.value("from"))
+
+
 def boot_table(t: Table, regions: tuple[MemoryRegion, ...], cpu: Cpu) -> Boot:
     t.only_schema()
+    image_from = boot_from(t)
     name = t.value("vector_region")
     address = t.value("vector_address")
     if name is None and address is None:
@@ -255,10 +264,36 @@ def boot_table(t: Table, regions: tuple[MemoryRegion, ...], cpu: Cpu) -> Boot:
             f"0x{address:08x} is not {cpu.vector_table_align}-byte aligned, as VTOR needs for "
             f"{16 + cpu.irqs} vectors",
         )
-    return Boot(holder.name, address)
+    if image_from == BootFrom.NV and holder.volatile:
+        nv = ", ".join(r.name for r in regions if not r.volatile and r.executable) or "none"
+        raise t.fail(
+            key,
+            f'from = "nv": the core boots from region {holder.name!r} at 0x{address:08x}, '
+            f"which is volatile (its vectors are gone at power-up); non-volatile, "
+            f'executable regions: {nv} (or from = "loader" if a debugger loads the image)',
+        )
+    return Boot(holder.name, address, image_from)
 
 
-def regions_table(raw: Any, file: str) -> tuple[MemoryRegion, ...]:
+def _npu_port(t: Table, kind: RegionKind, npu: bool) -> tuple[bool, NpuPort]:
+    """The region's `npu` and `npu_port`, each implied by the other when only one is
+    written: `npu_port = "ext"` alone means the NPU reaches it; `npu = false` alone, port
+    "none"; neither: the kind's."""
+    if "npu_port" not in t.data:
+        return npu, default_npu_port(kind, npu)
+    port = NpuPort(t.value("npu_port", default_npu_port(kind, npu).value))
+    if "npu" not in t.data:
+        return port != NpuPort.NONE, port
+    if npu != (port != NpuPort.NONE):
+        raise t.fail(
+            "npu_port",
+            f'"{port}" contradicts npu = {str(npu).lower()}: a region the NPU reaches has '
+            'the port that reaches it ("sram", "ext" or "both"), one it does not has "none"',
+        )
+    return npu, port
+
+
+def regions_table(raw: Any, file: str, cold_boot: bool = False) -> tuple[MemoryRegion, ...]:
     top = Table({"region": raw}, "", file)
     if raw is None:
         raise top.fail("region", "missing: a board needs at least one [[region]]")
@@ -277,8 +312,9 @@ def regions_table(raw: Any, file: str) -> tuple[MemoryRegion, ...]:
         size = t.value("size")
         if base + size > ADDRESS_LIMIT:
             raise t.fail("size", f"0x{base:08x} + 0x{size:x} runs past the 4 GiB address space")
-        implied = KIND_ATTRS[kind]
+        implied = implied_attrs(kind, cold_boot)
         attrs = {attr: t.value(attr, getattr(implied, attr)) for attr in REGION_ATTRS}
+        attrs["npu"], port = _npu_port(t, kind, attrs["npu"])
         if attrs["npu"] and kind in (RegionKind.ITCM, RegionKind.DTCM):
             raise t.fail("npu", "the NPU cannot reach the TCMs: set npu = false")
         regions.append(
@@ -288,6 +324,7 @@ def regions_table(raw: Any, file: str) -> tuple[MemoryRegion, ...]:
                 base=base,
                 size=size,
                 description=t.value("description"),
+                npu_port=port,
                 **attrs,
             )
         )

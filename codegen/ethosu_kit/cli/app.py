@@ -3,8 +3,8 @@
 Each command lives in `ethosu_kit.cli.commands.<name>` with `add_arguments(parser)` and
 `run(args) -> int`: argument parsing and printing over one call into the library; its
 help line is in `COMMANDS`. Only the module of the command that runs is imported.
-Nothing here imports torch or executorch (only `lower-example` does, inside `ethosu_kit.aot`'s
-functions), so every other command starts without them.
+Nothing here imports torch or executorch (only `lower-example` and `advise --module` do,
+inside `ethosu_kit.aot`'s functions), so every other command starts without them.
 """
 
 from __future__ import annotations
@@ -78,6 +78,11 @@ COMMANDS: dict[str, Command] = {
         "report",
         "the memory picture of a plan and/or a linked ELF (terminal, --html, --svg, --json); "
         "--diff, --budget for CI",
+    ),
+    "advise": Command(
+        "advise",
+        "which NPU configuration and memory mode to lower a model (TOSA or PyTorch) for: "
+        "each candidate compiled with Vela, planned on the boards, the fastest that fits",
     ),
     "import-pack": Command(
         "import_pack",

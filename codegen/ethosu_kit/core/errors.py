@@ -36,9 +36,29 @@ class PlanError(KitError):
 
 
 class FitError(PlanError):
-    """A region overflows. The message names the region, needed and available bytes."""
+    """A region overflows. The message names the region, needed and available bytes;
+    the planner also gives them as fields (`ethosu-kit advise` tabulates them)."""
 
     exit_code = 3
+
+    def __init__(
+        self,
+        message: str,
+        hint: str | None = None,
+        *,
+        region: str = "",
+        needed: int = 0,
+        available: int = 0,
+    ) -> None:
+        super().__init__(message, hint)
+        self.region = region
+        self.needed = needed
+        self.available = available
+
+    @property
+    def short(self) -> int:
+        """Bytes the region lacks (0 when the raiser gave no figures)."""
+        return max(0, self.needed - self.available)
 
 
 class ElfCheckError(KitError):

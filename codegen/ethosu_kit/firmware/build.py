@@ -15,8 +15,9 @@ from pathlib import Path
 
 from ethosu_kit.board.toolchain import TOOLCHAINS, Toolchain
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.firmware.flash import manifest_path, write_flash_artefacts
 from ethosu_kit.firmware.project import ProjectDir
-from ethosu_kit.firmware.stages import needs_virtual_npu, regenerate
+from ethosu_kit.firmware.stages import keeps_virtual_workspace, needs_virtual_npu, regenerate
 from ethosu_kit.plan.apps import App
 from ethosu_kit.plan.types import NpuLibrary
 
@@ -138,6 +139,10 @@ def build_project(
         # a project generated for the Ethos-U driver has no buffer for the virtual NPU's
         # working memory: plan it (fit-checked like every other buffer) before CMake
         regenerate(project, npu=NpuLibrary.VIRTUAL, force=force)
+    elif npu == NpuLibrary.DRIVER and keeps_virtual_workspace(project):
+        # a project last planned for the virtual NPU: its working memory (tens of KiB)
+        # would be linked into the image for the real NPU, which never touches it
+        regenerate(project, npu=NpuLibrary.DRIVER, force=force)
     _run(
         ["cmake", "--preset", toolchain, f"-DETHOSU_KIT_APP={app}", f"-DETHOSU_KIT_NPU={npu}"],
         project,
@@ -156,4 +161,9 @@ def build_project(
         if not found:
             raise KitError(f"{project}: the build succeeded but left no .elf in build/{toolchain}")
         elf = found[-1]
+    plan = ProjectDir(project).plan_if_any()
+    if plan is not None and plan.board.cold_boot:
+        write_flash_artefacts(elf, plan.board)  # what a flasher writes (firmware.flash)
+    else:
+        manifest_path(elf).unlink(missing_ok=True)  # a board that boots loaded: none
     return elf

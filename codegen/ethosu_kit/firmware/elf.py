@@ -40,10 +40,19 @@ class Section:
 
 @dataclass(frozen=True)
 class Segment:
-    vaddr: int
-    paddr: int
+    vaddr: int  # where it runs
+    paddr: int  # where its bytes are stored (the LMA)
     filesz: int
     memsz: int
+    offset: int = 0  # of its bytes in the file
+
+
+@dataclass(frozen=True)
+class Headers:
+    """Where the ELF header and the program headers are in the file: a load segment whose
+    file bytes include them would put them in the target's memory."""
+
+    end: int  # one past the last program header's byte
 
 
 @dataclass(frozen=True)
@@ -52,6 +61,31 @@ class Elf:
     symbols: dict[str, tuple[int, int]]  # defined symbols: name -> (value, size)
     segments: tuple[Segment, ...]  # PT_LOAD
     data: dict[str, bytes]  # the bytes of the sections asked for that are present
+    headers: Headers = Headers(HEADER_BYTES)
+
+    def loads_headers(self, seg: Segment) -> bool:
+        """The segment's file bytes include the ELF or program headers."""
+        return seg.filesz > 0 and seg.offset < self.headers.end
+
+
+def segment_bytes(f: BinaryIO, seg: Segment) -> bytes:
+    """The bytes a load segment stores (its file contents, `filesz` of them)."""
+    f.seek(seg.offset)
+    data = f.read(seg.filesz)
+    if len(data) != seg.filesz:
+        raise KitError(f"load segment at {seg.paddr:#010x} runs past the end of the file")
+    return data
+
+
+def bytes_at(f: BinaryIO, elf: Elf, address: int, size: int) -> bytes | None:
+    """`size` bytes the image stores at run address `address`, or None when no load segment
+    holds them all."""
+    for seg in elf.segments:
+        if seg.vaddr <= address and address + size <= seg.vaddr + seg.filesz:
+            f.seek(seg.offset + address - seg.vaddr)
+            data = f.read(size)
+            return data if len(data) == size else None
+    return None
 
 
 def check_header(path: object, head: bytes, hint: str) -> None:
@@ -105,8 +139,16 @@ def read_elf(f: BinaryIO, data_of: Iterable[str] = (), *, symbols: bool = True) 
         if found is not None:
             data[name] = found.data()
     segments = tuple(
-        Segment(int(seg["p_vaddr"]), int(seg["p_paddr"]), int(seg["p_filesz"]), int(seg["p_memsz"]))
+        Segment(
+            int(seg["p_vaddr"]),
+            int(seg["p_paddr"]),
+            int(seg["p_filesz"]),
+            int(seg["p_memsz"]),
+            int(seg["p_offset"]),
+        )
         for seg in reader.iter_segments()
         if seg["p_type"] == "PT_LOAD"
     )
-    return Elf(tuple(sections), table, segments, data)
+    head = reader.header
+    headers = Headers(max(HEADER_BYTES, head["e_phoff"] + head["e_phnum"] * head["e_phentsize"]))
+    return Elf(tuple(sections), table, segments, data, headers)

@@ -6,16 +6,21 @@ is aligned (16 bytes for everything the NPU sees), and NPU buffers sit in
 NPU-reachable memory, never a TCM. For the image as a whole: no allocated section
 leaves its region (overflow), no two overlap, and everything with initial contents
 has a load address (LMA) in memory that holds it at reset (non-volatile, or loadable
-by the debugger/emulator). Reads the ELF with pyelftools; pure otherwise.
+by the debugger/emulator). For a board that boots cold ([boot] from = "nv"): every byte
+of every load segment lies in non-volatile memory, none is an ELF or program header, and
+every segment that runs elsewhere than it is stored runs in RAM that the start-up's copy
+table fills from exactly where it is stored. Reads the ELF with pyelftools; pure otherwise.
 """
 
 from __future__ import annotations
 
 import itertools
+import struct
 import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import BinaryIO
 
 from elftools.common.exceptions import ELFError
 from rich.console import Console
@@ -26,10 +31,12 @@ from ethosu_kit.board.model import RegionKind
 from ethosu_kit.core.errors import ElfCheckError, KitError
 from ethosu_kit.core.files import MAX_ELF, open_regular
 from ethosu_kit.core.names import PLAN_JSON
-from ethosu_kit.firmware.elf import Section, read_elf
+from ethosu_kit.firmware.elf import Elf, Section, Segment, bytes_at, read_elf
 from ethosu_kit.layout.link_layout import UNUSED_END, UNUSED_START
 from ethosu_kit.npu.facts import NPU_ALIGN
 from ethosu_kit.plan.fill import region_fill
+from ethosu_kit.plan.regions import buffer_port, port_refusal
+from ethosu_kit.plan.report import npu_view
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 
 TCM_KINDS = (RegionKind.ITCM, RegionKind.DTCM)
@@ -65,6 +72,10 @@ class CheckResult:
     rows: list[RegionRow] = field(default_factory=list)
     violations: list[Violation] = field(default_factory=list)
     checked: list[str] = field(default_factory=list)  # buffers proven
+    # a cold-boot image: the non-volatile regions its load segments store bytes in
+    cold_boot: tuple[str, ...] | None = None
+    copies_read: bool = False  # ... and its copy table was read (GNU ld images)
+    ports: list[str] = field(default_factory=list)  # each NPU buffer's region and AXI port
 
     @property
     def ok(self) -> bool:
@@ -129,6 +140,7 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
     try:
         with open_regular(elf_path, MAX_ELF) as (f, _):
             elf = read_elf(f)
+            copies = _copy_entries(f, elf)
     except OSError as exc:
         raise KitError(f"{elf_path}: cannot read the ELF ({exc.strerror})") from exc
     except ELFError as exc:
@@ -150,6 +162,7 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
                 violate=violate,
             )  # fmt: skip
             result.checked.append(b.name)
+    _check_ports(plan, symbols, by_name, violate, result)
 
     # 2. no allocated section leaves its region; nothing overlaps
     placed: list[tuple[Section, Region | None]] = []
@@ -185,6 +198,15 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
             )  # fmt: skip
 
     # 3. initial contents stored where they survive until reset (or the loader puts them)
+    if plan.board.cold_boot:
+        _check_cold_boot(elf, regions, copies, plan, violate)
+        stores = {
+            r.name
+            for s in elf.segments
+            if s.filesz and (r := _region_at(regions, s.paddr, s.filesz))
+        }
+        result.cold_boot = tuple(r.name for r in regions if r.name in stores)
+        result.copies_read = copies is not None
     for vaddr, paddr, filesz in loads:
         region = _region_at(regions, paddr, filesz)
         if region is None:
@@ -193,7 +215,7 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
                 f"load segment ({filesz} bytes, LMA {paddr:#010x}) is outside every region",
                 "give initialised data a load address (AT>) in flash or a loadable region",
             )  # fmt: skip
-        elif region.volatile and not region.loadable:
+        elif region.volatile and not region.loadable and not plan.board.cold_boot:
             violate(
                 f"segment@{vaddr:#010x}", paddr, "",
                 f"load segment ({filesz} bytes, LMA {paddr:#010x}) is in {region.name}, "
@@ -215,6 +237,133 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
 
 
 Violate = Callable[[str, int, str, str, str], None]
+# a reset copy: (run address, load address, bytes)
+Copy = tuple[int, int, int]
+COPY_TABLE = ("__copy_table_start__", "__copy_table_end__")  # sdk/src/startup.c's
+_COPY_ENTRY = 12  # three words: load, run, size
+
+
+def _copy_entries(f: BinaryIO, elf: Elf) -> list[Copy] | None:
+    """The start-up's copy table as the image stores it (GNU ld images: .data and the kit's
+    copied buffers), None when the image has none (armlink's scatter-loading, a team's
+    own start-up). kit_sections_init's copies do not count: not every app calls it."""
+    start, end = (elf.symbols.get(name) for name in COPY_TABLE)
+    if start is None or end is None or not 0 <= end[0] - start[0] <= 64 * _COPY_ENTRY:
+        return None
+    raw = bytes_at(f, elf, start[0], end[0] - start[0])
+    if raw is None:
+        return None
+    words = struct.unpack(f"<{len(raw) // 4}I", raw[: len(raw) // 4 * 4])
+    return [(words[i + 1], words[i], words[i + 2]) for i in range(0, len(words) - 2, 3)]
+
+
+def _check_cold_boot(
+    elf: Elf, regions: list[Region], copies: list[Copy] | None, plan: MemoryPlan, violate: Violate
+) -> None:
+    """A board that boots cold ([boot] from = "nv"): every byte a load segment stores lies
+    in non-volatile memory, no ELF header is among them, and what runs from RAM is copied
+    there at reset (the start-up's copy table)."""
+    source = plan.board.source
+    for i, seg in enumerate(elf.segments):
+        if seg.filesz == 0:
+            continue
+        what = f"segment {i}"
+        store = _region_at(regions, seg.paddr, seg.filesz)
+        if store is None or store.volatile:
+            where = (
+                f"{store.name}, volatile memory"
+                if store
+                else f"{_region_name_of(regions, seg.paddr)} (not one region)"
+            )
+            violate(
+                what, seg.paddr, "",
+                f"cold boot: load segment {i} ({seg.filesz} bytes at LMA {seg.paddr:#010x}) "
+                f"is stored in {where}: at power-up it holds garbage and nothing loads it",
+                f"{source} says [boot] from = \"nv\": initial contents belong in non-volatile "
+                "memory (AT> flash), copied at reset; a RAM marked loadable = true there "
+                "is not filled by anything",
+            )  # fmt: skip
+        if elf.loads_headers(seg):
+            violate(
+                what, seg.paddr, "",
+                f"cold boot: load segment {i} (LMA {seg.paddr:#010x}) stores the ELF and "
+                f"program headers ({elf.headers.end} bytes) in the target's memory",
+                "link with -Wl,-n (no page-aligned segments), as the kit's own link does",
+            )  # fmt: skip
+        if seg.vaddr != seg.paddr:
+            _check_copied(i, seg, regions, copies, violate)
+
+
+def _check_copied(
+    i: int, seg: Segment, regions: list[Region], copies: list[Copy] | None, violate: Violate
+) -> None:
+    """Load segment `i` runs at one address and is stored at another: it must run in RAM
+    the start-up fills from where it is stored."""
+    vaddr, paddr, size = seg.vaddr, seg.paddr, seg.filesz
+    run = _region_at(regions, vaddr, size)
+    if run is None or not (run.volatile and run.writable):
+        violate(
+            f"segment {i}", vaddr, "",
+            f"cold boot: load segment {i} runs at {vaddr:#010x} ({size} bytes), "
+            f"in {run.name if run else _region_name_of(regions, vaddr)}, not RAM the "
+            "start-up can copy it into",
+            "run copied sections from a writable RAM region",
+        )  # fmt: skip
+        return
+    if copies is None:
+        return  # armlink's scatter-loading or a team's start-up: not readable here
+    end = vaddr + size
+    at = vaddr
+    while at < end:
+        hit = next((c for c in copies if c[0] <= at < c[0] + c[2]), None)
+        if hit is None:
+            upto = min((c[0] for c in copies if at < c[0] < end), default=end)
+            violate(
+                f"segment {i}", at, run.name,
+                f"cold boot: {upto - at} bytes of load segment {i} at {at:#010x} "
+                f"({run.name}) are copied by nothing at reset (stored at "
+                f"{paddr + at - vaddr:#010x})",
+                "give the section a copy-table entry (LONG(LOADADDR(x)) LONG(ADDR(x)) "
+                "LONG(SIZEOF(x))), as the kit's linker.ld gives .data and its copied buffers",
+            )  # fmt: skip
+            return
+        if hit[1] + (at - hit[0]) != paddr + (at - vaddr):
+            violate(
+                f"segment {i}", at, run.name,
+                f"cold boot: the reset copy to {at:#010x} reads "
+                f"{hit[1] + at - hit[0]:#010x}; the segment stores those bytes at "
+                f"{paddr + at - vaddr:#010x}",
+                "the copy table must use LOADADDR() of the section it copies",
+            )  # fmt: skip
+            return
+        at = hit[0] + hit[2]
+
+
+def _check_ports(
+    plan: MemoryPlan,
+    symbols: dict[str, tuple[int, int]],
+    by_name: dict[str, Region],
+    violate: Violate,
+    result: CheckResult,
+) -> None:
+    """Each NPU buffer in a region the port its QCONFIG/REGIONCFG value picks reaches
+    (the board's registers for the plan's NPU kind and mode); each is listed."""
+    view = npu_view(plan)
+    if view is None:
+        return
+    for b in plan.buffers:
+        port = buffer_port(view, b.role) if b.npu else ""
+        region = by_name.get(b.region)
+        if not port or region is None or b.symbol not in symbols:
+            continue
+        result.ports.append(f"{b.name} in {region.name} ({region.port}): over {port}")
+        problem = port_refusal(view, b.name, b.role, region)
+        if problem:
+            violate(
+                b.symbol, symbols[b.symbol][0], b.region, f"{b.name}: {problem}",
+                "set the region's npu_port as the SoC wires it, or the board's "
+                "[npu.registers] for the mode, and regenerate",
+            )  # fmt: skip
 
 
 def _check_buffer(
@@ -321,10 +470,25 @@ def render(result: CheckResult) -> None:
             " ".join(row.contents) or "-",
         )
     console.print(table)
+    reached = [f"{r.region.name} {r.region.port}" for r in result.rows if r.region.npu]
+    if reached:
+        console.print(f"NPU AXI ports: {', '.join(reached)}", markup=False)
+    for line in result.ports:
+        console.print(f"NPU: {line}", markup=False)
     for v in result.violations:
         console.print(f"[red]violation[/red]: {v.message}\n  hint: {v.hint}")
     if result.ok:
         console.print(f"ok: {len(result.checked)} buffers where the {result.mode} plan puts them")
+        if result.cold_boot is not None:
+            console.print(
+                f"ok: cold boot: every byte of every load segment in non-volatile memory "
+                f"({', '.join(result.cold_boot) or 'none'}), no ELF header loaded, "
+                + (
+                    "every segment run from RAM copied at reset from where it is stored"
+                    if result.copies_read
+                    else "the reset copies are the image's own (no kit copy table to read)"
+                )
+            )
 
 
 def check_or_raise(elf: Path, plan: Path, quiet: bool = False) -> CheckResult:

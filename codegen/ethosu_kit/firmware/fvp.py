@@ -22,6 +22,7 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import run_child
 from ethosu_kit.firmware.image import KitImage
 from ethosu_kit.firmware.qemu import RunResult, result_of
+from ethosu_kit.firmware.sandbox import Sandbox
 
 
 def fvp_table(image: KitImage) -> Fvp:
@@ -37,7 +38,8 @@ def fvp_table(image: KitImage) -> Fvp:
         raise KitError(
             f"{image.elf}: board {image.board.name} ({image.board.source}) names no FVP "
             "([fvp] table), so the kit does not know which FVP runs it",
-            hint="add an [fvp] table to the board.toml (docs/running.md), or run it in QEMU",
+            hint="add an [fvp] table to the board.toml (docs/running.md), run it in QEMU, or "
+            "on the board through its debug probe (ethosu-kit run --probe openocd|pyocd|jlink)",
         )
     return fvp
 
@@ -136,8 +138,11 @@ def run_fvp(
     cwd: Path | None = None,
     cmd_line: Sequence[str] = (),
     echo: Callable[[bytes], None] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> RunResult:
     executable = find_fvp(image, fvp)
     assert executable is not None
     cmd = fvp_command(image, executable, cwd=cwd, cmd_line=cmd_line)
+    if sandbox is not None:  # as QEMU's (firmware.sandbox): the run's folder, the image
+        cmd = sandbox.wrap(cmd, workdir=cwd, files=(image.elf,))
     return result_of(run_child(cmd, timeout, what="the FVP", cwd=cwd, echo=echo), cmd)

@@ -15,46 +15,29 @@ from ethosu_kit.core import names
 from ethosu_kit.plan.types import MemoryPlan
 
 
+class _At:
+    """A file of the project as a read-only attribute: `root` joined with fixed parts."""
+
+    def __init__(self, *parts: str) -> None:
+        self.parts = parts
+
+    def __get__(self, project: ProjectDir, owner: type | None = None) -> Path:
+        return project.root.joinpath(*self.parts)
+
+
 @dataclass(frozen=True)
 class ProjectDir:
     root: Path
 
-    @property
-    def plan_json(self) -> Path:
-        return self.root / names.PLAN_JSON
-
-    @property
-    def report_txt(self) -> Path:
-        return self.root / names.REPORT_TXT
-
-    @property
-    def report_json(self) -> Path:
-        return self.root / names.REPORT_JSON
-
-    @property
-    def model_info(self) -> Path:
-        return self.root / names.MODEL_INFO_JSON
-
-    @property
-    def measured_usage(self) -> Path:
-        return self.root / names.MEASURED_USAGE
-
-    @property
-    def generated(self) -> Path:
-        return self.root / names.GENERATED
-
-    @property
-    def pte(self) -> Path:
-        """The copy of the model the project embeds (generated/model.pte)."""
-        return self.root / names.generated(names.PTE_NAME)
-
-    @property
-    def selftest_vectors(self) -> Path:
-        return self.root / names.generated(names.SELFTEST_VECTORS)
-
-    @property
-    def selftest_header(self) -> Path:
-        return self.root / names.generated(names.SELFTEST_HEADER)
+    plan_json = _At(names.PLAN_JSON)
+    report_txt = _At(names.REPORT_TXT)
+    report_json = _At(names.REPORT_JSON)
+    model_info = _At(names.MODEL_INFO_JSON)
+    measured_usage = _At(names.MEASURED_USAGE)
+    generated = _At(names.GENERATED)
+    pte = _At(names.generated(names.PTE_NAME))  # the copy of the model the project embeds
+    selftest_vectors = _At(names.generated(names.SELFTEST_VECTORS))
+    selftest_header = _At(names.generated(names.SELFTEST_HEADER))
 
     def input_data(self, index: int) -> Path:
         """The raw bytes of compiled-in input `index` (gen --inputs)."""

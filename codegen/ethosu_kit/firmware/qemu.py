@@ -5,15 +5,20 @@ project's board file); the machine, the CPU model and whether the machine is onl
 stand-in for the board come from that board's data (`[qemu]` in board.toml). A board
 without a QEMU machine is refused with the reason; nothing ever runs on a default
 machine. The firmware leaves through semihosting SYS_EXIT_EXTENDED, so QEMU's exit
-code is the firmware's. QEMU runs under process.run_child: its own process group,
+code is the firmware's. A cold boot (`run --cold-boot`, a board with [boot] from = "nv")
+gives QEMU the flash artefacts alone, through its generic loader, and garbage in every
+RAM region: the image must come up from its vectors in non-volatile memory as on the
+part. QEMU runs under process.run_child: its own process group,
 killed and reaped on every exit path.
 """
 
 from __future__ import annotations
 
 import functools
+import random
 import shutil
 import subprocess
+import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -22,7 +27,9 @@ from ethosu_kit.board.loader import stand_in_board
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import ChildResult, run_child
+from ethosu_kit.firmware.flash import flash_images, manifest_path, read_manifest
 from ethosu_kit.firmware.image import KitImage, check_fits, identify
+from ethosu_kit.firmware.sandbox import Sandbox
 from ethosu_kit.layout.link_layout import link_layout
 from ethosu_kit.plan.fill import region_fill
 from ethosu_kit.plan.types import MemoryPlan
@@ -67,8 +74,9 @@ def target_for(image: KitImage) -> QemuTarget:
         raise KitError(
             f"{image.elf}: built for {image.board.name} ({image.board.source}), whose data "
             "names no QEMU machine ([qemu] machine), so QEMU cannot run it",
-            hint="run it on the board or an Arm FVP (ethosu-kit run --fvp PATH), or add a "
-            "[qemu] table to the board.toml (docs/running.md)",
+            hint="run it on the board through its debug probe (ethosu-kit run --probe "
+            "openocd|pyocd|jlink), on an Arm FVP (--fvp PATH), or add a [qemu] table to the "
+            "board.toml (docs/running.md)",
         )
     return target
 
@@ -145,13 +153,21 @@ def check_target(board: Board, target: QemuTarget) -> None:
 
 
 def qemu_command(
-    elf: Path, target: QemuTarget, semihosting_args: Sequence[str] = ()
+    elf: Path,
+    target: QemuTarget,
+    semihosting_args: Sequence[str] = (),
+    blobs: Sequence[Blob] = (),
 ) -> tuple[str, ...]:
+    """QEMU's command line: the ELF as -kernel, or (a cold boot) only `blobs`, each put
+    in memory by QEMU's generic loader before the core's reset reads its vectors."""
     config = "enable=on,target=native"
     for arg in semihosting_args:
         if "," in arg:
             raise KitError(f"semihosting argument {arg!r} contains ',' (QEMU cannot pass it)")
         config += f",arg={arg}"
+    load: tuple[str, ...] = ("-kernel", str(elf))
+    if blobs:
+        load = tuple(arg for b in blobs for arg in ("-device", b.device))
     return (
         QEMU,
         "-M", target.machine,
@@ -160,8 +176,98 @@ def qemu_command(
         "-monitor", "none",
         "-serial", "stdio",
         "-semihosting-config", config,
-        "-kernel", str(elf),
+        *load,
     )  # fmt: skip
+
+
+@dataclass(frozen=True)
+class Blob:
+    """A file QEMU's generic loader puts at `address` before reset, byte for byte."""
+
+    address: int
+    path: Path
+
+    @property
+    def device(self) -> str:
+        # QEMU's option syntax: a ',' in a value is written ',,'
+        file = str(self.path).replace(",", ",,")
+        return f"loader,file={file},addr=0x{self.address:x},force-raw=on"
+
+
+# RAM is filled with this garbage before a cold boot: the same every run, so that a
+# failure reproduces, and nothing like the zeros QEMU starts RAM with.
+POISON_SEED = 0x6B6974
+# QEMU's loader takes a raw file of at most the machine's RAM size (16 MiB on the MPS2
+# machines): a region is poisoned in chunks of this size, from one file.
+POISON_CHUNK = 1 << 20
+
+
+def cold_boot_blobs(image: KitImage, folder: Path) -> tuple[list[Blob], str]:
+    """What QEMU gets for a cold boot of `image` (`run --cold-boot`): the flash artefacts
+    `build` wrote beside the ELF, checked to be this ELF's, and a poison blob over every
+    volatile region of the board (files written in `folder`); and the line that says so."""
+    board = image.board
+    if not board.cold_boot:
+        raise KitError(
+            f"{image.elf}: --cold-boot: board {board.name} ({board.source}) boots loaded "
+            '([boot] from = "loader"): nothing but a loader puts its image in memory',
+            hint='a board that boots from flash or MRAM says [boot] from = "nv" '
+            "(docs/boards.md); run without --cold-boot",
+        )
+    manifest_file = manifest_path(image.elf)
+    if not manifest_file.is_file():
+        raise KitError(
+            f"{image.elf}: --cold-boot: no {manifest_file.name} beside it: the flash "
+            "artefacts are written by `ethosu-kit build`",
+            hint=f"rebuild the project, or copy {manifest_file.name} and its .bin files "
+            "along with the ELF",
+        )
+    manifest = read_manifest(manifest_file)
+    expected, left_out = flash_images(image.elf, board)
+    if left_out:
+        raise KitError(
+            f"{image.elf}: --cold-boot: the image stores {left_out[0]}, which no flasher "
+            "writes and nothing fills at reset",
+            hint=f"ethosu-kit check-elf {image.elf} names every such segment",
+        )
+    blobs = []
+    have = {f.region: f for f in manifest.files}
+    for want in expected:
+        f = have.get(want.region)
+        path = manifest_file.parent / f.bin if f else None
+        if (
+            f is None
+            or path is None
+            or f.address != want.address
+            or not path.is_file()
+            or path.read_bytes() != want.data
+        ):
+            raise KitError(
+                f"{manifest_file}: the flash file for {want.region} is missing or is not "
+                f"what {image.elf.name} stores there (0x{want.address:08x}, "
+                f"{len(want.data)} B)",
+                hint="rebuild the project with `ethosu-kit build`: its flash artefacts "
+                "are from another build",
+            )
+        blobs.append(Blob(want.address, path))
+    chunk = random.Random(POISON_SEED).randbytes(POISON_CHUNK)
+    poisoned = []
+    for r in board.regions:
+        if not r.volatile:
+            continue
+        poisoned.append(r.name)
+        for at in range(r.base, r.end, POISON_CHUNK):
+            size = min(POISON_CHUNK, r.end - at)
+            blob = folder / f"poison-{size}.bin"
+            if not blob.is_file():
+                blob.write_bytes(chunk[:size])
+            blobs.append(Blob(at, blob))
+    flashed = ", ".join(f"{b.path.name} at 0x{b.address:08x}" for b in blobs[: len(expected)])
+    line = (
+        f"ethosu-kit run: cold boot: QEMU gets only {flashed}; "
+        f"RAM {', '.join(poisoned) or '(none)'} filled with garbage before reset"
+    )
+    return blobs, line
 
 
 def stand_in_line(board: Board, target: QemuTarget) -> str:
@@ -180,7 +286,14 @@ def run_image(
     cwd: Path | None = None,
     semihosting_args: Sequence[str] = (),
     echo: Callable[[bytes], None] | None = None,
+    cold_boot: bool = False,
+    notice: Callable[[str], None] | None = None,
+    sandbox: Sandbox | None = None,
 ) -> RunResult:
+    """Run `image` in QEMU in `cwd`; `cold_boot`: from its flash artefacts alone, RAM
+    poisoned (cold_boot_blobs; `notice` gets the line that says what QEMU was given);
+    `sandbox` (firmware.sandbox) confines QEMU to `cwd` (`run` passes one: its image is
+    untrusted; None: the kit's own images)."""
     target = target_for(image)
     check_image(image, target)
     if shutil.which(QEMU) is None:
@@ -188,8 +301,17 @@ def run_image(
             f"{QEMU} is not installed", hint="apt-get install qemu-system-arm (QEMU >= 7.2)"
         )
     check_target(image.board, target)
-    cmd = qemu_command(image.elf.resolve(), target, semihosting_args)
-    child = run_child(cmd, timeout, what="QEMU", cwd=cwd, echo=echo)
+    with tempfile.TemporaryDirectory(prefix="ethosu-kit-cold-") as tmp:
+        blobs: list[Blob] = []
+        if cold_boot:
+            blobs, line = cold_boot_blobs(image, Path(tmp))
+            if notice is not None:
+                notice(line)
+        cmd = qemu_command(image.elf.resolve(), target, semihosting_args, blobs)
+        if sandbox is not None:
+            files = (image.elf, *(b.path for b in blobs))
+            cmd = sandbox.wrap(cmd, workdir=cwd, files=files)
+        child = run_child(cmd, timeout, what="QEMU", cwd=cwd, echo=echo)
     return result_of(child, cmd, stand_in_line(image.board, target) if target.stand_in else "")
 
 
@@ -206,6 +328,6 @@ def result_of(child: ChildResult, cmd: tuple[str, ...], stand_in: str = "") -> R
     )
 
 
-def run_elf(elf: Path, timeout: float = DEFAULT_TIMEOUT) -> RunResult:
+def run_elf(elf: Path, timeout: float = DEFAULT_TIMEOUT, *, cold_boot: bool = False) -> RunResult:
     """Identify `elf` (kit image, board) and run it in QEMU; see run_image."""
-    return run_image(identify(elf), timeout)
+    return run_image(identify(elf), timeout, cold_boot=cold_boot)

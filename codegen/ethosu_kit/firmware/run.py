@@ -25,6 +25,7 @@ from ethosu_kit.firmware.qemu import (
     stand_in_line,
     target_for,
 )
+from ethosu_kit.firmware.sandbox import BWRAP, Sandbox
 from ethosu_kit.npu.exit_codes import RUN_TOOL, exit_lines
 from ethosu_kit.plan.apps import App
 
@@ -86,12 +87,13 @@ class Emulator:
 
 def choose_emulator(image: KitImage, emulator: str, fvp: Path | None) -> Emulator:
     """`emulator` ("auto": the board's FVP when one is found, else its QEMU machine; a
-    given `fvp` means the FVP). A QEMU run is checked here, before any IO work: a board
-    without a machine, or an image QEMU cannot run, is refused."""
+    given `fvp` means the FVP). Checked here, before any IO work: a board without a
+    machine, an image QEMU cannot run, or no FVP to run it is refused."""
     name = "fvp" if fvp is not None else emulator
     if name == "auto":
         name = "fvp" if find_fvp(image, None, required=False) is not None else "qemu"
     if name != "qemu":
+        find_fvp(image, fvp)  # no FVP (or no --fvp file): refused before any IO work
         return Emulator(name)
     target = target_for(image)
     check_image(image, target)
@@ -109,22 +111,39 @@ def run_firmware(
     cmd_line: tuple[str, ...] = (),
     echo: Callable[[bytes], None] | None = None,
     notice: Callable[[str], None] | None = None,
+    cold_boot: bool = False,
+    sandbox: Sandbox | None = None,
 ) -> RunResult:
     """Run `image` (named `elf`, as the user gave it) to its end; the result's exit code
     is the firmware's. `echo` gets the UART as it comes, `notice` a line about a QEMU
     stand-in machine. KitError when the run was stopped (time limit: TIMEOUT_EXIT; output
-    flood: OUTPUT_FLOOD) or ended without the firmware's exit line (NO_EXIT_LINE)."""
+    flood: OUTPUT_FLOOD) or ended without the firmware's exit line (NO_EXIT_LINE).
+    `cold_boot`: QEMU gets the flash artefacts alone, every RAM poisoned (qemu.run_image);
+    `sandbox` confines the emulator to `cwd` (firmware.sandbox)."""
+    if cold_boot and emulator.name != "qemu":
+        raise KitError(
+            f"{elf}: --cold-boot runs in QEMU (its generic loader puts the flash artefacts "
+            "in place); the FVP loads the ELF",
+            hint="add --emulator qemu",
+        )
     if emulator.name == "fvp":
-        result = run_fvp(image, timeout, fvp=fvp, cwd=cwd, cmd_line=cmd_line, echo=echo)
+        result = run_fvp(
+            image, timeout, fvp=fvp, cwd=cwd, cmd_line=cmd_line, echo=echo, sandbox=sandbox
+        )
         result = exit_from_uart(result)
         name = "the FVP"
     else:
         assert emulator.target is not None  # choose_emulator gives QEMU its machine
         if emulator.target.stand_in and notice is not None:
             notice(stand_in_line(image.board, emulator.target))
-        result = run_image(image, timeout, cwd=cwd, semihosting_args=cmd_line, echo=echo)
+        result = run_image(
+            image, timeout, cwd=cwd, semihosting_args=cmd_line, echo=echo,
+            cold_boot=cold_boot, notice=notice, sandbox=sandbox,
+        )  # fmt: skip
         name = "QEMU"
     _check_ended(elf, result, name, timeout)
+    if not exit_lines(result.output):
+        _sandbox_failed(elf, result)
     if emulator.name == "qemu" and not exit_lines(result.output):
         _qemu_failed(elf, image, result)
     if emulator.name == "fvp" and not exit_lines(result.output):
@@ -133,7 +152,8 @@ def run_firmware(
             "firmware's last line `kit: exit <code>`: the image did not run to its end, "
             "so its exit code is unknown",
             hint="is it the FVP for this board and NPU (--fvp)? its own messages are "
-            "above; the same image in QEMU: --emulator qemu",
+            "above; the same image in QEMU: --emulator qemu; an FVP that cannot start in "
+            "run's sandbox: --no-sandbox (docs/running.md)",
         )
         error.exit_code = NO_EXIT_LINE
         raise error
@@ -150,6 +170,20 @@ def run_firmware(
         error.exit_code = NO_EXIT_LINE
         raise error
     return dataclasses.replace(result, exit_code=code)
+
+
+def _sandbox_failed(elf: Path, result: RunResult) -> None:
+    """A KitError when bwrap itself failed (its own `bwrap: ...` message) before the
+    emulator ran: its exit status 1 is not the firmware's code 1 (FAIL)."""
+    own = [line for line in result.output.splitlines() if line.startswith(f"{BWRAP}:")]
+    if own:
+        error = KitError(
+            f"{elf}: the sandbox did not start the emulator ({own[0][:200]})",
+            hint="run unconfined with --no-sandbox (or ETHOSU_KIT_NO_SANDBOX=1) if this "
+            "machine cannot confine it (docs/running.md)",
+        )
+        error.exit_code = RUN_TOOL["REFUSED"]
+        raise error
 
 
 def _qemu_failed(elf: Path, image: KitImage, result: RunResult) -> None:

@@ -119,6 +119,15 @@ def needs_virtual_npu(project: Path) -> bool:
     )
 
 
+def keeps_virtual_workspace(project: Path) -> bool:
+    """Does the project's plan hold the virtual NPU's working memory, which an image for
+    the Ethos-U driver must not carry (its plan was made or re-made for `--npu virtual`)?"""
+    plan = _project_plan(project)
+    return plan is not None and bool(
+        plan.by_role(Role.VNPU_WORKSPACE) or plan.options.npu == NpuLibrary.VIRTUAL
+    )
+
+
 def needs_selftest(project: Path, vectors: Path | None) -> bool:
     """Must the project be regenerated for the self-test: it is not one yet, or new
     `vectors` were given? (A folder that is no generated project: `regenerate` says so.)"""
@@ -169,10 +178,20 @@ def regenerate(
         options = replace(
             options, npu=NpuLibrary.VIRTUAL, vnpu_workspace=vnpu_workspace_need(pte, model)
         )
-        if options.stack_virtual is not None:  # --stack auto sized the driver's: the virtual's
+        if options.stack_virtual is not None and options.stack_driver is None:
+            # --stack auto sized the driver's: the virtual's, keeping the driver's for later
             options = replace(
-                options, stack=options.stack_virtual, stack_why=options.stack_virtual_why
-            )
+                options, stack=options.stack_virtual, stack_why=options.stack_virtual_why,
+                stack_driver=options.stack, stack_driver_why=options.stack_why,
+            )  # fmt: skip
+    elif npu == NpuLibrary.DRIVER:
+        # an image for the real NPU: no virtual-NPU working memory, the driver's stack
+        options = replace(options, npu=NpuLibrary.DRIVER, vnpu_workspace=None)
+        if options.stack_driver is not None:
+            options = replace(
+                options, stack=options.stack_driver, stack_why=options.stack_driver_why,
+                stack_driver=None, stack_driver_why="",
+            )  # fmt: skip
     new_plan = plan_memory(model, plan.board, plan.mode, options)
     selftest = None
     if app == App.SELFTEST:

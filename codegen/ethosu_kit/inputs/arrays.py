@@ -34,6 +34,7 @@ from __future__ import annotations
 import io
 import lzma
 import struct
+import tokenize
 import zipfile
 import zlib
 from collections.abc import Mapping, Sequence
@@ -107,7 +108,9 @@ def _read_npy(f: IO[bytes], source: str, available: int) -> Array:
             shape, fortran, dtype = npy.read_array_header_2_0(f, max_header_size=_MAX_HEADER)
         else:
             raise InputError(f"{source}: .npy format version {version} is not read by the kit")
-    except (ValueError, SyntaxError, EOFError) as exc:
+    # numpy re-reads a header it cannot parse with tokenize (Python 2's headers), which
+    # raises TokenError on a cut-off dict; a deeply bracketed one can recurse
+    except (ValueError, SyntaxError, EOFError, tokenize.TokenError, RecursionError) as exc:
         raise InputError(f"{source}: not a valid .npy header ({_one_line(exc)})") from None
     _check_dtype(source, dtype)
     if any(d < 0 for d in shape):

@@ -33,7 +33,12 @@ from typing import Any
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import PlanError
 from ethosu_kit.core.sizes import align_up
-from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
+from ethosu_kit.npu.facts import (
+    NPU_ALIGN,
+    VELA_REGION_FAST_SCRATCH,
+    VELA_REGION_SCRATCH,
+    MemoryMode,
+)
 from ethosu_kit.plan.apps import App, method_pool_size
 from ethosu_kit.plan.placer import Want
 from ethosu_kit.plan.planner import (
@@ -43,6 +48,7 @@ from ethosu_kit.plan.planner import (
     _Planner,
     cpu_temp_need,
 )
+from ethosu_kit.plan.regions import NpuView, npu_far_ram, npu_sram
 from ethosu_kit.plan.types import (
     MemoryPlan,
     OwnerNeed,
@@ -132,28 +138,27 @@ class _ImagePlanner(_Planner):
     # 1. per-execute NPU buffers per lane, then each program's network --------------
 
     def _npu_buffers(
-        self,
-        temp_regions: list[MemoryRegion],
-        npu_sram: list[MemoryRegion],
-        cpu_ram: list[MemoryRegion],
-        has_npu: bool,
-    ) -> list[Want]:
+        self, view: NpuView | None, cpu_ram: list[MemoryRegion]
+    ) -> tuple[list[Want], MemoryRegion]:
         fasts: list[Want] = []
         for lane in range(len(self.lanes)):
-            self._lane_temp_pool(lane, temp_regions, cpu_ram, has_npu)
-        if self.mode == MemoryMode.DEDICATED_SRAM and has_npu:
+            self._lane_temp_pool(lane, view, cpu_ram)
+        if self.mode == MemoryMode.DEDICATED_SRAM and view is not None:
             for lane in range(len(self.lanes)):
-                fast = self._lane_fast_scratch(lane, npu_sram)
+                fast = self._lane_fast_scratch(lane, view)
                 if fast is not None:
                     fasts.append(fast)
+        beside: MemoryRegion | None = None
         for p in self.set.programs:
-            want = network_want(p.model, self.board, self.mode, npu_sram, has_npu)
+            want = network_want(p.model, self.board, self.mode, view)
             name = f"{p.name}_network"
-            self.place(replace(want, name=name, why=f"program {p.name}: {want.why}"))
+            placed = self.place(replace(want, name=name, why=f"program {p.name}: {want.why}"))
+            beside = beside or self.board.region(placed.region)
             self._own(name, p.name, p.model.file_bytes)
             self.entries[p.name]["network"] = name
-        if self.options.app == App.SELFTEST and has_npu:
-            want = selftest_vectors_want(self.model, self.board)
+        assert beside is not None
+        if self.options.app == App.SELFTEST and view is not None:
+            want = selftest_vectors_want(self.model, self.board, beside)
             size = sum(vectors_size(p.model) for p in self.set.programs)
             self.place(
                 replace(
@@ -163,11 +168,9 @@ class _ImagePlanner(_Planner):
                     f"16-aligned = {size} B; read-only, flash first",
                 )
             )
-        return fasts
+        return fasts, beside
 
-    def _lane_temp_pool(
-        self, lane: int, regions: list[MemoryRegion], cpu_ram: list[MemoryRegion], has_npu: bool
-    ) -> None:
+    def _lane_temp_pool(self, lane: int, view: NpuView | None, cpu_ram: list[MemoryRegion]) -> None:
         name = f"{_lane_prefix(lane)}temp_pool"
         needs = [(p, *temp_need(p.model)) for p in self._lane_programs(lane)]
         size = max(n for _, n, _ in needs)
@@ -179,19 +182,24 @@ class _ImagePlanner(_Planner):
         for p, n, _ in needs:
             self._own(name, p.name, n)
             self.entries[p.name]["temp_pool"] = name
-        if not has_npu:
+        if view is None:
             self._place_cpu(name, Role.SCRATCH, size, cpu_ram, why)
             return
-        hint = (
-            "use a board with more external DRAM"
-            if self.mode == MemoryMode.DEDICATED_SRAM
-            else "the largest NPU scratch of the programs must be in on-chip SRAM: declare "
-            "fewer programs concurrent, lower them with Vela --optimise Size, or use a board "
-            "with more SRAM"
-        )
-        self.place(_npu_scratch(name, Role.SCRATCH, size, regions, why=why, hint=hint))
+        port = view.region(VELA_REGION_SCRATCH)
+        if self.mode == MemoryMode.DEDICATED_SRAM:
+            regions = npu_far_ram(self.board, port)
+            hint = "use a board with more RAM on the NPU's external port"
+        else:
+            regions = npu_sram(self.board, port)
+            hint = (
+                "the largest NPU scratch of the programs must be in the NPU's SRAM: declare "
+                "fewer programs concurrent, lower them with Vela --optimise Size, or use a "
+                "board with more SRAM"
+            )
+        want = _npu_scratch(name, Role.SCRATCH, size, regions, why=why, hint=hint)
+        self.place(replace(want, lacking=self._lacking(view, VELA_REGION_SCRATCH)))
 
-    def _lane_fast_scratch(self, lane: int, npu_sram: list[MemoryRegion]) -> Want | None:
+    def _lane_fast_scratch(self, lane: int, view: NpuView) -> Want | None:
         name = f"{_lane_prefix(lane)}fast_scratch"
         sizes = [
             (p, fast_scratch_size(p.model, self.options.fast_scratch))
@@ -202,6 +210,8 @@ class _ImagePlanner(_Planner):
             return None
         for p, _ in sizes:
             self.entries[p.name]["fast_scratch"] = name
+        candidates = npu_sram(self.board, view.region(VELA_REGION_FAST_SCRATCH))
+        lacking = self._lacking(view, VELA_REGION_FAST_SCRATCH)
         if any(fs.size is None for _, fs in sizes):
             if len(self.lanes) > 1:
                 raise PlanError(
@@ -215,8 +225,9 @@ class _ImagePlanner(_Planner):
                 self._own(name, p.name, 0)
             why = f"Dedicated_Sram fast scratch (NPU-only, Vela region 2) = {sizes[0][1].why}"
             return _npu_scratch(
-                name, Role.FAST_SCRATCH, 0, npu_sram, why=why, hint="pass --fast-scratch"
-            )
+                name, Role.FAST_SCRATCH, 0, candidates, lacking=lacking, why=why,
+                hint="pass --fast-scratch",
+            )  # fmt: skip
         size = max(align_up(fs.size or 0, NPU_ALIGN) for _, fs in sizes)
         for p, fs in sizes:
             self._own(name, p.name, align_up(fs.size or 0, NPU_ALIGN))
@@ -230,7 +241,8 @@ class _ImagePlanner(_Planner):
             name,
             Role.FAST_SCRATCH,
             size,
-            npu_sram,
+            candidates,
+            lacking=lacking,
             why=why,
             hint="lower with a smaller --arena-cache-size, pass --fast-scratch, or use a "
             "board with more SRAM",

@@ -35,6 +35,9 @@ class Want:
     initialized: bool = False
     symbol: str | None = None
     section: str | None = None
+    # with no candidate at all: what the board lacks (the NPU's port, the regions that
+    # are not on it), in place of the generic "has no region"
+    lacking: str = ""
 
 
 class Placer:
@@ -48,6 +51,14 @@ class Placer:
 
     def place(self, want: Want, *, load_region: str | None = None) -> Buffer:
         if not want.candidates:
+            if want.lacking:
+                raise PlanError(
+                    f"{self.board.source}: board {self.board.name} has no region for "
+                    f"{want.name}: {want.lacking}",
+                    hint='set npu_port ("sram", "ext" or "both") on the [[region]] the '
+                    "NPU's port reaches (docs/boards.md: which master reaches which memory), "
+                    "or change the board's [npu.registers] for the mode",
+                )
             raise PlanError(
                 f"{self.board.source}: board {self.board.name} has no region that can hold "
                 f"{want.name} ({want.why})",
@@ -107,6 +118,9 @@ class Placer:
             f"needs {needed:,} bytes, has {region.size:,} (short by {needed - region.size:,}); "
             f"filled by {filled}{others}",
             hint=want.hint,
+            region=region.name,
+            needed=needed,
+            available=region.size,
         )
 
     def reserve(self, regions: Sequence[MemoryRegion], what: str, size: int) -> MemoryRegion:

@@ -5,17 +5,22 @@ Pure: the only I/O is reading the installed Vela's `Arm/vela.ini` (cached) to le
 memory mode's `arena_cache_size`. It refuses, before anything is written, what cannot
 work (`PlanError`) and what does not fit (`FitError`), each in one line with the way out.
 
-Where each buffer goes (docs/ARCHITECTURE.md has the names):
+Where each buffer goes (docs/ARCHITECTURE.md has the names): an NPU buffer only where
+the port its register picks reaches (QCONFIG and REGIONCFG_0: the network,
+REGIONCFG_1: the temp pool, REGIONCFG_2: the fast scratch; a region's `npu_port`), and
+on the side of that port the mode puts it:
 
 | buffer       | Sram_Only        | Shared_Sram           | Dedicated_Sram        |
 |--------------|------------------|-----------------------|-----------------------|
-| network      | on-chip NPU SRAM | external: flash if it fits, else DRAM         |
-| temp_pool    | on-chip NPU SRAM | on-chip NPU SRAM      | external DRAM         |
-| fast_scratch | -                | -                     | on-chip NPU SRAM      |
+| network      | Vela's SRAM      | what the port reaches: non-volatile (flash, MRAM), then RAM |
+| temp_pool    | Vela's SRAM      | Vela's SRAM           | RAM the port reaches  |
+| fast_scratch | -                | -                     | Vela's SRAM           |
+| self-test vectors, compiled-in inputs: beside the network when it is non-volatile |
 | everything else: CPU-only RAM, the fastest that fits: DTCM, on-chip RAM, then DRAM |
 
-Regions are chosen by their attributes (on_chip, npu, cpu, writable, volatile,
-loadable, executable), never by name: a custom board works the same way.
+"Vela's SRAM" is RAM of kind "sram" (the Ethos-U SRAM, whatever bus it sits on).
+Regions are chosen by their attributes (kind, npu_port, cpu, writable, volatile,
+loadable, executable, size), never by name: a custom board works the same way.
 """
 
 from __future__ import annotations
@@ -23,21 +28,27 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import Any
 
-from ethosu_kit.board.model import Board, MemoryRegion
+from ethosu_kit.board.model import Board, MemoryRegion, NpuPort
 from ethosu_kit.core.errors import PlanError
 from ethosu_kit.core.sizes import align_up, size_text
-from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
+from ethosu_kit.npu.facts import (
+    NPU_ALIGN,
+    VELA_REGION_FAST_SCRATCH,
+    VELA_REGION_SCRATCH,
+    MemoryMode,
+)
 from ethosu_kit.plan.apps import App, method_pool_size
 from ethosu_kit.plan.fill import replay, reserves
 from ethosu_kit.plan.placer import Placer, Want
 from ethosu_kit.plan.regions import (
+    NpuView,
     code_rank,
     cpu_ram_rank,
     is_cpu_ram,
-    is_external,
-    is_npu_sram,
-    npu_sram_rank,
+    npu_far_ram,
+    npu_sram,
     select,
+    unreachable,
 )
 from ethosu_kit.plan.types import (
     Buffer,
@@ -103,19 +114,12 @@ class _Planner(Placer):
         model, board, mode = self.model, self.board, self.mode
         spec = model.compile_spec
         method = _main_method(model)
-        npu_sram = select(board, is_npu_sram, npu_sram_rank)
         cpu_ram = select(board, is_cpu_ram, cpu_ram_rank)
-        external_ram = select(
-            board, lambda r: is_external(r) and r.npu and is_cpu_ram(r), cpu_ram_rank
-        )
-        has_npu = spec is not None
+        view = NpuView.of(board, spec.npu_kind, mode) if spec is not None else None
 
-        # 1. NPU buffers first: their regions are fixed by the mode.
-        temp_regions = (
-            npu_sram if mode != MemoryMode.DEDICATED_SRAM or not has_npu else external_ram
-        )
-        fasts = self._npu_buffers(temp_regions, npu_sram, cpu_ram, has_npu)
-        for want in input_data_wants(method, self.options, board):
+        # 1. NPU buffers first: where the mode and the ports the registers pick allow.
+        fasts, beside = self._npu_buffers(view, cpu_ram)
+        for want in input_data_wants(method, self.options, board, beside):
             self.place(want)
 
         # 2. The firmware's own: stack in the fastest RAM, then code/data reserves.
@@ -207,6 +211,8 @@ class _Planner(Placer):
                 )
             )
 
+        if board.cold_boot:
+            self.notes.append(_cold_boot_note(board, code_region, data_region, self.buffers))
         plan = MemoryPlan(
             board=board,
             mode=mode,
@@ -225,27 +231,21 @@ class _Planner(Placer):
         return plan
 
     def _npu_buffers(
-        self,
-        temp_regions: list[MemoryRegion],
-        npu_sram: list[MemoryRegion],
-        cpu_ram: list[MemoryRegion],
-        has_npu: bool,
-    ) -> list[Want]:
-        """The temp pool, the fast scratch, the network and the self-test vectors; the
-        fast scratch left to size from what is free (none, or the one unbounded)."""
+        self, view: NpuView | None, cpu_ram: list[MemoryRegion]
+    ) -> tuple[list[Want], MemoryRegion]:
+        """The temp pool, the fast scratch, the network and the self-test vectors: the
+        fast scratch left to size from what is free (none, or the one unbounded), and the
+        network's region (read-only data goes beside it)."""
         model, board, mode = self.model, self.board, self.mode
-        self._temp_pool(temp_regions, cpu_ram)
-        fast = (
-            self._fast_scratch_want(npu_sram)
-            if mode == MemoryMode.DEDICATED_SRAM and has_npu
-            else None
-        )
+        self._temp_pool(view, cpu_ram)
+        fast = self._fast_scratch_want(view) if mode == MemoryMode.DEDICATED_SRAM and view else None
         if fast is not None and not self.fast_unbounded and fast.size > 0:
             self.place(fast)
-        self.place(network_want(model, board, mode, npu_sram, has_npu))
-        if self.options.app == App.SELFTEST and has_npu:
-            self.place(selftest_vectors_want(model, board))
-        return [fast] if fast is not None else []
+        network = self.place(network_want(model, board, mode, view))
+        beside = board.region(network.region)
+        if self.options.app == App.SELFTEST and view is not None:
+            self.place(selftest_vectors_want(model, board, beside))
+        return ([fast] if fast is not None else []), beside
 
     def _cpu_pools(self, method: MethodInfo, cpu_ram: list[MemoryRegion]) -> None:
         self._runner_pools(method, cpu_ram)
@@ -299,11 +299,11 @@ class _Planner(Placer):
         want = Want(name=name, role=role, size=size, candidates=cpu_ram, why=why, hint=hint)
         self.place(want)
 
-    def _temp_pool(self, regions: list[MemoryRegion], cpu_ram: list[MemoryRegion]) -> None:
+    def _temp_pool(self, view: NpuView | None, cpu_ram: list[MemoryRegion]) -> None:
         model, mode = self.model, self.mode
         peak = model.peak_scratch
         cpu_need, cpu_why = cpu_temp_need(model)
-        if model.compile_spec is None:
+        if view is None:
             size = max(MIN_POOL, align_up(cpu_need, NPU_ALIGN))
             why = f"no Ethos-U delegate; {cpu_why}: {size}"
             self._place_cpu("temp_pool", Role.SCRATCH, size, cpu_ram, why)
@@ -316,19 +316,49 @@ class _Planner(Placer):
             f"rounded to {NPU_ALIGN} + align slack {TEMP_ALIGN_SLACK} = {size}; one need at a "
             "time: the temp allocator is reset after every instruction"
         )
+        port = view.region(VELA_REGION_SCRATCH)
         if mode == MemoryMode.DEDICATED_SRAM:
-            hint = "use a board with more external DRAM"
+            regions = npu_far_ram(self.board, port)
+            hint = "use a board with more RAM on the NPU's external port"
         else:
+            regions = npu_sram(self.board, port)
             hint = (
                 f"the NPU scratch (Vela's peak SRAM use, {peak:,} B = {size_text(peak)}) "
-                "must be in on-chip SRAM "
+                "must be in the NPU's SRAM "
                 f"in {mode.value}: lower the model for Dedicated_Sram on an Ethos-U65/U85 "
-                "(scratch in DRAM), or with Vela --optimise Size, or use a board with more "
-                "SRAM (`ethosu-kit boards NAME` shows a board's regions)"
+                "(scratch on the external port), or with Vela --optimise Size, or use a "
+                "board with more SRAM (`ethosu-kit boards NAME` shows a board's regions)"
             )
-        self.place(_npu_scratch("temp_pool", Role.SCRATCH, size, regions, why=why, hint=hint))
+        want = _npu_scratch("temp_pool", Role.SCRATCH, size, regions, why=why, hint=hint)
+        self.place(replace(want, lacking=self._lacking(view, VELA_REGION_SCRATCH)))
 
-    def _fast_scratch_want(self, npu_sram: list[MemoryRegion]) -> Want:
+    def _lacking(self, view: NpuView, index: int) -> str:
+        """Why an NPU scratch has no region: its port, and the RAM that is off it."""
+        port = view.region(index)
+        sram_side = self._sram_side(index)
+        side = 'Vela\'s SRAM (kind "sram") ' if sram_side else ""
+        near = unreachable(self.board, port, is_cpu_ram)
+        # the register value with the other port (same AXI counter): what would serve
+        other = NpuPort.EXT if port == NpuPort.SRAM else NpuPort.SRAM
+        there = (npu_sram if sram_side else npu_far_ram)(self.board, other)
+        derived = (
+            f"; REGIONCFG_{index} = {view.regioncfg[index] ^ 2} would send it over the "
+            f'"{other}" port, which reaches {", ".join(r.name for r in there)}'
+            if there
+            else ""
+        )
+        return (
+            f'the NPU reaches it over its "{port}" port ({view.register_text(index)}), '
+            f"in {side}RAM{near}{derived}"
+        )
+
+    def _sram_side(self, index: int) -> bool:
+        """Is Vela region `index` in what the mode calls SRAM?"""
+        if index == VELA_REGION_FAST_SCRATCH or self.mode == MemoryMode.SRAM_ONLY:
+            return True
+        return index == VELA_REGION_SCRATCH and self.mode == MemoryMode.SHARED_SRAM
+
+    def _fast_scratch_want(self, view: NpuView) -> Want:
         fs = fast_scratch_size(self.model, self.options.fast_scratch)
         size = 0 if fs.size is None else align_up(fs.size, NPU_ALIGN)
         if fs.size is None:
@@ -346,21 +376,60 @@ class _Planner(Placer):
             "fast_scratch",
             Role.FAST_SCRATCH,
             size,
-            npu_sram,
+            npu_sram(self.board, view.region(VELA_REGION_FAST_SCRATCH)),
+            lacking=self._lacking(view, VELA_REGION_FAST_SCRATCH),
             why=why,
             hint="lower with a smaller --arena-cache-size (e.g. memory mode Dedicated_Sram_256KB), "
             "pass --fast-scratch, or use a board with more SRAM",
         )
 
 
+def _cold_boot_note(
+    board: Board, code: MemoryRegion, data: MemoryRegion, buffers: list[Buffer]
+) -> str:
+    """What a cold boot ([boot] from = "nv") stores where and copies at reset: code runs in
+    place, .data and buffers stored in one region and run from another are copied by the
+    start-up. A buffer with contents in a RAM the board marks loadable is named: nothing
+    fills it at power-up, and check-elf refuses the image."""
+    parts = [f"code runs in place from {code.name}"]
+    if code.volatile:
+        parts = [f"code in {code.name}, RAM that nothing fills at power-up (check-elf refuses)"]
+    parts.append(f".data's initial values stored in {code.name}, copied to {data.name} at reset")
+    copied = [b for b in buffers if b.initialized and b.load_region]
+    parts += [f"{b.name} stored in {b.load_region}, copied to {b.region} at reset" for b in copied]
+    in_ram = [
+        b
+        for b in buffers
+        if b.initialized
+        and not b.load_region
+        and b.role not in (Role.CODE, Role.DATA)  # said above
+        and board.region(b.region).volatile
+    ]
+    parts += [
+        f"{b.name} in {b.region}, RAM that nothing fills at power-up (the board marks it "
+        "loadable; check-elf refuses)"
+        for b in in_ram
+        if b.role not in (Role.CODE, Role.DATA)
+    ]
+    return 'cold boot ([boot] from = "nv"): ' + "; ".join(parts)
+
+
 def _npu_scratch(
-    name: str, role: Role, size: int, candidates: list[MemoryRegion], *, why: str, hint: str
+    name: str,
+    role: Role,
+    size: int,
+    candidates: list[MemoryRegion],
+    *,
+    why: str,
+    hint: str,
+    lacking: str = "",
 ) -> Want:
     """Working memory of the NPU (the temp pool with a delegate, the fast scratch): no
     initial contents, only where the NPU reaches."""
     return Want(
-        name=name, role=role, size=size, npu=True, candidates=candidates, why=why, hint=hint
-    )
+        name=name, role=role, size=size, npu=True, candidates=candidates, why=why, hint=hint,
+        lacking=lacking,
+    )  # fmt: skip
 
 
 def _main_method(model: ModelInfo) -> MethodInfo:

@@ -19,13 +19,26 @@ from rich.text import Text
 
 from ethosu_kit.core.sizes import size_text
 from ethosu_kit.plan.fill import region_fill
-from ethosu_kit.plan.types import MemoryPlan, Role
+from ethosu_kit.plan.regions import NpuView, buffer_port
+from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 
 REPORT_FORMAT_VERSION = 1
 
 
+def npu_view(plan: MemoryPlan) -> NpuView | None:
+    """The ports the plan's NPU buffers are read over (None: a CPU-only program)."""
+    accel = plan.accelerator
+    return None if accel is None else NpuView.of(plan.board, accel.kind, plan.mode)
+
+
+def _buffer_port(view: NpuView | None, b: Buffer) -> str:
+    return buffer_port(view, b.role) if view is not None and b.npu else ""
+
+
 def report_json(plan: MemoryPlan) -> dict[str, Any]:
-    """Every region: base, size, used, free bytes and its buffers (offset-free, by order)."""
+    """Every region: base, size, used, free bytes, the NPU port that reaches it, and its
+    buffers (offset-free, by order), each NPU one with the port it is read over."""
+    view = npu_view(plan)
     regions = []
     for use in region_fill(plan):
         r = use.region
@@ -40,6 +53,7 @@ def report_json(plan: MemoryPlan) -> dict[str, Any]:
                 "free": use.free,
                 "on_chip": r.on_chip,
                 "npu": r.npu,
+                "npu_port": r.port.value,
                 "buffers": [
                     {
                         "name": b.name,
@@ -49,6 +63,7 @@ def report_json(plan: MemoryPlan) -> dict[str, Any]:
                         "size": b.size,
                         "align": b.align,
                         "npu": b.npu,
+                        "npu_port": _buffer_port(view, b) or None,
                         "linker_sized": b.role in (Role.CODE, Role.DATA),
                         "load_region": b.load_region,
                         "why": b.why,
@@ -141,6 +156,7 @@ def programs_text(plan: MemoryPlan) -> str:
 
 def report_text(plan: MemoryPlan) -> str:
     """A table per plan: region, base, size, used, free, then its buffers with the why."""
+    view = npu_view(plan)
     table = Table(
         title=f"memory plan: {plan.board.name}, {plan.mode.value}, {plan.accelerator_name}",
         title_justify="left",
@@ -161,12 +177,13 @@ def report_text(plan: MemoryPlan) -> str:
         for name in use.buffers:
             b = plan.buffer(name)
             size = "linker-sized" if b.role in (Role.CODE, Role.DATA) else f"{b.size:,}"
-            npu = " [NPU]" if b.npu else ""
+            port = _buffer_port(view, b)
+            npu = f" [NPU over {port}]" if port else " [NPU]" if b.npu else ""
             load = f" [loaded from {b.load_region}]" if b.load_region else ""
             lines.append(f"{b.name} ({size}){npu}{load}: {b.why}")
         pct = f" ({100 * use.used / r.size:.0f}%)" if use.used else ""
         cells = (
-            f"{r.name}\n{r.kind.value}",
+            f"{r.name}\n{r.kind.value}" + (f"\nNPU port: {r.port.value}" if r.npu else ""),
             f"0x{r.base:08x}",
             f"{r.size:,}\n{size_text(r.size)}",
             f"{use.used:,}{pct}",

@@ -127,6 +127,10 @@ class PlanOptions:
     # plans it when it re-plans for the virtual NPU
     stack_virtual: int | None = None
     stack_virtual_why: str = ""
+    # the stack a driver plan had before `build --npu virtual` re-planned it with
+    # stack_virtual: `build --npu driver` plans it again (None: the stack was not swapped)
+    stack_driver: int | None = None
+    stack_driver_why: str = ""
     # the method allocator's pool: None = the planner's estimate from the program
     method_pool: int | None = None
     method_pool_why: str = ""

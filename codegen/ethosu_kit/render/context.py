@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 from typing import Any
 
 from ethosu_kit import __version__
+from ethosu_kit.board.cores import arch_mismatch_tests
 from ethosu_kit.board.model import (
     HOOKS,
     Board,
@@ -294,6 +295,7 @@ def template_context(
         },
         "tcms": [r for r in board.regions if r.kind in (RegionKind.ITCM, RegionKind.DTCM)],
         "glue_macros": _glue_macros(board),
+        "arch_checks": arch_mismatch_tests(board.cpu.arch, board.cpu.fpu, board.cpu.mve),
         "hal": [HalChoice(hook, hal_default(board, hook.name)) for hook in HOOKS],
         "pte_name": PTE_NAME,
         "programs": list(programs),

@@ -17,7 +17,7 @@ from typing import Any
 
 from elftools.common.exceptions import ELFError
 
-from ethosu_kit.board.model import MemoryRegion
+from ethosu_kit.board.model import MemoryRegion, NpuPort
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_ELF, open_regular
 from ethosu_kit.core.typed_json import encode
@@ -28,6 +28,7 @@ from ethosu_kit.npu.facts import (
     VELA_REGION_FAST_SCRATCH,
     VELA_REGION_SCRATCH,
     VELA_REGION_WEIGHTS,
+    NpuKind,
 )
 from ethosu_kit.plan.fill import region_fill, replay
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
@@ -135,6 +136,7 @@ class RegionPicture:
     plan_blocks: tuple[Block, ...]
     plan_used: int  # plan.fill: what the planner counted as taken
     elf_blocks: tuple[Block, ...] = ()
+    npu_port: str = "none"  # the NPU's AXI port that reaches it: sram, ext, both, none
     elf_used: int | None = None  # check-elf's row: sections inside; None without an ELF
     elf_free: int | None = None
     symbols: tuple[Symbol, ...] = ()  # the largest, for an ELF
@@ -167,10 +169,18 @@ class NpuRow:
 
     register: str  # "QCONFIG", "REGIONCFG_1"
     value: int
-    port: str  # "AXI0 (SRAM)" or "AXI1 (external)"
+    port: str  # "M0 (SRAM)" / "M1 (external)" on a U55/U65, "SRAM AXI" / "EXT AXI" on a U85
     addresses: str  # "command stream", "Vela region 1: scratch"
     buffer: str  # the plan's buffer there, "" when none
     region: str  # where that buffer is placed, "" when none
+    region_port: str = ""  # that region's npu_port ("" when none)
+
+    @property
+    def reached(self) -> bool:
+        """Does the register's port reach the region its buffer is in?"""
+        if not self.region_port:
+            return True
+        return NpuPort(self.region_port).reaches(NpuPort.of_value(self.value))
 
 
 @dataclass(frozen=True)
@@ -181,8 +191,9 @@ class NpuPicture:
     qconfig: int
     regioncfg: tuple[int, ...]
     rows: tuple[NpuRow, ...]
-    reachable: tuple[str, ...]  # the regions the NPU reaches
+    reachable: tuple[str, ...]  # the regions the NPU reaches, each "NAME (port)"
     axi_limits: dict[str, tuple[int, int]]
+    ports: tuple[str, str]  # this NPU's names of its SRAM and its external AXI port
 
 
 @dataclass(frozen=True)
@@ -211,10 +222,19 @@ class MemoryPicture:
         return tuple(k for k in Kind if k in seen)
 
 
-def _port(value: int) -> str:
-    # REGIONCFG/QCONFIG name a memory type: 0 and 1 go out on AXI0 (the SRAM port),
-    # 2 and 3 on AXI1 (the external port); each type has its own AXI_LIMIT.
-    return "AXI0 (SRAM)" if value < 2 else "AXI1 (external)"
+# What each product's TRM calls its two AXI ports: the U55 and U65 have masters M0 (the
+# SRAM port) and M1 (the external port); the U85 names its ports by what they reach.
+_AXI_PORTS: dict[NpuKind, tuple[str, str]] = {
+    NpuKind.U55: ("M0 (SRAM)", "M1 (external)"),
+    NpuKind.U65: ("M0 (SRAM)", "M1 (external)"),
+    NpuKind.U85: ("SRAM AXI", "EXT AXI"),
+}
+
+
+def _port(value: int, ports: tuple[str, str]) -> str:
+    # REGIONCFG/QCONFIG name a memory type: 0 and 1 go out on the SRAM port, 2 and 3 on
+    # the external port; each type has its own AXI_LIMIT.
+    return ports[0] if value < 2 else ports[1]
 
 
 def _npu(plan: MemoryPlan) -> NpuPicture | None:
@@ -229,20 +249,27 @@ def _npu(plan: MemoryPlan) -> NpuPicture | None:
         source = "upstream default"
     by_role = {b.role: b for b in plan.buffers}
 
-    def where(role: Role) -> tuple[str, str]:
+    def where(role: Role) -> tuple[str, str, str]:
         b = by_role.get(role)
-        return (b.name, b.region) if b else ("", "")
+        if b is None:
+            return ("", "", "")
+        return (b.name, b.region, plan.board.region(b.region).port.value)
 
     meaning = {
         VELA_REGION_WEIGHTS: ("region 0: weights", Role.NETWORK),
         VELA_REGION_SCRATCH: ("region 1: scratch, IO", Role.SCRATCH),
         VELA_REGION_FAST_SCRATCH: ("region 2: fast scratch", Role.FAST_SCRATCH),
     }
-    rows = [NpuRow("QCONFIG", qconfig, _port(qconfig), "command stream", *where(Role.NETWORK))]
+    ports = _AXI_PORTS[accel.kind]
+    rows = [
+        NpuRow("QCONFIG", qconfig, _port(qconfig, ports), "command stream", *where(Role.NETWORK))
+    ]
     for i, value in enumerate(regioncfg):
         what, role = meaning.get(i, (f"region {i}: unused", None))
-        buffer, region = where(role) if role else ("", "")
-        rows.append(NpuRow(f"REGIONCFG_{i}", value, _port(value), what, buffer, region))
+        buffer, region, port = where(role) if role else ("", "", "")
+        rows.append(
+            NpuRow(f"REGIONCFG_{i}", value, _port(value, ports), what, buffer, region, port)
+        )
     return NpuPicture(
         accelerator=str(accel),
         mode=plan.mode.value,
@@ -250,8 +277,9 @@ def _npu(plan: MemoryPlan) -> NpuPicture | None:
         qconfig=qconfig,
         regioncfg=tuple(regioncfg),
         rows=tuple(rows),
-        reachable=tuple(r.name for r in plan.board.regions if r.npu),
+        reachable=tuple(f"{r.name} ({r.port.value})" for r in plan.board.regions if r.npu),
         axi_limits=dict(plan.board.npu.axi_limits),
+        ports=ports,
     )
 
 
@@ -348,6 +376,7 @@ def build_picture(
                 volatile=r.volatile,
                 npu=r.npu,
                 cpu=r.cpu,
+                npu_port=r.port.value,
                 gap_before=gap,
                 plan_blocks=tuple(plan_blocks.get(r.name, ())),
                 plan_used=use[r.name],

@@ -11,6 +11,7 @@ regions where the address space has a gap, labelled with the gap's size.
 from __future__ import annotations
 
 import functools
+from collections.abc import Sequence
 from dataclasses import dataclass
 
 import jinja2
@@ -136,12 +137,20 @@ def svg(picture: MemoryPicture, *, standalone: bool = True) -> str:
     )
 
 
-def html(picture: MemoryPicture) -> str:
-    """The page: everything inline (styles, the map), no script, no link, no URL."""
-    return (
-        _env()
-        .get_template("page.html.j2")
-        .render(p=picture, map_svg=svg(picture, standalone=False), colours=KIND_COLOUR)
+def render(template: str, **context: object) -> str:
+    """A template of the report's (render/templates/report) with the views' filters."""
+    return _env().get_template(template).render(**context)
+
+
+def html(picture: MemoryPicture, sections: Sequence[str] = ()) -> str:
+    """The page: everything inline (styles, the map), no script, no link, no URL.
+    `sections`: HTML put after the heading (advise's table)."""
+    return render(
+        "page.html.j2",
+        p=picture,
+        map_svg=svg(picture, standalone=False),
+        colours=KIND_COLOUR,
+        sections=tuple(sections),
     )
 
 
@@ -175,7 +184,7 @@ def terminal(picture: MemoryPicture, console: Console) -> None:
     for r in picture.regions:
         if r.gap_before:
             console.print(_t(f"  ≈ gap {size_text(r.gap_before)}", style="dim"))
-        flags = " NPU" if r.npu else ""
+        flags = f" NPU {r.npu_port} port" if r.npu else ""
         head = _t(f"{r.name} ", style="bold")
         head.append(
             printable(f"{hexaddr(r.base)}..{hexaddr(r.end)} {size_text(r.size)} {r.kind}{flags}")
@@ -210,7 +219,9 @@ def terminal(picture: MemoryPicture, console: Console) -> None:
         for col in ("register", "value", "port", "addresses", "in"):
             table.add_column(col, overflow="fold")
         for row in n.rows:
-            where = f"{row.buffer} in {row.region}" if row.buffer else "-"
+            where = f"{row.buffer} in {row.region} ({row.region_port})" if row.buffer else "-"
+            if not row.reached:
+                where += ": NOT on this port"
             add_text_row(table, row.register, str(row.value), row.port, row.addresses, where)
         console.print(table)
         console.print(_t(f"NPU reaches: {', '.join(n.reachable)}"))

@@ -73,7 +73,9 @@ def source_dir() -> Path:
 
 def _sources() -> list[Path]:
     root = source_dir()
-    return sorted([*root.glob("src/**/*.[ch]"), *root.glob("include/*.h")])
+    # .def: the ISA tables, included by the per-product isa.c files
+    src = (p for p in root.glob("src/**/*") if p.suffix in (".c", ".h", ".def"))
+    return sorted([*src, *root.glob("include/*.h")])
 
 
 def source_hash(extra: tuple[str, ...] = ()) -> str:

@@ -21,7 +21,9 @@ extern size_t kit_stack_guard;
 int kit_stack_guard_hit(uintptr_t addr);
 
 /* Fill the stack below the live frame with the paint pattern. Call it first thing in
- * the app: everything above the caller's frame counts as used. */
+ * the app: everything above the caller's frame counts as used. Only when the live stack
+ * pointer is in the plan's stack: a start-up that keeps its own stack elsewhere gets one
+ * `W: stack: …` line, and the stack is then neither painted nor measured. */
 void kit_stack_paint(void);
 /* Bytes of the stack ever used since kit_stack_paint (the high-water mark). */
 size_t kit_stack_high_water(void);

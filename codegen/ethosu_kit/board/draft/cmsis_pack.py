@@ -102,6 +102,13 @@ def read_pack_data(path: Path) -> tuple[dict[str, dict[str, Any]], bytes]:
             f"{path}: not a CMSIS-Pack description (root element <{counts.root}>, "
             "expected <package>)"
         )
+    if counts.releases == 0:
+        # cmsis-pack-manager indexes the first release without checking there is one: a
+        # Rust panic that takes the interpreter with it (signal 11)
+        raise BoardError(
+            f"{path}: no <release version=…> in <releases>: not a pack description the "
+            "kit reads (CMSIS-Pack requires one)"
+        )
     try:
         import cmsis_pack_manager  # noqa: PLC0415 - optional (pack extra)
     except ImportError:

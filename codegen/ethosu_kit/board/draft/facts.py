@@ -13,7 +13,7 @@ from enum import StrEnum
 from typing import Any
 
 from ethosu_kit.board import defaults
-from ethosu_kit.board.model import ConsoleKind, MemoryRegion, TimerKind
+from ethosu_kit.board.model import BootFrom, ConsoleKind, MemoryRegion, TimerKind
 
 
 class Source(StrEnum):
@@ -31,7 +31,7 @@ class RegionFacts:
     """A drafted region: the model's region and the notes board.toml writes beside it."""
 
     region: MemoryRegion
-    todo: str = ""  # checked-default note for its npu flag
+    todo: str = ""  # checked-default note for its npu_port (and npu flag)
     copied: str = ""  # checked-default note for its base and size (new-board --from)
 
 
@@ -79,6 +79,9 @@ class Draft:
     vector_region: str | None = None
     vector_address: int | None = None
     vector_hint: str = ""  # what the sources suggest for a blocking vector_region, if anything
+    # a port boots cold from its non-volatile memory unless it boots from a RAM a boot ROM
+    # or debugger fills
+    boot_from: BootFrom = BootFrom.NV
     # [qemu]
     qemu_machine: str | None = None
     qemu_cpu: str | None = None

@@ -13,7 +13,7 @@ from typing import Any
 
 from ethosu_kit.board.cores import cpu_flags
 from ethosu_kit.board.draft.facts import Draft, RegionFacts, Source
-from ethosu_kit.board.model import Board, Cpu
+from ethosu_kit.board.model import Board, BootFrom, Cpu
 from ethosu_kit.board.schema import SCHEMA
 from ethosu_kit.board.todo import TODO
 from ethosu_kit.board.toolchain import TOOLCHAINS
@@ -132,6 +132,7 @@ def draft_from_board(board: Board, name: str) -> Draft:
             else None
         ),
         vector_address=board.boot.vector_address if board.boot else None,
+        boot_from=board.boot.image_from if board.boot else BootFrom.LOADER,
         qemu_machine=board.qemu.machine if board.qemu else None,
         qemu_cpu=board.qemu.cpu if board.qemu else None,
         qemu_stand_in=board.qemu.stand_in if board.qemu else "",

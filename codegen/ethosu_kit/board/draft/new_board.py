@@ -38,7 +38,7 @@ from ethosu_kit.board.draft.render import (
     write_folder,
 )
 from ethosu_kit.board.draft.svd import find_console, find_npu, npu_facts, uart_kind
-from ethosu_kit.board.model import CONSOLE_KINDS, ConsoleKind, MemoryRegion
+from ethosu_kit.board.model import CONSOLE_KINDS, BootFrom, ConsoleKind, MemoryRegion
 from ethosu_kit.board.todo import TODO
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_MACS, runs_mode
@@ -137,7 +137,11 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
             volatile=r.volatile, cpu=True, npu=r.npu, executable=r.executable,
             writable=r.writable, loadable=r.loadable, description=comment(r.note),
         )  # fmt: skip
-        note = "guessed from the memory's name and access: can the NPU's AXI masters reach it?"
+        note = (
+            "guessed from its kind: the NPU AXI port that reaches it, as the SoC's bus "
+            'matrix says: "sram" (M0/AXI0, the U85 SRAM port), "ext" (M1/AXI1, EXT), "both", '
+            'or "none" (only the CPU or a DMA reaches it)'
+        )
         d.regions.append(RegionFacts(region=region, todo=note if guessed else ""))
     startup = [m for m in device.memories if m.startup]
     d.vector_region = TODO  # blocking unless the pack marks where the core starts
@@ -146,6 +150,8 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
         if home is not None:
             d.vector_region = home.name
             d.given(Source.PACK, "boot.vector_region")
+            if home.volatile:  # a RAM the boot ROM or a debugger fills: not a cold boot
+                d.boot_from = BootFrom.LOADER
             if startup[0].start != home.base:
                 d.vector_address = startup[0].start
     if d.vector_region == TODO:

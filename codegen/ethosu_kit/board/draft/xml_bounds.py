@@ -44,6 +44,7 @@ class XmlCounts:
     memories: int = 0
     peripherals: int = 0  # <dim> expanded
     registers: int = 0  # <dim> arrays and derivedFrom copies expanded
+    releases: int = 0  # <releases><release version=…> of a .pdsc
     tags: dict[str, int] = field(default_factory=dict)
 
 
@@ -127,6 +128,8 @@ def scan(data: bytes, path: Path) -> XmlCounts:
                     if tag == "peripheral":
                         periph_regs, periph_name = 0, ""
                         periph_base = str(elem.get("derivedFrom") or "")
+                elif tag == "release" and stack[-2:-1] == ["releases"]:
+                    counts.releases += elem.get("version") is not None
                 elif tag == "memory":
                     counts.memories += 1
                     if counts.memories > MAX_PACK_MEMORIES and counts.root == "package":

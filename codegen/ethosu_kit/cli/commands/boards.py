@@ -76,7 +76,12 @@ def describe(board: Board) -> str:
         + (f" at 0x{board.console.base:08x}" if board.console.mmio else ""),
         "  boot: "
         + (
-            f"vectors at 0x{board.boot.vector_address:08x} ({board.boot.vector_region})"
+            f"vectors at 0x{board.boot.vector_address:08x} ({board.boot.vector_region}), "
+            + (
+                "boots cold from non-volatile memory (RAM is not loaded)"
+                if board.cold_boot
+                else "image loaded by a debugger or emulator"
+            )
             if board.boot
             else "vectors at the start of the code region"
         ),
@@ -98,7 +103,8 @@ def describe(board: Board) -> str:
         attrs = [
             "on-chip" if r.on_chip else "external",
             "volatile" if r.volatile else "non-volatile",
-            *(a for a in ("cpu", "npu") if getattr(r, a)),
+            *(["cpu"] if r.cpu else []),
+            *([f"npu:{r.port}"] if r.npu else []),
             "r" + ("w" if r.writable else "-") + ("x" if r.executable else "-"),
             *(["loadable"] if r.loadable else []),
         ]

@@ -18,8 +18,9 @@ from typing import TYPE_CHECKING, Any
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import MAX_TIMEOUT
-from ethosu_kit.firmware import host_io
+from ethosu_kit.firmware import host_io, sandbox
 from ethosu_kit.firmware.image import identify
+from ethosu_kit.firmware.probe import ProbeSpec, parse_probe, run_on_probe
 from ethosu_kit.firmware.run import EMULATORS, choose_emulator, require_host_io, run_firmware
 from ethosu_kit.inputs.arrays import check_output_path, save_npz
 from ethosu_kit.inputs.prepare import prepare_inputs
@@ -39,6 +40,13 @@ def _seconds(text: str) -> float:
             f"{text!r}: must be a number of seconds > 0 and at most {MAX_TIMEOUT:g} (one day)"
         )
     return value
+
+
+def _probe(text: str) -> ProbeSpec:
+    try:
+        return parse_probe(text)
+    except ValueError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -62,6 +70,32 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         metavar="PATH",
         help="the FVP executable to use (implies --emulator fvp)",
+    )
+    parser.add_argument(
+        "--cold-boot",
+        action="store_true",
+        help='a board that boots from flash ([boot] from = "nv"): QEMU gets only the flash '
+        "artefacts `build` wrote beside the ELF, and every RAM region is filled with garbage "
+        "before reset (docs/running.md)",
+    )
+    parser.add_argument(
+        "--probe",
+        type=_probe,
+        metavar="KIND[:HOST:PORT]",
+        help="run on a board through its debug probe's GDB server (gdb-multiarch): pyocd, "
+        "openocd, jlink (default localhost:3333, :3333, :2331), qemu:HOST:PORT (a QEMU "
+        "gdbstub), or qemu alone (the kit starts the board's QEMU with its gdbstub)",
+    )
+    parser.add_argument(
+        "--serial",
+        metavar="DEVICE|URL",
+        help="with --probe: the board's console UART (pyserial: /dev/ttyACM0, socket://host:port)",
+    )
+    parser.add_argument(
+        "--baud",
+        type=int,
+        metavar="N",
+        help="with --serial: the UART's baud rate (default: the board's [console] baud)",
     )
     parser.add_argument(
         "--plan",
@@ -95,6 +129,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="NAME",
         help="run this method of the program only (default: every method, or the one the "
         "project names)",
+    )
+    parser.add_argument(
+        "--no-sandbox",
+        action="store_true",
+        help="run the emulator unconfined (default: confined with bwrap to the run's own "
+        f"folder, no network; also {sandbox.ENV_OPT_OUT}=1; docs/running.md)",
     )
     parser.add_argument(
         "--print-outputs",
@@ -133,15 +173,27 @@ def _run(args: argparse.Namespace) -> int:
         if given
     ]
     require_host_io(args.elf, image, asked)
-    emulator = choose_emulator(image, args.emulator, args.fvp)
+    _check_probe_options(args)
+    emulator = None if args.probe else choose_emulator(image, args.emulator, args.fvp)
     io = IoRequest.from_args(args, image)
+    confine = sandbox.choose(no_sandbox=args.no_sandbox)
+    if not confine.confined:
+        _notice(confine.warning())
     with tempfile.TemporaryDirectory(prefix="ethosu-kit-run-") as tmp:
         workdir = Path(tmp)
         io.write(workdir)
-        result = run_firmware(
-            args.elf, image, emulator, timeout=args.timeout, fvp=args.fvp, cwd=workdir,
-            cmd_line=io.cmd_line, echo=_echo, notice=_notice,
-        )  # fmt: skip
+        if emulator is None:  # a board through its probe (firmware.probe)
+            result = run_on_probe(
+                args.elf, image, args.probe, timeout=args.timeout, cwd=workdir,
+                cmd_line=io.cmd_line, serial=args.serial, baud=args.baud, echo=_echo,
+                notice=_notice,
+            )  # fmt: skip
+        else:
+            result = run_firmware(
+                args.elf, image, emulator, timeout=args.timeout, fvp=args.fvp, cwd=workdir,
+                cmd_line=io.cmd_line, echo=_echo, notice=_notice, cold_boot=args.cold_boot,
+                sandbox=confine,
+            )  # fmt: skip
         code = result.exit_code if result.exit_code is not None else 1
         if code == 0:
             try:
@@ -155,6 +207,21 @@ def _run(args: argparse.Namespace) -> int:
         file=sys.stderr,
     )
     return code
+
+
+def _check_probe_options(args: argparse.Namespace) -> None:
+    """--probe runs on a board, not on an emulator; --serial/--baud belong to it."""
+    wrong = ""
+    if args.probe is not None and (args.emulator != "auto" or args.fvp is not None):
+        wrong = "--probe runs on a board: it takes no --emulator or --fvp"
+    elif args.probe is None and (args.serial is not None or args.baud is not None):
+        wrong = "--serial and --baud read a board's UART: they need --probe"
+    elif args.baud is not None and not 0 < args.baud <= 100_000_000:
+        wrong = f"--baud {args.baud}: not a baud rate"
+    if wrong:
+        error = KitError(wrong, hint="ethosu-kit run --help; docs/running.md")
+        error.exit_code = RUN_TOOL["USAGE"]
+        raise error
 
 
 def _notice(line: str) -> None:

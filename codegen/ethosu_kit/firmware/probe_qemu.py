@@ -1,0 +1,95 @@
+"""`run --probe qemu`: QEMU started as a board with a debug probe on it.
+
+The board's QEMU machine (its `[qemu]` data, checked as `run` checks it) starts halted
+with nothing loaded and its GDB server listening (`-S -gdb tcp:127.0.0.1:PORT`),
+semihosting served through GDB (`target=gdb`: GDB's File-I/O opens the files, in GDB's
+folder) and its first UART on a TCP port (`-serial tcp:…,server=on,wait=off`), which
+`run` reads as it reads a board's UART (`--serial socket://…`). Everything after the
+start is the generic probe path (firmware.probe): GDB connects, loads, resets and runs.
+"""
+
+from __future__ import annotations
+
+import socket
+import subprocess
+from dataclasses import dataclass
+
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.process import _die_with_parent_hook, _kill_group
+from ethosu_kit.firmware.image import KitImage
+from ethosu_kit.firmware.qemu import QEMU, QemuTarget, check_image, check_target, target_for
+
+LOCALHOST = "127.0.0.1"
+
+
+def free_port() -> int:
+    """A TCP port nothing listens on now (QEMU binds it a moment later)."""
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
+        s.bind((LOCALHOST, 0))
+        return int(s.getsockname()[1])
+
+
+def gdbstub_command(target: QemuTarget, gdb_port: int, serial_port: int) -> tuple[str, ...]:
+    """QEMU halted at reset with an empty memory, its GDB server and UART on local ports."""
+    return (
+        QEMU,
+        "-M", target.machine,
+        *(("-cpu", target.cpu) if target.cpu else ()),
+        "-display", "none",
+        "-monitor", "none",
+        "-S",  # halted: GDB loads, resets and starts it
+        "-gdb", f"tcp:{LOCALHOST}:{gdb_port}",
+        "-semihosting-config", "enable=on,target=gdb",
+        "-serial", f"tcp:{LOCALHOST}:{serial_port},server=on,wait=off",
+    )  # fmt: skip
+
+
+@dataclass
+class LaunchedQemu:
+    proc: subprocess.Popen[bytes]
+    command: tuple[str, ...]
+    target: QemuTarget
+    gdb_port: int
+    serial_url: str
+
+    def fileno(self) -> int:
+        assert self.proc.stdout is not None
+        return self.proc.stdout.fileno()
+
+    def kill(self) -> None:
+        if self.proc.returncode is None:
+            _kill_group(self.proc)
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
+
+
+def qemu_target(image: KitImage) -> QemuTarget:
+    """The board's machine for `image`, refused as `run` refuses it (no machine, bytes
+    where the machine has no memory, a machine or CPU this QEMU lacks)."""
+    target = target_for(image)
+    check_image(image, target)
+    check_target(image.board, target)
+    return target
+
+
+def launch(target: QemuTarget) -> LaunchedQemu:
+    """Start QEMU (own process group, dies with the kit); the caller kills it."""
+    gdb_port, serial_port = free_port(), free_port()
+    while serial_port == gdb_port:
+        serial_port = free_port()
+    cmd = gdbstub_command(target, gdb_port, serial_port)
+    try:
+        proc = subprocess.Popen(
+            list(cmd),
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            preexec_fn=_die_with_parent_hook(),  # noqa: PLW1509 - set before exec, no threads touched
+        )
+    except OSError as exc:
+        raise KitError(
+            f"cannot start {QEMU}: {exc.strerror or exc}",
+            hint="apt-get install qemu-system-arm (QEMU >= 7.2)",
+        ) from None
+    return LaunchedQemu(proc, cmd, target, gdb_port, f"socket://{LOCALHOST}:{serial_port}")
