@@ -348,7 +348,13 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
     target_compile_definitions(${lib} PRIVATE KIT_HOST_IO=0)
   endif()
   # .incbin finds model.pte through the include path; rebuild when it changes.
-  set_source_files_properties("${gdir}/kit_network.S" PROPERTIES OBJECT_DEPENDS "${gdir}/model.pte")
+  # An image of several programs incbins each program's <name>.pte (ETHOSU_KIT_PTES).
+  if(DEFINED ETHOSU_KIT_PTES)
+    set(_kit_ptes ${ETHOSU_KIT_PTES})
+  else()
+    set(_kit_ptes "${gdir}/model.pte")
+  endif()
+  set_source_files_properties("${gdir}/kit_network.S" PROPERTIES OBJECT_DEPENDS "${_kit_ptes}")
   # Method inputs compiled in (gen --inputs): placed by the plan, in every app's image.
   if(EXISTS "${gdir}/kit_input_data.S")
     target_sources(${lib} PRIVATE "${gdir}/kit_input_data.S")

@@ -443,12 +443,12 @@ def _check_ports(
     if view is None:
         return
     for b in plan.buffers:
-        port = buffer_port(view, b.name) if b.npu else ""
+        port = buffer_port(view, b.role) if b.npu else ""
         region = by_name.get(b.region)
         if not port or region is None or b.symbol not in symbols:
             continue
         result.ports.append(f"{b.name} in {region.name} ({region.port}): over {port}")
-        problem = port_refusal(view, b.name, region)
+        problem = port_refusal(view, b.name, b.role, region)
         if problem:
             violate(
                 b.symbol, symbols[b.symbol][0], b.region, f"{b.name}: {problem}",

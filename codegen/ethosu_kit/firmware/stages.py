@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import replace
+from hashlib import sha256
 from pathlib import Path
 
 from ethosu_kit.board.model import Board
@@ -21,14 +22,17 @@ from ethosu_kit.firmware.project import ProjectDir
 from ethosu_kit.inputs.compiled import project_input_data
 from ethosu_kit.npu.facts import MemoryMode
 from ethosu_kit.plan.apps import App
+from ethosu_kit.plan.multi import plan_image
 from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.plan.types import MemoryPlan, NpuLibrary, PlanOptions, Role
 from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.model import ModelInfo
+from ethosu_kit.pte.programs import ProgramSet
 from ethosu_kit.pte.ptd import ExternalData, load_external
 from ethosu_kit.pte.reader import read_pte_bytes
-from ethosu_kit.render.project import render_project
+from ethosu_kit.render.project import ProgramBytes, render_project
 from ethosu_kit.selftest.make import make_vectors, project_vectors
+from ethosu_kit.selftest.vectors import combine
 from ethosu_kit.vnpu.workspace import vnpu_workspace_need
 
 
@@ -60,6 +64,53 @@ def plan_and_render(
         external=external,
     )
     return plan, files
+
+
+def plan_and_render_programs(
+    programs: ProgramSet,
+    pte_bytes: Mapping[str, bytes],
+    board: Board,
+    *,
+    mode: MemoryMode | None,
+    options: PlanOptions,
+    seed: int = 0,
+) -> tuple[MemoryPlan, dict[str, bytes]]:
+    """An image of several programs (docs/multi-model.md): the plan and every file, the
+    self-test's vectors made for every delegate of every program for app selftest."""
+    joined = b"".join(pte_bytes[p.name] for p in programs.programs)
+    # the image's identity (KIT_MODEL_SHA256, which run pairs a plan with): every .pte
+    plan = plan_image(programs, board, mode, options)
+    plan = replace(plan, model_sha256=sha256(joined).hexdigest())
+    selftest = None
+    if options.app == App.SELFTEST:
+        made = [
+            (p.name, make_vectors(Path(p.path), p.model, None, seed))
+            for p in programs.programs
+            if p.model.ethosu_delegates
+        ]
+        selftest = combine(made)
+    image = image_model(programs)
+    files = render_project(
+        image,
+        plan,
+        joined,
+        selftest,
+        kit_dir=paths.kit_root().resolve(),
+        programs=[ProgramBytes(p.name, p.model, pte_bytes[p.name]) for p in programs.programs],
+    )
+    return plan, files
+
+
+def image_model(programs: ProgramSet) -> ModelInfo:
+    """The image's programs as one ModelInfo for what the templates ask of every program
+    together: every method (so every delegate and CPU operator), every byte."""
+    models = [p.model for p in programs.programs]
+    return ModelInfo(
+        path=" ".join(m.path for m in models),
+        file_bytes=sum(m.file_bytes for m in models),
+        constant_bytes=sum(m.constant_bytes for m in models),
+        methods=tuple(meth for m in models for meth in m.methods),
+    )
 
 
 def _project_plan(project: Path) -> MemoryPlan | None:
@@ -116,6 +167,13 @@ def regenerate(
         raise KitError(
             f"{project}: no memory_plan.json, so not a generated project",
             hint="generate one first: gen-firmware --pte model.pte -o DIR",
+        )
+    if plan.multi:
+        raise KitError(
+            f"{project}: an image of {len(plan.programs)} programs is planned again by gen, "
+            "not by build",
+            hint="run gen-firmware again with the same programs and the --app/--npu you want "
+            "(e.g. --app selftest --npu virtual)",
         )
     folder = ProjectDir(project)
     pte = folder.pte

@@ -291,13 +291,16 @@ def _tensor_name(key: str) -> str:
     return f"{kind} {index}" if delegate is None else f"delegate {delegate} {kind} {index}"
 
 
-def tensor_shapes(path: Path) -> Shapes:
+def tensor_shapes(path: Path, method: str | None = None) -> Shapes:
     """The shape of every tensor a result file may hold of this program: the first
-    method's inputs and outputs (`run -o`) and each Ethos-U delegate's (`simulate -o`)."""
+    method's (or `method`'s) inputs and outputs (`run -o`) and each Ethos-U delegate's
+    (`simulate -o`)."""
     data = read_pte_bytes(path)
     out: Shapes = {}
     external = load_external(path, None)  # external Vela blocks: the .ptd files beside it
     methods = model_from_bytes(data, str(path), external).methods
+    if method is not None:
+        methods = tuple(m for m in methods if m.name == method)
     if methods:
         for kind, tensors in (("input", methods[0].inputs), ("output", methods[0].outputs)):
             for i, t in enumerate(tensors):

@@ -26,6 +26,7 @@ loadable, executable, size), never by name: a custom board works the same way.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from ethosu_kit.board.model import Board, MemoryRegion, NpuPort
 from ethosu_kit.core.errors import FitError, PlanError
@@ -118,16 +119,7 @@ class _Planner(Placer):
         view = NpuView.of(board, spec.npu_kind, mode) if spec is not None else None
 
         # 1. NPU buffers first: where the mode and the ports the registers pick allow.
-        self._temp_pool(view, cpu_ram)
-        fast = self._fast_scratch_want(view) if mode == MemoryMode.DEDICATED_SRAM and view else None
-        if fast is not None and not self.fast_unbounded and fast.size > 0:
-            self.place(fast)
-        network = self.place(network_want(model, board, mode, view))
-        for want in external_wants(self.options.external_data, board, mode, view):
-            self.place(want)
-        beside = board.region(network.region)
-        if self.options.app == App.SELFTEST and view is not None:
-            self.place(selftest_vectors_want(model, board, beside))
+        fasts, beside = self._npu_buffers(view, cpu_ram)
         for want in input_data_wants(method, self.options, board, beside):
             self.place(want)
 
@@ -167,7 +159,7 @@ class _Planner(Placer):
 
         # 3. CPU buffers, hottest first: planned activations, IO, then the method pool.
         if app.runner_pools:
-            self._runner_pools(method, cpu_ram)
+            self._cpu_pools(method, cpu_ram)
         else:
             self.notes.append(
                 f"app {app}: no ExecuTorch runner pools (planned buffers, IO copies, method "
@@ -188,7 +180,9 @@ class _Planner(Placer):
             )
 
         # 4. A fast scratch with no bound from Vela takes the NPU SRAM that is left.
-        if fast is not None and self.fast_unbounded and fast.candidates:
+        for fast in fasts:
+            if not (self.fast_unbounded and fast.candidates):
+                continue
             region = fast.candidates[0]
             size = self.fill.free(region, NPU_ALIGN) // NPU_ALIGN * NPU_ALIGN
             self._commit(
@@ -246,6 +240,7 @@ class _Planner(Placer):
             buffers=tuple(self.buffers),
             options=self.options,
             notes=tuple(self.notes),
+            **self._programs(),
         )
         # The report and the QEMU stand-in check read the fill back with replay(plan):
         # one accounting, so it must be the one the planner just decided with.
@@ -293,6 +288,32 @@ class _Planner(Placer):
             needed=size,
             available=free,
         )
+
+    def _npu_buffers(
+        self, view: NpuView | None, cpu_ram: list[MemoryRegion]
+    ) -> tuple[list[Want], MemoryRegion]:
+        """The temp pool, the fast scratch, the network and the self-test vectors: the
+        fast scratch left to size from what is free (none, or the one unbounded), and the
+        network's region (read-only data goes beside it)."""
+        model, board, mode = self.model, self.board, self.mode
+        self._temp_pool(view, cpu_ram)
+        fast = self._fast_scratch_want(view) if mode == MemoryMode.DEDICATED_SRAM and view else None
+        if fast is not None and not self.fast_unbounded and fast.size > 0:
+            self.place(fast)
+        network = self.place(network_want(model, board, mode, view))
+        for want in external_wants(self.options.external_data, board, mode, view):
+            self.place(want)
+        beside = board.region(network.region)
+        if self.options.app == App.SELFTEST and view is not None:
+            self.place(selftest_vectors_want(model, board, beside))
+        return ([fast] if fast is not None else []), beside
+
+    def _cpu_pools(self, method: MethodInfo, cpu_ram: list[MemoryRegion]) -> None:
+        self._runner_pools(method, cpu_ram)
+
+    def _programs(self) -> dict[str, Any]:
+        """The MemoryPlan fields of an image of several programs: none for one."""
+        return {}
 
     def _whose(self, which: int) -> str:
         """Where the stack (0) or heap (1) size came from, for the plan's why."""

@@ -365,16 +365,21 @@ class Quantization:
 
 
 def io_quantization(
-    path: Path | str,
+    path: Path | str, method: str | None = None
 ) -> tuple[list[Quantization | None], list[Quantization | None]]:
-    """(inputs, outputs) quantization of the first method: an input's from the
-    quantize_per_tensor that takes it, an output's from the dequantize_per_tensor that
-    makes it; None for a tensor without one (already integer, or quantized otherwise)."""
+    """(inputs, outputs) quantization of the first method (or of `method`): an input's
+    from the quantize_per_tensor that takes it, an output's from the dequantize_per_tensor
+    that makes it; None for a tensor without one (already integer, or quantized otherwise)."""
     data, name = _read(path)
     try:
-        plan = open_pte(data).program.plans[0]
+        plans = open_pte(data).program.plans
+        plan = plans[0] if method is None else next(p for p in plans if p.name == method)
     except (Malformed, IndexError) as exc:
         raise PteError(f"{name}: {exc}") from None
+    except StopIteration:
+        raise PteError(
+            f"{name}: no method {method!r} (its methods are {', '.join(p.name for p in plans)})"
+        ) from None
 
     def number(index: int) -> float | None:
         return plan.values[index].number if 0 <= index < len(plan.values) else None

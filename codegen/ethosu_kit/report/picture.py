@@ -248,13 +248,19 @@ def _npu(plan: MemoryPlan) -> NpuPicture | None:
     else:
         qconfig, regioncfg = DEFAULT_REGISTERS[plan.mode]
         source = "upstream default"
-    by_role = {b.role: b for b in plan.buffers}
 
-    def where(role: Role) -> tuple[str, str, str]:
-        b = by_role.get(role)
-        if b is None:
+    def where(role: Role, value: int) -> tuple[str, str, str]:
+        """The buffers of `role` (an image of several programs has one network per
+        program, a temp pool per lane), their regions, and the port of one the register's
+        port does not reach (else of the first)."""
+        bs = [b for b in plan.buffers if b.role == role]
+        if not bs:
             return ("", "", "")
-        return (b.name, b.region, plan.board.region(b.region).port.value)
+        regions = [plan.board.region(r) for r in dict.fromkeys(b.region for b in bs)]
+        port = NpuPort.of_value(value)
+        worst = next((r for r in regions if not r.port.reaches(port)), regions[0])
+        names = ", ".join(b.name for b in bs)
+        return (names, ", ".join(r.name for r in regions), worst.port.value)
 
     meaning = {
         VELA_REGION_WEIGHTS: ("region 0: weights", Role.NETWORK),
@@ -263,11 +269,17 @@ def _npu(plan: MemoryPlan) -> NpuPicture | None:
     }
     ports = _AXI_PORTS[accel.kind]
     rows = [
-        NpuRow("QCONFIG", qconfig, _port(qconfig, ports), "command stream", *where(Role.NETWORK))
+        NpuRow(
+            "QCONFIG",
+            qconfig,
+            _port(qconfig, ports),
+            "command stream",
+            *where(Role.NETWORK, qconfig),
+        )
     ]
     for i, value in enumerate(regioncfg):
         what, role = meaning.get(i, (f"region {i}: unused", None))
-        buffer, region, port = where(role) if role else ("", "", "")
+        buffer, region, port = where(role, value) if role else ("", "", "")
         rows.append(
             NpuRow(f"REGIONCFG_{i}", value, _port(value, ports), what, buffer, region, port)
         )

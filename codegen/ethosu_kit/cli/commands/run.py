@@ -119,6 +119,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="save every output the firmware wrote (and the inputs) to this .npz",
     )
     parser.add_argument(
+        "--program",
+        metavar="NAME",
+        help="an image of several programs: run this one only (default: every one in turn); "
+        "--inputs/-o need it",
+    )
+    parser.add_argument(
+        "--method",
+        metavar="NAME",
+        help="run this method of the program only (default: every method, or the one the "
+        "project names)",
+    )
+    parser.add_argument(
         "--no-sandbox",
         action="store_true",
         help="run the emulator unconfined (default: confined with bwrap to the run's own "
@@ -243,14 +255,18 @@ class IoRequest:
     def from_args(cls, args: argparse.Namespace, image: KitImage) -> IoRequest:
         """Everything checked before the emulator starts (arrays vs the program, -o)."""
         io = cls(args, image)
-        if not (args.inputs or io.wants_outputs):
+        wants_io = bool(args.inputs or io.wants_outputs)
+        selection = host_io.select(image, args.program, args.method, wants_io)
+        if selection.words:
+            io.cmd_line = (image.elf.name, *selection.words)
+        if not wants_io:
             return io
-        ins, outs = host_io.program_tensors(image)
+        ins, outs = host_io.program_tensors(image, selection)
         io.input_tensors = ins
         io.outputs = outs
         if args.output is not None:
             args.output = check_output_path(args.output)
-        words = [image.elf.name]
+        words = [image.elf.name, *selection.words]
         if args.inputs:
             io.inputs = prepare_inputs(args.inputs, ins)
             words.append(host_io.INPUTS_FLAG)
