@@ -348,12 +348,25 @@ function(_ethosu_kit_model_objects lib gen app npu toolchain)
     target_compile_definitions(${lib} PRIVATE KIT_HOST_IO=0)
   endif()
   # .incbin finds model.pte through the include path; rebuild when it changes.
-  set_source_files_properties("${gdir}/kit_network.S" PROPERTIES OBJECT_DEPENDS "${gdir}/model.pte")
+  # An image of several programs incbins each program's <name>.pte (ETHOSU_KIT_PTES).
+  if(DEFINED ETHOSU_KIT_PTES)
+    set(_kit_ptes ${ETHOSU_KIT_PTES})
+  else()
+    set(_kit_ptes "${gdir}/model.pte")
+  endif()
+  set_source_files_properties("${gdir}/kit_network.S" PROPERTIES OBJECT_DEPENDS "${_kit_ptes}")
   # Method inputs compiled in (gen --inputs): placed by the plan, in every app's image.
   if(EXISTS "${gdir}/kit_input_data.S")
     target_sources(${lib} PRIVATE "${gdir}/kit_input_data.S")
     file(GLOB input_bins "${gdir}/kit_input_data_*.bin")
     set_source_files_properties("${gdir}/kit_input_data.S" PROPERTIES OBJECT_DEPENDS "${input_bins}")
+  endif()
+  # Named external data (.ptd, docs/ptd.md): each placed file and the reader the apps
+  # find its blocks with, when the plan places any.
+  if(EXISTS "${gdir}/kit_ptd.S")
+    target_sources(${lib} PRIVATE "${gdir}/kit_ptd.S" "${kit}/sdk/src/ptd.c")
+    file(GLOB ptd_files "${gdir}/*.ptd")
+    set_source_files_properties("${gdir}/kit_ptd.S" PROPERTIES OBJECT_DEPENDS "${ptd_files}")
   endif()
   # The NPU self-test's vectors, when the plan places them (gen --app selftest): in every
   # app's image, since the plan (and the linker script's checks) count them.

@@ -350,5 +350,7 @@ BENCH_MODELS: dict[str, TestModel] = {
         TestModel("u55_residual", residual_cnn, Target(U55, memory_mode="Shared_Sram")),
         # the executor_runner links ExecuTorch's prim ops only for a program that uses one
         TestModel("cpu_map", cpu_map, Target(U55, memory_mode="Shared_Sram"), False, False),
+        # a second program for U85 Dedicated_Sram images of several programs (issue 18)
+        TestModel("u85_dedicated_io", two_io, Target(U85, memory_mode="Dedicated_Sram_384KB")),
     )
 }

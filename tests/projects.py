@@ -13,6 +13,8 @@ False and None leave the flag out.
 from __future__ import annotations
 
 import json
+import shutil
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -92,3 +94,12 @@ def make_project(
     code = kit_main(argv)
     assert code == 0, f"gen exited {code}: ethosu-kit {' '.join(argv)}"
     return Project(out)
+
+
+def copy_with_plan(project: Path, to: Path, edit: Callable[[str], str]) -> Path:
+    """A copy of the generated `project` at `to`, its memory_plan.json's text `edit`ed
+    (a hand-edited or hostile plan); returns the plan's path."""
+    shutil.copytree(project, to)
+    plan = to / "memory_plan.json"
+    plan.write_text(edit(plan.read_text()))
+    return plan

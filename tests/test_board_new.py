@@ -16,12 +16,14 @@ from ethosu_kit.board.draft.new_board import (
     Choices,
     apply_choices,
     apply_svd,
+    draft_from_board,
     draft_from_pack,
     finish,
     validate,
 )
 from ethosu_kit.board.draft.svd import find_console, find_npu, load_svd, npu_kind, uart_kind
 from ethosu_kit.board.loader import load_board
+from ethosu_kit.board.schema import SCHEMA, keys
 from ethosu_kit.cli.app import main
 from ethosu_kit.core.errors import BoardError
 from projects import make_project
@@ -431,6 +433,25 @@ def test_draft_records_where_each_fact_came_from(tmp_path: Path) -> None:
     finish(d)
     assert d.sources["npu.kinds"] is Source.USER
     assert d.sources["console.kind"] is Source.USER and "console.kind" not in d.todo
+    assert d.npu.kinds == ("ethos-u55",) and d.npu.macs == {"ethos-u55": (128,)}
+
+
+def test_draft_sources_are_schema_keys() -> None:
+    """Provenance names facts as board/schema.py does: no third spelling of a key. A
+    per-kind key (npu.macs.<kind>) names its schema table and the kind."""
+    d = draft_from_board(load_board("corstone-300"), "x")
+    apply_choices(d, Choices(npu="ethos-u55-128", console="none"))
+    finish(d)
+    device = load_device(PDSC, "TestSoC-E7")
+    p = draft_from_pack(device, PDSC, "x", "auto")
+    apply_svd(p, load_svd(SVD), Choices(console_peripheral="UART0"))
+    finish(p)
+    top = {k.name for k in SCHEMA[""]}
+    for key in [*d.sources, *d.todo, *p.sources, *p.todo]:
+        table, _, name = key.rpartition(".")
+        if key in top or table in ("npu.macs", "npu.registers", "qemu.layout"):
+            continue
+        assert table in SCHEMA and name in keys(table), key
 
 
 def test_draft_validates_from_memory(tmp_path: Path) -> None:
@@ -549,4 +570,5 @@ def test_variant_with_security_aliases_and_no_x(tmp_path: Path) -> None:
     assert regions["ITCM_S"].executable and regions["SRAM0_S"].executable
     assert not regions["DTCM_S"].executable
     assert not any(r.loadable for r in regions.values())
-    assert d.vector_region == "TODO"  # no startup memory, no non-volatile one to suggest
+    # no startup memory, no non-volatile one to suggest: a blocking TODO
+    assert d.sources["boot.vector_region"] is Source.TODO and not d.known("boot.vector_region")

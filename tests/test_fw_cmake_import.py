@@ -26,20 +26,29 @@ ethosu_add_firmware(TARGET team_fw APP bringup PTE "${TEAM_PTE}" BOARD cs300 MOD
 
 
 def _configure(
-    src: Path, build: Path, pte: Path, cwd: Path | None = None
+    src: Path, build: Path, pte: Path, cwd: Path | None = None, *, toolchain: bool = True
 ) -> subprocess.CompletedProcess[str]:
-    """Configure the team's tree with the kit's GCC toolchain file, as its CI would."""
+    """Configure the team's tree with the kit's GCC toolchain file, as its CI would
+    (`toolchain=False`: with none, the host's compiler)."""
     kit_cmake = paths.cmake_dir()
+    toolchain_file = kit_cmake / "toolchain" / "arm-none-eabi-gcc.cmake"
     return subprocess.run(
         [
             "cmake", "-S", str(src), "-B", str(build), "-G", "Ninja",
-            f"-DCMAKE_TOOLCHAIN_FILE={kit_cmake / 'toolchain' / 'arm-none-eabi-gcc.cmake'}",
+            *([f"-DCMAKE_TOOLCHAIN_FILE={toolchain_file}"] if toolchain else []),
             f"-DCMAKE_PREFIX_PATH={kit_cmake}",
             f"-DETHOSU_KIT_PYTHON={sys.executable}",
             f"-DTEAM_PTE={pte}",
         ],
         capture_output=True, text=True, check=False, cwd=cwd,
     )  # fmt: skip
+
+
+def _configure_refused(configure: subprocess.CompletedProcess[str], *words: str) -> None:
+    """Configure stopped, its error naming every one of `words`."""
+    assert configure.returncode != 0, configure.stdout + configure.stderr
+    for word in words:
+        assert word in configure.stderr, f"{word!r} not in:\n{configure.stderr}"
 
 
 def _build(build: Path) -> None:
@@ -77,9 +86,7 @@ def test_generation_error_stops_configure(tmp_path: Path) -> None:
     bad = tmp_path / "bad.pte"
     bad.write_bytes(b"\0" * 64)
     configure = _configure(src, tmp_path / "build", bad)
-    assert configure.returncode != 0
-    assert "ethosu_kit_generate: gen-firmware failed" in configure.stderr
-    assert "bad.pte" in configure.stderr
+    _configure_refused(configure, "ethosu_kit_generate: gen-firmware failed", "bad.pte")
 
 
 def test_board_folder_relative_to_the_calling_cmakelists(
@@ -125,15 +132,8 @@ def test_the_host_compiler_is_refused_at_configure(pte_u55_shared: Path, tmp_pat
     src = tmp_path / "team"
     src.mkdir()
     (src / "CMakeLists.txt").write_text(USER_CMAKELISTS.replace("C CXX ASM", "C ASM"))
-    configure = subprocess.run(
-        ["cmake", "-S", str(src), "-B", str(tmp_path / "build"), "-G", "Ninja",
-         f"-DCMAKE_PREFIX_PATH={paths.cmake_dir()}", f"-DETHOSU_KIT_PYTHON={sys.executable}",
-         f"-DTEAM_PTE={pte_u55_shared}"],
-        capture_output=True, text=True, check=False,
-    )  # fmt: skip
-    assert configure.returncode != 0
-    assert "is the host's compiler" in configure.stderr
-    assert "toolchain/arm-none-eabi-gcc.cmake" in configure.stderr
+    configure = _configure(src, tmp_path / "build", pte_u55_shared, toolchain=False)
+    _configure_refused(configure, "is the host's compiler", "toolchain/arm-none-eabi-gcc.cmake")
 
 
 def test_two_firmwares_in_one_folder_each_find_their_plan(

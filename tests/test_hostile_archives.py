@@ -26,7 +26,7 @@ import numpy as np
 import pytest
 
 from hostile import assert_refused, run_kit
-from projects import make_project
+from projects import copy_with_plan, make_project
 from test_hostile_boards import _table_line, _write
 
 SHAPE = (3, 16, 16)  # the u55_shared model's delegate input (int8)
@@ -142,9 +142,7 @@ PLAN_EDITS: dict[str, tuple[Callable[[str], str], str]] = {
 def test_hostile_plan_json(case: str, project: Path, tmp_path: Path) -> None:
     edit, word = PLAN_EDITS[case]
     copy = tmp_path / "fw"
-    shutil.copytree(project, copy)
-    plan = copy / "memory_plan.json"
-    plan.write_text(edit(plan.read_text()))
+    plan = copy_with_plan(project, copy, edit)
     assert_refused(run_kit("build", copy, "--app", "selftest"), str(plan), word)
 
 

@@ -11,14 +11,13 @@ path: `/bin/touch` in `board_data.fvp.models` is refused before anything runs.
 from __future__ import annotations
 
 import json
-import shutil
 from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
 from hostile import assert_refused, run_kit
-from projects import make_project
+from projects import copy_with_plan, make_project
 from test_hostile_boards import _port, _sub, _table_line, _write
 
 # name -> (edit of board.toml, words the error line must hold)
@@ -111,12 +110,14 @@ def project(data_pte_u55_shared: Path, tmp_path_factory: pytest.TempPathFactory)
 @pytest.mark.parametrize("case", sorted(PLAN_REFUSED))
 def test_hostile_plan_board_data_is_refused(case: str, project: Path, tmp_path: Path) -> None:
     edit, words = PLAN_REFUSED[case]
+
+    def edited(text: str) -> str:
+        data = json.loads(text)
+        edit(data)
+        return json.dumps(data)
+
     copy = tmp_path / "fw"
-    shutil.copytree(project, copy)
-    plan = copy / "memory_plan.json"
-    data = json.loads(plan.read_text())
-    edit(data)
-    plan.write_text(json.dumps(data))
+    plan = copy_with_plan(project, copy, edited)
     before = sorted(p.name for p in copy.iterdir())
     line = assert_refused(run_kit("build", copy, "--app", "selftest"), "board_data", *words)
     assert str(plan) in line

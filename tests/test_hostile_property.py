@@ -19,7 +19,6 @@ from __future__ import annotations
 import contextlib
 import io
 import json
-import math
 import os
 import shutil
 import signal
@@ -34,17 +33,24 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from ethosu_kit import cli
+from ethosu_kit.board.draft.render import toml_value
 from ethosu_kit.core import paths
 from hostile import EXAMPLES, assert_contract, run_kit
 
-EXAMPLES_PER_TEST = int(os.environ.get("ETHOSU_KIT_HYPOTHESIS_EXAMPLES", "40"))
-PROPERTY = settings(
-    max_examples=EXAMPLES_PER_TEST,
-    deadline=None,
-    database=None,
-    derandomize=True,  # the same examples in CI and here: a failure reproduces
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+
+def property_settings(examples: int) -> settings:
+    """Hypothesis settings of the hostile property tests: `examples` per test unless
+    ETHOSU_KIT_HYPOTHESIS_EXAMPLES says, the same examples every run."""
+    return settings(
+        max_examples=int(os.environ.get("ETHOSU_KIT_HYPOTHESIS_EXAMPLES", str(examples))),
+        deadline=None,
+        database=None,
+        derandomize=True,  # the same examples in CI and here: a failure reproduces
+        suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
+    )
+
+
+PROPERTY = property_settings(40)
 HANG = 60  # seconds one command may take before the example counts as a hang
 
 
@@ -173,30 +179,6 @@ def test_mutated_pte_through_inspect_gen_simulate(
 # -- generated board files ------------------------------------------------------------
 
 
-def _toml_value(value: Any) -> str:
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, int):
-        return str(value)
-    if isinstance(value, float):
-        return (
-            "nan"
-            if math.isnan(value)
-            else ("inf" if value > 0 else "-inf")
-            if math.isinf(value)
-            else repr(value)
-        )
-    if isinstance(value, str):
-        return json.dumps(value)  # a TOML basic string (\uXXXX escapes)
-    if isinstance(value, list):
-        return "[" + ", ".join(_toml_value(v) for v in value) + "]"
-    if isinstance(value, dict):
-        return (
-            "{" + ", ".join(f"{json.dumps(k)} = {_toml_value(v)}" for k, v in value.items()) + "}"
-        )
-    raise TypeError(type(value))
-
-
 def to_toml(data: dict[str, Any], prefix: str = "") -> str:
     """A small TOML writer: scalars first, then [tables] and [[arrays of tables]]."""
     lines, later = [], []
@@ -207,7 +189,7 @@ def to_toml(data: dict[str, Any], prefix: str = "") -> str:
         elif isinstance(value, list) and value and all(isinstance(v, dict) for v in value):
             later += [f"\n[[{name}]]\n" + to_toml(v, name) for v in value]
         else:
-            lines.append(f"{json.dumps(key)} = {_toml_value(value)}")
+            lines.append(f"{json.dumps(key)} = {toml_value(value)}")
     return "\n".join(lines) + "\n" + "".join(later)
 
 

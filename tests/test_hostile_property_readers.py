@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import io
 import json
-import os
 import shutil
 import struct
 import subprocess
@@ -38,22 +37,15 @@ from typing import Any
 from xml.etree import ElementTree as ET
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given
 from hypothesis import strategies as st
 
 from hostile import EXAMPLES
 from projects import make_project
-from test_hostile_property import _paths, kit, mutations, values
+from test_hostile_property import _paths, kit, mutations, property_settings, values
 
 DATA = Path(__file__).parent / "data"
-READER_EXAMPLES = int(os.environ.get("ETHOSU_KIT_HYPOTHESIS_EXAMPLES", "15"))
-PROPERTY = settings(
-    max_examples=READER_EXAMPLES,
-    deadline=None,
-    database=None,
-    derandomize=True,  # the same examples in CI and here: a failure reproduces
-    suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
-)
+PROPERTY = property_settings(15)
 OUTSIDE_MARK = "OUTSIDEPERIPH"  # the peripheral only the SVD outside the pack has
 
 HOSTILE_ATTR = [
@@ -167,6 +159,17 @@ def _draft_is_readable(out: Path) -> None:
     assert code == 0, f"new-board drafted a board `boards` refuses: {err}"
 
 
+def _new_board(pdsc: Path, out: Path) -> int:
+    """new-board from `pdsc`'s TestSoC-E7 into a fresh `out`; its exit code. A folder it
+    drafts must load."""
+    shutil.rmtree(out, ignore_errors=True)
+    code, _, _ = kit("new-board", "b", "--pack", pdsc, "--device", "TestSoC-E7",
+                     "--console-peripheral", "UART0", "-o", out)  # fmt: skip
+    if code == 0:
+        _draft_is_readable(out)
+    return code
+
+
 def test_generated_packs_through_new_board_and_import_pack(scratch: Path) -> None:
     outside = scratch / "outside.svd"
     text = (DATA / "test_soc.pdsc").read_text()
@@ -177,12 +180,7 @@ def test_generated_packs_through_new_board_and_import_pack(scratch: Path) -> Non
         EXAMPLES["pdsc"] += 1
         pdsc = _pack(scratch, data)
         out = scratch / "board"
-        shutil.rmtree(out, ignore_errors=True)
-        code, _, _ = kit("new-board", "b", "--pack", pdsc, "--device", "TestSoC-E7",
-                         "--console-peripheral", "UART0", "-o", out)  # fmt: skip
-        if code == 0:
-            _draft_is_readable(out)
-        else:
+        if _new_board(pdsc, out) != 0:
             assert not out.exists(), "a refused new-board left its folder"
         toml = scratch / "imported.toml"
         toml.unlink(missing_ok=True)
@@ -202,13 +200,7 @@ def test_generated_svds_through_new_board(scratch: Path) -> None:
     @given(xml_documents(text, outside, extra_kinds=("dim", "dim", "dim")))
     def check(data: bytes) -> None:
         EXAMPLES["svd"] += 1
-        pack = _pack(scratch, pdsc, data)
-        out = scratch / "board-svd"
-        shutil.rmtree(out, ignore_errors=True)
-        code, _, _ = kit("new-board", "b", "--pack", pack, "--device", "TestSoC-E7",
-                         "--console-peripheral", "UART0", "-o", out)  # fmt: skip
-        if code == 0:
-            _draft_is_readable(out)
+        _new_board(_pack(scratch, pdsc, data), scratch / "board-svd")
 
     check()
 

@@ -65,8 +65,11 @@ def kit(*args: str | Path, timeout: float = 120) -> Result:
     """run_kit with a mark, failing when a GDB or QEMU of the run is left behind."""
     mark = uuid.uuid4().hex
     result = run_kit(*args, timeout=timeout, env={MARK: mark})
-    time.sleep(0.05)
-    left = leftovers(mark)
+    # a sandboxed child (bwrap's namespace init, then what it runs) dies with its parent
+    # a moment after it: give it that moment, not more
+    deadline = time.monotonic() + 3
+    while (left := leftovers(mark)) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not left, f"left running after `ethosu-kit {' '.join(map(str, args))}`: {left}"
     return result
 
@@ -97,6 +100,7 @@ def test_mi_records_are_parsed() -> None:
     assert exited.get("exit-code") == "021"  # octal: 17, KIT_EXIT_INIT
     target = parse_record('@"kit: exit 0\\n\\033\\t"')
     assert target.kind is RecordKind.TARGET and target.text == "kit: exit 0\n\x1b\t"
+    assert parse_record('@"\\302\\265s"').data == "µs".encode()  # GDB's octal: one byte each
     done = parse_record('7^done,register-values=[{number="13",value="0x30003700"}]')
     assert done.token == 7 and done.kind is RecordKind.RESULT
     assert parse_record("(gdb) ").kind is RecordKind.PROMPT
@@ -139,33 +143,94 @@ def test_usage_errors(bringup: Built, args: list[str], needle: str) -> None:
 
 
 def test_flash_manifest_is_read(tmp_path: Path) -> None:
-    """The build's flash artefacts are what is loaded, each image's HEX (flash programmed
-    through the server) or its .bin at its address; a stale manifest, or one of another
-    image, is passed over for the ELF; a manifest naming a missing file is refused."""
+    """The flash artefacts `build` wrote (firmware.flash's manifest) are what is loaded,
+    each region's Intel HEX (flash programmed through the server); a manifest of another
+    image, an older one, or one that leaves stored bytes out is passed over for the ELF;
+    one naming a missing file is refused."""
+    from ethosu_kit.core.errors import KitError
+    from ethosu_kit.core.typed_json import encode
+    from ethosu_kit.firmware.flash import FlashFile, FlashManifest, manifest_path
+
     elf = tmp_path / "fw.elf"
     elf.write_bytes(b"")
     assert load_steps(elf)[0][0].command == "-target-download"
-    (tmp_path / "QSPI.hex").write_text(":00000001FF\n")
-    (tmp_path / "MRAM.bin").write_bytes(b"\0")
-    manifest = tmp_path / "flash_manifest.json"
-    manifest.write_text(json.dumps({"elf": "fw.elf", "images": [
-        {"region": "QSPI", "address": 0x38000000, "hex": "QSPI.hex", "bin": "QSPI.bin"},
-        {"region": "MRAM", "address": "0x80000000", "bin": "MRAM.bin"},
-    ]}))  # fmt: skip
-    steps, source = load_steps(elf)
-    assert source == "flash_manifest.json"
-    assert [s.what for s in steps] == ["QSPI.hex", "MRAM.bin"]
-    assert f'load \\"{tmp_path / "QSPI.hex"}\\"' in steps[0].command
-    assert "binary 0x80000000" in steps[1].command
-    os.utime(manifest, (1, 1))  # older than the ELF: another build's
-    assert load_steps(elf)[0][0].command == "-target-download"
-    manifest.write_text(json.dumps({"elf": "other.elf", "images": [{"hex": "QSPI.hex"}]}))
-    assert load_steps(elf)[0][0].command == "-target-download"
-    manifest.write_text(json.dumps({"images": [{"hex": "gone.hex"}]}))
-    from ethosu_kit.core.errors import KitError
+    files = tuple(
+        FlashFile(region, address, 1, f"fw.{region}.bin", f"fw.{region}.hex", "0" * 64)
+        for region, address in (("FLASH", 0), ("QSPI", 0x38000000))
+    )
+    for f in files:
+        (tmp_path / f.hex).write_text(":00000001FF\n")
 
-    with pytest.raises(KitError, match=r"lists gone\.hex, which is not there"):
+    def manifest(**change: object) -> None:
+        fields = {"format": 1, "elf": "fw.elf", "board": "b", "files": files, **change}
+        manifest_path(elf).write_text(json.dumps(encode(FlashManifest(**fields))))
+
+    manifest()
+    steps, source = load_steps(elf)
+    assert source == "fw.flash_manifest.json"
+    assert [s.what for s in steps] == ["fw.FLASH.hex", "fw.QSPI.hex"]
+    assert f'load \\"{tmp_path / "fw.FLASH.hex"}\\"' in steps[0].command
+    assert steps[1].path == tmp_path / "fw.QSPI.hex"
+    for change in ({"elf": "other.elf"}, {"left_out": ("64 bytes at 0x20000000 in SRAM",)}):
+        manifest(**change)
+        assert load_steps(elf)[0][0].command == "-target-download", change
+    manifest()
+    os.utime(manifest_path(elf), (1, 1))  # older than the ELF: another build's
+    assert load_steps(elf)[0][0].command == "-target-download"
+    (tmp_path / "fw.QSPI.hex").unlink()
+    manifest()
+    with pytest.raises(KitError, match=r"lists fw\.QSPI\.hex, which is not there"):
         load_steps(elf)
+
+
+class FakeStop:
+    """What _stopped asks GDB of a halted core, answered from a table."""
+
+    elf = Path("fw.elf")
+
+    def __init__(self, values: dict[str, int]) -> None:
+        self.values = values
+
+    def value(self, expression: str) -> int:
+        return self.values[expression]
+
+
+def halted_at_exit(pc: int, at: int, op: int, block: tuple[int, int]) -> dict[str, int]:
+    """A core halted at `pc`, the semihosting BKPT at `at`, r0 = op, r1 -> block."""
+    return {
+        "$pc": pc,
+        f"*(unsigned short *){pc:#x}": 0xBEAB if pc == at else 0x4770,
+        f"*(unsigned short *){pc - 2:#x}": 0xBEAB if pc - 2 == at else 0x4770,
+        "$r0": op,
+        "$r1": 0x30001000 if op == 0x20 else block[0],
+        "*(unsigned int *)0x30001000": block[0],
+        "*(unsigned int *)0x30001004": block[1],
+    }
+
+
+def test_an_exit_call_the_server_halts_at_gives_its_code() -> None:
+    """OpenOCD and J-Link, with GDB attached, halt the core at SYS_EXIT_EXTENDED instead
+    of reporting an exit: the code is read from the call's block, with the PC at the BKPT
+    or just after it; SYS_EXIT says 0 or 1; another call is one the server did not serve."""
+    from ethosu_kit.core.errors import KitError
+    from ethosu_kit.firmware.gdb_mi import Record
+    from ethosu_kit.firmware.probe import _stopped
+
+    spec = parse_probe("openocd")
+    stop = Record(RecordKind.EXEC, None, "stopped", {"reason": "signal-received"})
+    for pc in (0x10000100, 0x10000102):  # at the BKPT, after it
+        fake = FakeStop(halted_at_exit(pc, 0x10000100, 0x20, (0x20026, 17)))
+        assert _stopped(fake, spec, stop).code == 17
+    exit_call = FakeStop(halted_at_exit(0x10000100, 0x10000100, 0x18, (0x20026, 0)))
+    assert _stopped(exit_call, spec, stop).code == 0
+    unserved = FakeStop(halted_at_exit(0x10000100, 0x10000100, 0x05, (0, 0)))
+    with pytest.raises(KitError, match=r"semihosting call 0x05 .* the GDB server did not serve"):
+        _stopped(unserved, spec, stop)
+    elsewhere = FakeStop(halted_at_exit(0x10000200, 0x10000100, 0, (0, 0)))
+    frame = {"func": "HardFault_Handler"}
+    fault = Record(RecordKind.EXEC, None, "stopped", {"signal-name": "SIGTRAP", "frame": frame})
+    with pytest.raises(KitError, match=r"stopped \(SIGTRAP\) at 0x10000200 in HardFault_Handler"):
+        _stopped(elsewhere, spec, fault)
 
 
 # -- the bring-up image ----------------------------------------------------------------
@@ -261,7 +326,9 @@ def test_ctrl_c_stops_gdb(bringup: Built, silent_server: int) -> None:
     _out, err = proc.communicate(timeout=20)
     assert proc.returncode == 130, err
     assert "error: interrupted" in err and "Traceback" not in err, err
-    time.sleep(0.05)
+    deadline = time.monotonic() + 3
+    while leftovers(mark) and time.monotonic() < deadline:
+        time.sleep(0.05)
     assert not leftovers(mark)
 
 
@@ -347,30 +414,6 @@ def test_a_gdb_server_address(failing: Path, gdbstub: tuple[int, int]) -> None:
     assert f"through qemu at 127.0.0.1:{gdb_port}" in probe.stderr
 
 
-@pytest.mark.qemu
-def test_flash_artefacts_are_loaded(bringup: Built, root: Path) -> None:
-    """A build's per-region Intel HEX files and their manifest, loaded instead of the
-    ELF (here made with objcopy: the network's region and the rest apart)."""
-    need_gdb()
-    need_qemu()
-    folder = root / "flash"
-    folder.mkdir()
-    elf = folder / "fw.elf"
-    shutil.copy(bringup.elf, elf)
-    shutil.copy(bringup.elf.with_name("bringup.memory_plan.json"), folder / "fw.memory_plan.json")
-    objcopy = "arm-none-eabi-objcopy"
-    subprocess.run([objcopy, "-O", "ihex", "-j", ".kit.network", elf, folder / "QSPI.hex"],
-                   check=True)  # fmt: skip
-    subprocess.run([objcopy, "-O", "ihex", "-R", ".kit.network", elf, folder / "ITCM.hex"],
-                   check=True)  # fmt: skip
-    images = [{"region": "ITCM", "hex": "ITCM.hex"}, {"region": "QSPI", "hex": "QSPI.hex"}]
-    (folder / "flash_manifest.json").write_text(json.dumps({"elf": "fw.elf", "images": images}))
-    probe = kit("run", elf, "--probe", "qemu")
-    assert probe.returncode == 0, probe
-    assert "loading ITCM.hex, QSPI.hex (from flash_manifest.json)" in probe.stderr
-    assert re.search(r"^buffer network .*memory=pte-magic-ok PASS$", probe.stdout, re.M)
-
-
 def board_copy(root: Path, name: str, change: Callable[[str], str]) -> Path:
     """corstone-300's board.toml, renamed and changed, in a folder of its own."""
     text = (REPO / "boards" / "corstone-300" / "board.toml").read_text()
@@ -382,25 +425,41 @@ def board_copy(root: Path, name: str, change: Callable[[str], str]) -> Path:
     return board
 
 
-@pytest.mark.qemu
-def test_an_image_that_boots_cold_is_started_by_a_reset(
-    data_pte_u55_shared: Path, root: Path
-) -> None:
-    """A vector table in non-volatile memory: the core is reset after the load and takes
-    SP and PC from it, as at power-up (QEMU's `monitor system_reset`), not set by GDB."""
-    need_cross_gcc()
-    need_gdb()
+AN386 = REPO / "docs" / "examples" / "boards" / "mps2-an386"  # boots cold from its FLASH
+
+
+def same_run(elf: Path, *probe: str) -> Result:
+    """The image through `run --probe qemu` (or `probe`), checked against the `qemu
+    -kernel` run: the same exit code and console. The probe run's Result."""
     need_qemu()
+    need_gdb()
+    normal = kit("run", elf)
+    through = kit("run", elf, *(probe or ("--probe", "qemu")))
+    assert through.returncode == normal.returncode, f"{normal}\n{through}"
+    assert console(through.stdout) == console(normal.stdout)
+    return through
+
+
+@pytest.mark.qemu
+def test_a_cold_boot_port_runs_from_its_flash_artefacts(
+    data_pte_u55_sram_only: Path, root: Path
+) -> None:
+    """The example port that boots cold from non-volatile FLASH (QEMU's mps2-an386, a
+    machine the kit does not ship): GDB loads the flash artefacts `build` wrote (not the
+    ELF), a reset starts the image from its vector table in FLASH; bring-up and self-test
+    (its network stored in FLASH, copied to SRAM at reset) end as under `qemu -kernel`."""
+    need_cross_gcc()
     from ethosu_kit.firmware.build import build_project
 
-    itcm = 'kind = "itcm"\nbase = 0x10000000\nsize = "512 KiB"\non_chip = true\nvolatile = '
-    board = board_copy(root, "cs300-nv-itcm", lambda t: t.replace(itcm + "true", itcm + "false"))
-    elf = build_project(make_project(data_pte_u55_shared, root / "nv", board=board).path)
-    normal = kit("run", elf)
-    probe = kit("run", elf, "--probe", "qemu")
-    assert normal.returncode == probe.returncode == 0, probe
-    assert "started by a reset: its vector table is in non-volatile ITCM" in probe.stderr
-    assert console(probe.stdout) == console(normal.stdout)
+    for app, npu in (("bringup", None), ("selftest", "virtual")):
+        project = make_project(data_pte_u55_sram_only, root / f"an386-{app}", board=AN386,
+                               app=app, npu=npu)  # fmt: skip
+        elf = build_project(project.path, app=app)
+        probe = same_run(elf)
+        assert probe.returncode == 0, probe
+        assert f"{app.upper()} PASS" in probe.stdout
+        assert f"loading {app}.FLASH.hex (from {app}.flash_manifest.json)" in probe.stderr
+        assert "started by a reset: its vector table is in non-volatile FLASH" in probe.stderr
 
 
 # -- the self-test, and a console through semihosting -----------------------------------
@@ -446,27 +505,39 @@ def test_semihosting_console_comes_through_gdb(data_pte_u55_shared: Path, root: 
 
 @pytest.mark.qemu
 @pytest.mark.slow
-def test_runner_inputs_and_outputs_through_the_probe(data_pte_u55_shared: Path, root: Path) -> None:
+@pytest.mark.parametrize("board", ["cs300", "an386"])
+def test_runner_inputs_and_outputs_through_the_probe(
+    board: str, data_pte_u55_shared: Path, data_pte_u55_sram_only: Path, root: Path
+) -> None:
     """`run --inputs x.npy -o out.npz` through GDB's File-I/O (the command line answered by
-    GDB) saves what the `qemu -kernel` run saves, bit for bit; `-o` alone too."""
+    GDB: a software breakpoint in Corstone-300's ITCM, a hardware one in the cold-boot
+    port's FLASH) saves what the `qemu -kernel` run saves, bit for bit; `-o` alone too."""
     from runner_build import build_with_cli, require_externals
 
     require_externals("EXECUTORCH_ROOT")
     need_gdb()
     need_qemu()
-    project = make_project(data_pte_u55_shared, root / "runner").path
+    if board == "an386":  # boots cold: GDB loads its flash artefacts, a reset starts it
+        pte, options = data_pte_u55_sram_only, {"board": AN386, "npu": "virtual"}
+    else:
+        pte, options = data_pte_u55_shared, {}
+    project = make_project(pte, root / f"runner-{board}", **options).path
     elf = build_with_cli(project, "virtual")
     x = np.random.default_rng(7).uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)
-    np.save(root / "x.npy", x)
+    folder = root / f"io-{board}"
+    folder.mkdir()
+    np.save(folder / "x.npy", x)
     outs = {}
     for name, probe in (("normal", ()), ("probe", ("--probe", "qemu"))):
-        ran = kit("run", elf, *probe, "--inputs", root / "x.npy", "-o", root / f"{name}.npz")
+        ran = kit("run", elf, *probe, "--inputs", folder / "x.npy", "-o", folder / f"{name}.npz")
         assert ran.returncode == 0, ran
         assert "kit: input 0: 3072 bytes from kit_input_0.bin" in ran.stdout, ran
-        outs[name] = (dict(np.load(root / f"{name}.npz")), console(ran.stdout))
-        alone = kit("run", elf, *probe, "-o", root / f"{name}-alone.npz")
+        outs[name] = (dict(np.load(folder / f"{name}.npz")), console(ran.stdout))
+        alone = kit("run", elf, *probe, "-o", folder / f"{name}-alone.npz")
         assert alone.returncode == 0, alone
-        outs[f"{name}-alone"] = (dict(np.load(root / f"{name}-alone.npz")), "")
+        outs[f"{name}-alone"] = (dict(np.load(folder / f"{name}-alone.npz")), "")
+        if probe and board == "an386":
+            assert "from executor_runner.flash_manifest.json" in ran.stderr, ran
     for a, b in (("normal", "probe"), ("normal-alone", "probe-alone")):
         (left, left_console), (right, right_console) = outs[a], outs[b]
         assert sorted(left) == sorted(right) == ["input0", "output0"]
@@ -475,3 +546,55 @@ def test_runner_inputs_and_outputs_through_the_probe(data_pte_u55_shared: Path, 
             assert np.array_equal(left[key], right[key]), key
         assert left_console == right_console
     assert np.array_equal(outs["probe"][0]["input0"], x)
+
+
+@pytest.mark.qemu
+def test_a_stand_in_image_runs_on_the_qemu_probe_only(
+    data_pte_u85_shared: Path, root: Path
+) -> None:
+    """An image laid out for a QEMU stand-in (Corstone-320 on mps3-an547) runs through
+    `--probe qemu`, with the stand-in's line; a probe of a real board refuses it before
+    anything connects."""
+    need_cross_gcc()
+    need_gdb()
+    need_qemu()
+    from ethosu_kit.firmware.build import build_project
+
+    project = make_project(data_pte_u85_shared, root / "cs320", board="cs320", qemu_stand_in=True)
+    elf = build_project(project.path, app="bringup", npu="virtual")
+    refused = kit("run", elf, "--probe", "openocd:127.0.0.1:1")
+    assert_refused(refused, "laid out for corstone-320's QEMU stand-in", code=65)
+    probe = kit("run", elf, "--probe", "qemu")
+    assert probe.returncode == 0, probe
+    assert "stands in for corstone-320" in probe.stderr
+
+
+@pytest.mark.qemu
+def test_a_core_that_locks_up_is_no_exit(bringup: Built, root: Path) -> None:
+    """An image whose initial SP is 0 locks the core up: QEMU ends with its own fatal
+    message, which the error line names (76, NO_EXIT)."""
+    need_gdb()
+    need_qemu()
+    from elftools.elf.elffile import ELFFile
+
+    folder = root / "lockup"
+    folder.mkdir()
+    elf = folder / "lock.elf"
+    shutil.copy(bringup.elf, elf)
+    shutil.copy(bringup.elf.with_name("bringup.memory_plan.json"), folder / "lock.memory_plan.json")
+    with elf.open("rb") as f:
+        offset = ELFFile(f).get_section_by_name(".vectors")["sh_offset"]
+    data = bytearray(elf.read_bytes())
+    data[offset : offset + 4] = bytes(4)  # the vector table's initial SP
+    elf.write_bytes(bytes(data))
+    probe = kit("run", elf, "--probe", "qemu")
+    assert probe.returncode == 76, probe
+    lines = probe.stderr.splitlines()  # the loading line, then the error and its hint
+    assert lines[0].startswith("ethosu-kit run: loading") and len(lines) == 3, probe
+    assert_refused(Result(probe.args, 76, "", "\n".join(lines[1:])),
+                   "ended without the firmware's exit (QEMU: qemu: fatal: Lockup")  # fmt: skip
+    # the same image through a plain (sandboxed) run: QEMU's abort reaches run as bwrap's
+    # status 128 + SIGABRT, still the emulator's end, not the firmware's code
+    plain = kit("run", elf)
+    assert plain.returncode == 76, plain
+    assert "QEMU ended on signal 6" in plain.stderr or "qemu: fatal" in plain.stderr, plain

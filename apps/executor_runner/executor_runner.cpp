@@ -10,7 +10,8 @@
  * - the temp pool reports its peak, because the runtime resets it per instruction.
  *
  * Exit codes (docs/ARCHITECTURE.md): 0 ok, 2 program load, 3 method load,
- * 4 inputs, 5 execute, 6 outputs, 7 the plan does not match the program.
+ * 4 inputs, 5 execute, 6 outputs, 7 the plan does not match the program, 11 the
+ * external data (.ptd) is not the program's.
  */
 #include <cstddef>
 #include <cstdint>
@@ -40,6 +41,11 @@
 #include "kit_sections.h"
 
 #if defined(__has_include)
+#if __has_include("kit_ptd.h")
+/* The program reads its Vela blocks from named external data (.ptd, docs/ptd.md). */
+#include "kit_data_map.h"
+#define KIT_RUNNER_HAVE_PTD 1
+#endif
 #if __has_include("kit_input_data.h")
 /* Optional: X(index, symbol, nbytes) per input, `symbol` a const uint8_t array. */
 #include "kit_input_data.h"
@@ -189,6 +195,25 @@ size_t element_size(ScalarType type)
 /* What the host asked for on the semihosting command line (docs/running.md). */
 bool g_host_inputs = false;  /* --kit-inputs: read kit_input_<i>.bin */
 bool g_host_outputs = false; /* --kit-outputs: write kit_output_<o>.bin */
+char g_program[40];          /* --kit-program=<name>: that program only ("" every one) */
+char g_method[72];           /* --kit-method=<name>: that method only ("" every one) */
+
+/* The value of `--<flag>=<value>` on the command line into `out` ("" when absent). */
+void arg_value(const char *cmdline, const char *flag, char *out, size_t size)
+{
+    out[0] = '\0';
+    const char *at = std::strstr(cmdline, flag);
+    if (at == nullptr) {
+        return;
+    }
+    at += std::strlen(flag);
+    size_t n = 0;
+    while (at[n] != '\0' && at[n] != ' ' && n + 1 < size) {
+        out[n] = at[n];
+        ++n;
+    }
+    out[n] = '\0';
+}
 
 /* noinline: its buffer is on its own frame, gone before execute, not in main's. */
 __attribute__((noinline)) void read_host_command_line()
@@ -201,6 +226,8 @@ __attribute__((noinline)) void read_host_command_line()
     }
     g_host_inputs = kit_semihost_has_arg(cmdline, "--kit-inputs") != 0;
     g_host_outputs = kit_semihost_has_arg(cmdline, "--kit-outputs") != 0;
+    arg_value(cmdline, "--kit-program=", g_program, sizeof g_program);
+    arg_value(cmdline, "--kit-method=", g_method, sizeof g_method);
 }
 
 void host_file_name(char *buf, size_t size, const char *kind, size_t index)
@@ -413,7 +440,8 @@ __attribute__((noinline)) uint8_t *planned_input(Method &method, const MethodMet
 /* noinline, as print_outputs: inlined, their locals would join main's frame, which is
  * live under execute, the stack's deepest point. */
 __attribute__((noinline)) Error set_inputs(Method &method, const MethodMeta &meta,
-                                           PeakAllocator &method_allocator)
+                                           PeakAllocator &method_allocator,
+                                           const kit_runner::ProgramPools &pools)
 {
     for (size_t i = 0; i < meta.num_inputs(); ++i) {
         Result<Tag> tag = meta.input_tag(i);
@@ -437,7 +465,7 @@ __attribute__((noinline)) Error set_inputs(Method &method, const MethodMeta &met
         if (g_host_inputs) {
             src = nullptr; /* the host's file wins over compiled-in data */
         }
-        const PlanBuffer *staging = kit_runner::input_buffer(i);
+        const PlanBuffer *staging = pools.inputs.find(i);
         if (src == nullptr && staging == nullptr && info->is_memory_planned()) {
             uint8_t *planned = planned_input(method, meta, i);
             if (planned != nullptr) {
@@ -505,7 +533,8 @@ __attribute__((noinline)) Error set_inputs(Method &method, const MethodMeta &met
 }
 
 /* Print the first values of every output; copy each into `output_<i>` if the plan has one. */
-__attribute__((noinline)) Error print_outputs(const Method &method)
+__attribute__((noinline)) Error print_outputs(const Method &method,
+                                              const kit_runner::ProgramPools &pools)
 {
     for (size_t i = 0; i < method.outputs_size(); ++i) {
         const EValue &value = method.get_output(i);
@@ -522,7 +551,7 @@ __attribute__((noinline)) Error print_outputs(const Method &method)
             kit_printf("kit: output %lu: no data\n", ul(i));
             return Error::InvalidState;
         }
-        if (const PlanBuffer *out = kit_runner::output_buffer(i)) {
+        if (const PlanBuffer *out = pools.outputs.find(i)) {
             if (out->size >= t.nbytes()) {
                 std::memcpy(out->base, data, t.nbytes());
             }
@@ -553,38 +582,23 @@ void print_pool(const char *name, const char *region, size_t used, size_t size, 
     kit_printf("kit: pool %s %s %lu / %lu bytes (%s)\n", name, what, ul(used), ul(size), region);
 }
 
-/* The method the firmware runs: the one the project names, else the program's first. */
-const char *method_to_run(const Program &program)
-{
-#if defined(KIT_METHOD_NAME)
-    (void)program;
-    return KIT_METHOD_NAME;
-#else
-    Result<const char *> first = program.get_method_name(0);
-    if (!first.ok()) {
-        kit_printf("kit: the program has no method\n");
-        finish(KIT_EXIT_PROGRAM_LOAD);
-    }
-    return first.get();
-#endif
-}
-
-/* Planned memory: mem_id i+1 of the program is the plan's planned_<i+1>, each checked
- * against what the method needs. Returns how many spans it filled. */
+/* Planned memory: mem_id i+1 of the program is the plan's planned_<i+1> (an image of
+ * several programs: the program's arena of that mem_id), each checked against what the
+ * method needs. Returns how many spans it filled. */
 Span<uint8_t> planned_spans[KIT_NUM_PLANNED > 0 ? KIT_NUM_PLANNED : 1];
 
-size_t planned_memory_spans(const MethodMeta &meta)
+size_t planned_memory_spans(const MethodMeta &meta, const kit_runner::ProgramPools &pools)
 {
     const size_t num_planned = meta.num_memory_planned_buffers();
-    if (num_planned > KIT_NUM_PLANNED) {
+    if (num_planned > pools.planned.count) {
         kit_printf("kit: the program has %lu planned buffers, the memory plan %lu (regenerate "
                    "the project from this .pte)\n",
-                   ul(num_planned), ul(KIT_NUM_PLANNED));
+                   ul(num_planned), ul(pools.planned.count));
         finish(KIT_EXIT_PLAN_MISMATCH);
     }
     for (size_t id = 0; id < num_planned; ++id) {
         Result<int64_t> need = meta.memory_planned_buffer_size(id);
-        const PlanBuffer *b = kit_runner::planned_buffer(id + 1);
+        const PlanBuffer *b = pools.planned.find(id + 1);
         if (!need.ok() || b == nullptr || b->size < static_cast<size_t>(need.get())) {
             kit_printf("kit: planned buffer mem_id %lu needs %ld bytes, the plan has %lu "
                        "(regenerate the project from this .pte)\n",
@@ -600,20 +614,21 @@ size_t planned_memory_spans(const MethodMeta &meta)
 /* After a good execute: its cycles, each pool's use, and the measured lines
  * `gen --stack auto --heap auto` reads (ethosu_kit.firmware.measure). */
 void report_run(uint64_t cycles, const PeakAllocator &method_allocator,
-                const PeakAllocator &temp_allocator, size_t num_planned)
+                const PeakAllocator &temp_allocator, size_t num_planned,
+                const kit_runner::ProgramPools &pools)
 {
-    const PlanBuffer *method_buf = &kit_runner::method_pool();
+    const PlanBuffer *method_buf = &pools.method_pool;
     kit_puts("kit: cycles ");
     print_u64(cycles);
     kit_puts(" execute (");
     print_u64(kit_cycles_to_us(cycles));
     kit_printf(" us at %lu Hz)\n", static_cast<unsigned long>(kit_cpu_clock_hz()));
-    print_pool("method_pool", method_buf->region, method_allocator.used_size(), method_buf->size,
+    print_pool(method_buf->name, method_buf->region, method_allocator.used_size(), method_buf->size,
                "used");
-    print_pool("temp_pool", temp_allocator.region(), temp_allocator.peak(), temp_allocator.size(),
-               "peak");
+    print_pool(temp_allocator.name(), temp_allocator.region(), temp_allocator.peak(),
+               temp_allocator.size(), "peak");
     for (size_t id = 0; id < num_planned; ++id) {
-        const PlanBuffer *b = kit_runner::planned_buffer(id + 1);
+        const PlanBuffer *b = pools.planned.find(id + 1);
         print_pool(b->name, b->region, planned_spans[id].size(), b->size, "used");
     }
     kit_usage_report_stack_heap();
@@ -633,6 +648,121 @@ size_t ethosu_fast_scratch_size = KIT_FAST_SCRATCH_SIZE;
 }
 #endif
 
+namespace
+{
+
+/* Load and run method `method_name` of `program` once over `pools`: its inputs, execute,
+ * its outputs and pools. Any failure ends the run with its exit code. */
+void run_method(Program &program, const kit_runner::ProgramPools &pools, const char *method_name,
+                PeakAllocator &method_allocator)
+{
+    Result<MethodMeta> meta = program.method_meta(method_name);
+    if (!meta.ok()) {
+        kit_printf("kit: no method \"%s\" in the program: error 0x%x\n", method_name,
+                   static_cast<unsigned>(meta.error()));
+        finish(KIT_EXIT_PROGRAM_LOAD);
+    }
+    const PlanBuffer *method_buf = &pools.method_pool;
+
+    const size_t num_planned = planned_memory_spans(meta.get(), pools);
+    HierarchicalAllocator planned_memory({planned_spans, num_planned});
+
+    /* The Ethos-U delegate takes the NPU scratch (Vela region 1) from here on every execute. */
+    PeakAllocator temp_allocator(pools.temp_pool);
+    MemoryManager memory_manager(&method_allocator, &planned_memory, &temp_allocator);
+
+#if defined(KIT_RUNNER_HAVE_PTD)
+    /* the placed .ptd files, borrowed in place (checked at start-up) */
+    static kit_runner::PtdDataMap data_map;
+    const executorch::runtime::NamedDataMap *named_data = &data_map;
+#else
+    const executorch::runtime::NamedDataMap *named_data = nullptr;
+#endif
+    Result<Method> method = program.load_method(method_name, &memory_manager, nullptr, named_data);
+    if (!method.ok()) {
+        kit_printf("kit: loading method \"%s\" failed: error 0x%x\n", method_name,
+                   static_cast<unsigned>(method.error()));
+        if (method_allocator.failed_request() != 0) {
+            kit_printf("kit: %s too small: %lu bytes used of %lu, %lu more asked\n",
+                       method_buf->name, ul(method_allocator.used_size()), ul(method_buf->size),
+                       ul(method_allocator.failed_request()));
+        } else {
+            kit_printf("kit: a missing kernel shows as \"Missing operator\" above: the "
+                       "firmware registers only generated/kit_operators.txt\n");
+        }
+        finish(KIT_EXIT_METHOD_LOAD);
+    }
+    kit_printf("kit: method \"%s\" loaded, %lu planned buffer(s)\n", method_name, ul(num_planned));
+
+    if (set_inputs(method.get(), meta.get(), method_allocator, pools) != Error::Ok) {
+        finish(KIT_EXIT_INPUTS);
+    }
+
+    const uint64_t start = kit_cycles();
+    const Error status = method->execute();
+    const uint64_t cycles = kit_cycles() - start;
+    if (status != Error::Ok) {
+        kit_printf("kit: execute failed: error 0x%x\n", static_cast<unsigned>(status));
+        if (temp_allocator.failed_request() != 0) {
+            kit_printf("kit: %s too small: %lu bytes asked, %lu in the plan\n",
+                       temp_allocator.name(), ul(temp_allocator.failed_request()),
+                       ul(temp_allocator.size()));
+        }
+        finish(KIT_EXIT_EXECUTE);
+    }
+    if (print_outputs(method.get(), pools) != Error::Ok) {
+        finish(KIT_EXIT_OUTPUTS);
+    }
+
+    report_run(cycles, method_allocator, temp_allocator, num_planned, pools);
+}
+
+/* Load `pools`' program and run the method the host names, else every method (the one
+ * the project names, for an image of one program). */
+void run_program(const kit_runner::ProgramPools &pools)
+{
+#if defined(KIT_NUM_PROGRAMS)
+    kit_printf("kit: program %s, %lu-byte program\n", pools.name, ul(pools.network_size));
+#if defined(KIT_FAST_SCRATCH_SIZE) && KIT_FAST_SCRATCH_SIZE > 0
+    /* the fast scratch of the program's lane */
+    ethosu_fast_scratch = pools.fast_scratch;
+    ethosu_fast_scratch_size = pools.fast_scratch_size;
+#endif
+#endif
+    BufferDataLoader loader(pools.network, pools.network_size);
+    Result<Program> program = Program::load(&loader, Program::Verification::Minimal);
+    if (!program.ok()) {
+        kit_printf("kit: program load failed: error 0x%x (not a .pte, or built for another "
+                   "runtime version)\n",
+                   static_cast<unsigned>(program.error()));
+        finish(KIT_EXIT_PROGRAM_LOAD);
+    }
+    /* every method of the program is loaded from the one pool, which the plan sized for all */
+    PeakAllocator method_allocator(pools.method_pool);
+    if (g_method[0] != '\0') {
+        run_method(program.get(), pools, g_method, method_allocator);
+        return;
+    }
+#if defined(KIT_METHOD_NAME)
+    run_method(program.get(), pools, KIT_METHOD_NAME, method_allocator);
+#else
+    const size_t n = program->num_methods();
+    if (n == 0) {
+        kit_printf("kit: the program has no method\n");
+        finish(KIT_EXIT_PROGRAM_LOAD);
+    }
+    for (size_t i = 0; i < n; ++i) {
+        Result<const char *> name = program->get_method_name(i);
+        if (!name.ok()) {
+            finish(KIT_EXIT_PROGRAM_LOAD);
+        }
+        run_method(program.get(), pools, name.get(), method_allocator);
+    }
+#endif
+}
+
+} // namespace
+
 int ethosu_kit_app_main(void)
 {
     kit_stack_paint();
@@ -645,74 +775,36 @@ int ethosu_kit_app_main(void)
     }
     read_host_command_line();
     executorch::runtime::runtime_init();
+#if defined(KIT_NUM_PROGRAMS)
+    kit_printf("kit: executor_runner on %s, model %s, %lu programs, mode %s\n", kit_board_name(),
+               KIT_ACCELERATOR, ul(kit_runner::num_programs()), KIT_MEMORY_MODE);
+#else
     kit_printf("kit: executor_runner on %s, model %s, %lu-byte program, mode %s\n",
                kit_board_name(), KIT_ACCELERATOR, ul(kit_network_size), KIT_MEMORY_MODE);
+#endif
     /* The kernel table is sized at build time (MAX_KERNEL_NUM): say how full it is. */
     kit_printf("kit: %lu kernels registered\n",
                ul(executorch::runtime::get_registered_kernels().size()));
 
-    BufferDataLoader loader(kit_network, kit_network_size);
-    Result<Program> program = Program::load(&loader, Program::Verification::Minimal);
-    if (!program.ok()) {
-        kit_printf("kit: program load failed: error 0x%x (not a .pte, or built for another "
-                   "runtime version)\n",
-                   static_cast<unsigned>(program.error()));
+#if defined(KIT_RUNNER_HAVE_PTD)
+    /* Checked before anything runs: a slot flashed with another model's .ptd is named and
+     * refused, never executed. */
+    if (kit_ptd_check_program() != 0) {
+        finish(KIT_EXIT_DATA_MISMATCH);
+    }
+#endif
+    size_t ran = 0;
+    for (size_t i = 0; i < kit_runner::num_programs(); ++i) {
+        const kit_runner::ProgramPools &pools = kit_runner::program(i);
+        if (g_program[0] != '\0' && std::strcmp(g_program, pools.name) != 0) {
+            continue;
+        }
+        run_program(pools);
+        ++ran;
+    }
+    if (ran == 0) {
+        kit_printf("kit: no program named \"%s\" in this image\n", g_program);
         finish(KIT_EXIT_PROGRAM_LOAD);
     }
-
-    const char *method_name = method_to_run(program.get());
-    Result<MethodMeta> meta = program->method_meta(method_name);
-    if (!meta.ok()) {
-        kit_printf("kit: no method \"%s\" in the program: error 0x%x\n", method_name,
-                   static_cast<unsigned>(meta.error()));
-        finish(KIT_EXIT_PROGRAM_LOAD);
-    }
-
-    const PlanBuffer *method_buf = &kit_runner::method_pool();
-    PeakAllocator method_allocator(*method_buf);
-
-    const size_t num_planned = planned_memory_spans(meta.get());
-    HierarchicalAllocator planned_memory({planned_spans, num_planned});
-
-    /* The Ethos-U delegate takes the NPU scratch (Vela region 1) from here on every execute. */
-    PeakAllocator temp_allocator(kit_runner::temp_pool());
-    MemoryManager memory_manager(&method_allocator, &planned_memory, &temp_allocator);
-
-    Result<Method> method = program->load_method(method_name, &memory_manager);
-    if (!method.ok()) {
-        kit_printf("kit: loading method \"%s\" failed: error 0x%x\n", method_name,
-                   static_cast<unsigned>(method.error()));
-        if (method_allocator.failed_request() != 0) {
-            kit_printf("kit: method_pool too small: %lu bytes used of %lu, %lu more asked\n",
-                       ul(method_allocator.used_size()), ul(method_buf->size),
-                       ul(method_allocator.failed_request()));
-        } else {
-            kit_printf("kit: a missing kernel shows as \"Missing operator\" above: the "
-                       "firmware registers only generated/kit_operators.txt\n");
-        }
-        finish(KIT_EXIT_METHOD_LOAD);
-    }
-    kit_printf("kit: method \"%s\" loaded, %lu planned buffer(s)\n", method_name, ul(num_planned));
-
-    if (set_inputs(method.get(), meta.get(), method_allocator) != Error::Ok) {
-        finish(KIT_EXIT_INPUTS);
-    }
-
-    const uint64_t start = kit_cycles();
-    const Error status = method->execute();
-    const uint64_t cycles = kit_cycles() - start;
-    if (status != Error::Ok) {
-        kit_printf("kit: execute failed: error 0x%x\n", static_cast<unsigned>(status));
-        if (temp_allocator.failed_request() != 0) {
-            kit_printf("kit: temp_pool too small: %lu bytes asked, %lu in the plan\n",
-                       ul(temp_allocator.failed_request()), ul(temp_allocator.size()));
-        }
-        finish(KIT_EXIT_EXECUTE);
-    }
-    if (print_outputs(method.get()) != Error::Ok) {
-        finish(KIT_EXIT_OUTPUTS);
-    }
-
-    report_run(cycles, method_allocator, temp_allocator, num_planned);
     finish(KIT_EXIT_OK);
 }

@@ -2,10 +2,11 @@
  * The generated memory plan as the ExecuTorch runtime sees it.
  *
  * Every pool the runner hands to the runtime is a buffer of the generated
- * kit_buffers.c, taken by its symbol through the X-macros of kit_memory_config.h: a
- * pool the plan lacks fails the link. Nothing here has a size of its own: a pool
- * smaller than the program needs is reported with both numbers, because that means
- * the firmware was built from a different .pte than the one it embeds.
+ * kit_buffers.c, taken by its symbol through the X-macros of kit_memory_config.h (and,
+ * for an image of several programs, kit_programs.h): a pool the plan lacks fails the
+ * link. Nothing here has a size of its own: a pool smaller than the program needs is
+ * reported with both numbers, because that means the firmware was built from a
+ * different .pte than the one it embeds.
  */
 #ifndef KIT_RUNNER_POOLS_H
 #define KIT_RUNNER_POOLS_H
@@ -19,20 +20,56 @@ namespace kit_runner
 {
 
 struct PlanBuffer {
-    const char *name; /* plan name: "method_pool", "planned_1", "input_0" ... */
+    const char *name; /* plan name: "method_pool", "planned_1", "kws_input_0" ... */
     uint8_t *base;
     size_t size; /* the plan's size (the array may be 1 byte when this is 0) */
     const char *region;
 };
 
-/* The method allocator's and the temp allocator's pools. */
-const PlanBuffer &method_pool();
-const PlanBuffer &temp_pool();
-/* Planned buffer mem_id (1..), or nullptr when the plan has fewer. */
-const PlanBuffer *planned_buffer(size_t mem_id);
-/* The plan's own buffer of input/output `index`, or nullptr (memory-planned IO has none). */
-const PlanBuffer *input_buffer(size_t index);
-const PlanBuffer *output_buffer(size_t index);
+/* A buffer of an indexed kind: planned by mem_id (1..), inputs and outputs by index. */
+struct IndexedBuffer {
+    size_t index;
+    PlanBuffer buffer;
+};
+
+/* A table of indexed buffers; `count` rows (the arrays end with one more, unused). */
+struct IndexedTable {
+    const IndexedBuffer *rows;
+    size_t count;
+
+    /* The buffer of `index`, or nullptr when the plan has none. */
+    const PlanBuffer *find(size_t index) const
+    {
+        for (size_t i = 0; i < count; ++i) {
+            if (rows[i].index == index) {
+                return &rows[i].buffer;
+            }
+        }
+        return nullptr;
+    }
+};
+
+/*
+ * One program of the image and its pools: the single program of a one-program image
+ * (name ""), or one row of KIT_PROGRAMS(X). Programs of one lane share the temp pool,
+ * the fast scratch and the planned arenas: they never run at the same time.
+ */
+struct ProgramPools {
+    const char *name;
+    const uint8_t *network;
+    size_t network_size;
+    PlanBuffer method_pool;
+    PlanBuffer temp_pool;
+    uint8_t *fast_scratch; /* nullptr outside Dedicated_Sram */
+    size_t fast_scratch_size;
+    IndexedTable planned;
+    IndexedTable inputs;
+    IndexedTable outputs;
+};
+
+/* The image's programs, in the plan's order. */
+size_t num_programs();
+const ProgramPools &program(size_t i);
 
 /*
  * A bump allocator that remembers its high-water mark. The runtime resets the

@@ -157,7 +157,19 @@ static void kit_stack_guard_init(void)
 #define KIT_STACK_GUARD_INIT() ((void)0)
 #endif
 
-__attribute__((noreturn)) void Reset_Handler(void)
+#if defined(KIT_SECTION_BOOT_TEXT)
+/* [boot] code = "copy" (kit_sections.h): the code runs from RAM the loops below fill, so
+ * Reset_Handler itself stays in non-volatile memory with the vectors and the copy tables,
+ * and calls nothing before its loops are done (the volatile accesses keep a compiler from
+ * turning them into a call of memcpy/memset, which would be in that RAM). */
+#define KIT_BOOT_CODE __attribute__((section(KIT_SECTION_BOOT_TEXT)))
+#define KIT_BOOT_VOLATILE volatile
+#else
+#define KIT_BOOT_CODE
+#define KIT_BOOT_VOLATILE
+#endif
+
+KIT_BOOT_CODE __attribute__((noreturn)) void Reset_Handler(void)
 {
 #if defined(__ARM_FP) || defined(__ARM_FEATURE_MVE)
     /* FPU and MVE first: the compiler may use their registers in any C below. */
@@ -172,27 +184,32 @@ __attribute__((noreturn)) void Reset_Handler(void)
 #endif
 #if defined(__ARMCC_VERSION)
     SCB_VTOR = (uint32_t)(uintptr_t)kit_vectors;
+#if defined(KIT_SECTION_BOOT_TEXT)
+    /* kit_system_init is in the code __main copies into RAM: $Sub$$main below runs it */
+    __main();
+#else
     kit_system_init();
     __main();
+#endif
 #else
 
     for (const kit_copy_entry_t *e = __copy_table_start__; e < __copy_table_end__; ++e) {
-        const uint8_t *src = (const uint8_t *)(uintptr_t)e->load;
-        uint8_t *dst = (uint8_t *)(uintptr_t)e->dest;
+        const KIT_BOOT_VOLATILE uint8_t *src = (const uint8_t *)(uintptr_t)e->load;
+        KIT_BOOT_VOLATILE uint8_t *dst = (uint8_t *)(uintptr_t)e->dest;
         if (src == dst) {
             continue;
         }
         /* words, then the tail: an .incbin'd network need not be a multiple of 4 */
         const uint32_t words = e->size / 4u;
         for (uint32_t i = 0; i < words; ++i) {
-            ((uint32_t *)dst)[i] = ((const uint32_t *)src)[i];
+            ((KIT_BOOT_VOLATILE uint32_t *)dst)[i] = ((const KIT_BOOT_VOLATILE uint32_t *)src)[i];
         }
         for (uint32_t i = words * 4u; i < e->size; ++i) {
             dst[i] = src[i];
         }
     }
     for (const kit_zero_entry_t *e = __zero_table_start__; e < __zero_table_end__; ++e) {
-        uint32_t *dst = (uint32_t *)(uintptr_t)e->dest;
+        KIT_BOOT_VOLATILE uint32_t *dst = (uint32_t *)(uintptr_t)e->dest;
         for (uint32_t i = 0; i < e->size / 4u; ++i) {
             dst[i] = 0;
         }
@@ -213,6 +230,19 @@ __attribute__((noreturn)) void Reset_Handler(void)
     kit_hal_exit(main());
 #endif
 }
+
+#if defined(__ARMCC_VERSION) && defined(KIT_SECTION_BOOT_TEXT)
+/* armlink's $Sub$$ wrapping: __main calls this in place of main once its scatter-loading
+ * has copied the code into RAM, so the system set-up runs from there. Not compiled by the
+ * kit's tests (no Arm Compiler here). */
+int $Super$$main(void);
+int $Sub$$main(void);
+int $Sub$$main(void)
+{
+    kit_system_init();
+    return $Super$$main();
+}
+#endif
 
 void Default_Handler(void) { kit_fault(NULL); }
 

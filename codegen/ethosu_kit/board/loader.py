@@ -35,6 +35,7 @@ from ethosu_kit.board.tables import (
     boot_table,
     console_table,
     cpu_table,
+    external_data_table,
     glue_table,
     npu_table,
     regions_table,
@@ -119,6 +120,7 @@ def parse_board(
         fvp=fvp_table(t.table("fvp", schema_table="fvp"), npu) if "fvp" in data else None,
         schema=schema,
         glue=glue_table(t.table("glue", required=False)),
+        external_data=external_data_table(t.table("external_data", required=False), regions),
         todo=todo,
     )
     check_board(board)  # plausible addresses, safe flags and text

@@ -133,18 +133,20 @@ class TimerKind(StrEnum):
 
 
 @dataclass(frozen=True)
-class MemoryRegion:
+class _Extent:
+    """Where a region is: its name and address range (MemoryRegion's first fields)."""
+
     name: str  # identifier used in linker scripts and the plan, e.g. "SRAM"
     kind: RegionKind
     base: int
     size: int
-    on_chip: bool
-    volatile: bool  # RAM (contents lost at reset) vs non-volatile (flash/ROM)
-    cpu: bool  # the CPU can read/write it
-    npu: bool  # the NPU's AXI masters can reach it (never the TCMs)
-    executable: bool
-    writable: bool  # at run time, by the CPU
-    loadable: bool  # an ELF loader / debugger / emulator can place initial contents here
+
+
+# A region is where it is plus what it allows. Dataclass fields come from the bases in
+# reverse MRO order, so the fields stay name, kind, base, size, then RegionAttrs' (the
+# order memory_plan.json writes them in), then the region's own.
+@dataclass(frozen=True)
+class MemoryRegion(RegionAttrs, _Extent):
     description: str = ""
     # the NPU's AXI port that reaches it; None: default_npu_port(kind, npu)
     npu_port: NpuPort | None = None
@@ -166,6 +168,11 @@ class MemoryRegion:
     def end(self) -> int:
         """One past the last byte."""
         return self.base + self.size
+
+    @property
+    def runs_copied_code(self) -> bool:
+        """RAM a start-up can copy code into and the CPU execute from ([boot] code = "copy")."""
+        return self.cpu and self.volatile and self.writable and self.executable
 
     def contains(self, address: int, size: int = 1) -> bool:
         return self.base <= address and address + size <= self.end
@@ -270,6 +277,16 @@ class BootFrom(StrEnum):
     LOADER = "loader"
 
 
+class BootCode(StrEnum):
+    """Where a cold-boot image's code runs ([boot] code)."""
+
+    # Executed in place from the non-volatile region that stores it.
+    XIP = "xip"
+    # Stored there, copied into a fast executable RAM (an ITCM, an SRAM) by the start-up
+    # at reset and run from it; the reset code, the vectors and the copy tables stay.
+    COPY = "copy"
+
+
 @dataclass(frozen=True)
 class Boot:
     """Where the core finds its vector table at reset (VTOR's reset value), and how the
@@ -278,6 +295,10 @@ class Boot:
     vector_region: str  # the region holding it
     vector_address: int  # its address (the region's start unless the board says otherwise)
     image_from: BootFrom = BootFrom.LOADER  # [boot] from
+    # [boot] code and code_region: written to memory_plan.json only when set, so that a
+    # plan of a board without them reads (and hashes) as before
+    code: BootCode = field(default=BootCode.XIP, metadata={"omit_default": True})
+    code_region: str | None = field(default=None, metadata={"omit_default": True})
 
 
 @dataclass(frozen=True)
@@ -439,11 +460,18 @@ class Board:
     # keys a drafted board still leaves "TODO" (board.todo.TODO_KEYS): facts the kit
     # cannot guess; what needs one refuses with an error naming it (board.todo.require)
     todo: tuple[str, ...] = ()
+    # named external data ([external_data]): the region each .ptd placement tag goes to
+    external_data: dict[str, str] = field(default_factory=dict)
 
     @property
     def cold_boot(self) -> bool:
         """The image boots from non-volatile memory: nothing loads RAM before reset."""
         return self.boot is not None and self.boot.image_from == BootFrom.NV
+
+    @property
+    def code_copied(self) -> bool:
+        """A cold-boot image whose code the start-up copies into RAM ([boot] code = "copy")."""
+        return self.cold_boot and self.boot is not None and self.boot.code == BootCode.COPY
 
     def region(self, name: str) -> MemoryRegion:
         for r in self.regions:

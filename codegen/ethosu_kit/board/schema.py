@@ -20,6 +20,7 @@ from ethosu_kit.board.model import (
     KIND_ATTRS,
     NPU_PORTS,
     REGION_ATTRS,
+    BootCode,
     BootFrom,
     ConsoleKind,
     RegionKind,
@@ -89,6 +90,13 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
         Key("port", TAB, None, "the board's own code (schema 1: the glue folder)"),
         Key("region", ValueType.TABLES, REQUIRED, "one [[region]] per memory, at least one"),
         Key("glue", TAB, {}, "facts only the board's C reads: KIT_GLUE_<KEY>"),
+        Key(
+            "external_data",
+            TAB,
+            {},
+            'where each .ptd goes: TAG = "REGION" (docs/ptd.md)',
+            drafted=False,
+        ),
         Key("uart", TAB, None, "schema 1's [console]", drafted=False),
         Key("qemu_machine", S, None, "schema 1's [qemu].machine", drafted=False),
         Key("glue_dir", S, None, "schema 1's [port]: a folder with board.c", drafted=False),
@@ -162,6 +170,24 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
             "a debugger or emulator loads the ELF (the Corstone FVPs, QEMU -kernel). "
             "`new-board` drafts `nv`",
             choices=tuple(k.value for k in BootFrom),
+        ),
+        Key(
+            "code",
+            S,
+            BootCode.XIP.value,
+            'where a cold-boot image\'s code runs (from = "nv" only): `xip` in place from '
+            "the non-volatile region that stores it, `copy`: copied at reset into "
+            "`code_region` (an ITCM, an executable SRAM) and run there; the vectors, the "
+            "reset code and the copy tables stay in non-volatile memory",
+            choices=tuple(k.value for k in BootCode),
+            drafted=False,
+        ),
+        Key(
+            "code_region",
+            S,
+            Derived("the fastest executable, writable RAM: ITCM, on-chip RAM, then the rest"),
+            'the RAM code = "copy" runs the code from',
+            drafted=False,
         ),
     ),
     "qemu": (

@@ -17,6 +17,7 @@ from ethosu_kit.board.cores import CORES, FPU_KINDS, check_config, cpu_flags
 from ethosu_kit.board.model import (
     REGION_ATTRS,
     Boot,
+    BootCode,
     BootFrom,
     Console,
     ConsoleKind,
@@ -233,6 +234,18 @@ def boot_from(t: Table | None) -> BootFrom:
     return BootFrom.LOADER if t is None else BootFrom(t.value("from"))
 
 
+def external_data_table(t: Table, regions: tuple[MemoryRegion, ...]) -> dict[str, str]:
+    """[external_data]: TAG = "REGION", where gen places each .ptd by default
+    (plan.external checks the NPU reaches it for the mode)."""
+    names = [r.name for r in regions]
+    for tag, region in t.data.items():
+        if not re.fullmatch(r"[A-Za-z0-9_.-]{1,64}", tag):
+            raise t.fail(tag, f"{tag!r} is not a placement tag (letters, digits, _ . -)")
+        if region not in names:
+            raise t.fail(tag, f"{region!r} is not a region of this board ({', '.join(names)})")
+    return dict(t.data)
+
+
 def boot_table(t: Table, regions: tuple[MemoryRegion, ...], cpu: Cpu) -> Boot:
     t.only_schema()
     image_from = boot_from(t)
@@ -286,7 +299,45 @@ def boot_table(t: Table, regions: tuple[MemoryRegion, ...], cpu: Cpu) -> Boot:
             f"0x{address:08x} is not {cpu.vector_table_align}-byte aligned, as VTOR needs for "
             f"{16 + cpu.irqs} vectors",
         )
-    return Boot(holder.name, address, image_from)
+    code, code_region = _boot_code(t, regions, image_from)
+    return Boot(holder.name, address, image_from, code, code_region)
+
+
+def _boot_code(
+    t: Table, regions: tuple[MemoryRegion, ...], image_from: BootFrom
+) -> tuple[BootCode, str | None]:
+    """[boot] code and code_region: where a cold-boot image's code runs. The RAM named must
+    be one the start-up can copy code into and the core execute from; which RAM when none
+    is named, and whether the code fits, are the plan's (plan.planner)."""
+    code = BootCode(t.value("code"))
+    name = t.value("code_region", None)  # None: the plan picks the RAM
+    if code == BootCode.XIP:
+        if name is not None:
+            raise t.fail("code_region", 'only with code = "copy" (the RAM the code is copied to)')
+        return code, None
+    if image_from != BootFrom.NV:
+        raise t.fail(
+            "code",
+            '"copy" is for a cold boot (from = "nv"): with from = "loader" the loader '
+            "puts the code where it runs (place it with the board's regions)",
+        )
+    if name is None:
+        return code, None
+    region = next((r for r in regions if r.name == name), None)
+    ok = [r.name for r in regions if r.runs_copied_code]
+    if region is None or not region.runs_copied_code:
+        what = "no region named" if region is None else "region"
+        why = (
+            ""
+            if region is None
+            else " is not volatile, writable and executable RAM the CPU reaches"
+        )
+        raise t.fail(
+            "code_region",
+            f'{what} {name!r}{why}: code = "copy" runs the code from such RAM '
+            f"({', '.join(ok) or 'the board has none'})",
+        )
+    return code, region.name
 
 
 def _npu_port(t: Table, kind: RegionKind, npu: bool) -> tuple[bool, NpuPort]:

@@ -15,6 +15,12 @@ GENERATED = "generated"  # every generated source, header and linker file
 BUILD = "build"  # build/<toolchain>/<app>.elf, CMake's binary folders
 
 PTE_NAME = "model.pte"
+PROGRAMS_HEADER = "kit_programs.h"  # an image of several programs: KIT_PROGRAMS(X)
+
+
+def program_pte(name: str) -> str:
+    """The copy of a program's .pte in an image of several: generated/<name>.pte."""
+    return f"{name}.pte"
 
 
 # The NPU self-test's files, rendered when the plan places its vectors (app selftest).

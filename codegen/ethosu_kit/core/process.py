@@ -21,7 +21,7 @@ import subprocess
 import sys
 import threading
 import time
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from types import FrameType
@@ -85,6 +85,33 @@ def _die_with_parent_hook() -> Callable[[], None] | None:
     return hook
 
 
+def spawn(
+    cmd: Sequence[str],
+    what: str,
+    *,
+    cwd: Path | None = None,
+    stdin: int = subprocess.DEVNULL,
+    hint: str | None = None,
+    env: Mapping[str, str] | None = None,
+) -> subprocess.Popen[bytes]:
+    """Start `cmd` in its own process group (`_kill_group` ends all of it), stdout and
+    stderr together on one pipe, SIGKILLed if the kit dies first (Linux). A child that
+    cannot start is a KitError: "cannot start `what`: why"."""
+    try:
+        return subprocess.Popen(
+            list(cmd),
+            stdin=stdin,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            cwd=cwd,
+            start_new_session=True,
+            preexec_fn=_die_with_parent_hook(),  # noqa: PLW1509 - set before exec, no threads touched
+            env=env,
+        )
+    except OSError as exc:
+        raise KitError(f"cannot start {what}: {exc.strerror or exc}", hint=hint) from None
+
+
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
     """SIGKILL the child's whole group, then reap the child (call before it is reaped)."""
     with contextlib.suppress(ProcessLookupError, PermissionError):
@@ -132,18 +159,7 @@ def run_child(
     total = 0
     timed_out = overflow = False
     with _signals_raise(what):
-        try:
-            proc = subprocess.Popen(
-                list(cmd),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=cwd,
-                start_new_session=True,
-                preexec_fn=_die_with_parent_hook(),  # noqa: PLW1509 - set before exec, no threads touched
-            )
-        except OSError as exc:
-            raise KitError(f"cannot start {what} ({cmd[0]}): {exc.strerror or exc}") from None
+        proc = spawn(cmd, f"{what} ({cmd[0]})", cwd=cwd)
         try:
             assert proc.stdout is not None
             fd = proc.stdout.fileno()

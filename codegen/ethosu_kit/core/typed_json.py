@@ -33,9 +33,15 @@ class ShapeError(ValueError):
 
 
 def encode(value: Any) -> Any:
-    """A dataclass (or anything made of the supported types) as plain JSON values."""
+    """A dataclass (or anything made of the supported types) as plain JSON values. A field
+    whose metadata says `omit_default` is left out while it has its default (decode gives
+    it back): a field added later then leaves what older data encodes to unchanged."""
     if dataclasses.is_dataclass(value) and not isinstance(value, type):
-        return {f.name: encode(getattr(value, f.name)) for f in dataclasses.fields(value)}
+        return {
+            f.name: encode(getattr(value, f.name))
+            for f in dataclasses.fields(value)
+            if not (f.metadata.get("omit_default") and getattr(value, f.name) == f.default)
+        }
     if isinstance(value, enum.Enum):
         return value.value
     if isinstance(value, (tuple, list)):

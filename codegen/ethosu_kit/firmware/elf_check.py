@@ -14,6 +14,7 @@ table fills from exactly where it is stored. Reads the ELF with pyelftools; pure
 
 from __future__ import annotations
 
+import hashlib
 import itertools
 import struct
 import sys
@@ -75,6 +76,9 @@ class CheckResult:
     # a cold-boot image: the non-volatile regions its load segments store bytes in
     cold_boot: tuple[str, ...] | None = None
     copies_read: bool = False  # ... and its copy table was read (GNU ld images)
+    # ... what that table copies at reset: (section, bytes, load region, load, run region,
+    # run) per entry with bytes, the code's too when the board copies it ([boot] code)
+    copied: tuple[tuple[str, int, str, int, str, int], ...] = ()
     ports: list[str] = field(default_factory=list)  # each NPU buffer's region and AXI port
 
     @property
@@ -139,8 +143,9 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
 
     try:
         with open_regular(elf_path, MAX_ELF) as (f, _):
-            elf = read_elf(f)
+            elf = read_elf(f, [b.section for b in plan.by_role(Role.EXTERNAL_DATA)])
             copies = _copy_entries(f, elf)
+            reset = _reset_vector(f, elf, plan)
     except OSError as exc:
         raise KitError(f"{elf_path}: cannot read the ELF ({exc.strerror})") from exc
     except ELFError as exc:
@@ -163,6 +168,25 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
             )  # fmt: skip
             result.checked.append(b.name)
     _check_ports(plan, symbols, by_name, violate, result)
+
+    # 1b. each .ptd's bytes are the file the plan was made with (named external data)
+    for p in plan.options.external_data:
+        b = plan.buffer(p.buffer)
+        at = symbols.get(b.symbol, (0, 0))[0]
+        if p.slot_address is not None and at != p.slot_address:
+            violate(
+                b.symbol, at, b.region,
+                f"{b.name}: {b.symbol} at {at:#010x}, its fixed slot is {p.slot_address:#010x}",
+                f"the linker script must give section {b.section} the address of the slot",
+            )  # fmt: skip
+        data = elf.data.get(b.section, b"")[: p.nbytes]
+        if hashlib.sha256(data).hexdigest() != p.sha256:
+            violate(
+                b.symbol, symbols.get(b.symbol, (0, 0))[0], b.region,
+                f"{b.name}: the {len(data)} bytes of section {b.section} are not {p.tag}.ptd "
+                f"({p.nbytes} B, sha256 {p.sha256[:12]}…) the plan was made with",
+                "rebuild from the generated project (its generated/*.ptd), or regenerate it",
+            )  # fmt: skip
 
     # 2. no allocated section leaves its region; nothing overlaps
     placed: list[tuple[Section, Region | None]] = []
@@ -200,6 +224,7 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
     # 3. initial contents stored where they survive until reset (or the loader puts them)
     if plan.board.cold_boot:
         _check_cold_boot(elf, regions, copies, plan, violate)
+        _check_before_copy(elf, regions, reset, violate)
         stores = {
             r.name
             for s in elf.segments
@@ -207,6 +232,7 @@ def check_elf(elf_path: Path, plan_path: Path) -> CheckResult:
         }
         result.cold_boot = tuple(r.name for r in regions if r.name in stores)
         result.copies_read = copies is not None
+        result.copied = _copied(elf, regions, copies or [])
     for vaddr, paddr, filesz in loads:
         region = _region_at(regions, paddr, filesz)
         if region is None:
@@ -257,6 +283,59 @@ def _copy_entries(f: BinaryIO, elf: Elf) -> list[Copy] | None:
     return [(words[i + 1], words[i], words[i + 2]) for i in range(0, len(words) - 2, 3)]
 
 
+def _reset_vector(f: BinaryIO, elf: Elf, plan: MemoryPlan) -> int | None:
+    """Where the core starts at reset: the vector table's second word (the Thumb bit
+    cleared), None when the board names no boot address or the image stores none there."""
+    boot = plan.board.boot
+    raw = bytes_at(f, elf, boot.vector_address, 8) if boot else None
+    return None if raw is None else struct.unpack("<2I", raw)[1] & ~1
+
+
+def _check_before_copy(
+    elf: Elf, regions: list[Region], reset: int | None, violate: Violate
+) -> None:
+    """What the core runs and reads before the reset copy has filled RAM: the reset handler
+    the vectors point at and the copy table it reads. Both must be in non-volatile memory
+    and run where they are stored; with the code copied into RAM ([boot] code = "copy")
+    the kit keeps them there (Reset_Handler in .text.boot)."""
+    table = elf.symbols.get(COPY_TABLE[0])
+    for what, address in (
+        ("the reset handler (the reset vector)", reset),
+        (f"the copy table ({COPY_TABLE[0]})", table[0] if table else None),
+    ):
+        if address is None:
+            continue
+        region = _region_at(regions, address, 1)
+        seg = next((s for s in elf.segments if s.vaddr <= address < s.vaddr + s.memsz), None)
+        in_place = seg is not None and seg.vaddr == seg.paddr
+        if region is not None and not region.volatile and in_place:
+            continue
+        where = region.name if region else "no region"
+        violate(
+            what, address, "",
+            f"cold boot: {what} at {address:#010x} is in {where}"
+            + ("" if in_place else ", stored elsewhere")
+            + ": it runs before the reset copy, when that memory holds garbage",
+            "keep the reset code and its tables in non-volatile memory, run in place "
+            "(the kit's start-up puts Reset_Handler in .text.boot when the code is copied)",
+        )  # fmt: skip
+
+
+def _copied(
+    elf: Elf, regions: list[Region], copies: list[Copy]
+) -> tuple[tuple[str, int, str, int, str, int], ...]:
+    """The copy table's entries with bytes, each named by the section it fills."""
+    out = []
+    for run, load, size in copies:
+        if size == 0 or run == load:
+            continue
+        name = next((s.name for s in elf.sections if s.addr == run and s.size), f"{run:#010x}")
+        out.append(
+            (name, size, _region_name_of(regions, load), load, _region_name_of(regions, run), run)
+        )
+    return tuple(out)
+
+
 def _check_cold_boot(
     elf: Elf, regions: list[Region], copies: list[Copy] | None, plan: MemoryPlan, violate: Violate
 ) -> None:
@@ -291,14 +370,21 @@ def _check_cold_boot(
                 "link with -Wl,-n (no page-aligned segments), as the kit's own link does",
             )  # fmt: skip
         if seg.vaddr != seg.paddr:
-            _check_copied(i, seg, regions, copies, violate)
+            _check_copied(i, seg, regions, copies, violate, sections=elf.sections)
 
 
 def _check_copied(
-    i: int, seg: Segment, regions: list[Region], copies: list[Copy] | None, violate: Violate
+    i: int,
+    seg: Segment,
+    regions: list[Region],
+    copies: list[Copy] | None,
+    violate: Violate,
+    *,
+    sections: tuple[Section, ...] | list[Section] = (),
 ) -> None:
     """Load segment `i` runs at one address and is stored at another: it must run in RAM
-    the start-up fills from where it is stored."""
+    the start-up fills from where it is stored. The fill between two sections (alignment
+    padding, e.g. before .data after the copied code) holds nothing a copy must bring."""
     vaddr, paddr, size = seg.vaddr, seg.paddr, seg.filesz
     run = _region_at(regions, vaddr, size)
     if run is None or not (run.volatile and run.writable):
@@ -318,6 +404,11 @@ def _check_copied(
         hit = next((c for c in copies if c[0] <= at < c[0] + c[2]), None)
         if hit is None:
             upto = min((c[0] for c in copies if at < c[0] < end), default=end)
+            if not any(
+                not x.nobits and x.size and x.addr < upto and at < x.addr + x.size for x in sections
+            ):
+                at = upto  # padding: no section's bytes
+                continue
             violate(
                 f"segment {i}", at, run.name,
                 f"cold boot: {upto - at} bytes of load segment {i} at {at:#010x} "
@@ -352,12 +443,12 @@ def _check_ports(
     if view is None:
         return
     for b in plan.buffers:
-        port = buffer_port(view, b.name) if b.npu else ""
+        port = buffer_port(view, b.role) if b.npu else ""
         region = by_name.get(b.region)
         if not port or region is None or b.symbol not in symbols:
             continue
         result.ports.append(f"{b.name} in {region.name} ({region.port}): over {port}")
-        problem = port_refusal(view, b.name, region)
+        problem = port_refusal(view, b.name, b.role, region)
         if problem:
             violate(
                 b.symbol, symbols[b.symbol][0], b.region, f"{b.name}: {problem}",
@@ -488,6 +579,12 @@ def render(result: CheckResult) -> None:
                     if result.copies_read
                     else "the reset copies are the image's own (no kit copy table to read)"
                 )
+            )
+        for name, size, load_region, load, run_region, run in result.copied:
+            console.print(
+                f"ok: copied at reset: {name} {size:,} B, {load_region} {load:#010x} -> "
+                f"{run_region} {run:#010x}",
+                markup=False,
             )
 
 

@@ -20,10 +20,16 @@ from enum import StrEnum
 from pathlib import Path
 from typing import TypeAlias
 
-from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.process import _die_with_parent_hook, _kill_group
+from ethosu_kit.core.process import _kill_group, spawn
 
 GDB = "gdb-multiarch"  # Debian's GDB for every architecture (Arm included)
+
+
+def gdb_environ() -> dict[str, str]:
+    """GDB's environment: the C locale, so GDB escapes every byte it does not print,
+    whatever the user's locale, and its messages are the ones matched here."""
+    return {**os.environ, "LC_ALL": "C"}
+
 
 Value: TypeAlias = "str | dict[str, Value] | list[Value]"
 
@@ -46,6 +52,12 @@ class Record:
     cls: str = ""  # done, error, stopped, thread-group-exited, …
     results: dict[str, Value] = field(default_factory=dict)
     text: str = ""  # a stream record's text
+
+    @property
+    def data(self) -> bytes:
+        """A stream record's text as the bytes it stands for (Gdb reads one character per
+        byte; GDB escapes what it does not print as octal, one byte each)."""
+        return self.text.encode("latin-1", "replace")
 
     def get(self, key: str) -> str:
         """A string result, "" when absent or not a string."""
@@ -191,18 +203,8 @@ class Gdb:
 
     def __init__(self, cmd: Sequence[str], cwd: Path) -> None:
         self.command = tuple(cmd)
-        try:
-            self.proc = subprocess.Popen(
-                list(cmd),
-                stdin=subprocess.PIPE,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.STDOUT,
-                cwd=cwd,  # semihosting File-I/O opens files relative to GDB's folder
-                start_new_session=True,
-                preexec_fn=_die_with_parent_hook(),  # noqa: PLW1509 - set before exec, no threads touched
-            )
-        except OSError as exc:
-            raise KitError(f"cannot start {cmd[0]}: {exc.strerror or exc}") from None
+        # semihosting File-I/O opens files relative to GDB's folder (cwd)
+        self.proc = spawn(cmd, cmd[0], cwd=cwd, stdin=subprocess.PIPE, env=gdb_environ())
         assert self.proc.stdout is not None
         self._fd = self.proc.stdout.fileno()
         self._pending = b""
@@ -233,7 +235,9 @@ class Gdb:
         self._pending = lines.pop()
         records = []
         for raw in lines:
-            text = raw.decode("utf-8", "replace")
+            # one character per byte: a string's octal escapes and its raw bytes alike,
+            # so the target's text (`@`) goes back to its own bytes (Record.data)
+            text = raw.decode("latin-1")
             if not text.strip():
                 continue
             try:
@@ -248,7 +252,8 @@ class Gdb:
 
     def last_log(self, chars: int = 300) -> str:
         """GDB's last words (for an error line): its log and console text, on one line."""
-        return " ".join(" ".join(self.log).split())[-chars:]
+        text = " ".join(self.log).encode("latin-1", "replace").decode("utf-8", "replace")
+        return " ".join(text.split())[-chars:]
 
     def kill(self) -> None:
         """End GDB and everything of its group, reap it (every exit path calls this)."""

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import sys
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -21,15 +22,80 @@ import numpy as np
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_INPUT, MAX_PTE, read_bytes
-from ethosu_kit.core.names import PTE_NAME, generated
+from ethosu_kit.core.names import PTE_NAME, generated, program_pte
 from ethosu_kit.core.writer import sha256, write_file_atomic
 from ethosu_kit.firmware.image import KitImage
 from ethosu_kit.firmware.project import ProjectDir
 from ethosu_kit.inputs.prepare import Array, Tensor
 from ethosu_kit.pte import read_pte
+from ethosu_kit.pte.ptd import load_external
 
 INPUTS_FLAG = "--kit-inputs"  # on the semihosting command line: read kit_input_<i>.bin
 OUTPUTS_FLAG = "--kit-outputs"  # write kit_output_<o>.bin
+PROGRAM_FLAG = "--kit-program="  # run that program of an image of several only
+METHOD_FLAG = "--kit-method="  # run that method only
+
+
+@dataclass(frozen=True)
+class Selection:
+    """Which program and method of the image `run` asks the firmware for ("" = every one,
+    or the one of a single-program image)."""
+
+    program: str = ""
+    method: str = ""
+
+    @property
+    def words(self) -> tuple[str, ...]:
+        """Its words on the semihosting command line."""
+        return tuple(
+            f"{flag}{value}"
+            for flag, value in ((PROGRAM_FLAG, self.program), (METHOD_FLAG, self.method))
+            if value
+        )
+
+
+def select(image: KitImage, program: str | None, method: str | None, io: bool) -> Selection:
+    """The program and method `run --program/--method` name, checked against the image's
+    plan before the emulator starts: an unknown name is one error line naming the ones
+    there are; --inputs/-o (`io`) on an image of several programs need one named."""
+    plan = image.plan
+    if plan is None or not plan.multi:
+        if program is not None:
+            raise KitError(
+                f"{image.elf}: --program {program}: this image has one program",
+                hint="drop --program (--method names a method of it)",
+            )
+        return Selection("", method or "")
+    names = [p.name for p in plan.programs]
+    if program is None:
+        if io:
+            raise KitError(
+                f"{image.elf}: --inputs/-o: this image has {len(names)} programs; name one",
+                hint=f"--program {names[0]} (its programs: {', '.join(names)})",
+            )
+        if method is not None:
+            raise KitError(
+                f"{image.elf}: --method {method}: name its program too",
+                hint=f"--program NAME (its programs: {', '.join(names)})",
+            )
+        return Selection()
+    if program not in names:
+        raise KitError(
+            f"{image.elf}: no program named {program!r} in this image",
+            hint=f"its programs are {', '.join(names)}",
+        )
+    methods = plan.program(program).methods
+    if method is not None and method not in methods:
+        raise KitError(
+            f"{image.elf}: program {program} has no method {method!r}",
+            hint=f"its methods are {', '.join(methods)}",
+        )
+    if io and method is None and len(methods) > 1:
+        raise KitError(
+            f"{image.elf}: --inputs/-o: program {program} has {len(methods)} methods; name one",
+            hint=f"--method {methods[0]} (its methods: {', '.join(methods)})",
+        )
+    return Selection(program, method or "")
 
 
 def input_name(i: int) -> str:
@@ -38,6 +104,23 @@ def input_name(i: int) -> str:
 
 def output_name(o: int) -> str:
     return f"kit_output_{o}.bin"
+
+
+def _program_pte(image: KitImage, name: str) -> Path:
+    """generated/<name>.pte of an image of several programs, with the sha256 its plan has."""
+    assert image.plan is not None and image.plan_path is not None
+    want = image.plan.program(name).sha256
+    folders = [image.plan_path.parent, *image.elf.resolve().parents[:5]]
+    for folder in folders:
+        pte = ProjectDir(folder).generated / program_pte(name)
+        if pte.is_file() and _sha256(pte) == want:
+            return pte
+    raise KitError(
+        f"{image.elf}: --inputs/-o need program {name}'s .pte, and no "
+        f"{generated(program_pte(name))} near {image.plan_path} or the ELF has the sha256 "
+        f"its plan records ({want[:12]}…)",
+        hint="run the ELF from its generated project (build/<toolchain>/ below it)",
+    )
 
 
 def _project_pte(image: KitImage) -> Path:
@@ -69,8 +152,11 @@ def _sha256(path: Path) -> str:
     return sha256(read_bytes(path, MAX_PTE))
 
 
-def program_tensors(image: KitImage) -> tuple[list[Tensor], list[Tensor]]:
-    """(inputs, outputs) of the program's first method, from the image's project."""
+def program_tensors(
+    image: KitImage, selection: Selection = Selection()
+) -> tuple[list[Tensor], list[Tensor]]:
+    """(inputs, outputs) of the selected method (else the program's first), from the
+    image's project."""
     if image.plan_path is None:
         raise KitError(
             f"{image.elf}: --inputs/-o need the image's project (its memory_plan.json and "
@@ -78,11 +164,19 @@ def program_tensors(image: KitImage) -> tuple[list[Tensor], list[Tensor]]:
             hint="run the ELF where ethosu-kit build put it, copy its "
             "<elf name>.memory_plan.json next to it, or pass --plan <project>/memory_plan.json",
         )
-    pte = _project_pte(image)
-    model = read_pte(pte)
+    pte = _program_pte(image, selection.program) if selection.program else _project_pte(image)
+    model = read_pte(pte, load_external(pte, None))  # a project's .ptd files: beside its pte
     if not model.methods:
         raise KitError(f"{pte}: the program has no method")
     method = model.methods[0]
+    if selection.method:
+        named = [m for m in model.methods if m.name == selection.method]
+        if not named:
+            raise KitError(
+                f"{pte}: no method {selection.method!r}",
+                hint=f"its methods are {', '.join(m.name for m in model.methods)}",
+            )
+        method = named[0]
 
     def tensors(infos: Sequence[Any], what: str) -> list[Tensor]:
         out = []

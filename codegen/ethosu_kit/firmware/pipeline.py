@@ -15,7 +15,7 @@ gets the same refusals as the command line.
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Final, Literal
 
@@ -36,13 +36,29 @@ from ethosu_kit.firmware.build import build_project
 from ethosu_kit.firmware.fingerprint import firmware_fingerprint
 from ethosu_kit.firmware.measure import ROUND
 from ethosu_kit.firmware.qemu import why_not_in_qemu
-from ethosu_kit.firmware.stages import needs_selftest, plan_and_render, regenerate
+from ethosu_kit.firmware.stages import (
+    image_model,
+    needs_selftest,
+    plan_and_render,
+    plan_and_render_programs,
+    regenerate,
+)
 from ethosu_kit.inputs.compiled import load_input_data
 from ethosu_kit.npu.facts import NPU_ALIGN, MemoryMode
 from ethosu_kit.plan.apps import App
+from ethosu_kit.plan.external import external_ptds, parse_place, parse_slots
 from ethosu_kit.plan.types import MemoryPlan, NpuLibrary, PlanOptions
 from ethosu_kit.pte.model import ModelInfo
-from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes
+from ethosu_kit.pte.programs import (
+    Program,
+    ProgramSet,
+    ProgramSource,
+    check_one_npu,
+    name_from_path,
+    unique,
+)
+from ethosu_kit.pte.ptd import external_blocks, load_external
+from ethosu_kit.pte.reader import model_from_bytes, read_pte_bytes, vela_streams_from_bytes
 from ethosu_kit.vnpu.fast_scratch import check_fast_scratch
 from ethosu_kit.vnpu.workspace import vnpu_workspace_need
 
@@ -116,6 +132,7 @@ class GenRequest:
     stack: Size = None
     heap: Size = None
     method_pool: Size = None
+    code_reserve: int | None = None  # bytes kept for .text/.rodata (None: the app's estimate)
     toolchain: str = Toolchain.GCC  # the compiler of the build that `auto` measures
     app: App = App.EXECUTOR_RUNNER  # a plain string is taken too, and made an App
     vectors: Path | None = None  # selftest: its inputs and expected outputs
@@ -124,6 +141,14 @@ class GenRequest:
     npu: NpuLibrary = NpuLibrary.DRIVER  # a plain string too, made a NpuLibrary
     allow_cpu_only: bool = False
     force: bool = False
+    # named external data (docs/ptd.md): the .ptd files (default: those beside the pte),
+    # TAG=REGION placements and TAG=ADDRESS:SIZE fixed slots
+    ptd: Sequence[Path] = ()
+    place_data: Sequence[str] = ()
+    ptd_slot: Sequence[str] = ()
+    # an image of several programs (docs/multi-model.md): each named; `pte` is the first's
+    programs: tuple[ProgramSource, ...] = ()
+    concurrent: tuple[tuple[str, ...], ...] = ()  # groups that may run at the same time
 
     def __post_init__(self) -> None:
         for name, value, legal in (
@@ -161,11 +186,33 @@ class GenRequest:
                 hint="measure the app you will run (--app selftest or executor_runner), "
                 "or give --stack/--heap in bytes",
             )
+        if self.programs:
+            self._check_programs()
         if self.method_pool == AUTO and self.app != App.EXECUTOR_RUNNER:
             raise KitError(
                 f"--method-pool auto: the {self.app} app has no method pool to measure",
                 hint="the method pool is the executor_runner's (--app executor_runner)",
             )
+
+    def _check_programs(self) -> None:
+        """What an image of several programs does not take (yet), each with the way out."""
+        unique(self.programs, "gen")
+        names = {p.name for p in self.programs}
+        for group in self.concurrent:
+            for name in group:
+                if name not in names:
+                    raise KitError(
+                        f"--concurrent names {name!r}, which is no program of this image",
+                        hint=f"its programs are {', '.join(sorted(names))}",
+                    )
+        refusals = (
+            (self.auto, "--stack/--heap/--method-pool auto", "give the sizes in bytes"),
+            (bool(self.inputs), "--inputs", "pass inputs at run time: run --program NAME --inputs"),
+            (self.vectors is not None, "--vectors", "the self-test makes its vectors itself"),
+        )
+        for refused, option, hint in refusals:
+            if refused:
+                raise KitError(f"{option}: not taken for an image of several programs", hint=hint)
 
     @property
     def auto(self) -> bool:
@@ -192,12 +239,28 @@ def generate_project(
 ) -> Generated:
     """Plan, render and write the project `request` asks for; `progress` is told each
     step of an `auto` measurement as it starts (it takes from seconds to minutes)."""
+    if request.programs:
+        return _generate_programs(request)
     pte_bytes = read_pte_bytes(request.pte)  # once: the plan and the copy are of the same bytes
-    model = model_from_bytes(pte_bytes, str(request.pte))
+    external = load_external(request.pte, [str(p) for p in request.ptd] or None)
+    model = model_from_bytes(pte_bytes, str(request.pte), external)
+    if len(model.methods) > 1:
+        # every method planned and runnable by name: the image of programs does that, for
+        # one program named after its file
+        program = ProgramSource(name_from_path(request.pte), request.pte)
+        return _generate_programs(replace(request, programs=(program,)))
     board = load_board(request.board)
     if request.qemu_stand_in:
         board = stand_in_board(board)
     require(board, ("boot.vector_region",), "every image (the vector table's place)")
+    ptds = external_ptds(
+        external_blocks(vela_streams_from_bytes(pte_bytes, str(request.pte), external)),
+        external,
+        # the board's for the tags this program has, then the command line's (which wins)
+        {t: r for t, r in board.external_data.items() if t in external.tags}
+        | parse_place(request.place_data),
+        parse_slots(request.ptd_slot),
+    )
     input_data = load_input_data(request.inputs, model) if request.inputs else None
     stack, heap = request.app.stack_heap
     options = PlanOptions(
@@ -206,20 +269,28 @@ def generate_project(
         stack=request.stack if isinstance(request.stack, int) else stack,
         heap=request.heap if isinstance(request.heap, int) else heap,
         method_pool=request.method_pool if isinstance(request.method_pool, int) else None,
+        code_reserve=request.code_reserve,
         app=request.app,
         allow_cpu_only=request.allow_cpu_only,
         npu=request.npu,
-        vnpu_workspace=vnpu_workspace_need(request.pte, model)
+        vnpu_workspace=vnpu_workspace_need(request.pte, model, external)
         if request.npu == NpuLibrary.VIRTUAL
         else None,
+        external_data=ptds,
     )
     if request.fast_scratch is not None:  # less than the streams touch fails only at run time
-        check_fast_scratch(request.pte, model, request.fast_scratch)
+        check_fast_scratch(
+            request.pte,
+            model,
+            request.fast_scratch,
+            vela_streams_from_bytes(pte_bytes, str(request.pte), external),
+        )
 
     def render(options: PlanOptions) -> tuple[MemoryPlan, dict[str, bytes]]:
         return plan_and_render(
             request.pte, pte_bytes, model, board, mode=request.mode, options=options,
             vectors=request.vectors, seed=request.seed, input_data=input_data,
+            external=external,
         )  # fmt: skip
 
     plan, files = render(options)
@@ -241,6 +312,53 @@ def generate_project(
         plan, files = render(options)
         result = since(write_project(files, request.output, force=request.force), before, files)
     return Generated(model, plan, result)
+
+
+def _generate_programs(request: GenRequest) -> Generated:
+    """An image of several programs (docs/multi-model.md): every .pte read once, one NPU
+    configuration for all, one plan that shares what lives only during one execute."""
+    if request.ptd or request.place_data or request.ptd_slot:
+        raise KitError(
+            "named external data (--ptd, --place-data, --ptd-slot) is for an image of one "
+            "program with one method; this image has several programs or methods",
+            hint="lower those programs without VelaExternalBlockPlacements (docs/ptd.md)",
+        )
+    pte_bytes: dict[str, bytes] = {}
+    programs = []
+    for source in request.programs:
+        data = read_pte_bytes(source.pte)
+        pte_bytes[source.name] = data
+        programs.append(Program(source.name, model_from_bytes(data, str(source.pte))))
+    check_one_npu(programs)
+    board = load_board(request.board)
+    if request.qemu_stand_in:
+        board = stand_in_board(board)
+    require(board, ("boot.vector_region",), "every image (the vector table's place)")
+    image = ProgramSet(tuple(programs), request.concurrent)
+    stack, heap = request.app.stack_heap
+    vnpu = None
+    if request.npu == NpuLibrary.VIRTUAL:
+        # one invoke at a time on the one NPU: the largest program's working memory
+        needs = [
+            vnpu_workspace_need(s.pte, p.model)
+            for s, p in zip(request.programs, programs, strict=True)
+        ]
+        vnpu = max((n for n in needs if n is not None), default=None)
+    options = PlanOptions(
+        fast_scratch=request.fast_scratch,
+        stack=request.stack if isinstance(request.stack, int) else stack,
+        heap=request.heap if isinstance(request.heap, int) else heap,
+        method_pool=request.method_pool if isinstance(request.method_pool, int) else None,
+        app=request.app,
+        allow_cpu_only=request.allow_cpu_only,
+        npu=request.npu,
+        vnpu_workspace=vnpu,
+    )
+    plan, files = plan_and_render_programs(
+        image, pte_bytes, board, mode=request.mode, options=options, seed=request.seed
+    )
+    model = image_model(image)
+    return Generated(model, plan, write_project(files, request.output, force=request.force))
 
 
 def _require_qemu(request: GenRequest, plan: MemoryPlan) -> None:

@@ -8,27 +8,27 @@ commands for reset and semihosting, its default port):
 1. GDB, run in the run's fresh folder (semihosting File-I/O opens the firmware's
    `kit_input_<i>.bin`/`kit_output_<o>.bin` there, as QEMU and the FVPs do), connects
    to the server, turns its semihosting on and resets the core halted.
-2. It loads the build's flash artefacts (`flash_manifest.json` beside the ELF: each
-   image's Intel HEX, through GDB's `load`, which programs flash through the server),
-   else the ELF's load segments (`load`).
+2. It loads the build's flash artefacts (`<elf>.flash_manifest.json` beside the ELF,
+   firmware.flash: each non-volatile region's Intel HEX, through GDB's `load`, which
+   programs flash through the server), else the ELF's load segments (`load`).
 3. It starts the image as the board would: an image whose vector table lies in
    non-volatile memory (it boots cold) by a second reset, so the core takes SP and PC
    from it; an image a debugger puts in RAM by setting SP and PC from its vector table.
 4. While it runs: the console (the board's UART through `--serial`, or semihosting
    output through GDB), the semihosting command line when `--inputs/-o` want files (a
-   hardware breakpoint on `kit_semihost_cmdline` that GDB answers: every server serves
-   it the same way, and no server has to know the kit's words), and the end: GDB's
+   breakpoint on `kit_semihost_cmdline` that GDB answers: every server serves it the
+   same way, and no server has to know the kit's words), and the end: GDB's
    "exited with code N" (QEMU, a server that reports the exit), the core halted at the
    firmware's SYS_EXIT_EXTENDED call (OpenOCD, J-Link: the code is read from the call's
    block), or the firmware's `kit: exit N` line when the server ignores the exit call.
 
-Bounded by --timeout; GDB (and a QEMU the kit started) never outlive the run.
+Bounded by --timeout; GDB (and a QEMU the kit started) never outlive the run, and run
+in the run's sandbox (firmware.sandbox, the network kept) as the emulators do.
 """
 
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import selectors
 import shutil
@@ -44,9 +44,19 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_ELF, open_regular
 from ethosu_kit.core.process import MAX_OUTPUT, _signals_raise
 from ethosu_kit.firmware.elf import ELF_ERRORS, read_elf
-from ethosu_kit.firmware.gdb_mi import GDB, Gdb, Record, RecordKind, gdb_command, mi_quote
+from ethosu_kit.firmware.flash import manifest_path, read_manifest
+from ethosu_kit.firmware.gdb_mi import (
+    GDB,
+    Gdb,
+    Record,
+    RecordKind,
+    gdb_command,
+    gdb_environ,
+    mi_quote,
+)
 from ethosu_kit.firmware.image import KitImage
 from ethosu_kit.firmware.qemu import RunResult, stand_in_line
+from ethosu_kit.firmware.sandbox import Sandbox
 from ethosu_kit.firmware.serial_port import DEFAULT_BAUD, SerialPort
 from ethosu_kit.npu.exit_codes import RUN_TOOL, exit_lines
 
@@ -57,7 +67,6 @@ SYS_EXIT_EXTENDED = 0x20
 ADP_STOPPED_APPLICATION_EXIT = 0x20026
 CMDLINE_FUNCTION = "kit_semihost_cmdline"  # sdk/src/semihosting_files.c
 VECTOR_SECTIONS = (".vectors", ".isr_vector", ".vector_table")
-FLASH_MANIFEST = "flash_manifest.json"
 
 CONNECT_SECONDS = 10.0  # GDB retries a refused connection this long (a server starting)
 EXIT_LINE_GRACE = 3.0  # after `kit: exit N`, how long the server may take to report the exit
@@ -219,71 +228,40 @@ def boots_cold(image: KitImage, vectors: Vectors) -> bool:
 
 @dataclass(frozen=True)
 class LoadStep:
-    what: str  # for the notice line: "QSPI.hex", "the ELF's load segments"
+    what: str  # for the notice line: "fw.MRAM.hex", "the ELF's load segments"
     command: str  # the MI command
+    path: Path | None = None  # the file it loads (GDB reads it: bound into its sandbox)
 
 
 def load_steps(elf: Path) -> tuple[list[LoadStep], str]:
     """(the MI commands that put the image on the board, where they came from): the
-    build's flash artefacts when its manifest is there and not older than the ELF, else
-    the ELF's load segments."""
-    for manifest in (elf.with_name(f"{elf.stem}.{FLASH_MANIFEST}"), elf.with_name(FLASH_MANIFEST)):
-        if not manifest.is_file():
-            continue
-        if manifest.stat().st_mtime < elf.stat().st_mtime:
-            return [_elf_step()], f"the ELF ({manifest.name} is older than it: not used)"
-        steps = _manifest_steps(manifest, elf)
-        if steps:
-            return steps, manifest.name
-    return [_elf_step()], "the ELF"
+    flash artefacts `build` wrote beside the ELF (firmware.flash: each non-volatile
+    region's Intel HEX, loaded by GDB's `load`, which programs flash through the server)
+    when their manifest is this ELF's, not older than it, and holds every stored byte;
+    else the ELF's load segments."""
+    manifest_file = manifest_path(elf)
+    if not manifest_file.is_file():
+        return [_elf_step()], "the ELF"
+    manifest = read_manifest(manifest_file)
+    if manifest.elf != elf.name or not manifest.files:
+        return [_elf_step()], f"the ELF ({manifest_file.name} lists no flash image of it)"
+    if manifest_file.stat().st_mtime < elf.stat().st_mtime:
+        return [_elf_step()], f"the ELF ({manifest_file.name} is older than it: not used)"
+    if manifest.left_out:  # bytes stored in RAM: no flasher writes them, GDB's load does
+        return [_elf_step()], f"the ELF ({manifest_file.name} leaves out {manifest.left_out[0]})"
+    steps = []
+    for image in manifest.files:
+        path = (elf.parent / image.hex).resolve()
+        if not path.is_file():
+            raise KitError(f"{manifest_file}: lists {image.hex}, which is not there ({path})")
+        if '"' in str(path) or "\n" in str(path):
+            raise KitError(f"{path}: GDB cannot load a file whose path has a quote in it")
+        steps.append(LoadStep(path.name, _console(f'load "{path}"'), path))
+    return steps, manifest_file.name
 
 
 def _elf_step() -> LoadStep:
     return LoadStep("the ELF's load segments", "-target-download")
-
-
-def _manifest_steps(manifest: Path, elf: Path) -> list[LoadStep]:
-    """The load of each image the manifest lists: its Intel HEX (address inside, flash
-    programmed by the server through GDB's `load`), else its .bin at its address."""
-    try:
-        data: Any = json.loads(manifest.read_text())
-    except (OSError, ValueError) as exc:
-        raise KitError(f"{manifest}: not a flash manifest ({exc})") from None
-    if not isinstance(data, dict):
-        raise KitError(f"{manifest}: not a flash manifest (a JSON object is expected)")
-    named = data.get("elf")
-    if isinstance(named, str) and named and Path(named).name != elf.name:
-        return []  # another image's artefacts
-    images = data.get("images", data.get("regions"))
-    if not isinstance(images, list) or not images:
-        raise KitError(f"{manifest}: lists no images (an `images` list is expected)")
-    steps = []
-    for entry in images:
-        if not isinstance(entry, dict):
-            raise KitError(f"{manifest}: an image entry is not an object: {entry!r}")
-        hex_name, bin_name = entry.get("hex"), entry.get("bin")
-        if isinstance(hex_name, str) and hex_name:
-            path = _artefact(manifest, hex_name)
-            steps.append(LoadStep(path.name, _console(f'load "{path}"')))
-            continue
-        address = entry.get("address", entry.get("base"))
-        if isinstance(address, str):
-            address = int(address, 0)
-        if isinstance(bin_name, str) and bin_name and isinstance(address, int):
-            path = _artefact(manifest, bin_name)
-            steps.append(LoadStep(path.name, _console(f'restore "{path}" binary {address:#x}')))
-            continue
-        raise KitError(f"{manifest}: image {entry!r} has neither `hex` nor `bin` and `address`")
-    return steps
-
-
-def _artefact(manifest: Path, name: str) -> Path:
-    path = (manifest.parent / name).resolve()
-    if not path.is_file():
-        raise KitError(f"{manifest}: lists {name}, which is not there ({path})")
-    if '"' in str(path) or "\n" in str(path):
-        raise KitError(f"{manifest}: {name}: GDB cannot load a file whose path has a quote")
-    return path
 
 
 def _console(command: str) -> str:
@@ -344,6 +322,7 @@ class ProbeSession:
         self.gdb_gone = False
         self.disconnected = False
         self.running = False  # the target runs the image: `@` text is its console
+        self.core_runs = False  # GDB said *running, and no *stopped since
         self.phase = "connecting to"
 
     # - children and sources -
@@ -423,12 +402,15 @@ class ProbeSession:
         if kind is RecordKind.RESULT and record.token is not None:
             self.results[record.token] = record
         elif kind is RecordKind.TARGET and self.running:
-            self._console_bytes(record.text.encode("utf-8", "replace"))
+            self._console_bytes(record.data)
         elif kind is RecordKind.NOTIFY and record.cls == "thread-group-exited":
             code = record.get("exit-code")
             if code:
                 self.exited = int(code, 8)  # MI writes it in octal
+        elif kind is RecordKind.EXEC and record.cls == "running":
+            self.core_runs = True
         elif kind is RecordKind.EXEC and record.cls == "stopped":
+            self.core_runs = False
             reason = record.get("reason")
             if reason == "exited-normally":
                 self.exited = 0
@@ -490,14 +472,24 @@ def run_on_probe(
     baud: int | None = None,
     echo: Callable[[bytes], None] | None = None,
     notice: Callable[[str], None] | None = None,
+    confine: Sandbox | None = None,
 ) -> RunResult:
     """Run `image` (named `elf`, as the user gave it) on the board behind `spec`; the
     result's exit code is the firmware's. KitErrors carry run's own exit codes (65 no GDB
-    or cannot connect, 75 the time limit, 76 no exit seen)."""
+    or cannot connect, 75 the time limit, 76 no exit seen). `confine`: the sandbox GDB
+    (which serves the firmware's file calls) and a QEMU the kit starts run in; it must
+    keep the network (GDB reaches the server over TCP)."""
     if shutil.which(GDB) is None:
         raise _error(
             f"{GDB} is not installed: run --probe drives the board's GDB server with it",
             "apt-get install gdb-multiarch (Debian/Ubuntu)",
+            "REFUSED",
+        )
+    if image.board.qemu_layout and spec.kind is not ProbeKind.QEMU:
+        raise _error(
+            f"{image.elf}: laid out for {image.board.name}'s QEMU stand-in (gen "
+            f"--qemu-stand-in), not for the board {spec} is attached to",
+            "generate the project without --qemu-stand-in for the board",
             "REFUSED",
         )
     start = time.monotonic()
@@ -516,14 +508,18 @@ def run_on_probe(
     with _signals_raise("GDB"):
         try:
             if spec.launch:
-                spec = _start_qemu(session, image, say)
+                spec = _start_qemu(session, image, say, confine)
                 serial = serial or session.qemu.serial_url
             if serial is not None:
                 session.console = _open_console(session, serial, baud or _board_baud(image))
                 session.add(session.console)
-            session.gdb = Gdb(gdb_command(image.elf.resolve()), cwd)
+            gdb = gdb_command(image.elf.resolve())
+            if confine is not None:  # the run's folder, the ELF and the files GDB loads
+                files = [image.elf, *(s.path for s in steps if s.path is not None)]
+                gdb = confine.wrap(gdb, workdir=cwd, files=files, environ=gdb_environ())
+            session.gdb = Gdb(gdb, cwd)
             session.add(session.gdb)
-            _connect(session, spec)
+            _connect(session, spec, say)
             cold = boots_cold(image, vectors)
             say(f"ethosu-kit run: loading {', '.join(s.what for s in steps)} (from {source}) "
                 f"through {spec}; {_how_it_starts(image, vectors, cold)}")  # fmt: skip
@@ -558,17 +554,19 @@ def _how_it_starts(image: KitImage, vectors: Vectors, cold: bool) -> str:
 
 
 def _board_baud(image: KitImage) -> int:
-    baud = getattr(image.board.console, "baud", None)
-    return baud if isinstance(baud, int) and baud > 0 else DEFAULT_BAUD
+    baud = image.board.console.baud
+    return baud if baud > 0 else DEFAULT_BAUD
 
 
-def _start_qemu(session: ProbeSession, image: KitImage, say: Callable[[str], None]) -> ProbeSpec:
+def _start_qemu(
+    session: ProbeSession, image: KitImage, say: Callable[[str], None], confine: Sandbox | None
+) -> ProbeSpec:
     from ethosu_kit.firmware import probe_qemu  # noqa: PLC0415 - only --probe qemu starts one
 
     target = probe_qemu.qemu_target(image)
     if target.stand_in:
         say(stand_in_line(image.board, target))
-    session.qemu = probe_qemu.launch(target)
+    session.qemu = probe_qemu.launch(target, confine)
     session.add(session.qemu)
     return ProbeSpec(ProbeKind.QEMU, probe_qemu.LOCALHOST, session.qemu.gdb_port)
 
@@ -598,6 +596,7 @@ def _open_console(session: ProbeSession, url: str, baud: int) -> SerialPort:
 
 
 def _monitor(session: ProbeSession, spec: ProbeSpec, commands: Sequence[str], why: str) -> None:
+    """The server's monitor commands, each refusal an error naming it."""
     for command in commands:
         try:
             session.command(_console(command))
@@ -612,7 +611,22 @@ def _monitor(session: ProbeSession, spec: ProbeSpec, commands: Sequence[str], wh
         session.command(_console("maintenance flush register-cache"))
 
 
-def _connect(session: ProbeSession, spec: ProbeSpec) -> None:
+def _semihosting_on(session: ProbeSession, spec: ProbeSpec, say: Callable[[str], None]) -> None:
+    """The server's semihosting on. A server that refuses the command may have it on
+    from its own command line: a note, not an error (a call it then does not serve
+    stops the core, and that is an error naming the call)."""
+    for command in spec.kind.server.semihosting:
+        try:
+            session.command(_console(command))
+        except _GdbError as exc:
+            say(
+                f"ethosu-kit run: note: the GDB server at {spec.address} refused `{command}` "
+                f"({exc}); semihosting must then be on from its own start "
+                f"({spec.kind.server.start})"
+            )
+
+
+def _connect(session: ProbeSession, spec: ProbeSpec, say: Callable[[str], None]) -> None:
     left = max(1, int(min(CONNECT_SECONDS, session.deadline - time.monotonic())))
     # A QEMU the kit just started may not listen yet: GDB retries a refused connection
     # then. A server of the user's is already up, or it is not: refused is the answer.
@@ -635,7 +649,7 @@ def _connect(session: ProbeSession, spec: ProbeSpec) -> None:
             "(docs/running.md, Running on a board)",
             "REFUSED",
         ) from None
-    _monitor(session, spec, spec.kind.server.semihosting, "turning semihosting on")
+    _semihosting_on(session, spec, say)
     session.phase = "resetting the board through"
     _monitor(session, spec, spec.kind.server.reset, "resetting the core halted")
 
@@ -803,6 +817,10 @@ def _quit(session: ProbeSession) -> None:
     if session.gdb_gone:
         return
     with contextlib.suppress(_GdbError, _Ended):
+        if session.core_runs and not session.disconnected and session.exited is None:
+            # the exit line came, the server ignored the exit call: halt the parked core
+            session.command("-exec-interrupt", timeout=1.0)
+            session.pump(lambda: not session.core_runs, time.monotonic() + 1.0)
         if not session.disconnected and session.exited is None:
             session.command("-target-disconnect", timeout=1.0)
         assert session.gdb is not None
@@ -831,9 +849,10 @@ def _result(
             say(f"ethosu-kit run: note: the firmware printed `kit: exit {code}`, its exit call "
                 f"said {end.code} ({end.how}); the line's code is taken")  # fmt: skip
     elif end is None:
+        qemu = session.qemu_output.decode("utf-8", "replace").strip().splitlines()
+        said = f"QEMU: {qemu[0][:200]}" if qemu else session.gdb.last_log() or "GDB said nothing"
         raise _error(
-            f"{image.elf}: the session with {spec} ended without the firmware's exit "
-            f"({session.gdb.last_log() or 'GDB said nothing'})",
+            f"{image.elf}: the session with {spec} ended without the firmware's exit ({said})",
             "did the board reset or the server stop? its own log says more",
             "NO_EXIT",
         )

@@ -14,10 +14,10 @@ import socket
 import subprocess
 from dataclasses import dataclass
 
-from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.process import _die_with_parent_hook, _kill_group
+from ethosu_kit.core.process import _kill_group, spawn
 from ethosu_kit.firmware.image import KitImage
 from ethosu_kit.firmware.qemu import QEMU, QemuTarget, check_image, check_target, target_for
+from ethosu_kit.firmware.sandbox import Sandbox
 
 LOCALHOST = "127.0.0.1"
 
@@ -72,24 +72,14 @@ def qemu_target(image: KitImage) -> QemuTarget:
     return target
 
 
-def launch(target: QemuTarget) -> LaunchedQemu:
-    """Start QEMU (own process group, dies with the kit); the caller kills it."""
+def launch(target: QemuTarget, confine: Sandbox | None = None) -> LaunchedQemu:
+    """Start QEMU (own process group, dies with the kit; in `confine`, which keeps the
+    network for its TCP ports: it opens no file, GDB serves its semihosting); the caller
+    kills it."""
     gdb_port, serial_port = free_port(), free_port()
     while serial_port == gdb_port:
         serial_port = free_port()
     cmd = gdbstub_command(target, gdb_port, serial_port)
-    try:
-        proc = subprocess.Popen(
-            list(cmd),
-            stdin=subprocess.DEVNULL,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.STDOUT,
-            start_new_session=True,
-            preexec_fn=_die_with_parent_hook(),  # noqa: PLW1509 - set before exec, no threads touched
-        )
-    except OSError as exc:
-        raise KitError(
-            f"cannot start {QEMU}: {exc.strerror or exc}",
-            hint="apt-get install qemu-system-arm (QEMU >= 7.2)",
-        ) from None
+    run = confine.wrap(cmd, workdir=None) if confine is not None else cmd
+    proc = spawn(run, QEMU, hint="apt-get install qemu-system-arm (QEMU >= 7.2)")
     return LaunchedQemu(proc, cmd, target, gdb_port, f"socket://{LOCALHOST}:{serial_port}")

@@ -208,13 +208,27 @@ def _qemu_failed(elf: Path, image: KitImage, result: RunResult) -> None:
         )
         error.exit_code = RUN_TOOL["REFUSED"]
         raise error
-    if result.exit_code is not None and result.exit_code < 0:
+    signal = _signal_of(result)
+    if signal is not None:
         error = KitError(
-            f"{elf}: QEMU ended on signal {-result.exit_code} without the firmware's last "
+            f"{elf}: QEMU ended on signal {signal} without the firmware's last "
             "line `kit: exit <code>`: its exit code is unknown"
         )
         error.exit_code = NO_EXIT_LINE
         raise error
+
+
+def _signal_of(result: RunResult) -> int | None:
+    """The signal that ended the emulator, None for a normal exit. Under bwrap the
+    emulator's death by signal N reaches us as bwrap's exit status 128 + N (the shell's
+    convention), not as a negative return code."""
+    code = result.exit_code
+    if code is None:
+        return None
+    if code < 0:
+        return -code
+    sandboxed = bool(result.command) and Path(result.command[0]).name == BWRAP
+    return code - 128 if sandboxed and code > 128 else None
 
 
 def _check_ended(elf: Path, result: RunResult, name: str, timeout: float) -> None:

@@ -26,6 +26,7 @@ import numpy.typing as npt
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.inputs.arrays import load_arrays
+from ethosu_kit.pte.ptd import ExternalData, load_external
 from ethosu_kit.pte.reader import (
     Quantization,
     delegate_args,
@@ -290,31 +291,37 @@ def _tensor_name(key: str) -> str:
     return f"{kind} {index}" if delegate is None else f"delegate {delegate} {kind} {index}"
 
 
-def tensor_shapes(path: Path) -> Shapes:
+def tensor_shapes(path: Path, method: str | None = None) -> Shapes:
     """The shape of every tensor a result file may hold of this program: the first
-    method's inputs and outputs (`run -o`) and each Ethos-U delegate's (`simulate -o`)."""
+    method's (or `method`'s) inputs and outputs (`run -o`) and each Ethos-U delegate's
+    (`simulate -o`)."""
     data = read_pte_bytes(path)
     out: Shapes = {}
-    methods = model_from_bytes(data, str(path)).methods
+    external = load_external(path, None)  # external Vela blocks: the .ptd files beside it
+    methods = model_from_bytes(data, str(path), external).methods
+    if method is not None:
+        methods = tuple(m for m in methods if m.name == method)
     if methods:
         for kind, tensors in (("input", methods[0].inputs), ("output", methods[0].outputs)):
             for i, t in enumerate(tensors):
                 out[f"{kind}{i}"] = tuple(int(d) for d in t.shape)
-    for k, blocks in enumerate(vela_streams_from_bytes(data, str(path))):
+    for k, blocks in enumerate(vela_streams_from_bytes(data, str(path), external)):
         for kind in ("input", "output"):
             for i, shape in enumerate(io_shapes(blocks, kind)):
                 out[f"delegate{k}_{kind}{i}"] = shape
     return out
 
 
-def links_from_pte(path: Path) -> Links:
+def links_from_pte(path: Path, external: ExternalData | None = None) -> Links:
     """For each Ethos-U delegate K (simulate's numbering), which of its inputs and outputs
     each method input and output is: through the program's quantize (input) and
     dequantize (output) operators, or as it is."""
     data = read_pte_bytes(path)
     args = delegate_args(data, str(path))
+    if external is None:  # a program with external Vela blocks: its .ptd files beside it
+        external = load_external(path, None)
     out: Links = {}
-    for k, blocks in enumerate(vela_streams_from_bytes(data, str(path))):
+    for k, blocks in enumerate(vela_streams_from_bytes(data, str(path), external)):
         made = args.get((blocks.method, blocks.delegate_index), [])
         n_in = len(blocks.inputs)
         if len(made) != n_in + len(blocks.outputs):

@@ -19,6 +19,7 @@ import numpy as np
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.inputs.arrays import NamedArray, conform, load_arrays
+from ethosu_kit.pte.ptd import ExternalData
 from ethosu_kit.pte.reader import (
     delegate_args,
     model_from_bytes,
@@ -59,14 +60,17 @@ def simulate(
     inputs: Sequence[str | Path] | None = None,
     delegate: int | None = None,
     seed: int = 0,
+    external: ExternalData | None = None,
+    method: str | None = None,
 ) -> Iterator[DelegateRun]:
     """Run the .pte's Ethos-U delegates (or only `delegate`) on `inputs` (files: the
     delegate's integers, or the method's float32 inputs, quantized as the program does)
-    or on random ones from `seed`, one after the other. Everything that can be refused
+    or on random ones from `seed`, one after the other; `method`: only its delegates
+    (K stays the program's numbering). Everything that can be refused
     is refused before the first run."""
     data = read_pte_bytes(pte)
-    streams = vela_streams_from_bytes(data, str(pte))
-    fast = fast_scratch_bytes(model_from_bytes(data, str(pte)))
+    streams = vela_streams_from_bytes(data, str(pte), external)
+    fast = fast_scratch_bytes(model_from_bytes(data, str(pte), external))
     if not streams:
         raise KitError(
             f"{pte}: no Ethos-U delegate to simulate", hint="the model runs on the CPU only"
@@ -79,6 +83,15 @@ def simulate(
                 "Ethos-U delegate(s)"
             )
         selected = [selected[delegate]]
+    if method is not None:
+        methods = [m.name for m in model_from_bytes(data, str(pte), external).methods]
+        if method not in methods:
+            raise KitError(
+                f"{pte}: no method {method!r}", hint=f"its methods are {', '.join(methods)}"
+            )
+        selected = [(k, b) for k, b in selected if b.method == method]
+        if not selected:
+            raise KitError(f"{pte}: method {method!r} has no Ethos-U delegate to simulate")
     given = load_arrays([str(f) for f in inputs]) if inputs else None
     if given is not None and len(selected) != 1:
         raise KitError(

@@ -28,6 +28,13 @@ from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 # Section names that are not plan buffers. Each is spelled here only: the templates,
 # the generated kit_sections.h (C, assembly) and the ELF check read these.
 VECTORS: Final = ".vectors"  # the vector table (sdk/src/startup.c, or the team's)
+# What runs before the reset copy has put the code in RAM (sdk/src/startup.c's
+# Reset_Handler and its copy/zero loops): kept in non-volatile memory with the vectors
+# and the copy tables when the code is copied ([boot] code = "copy"); otherwise one more
+# .text input section.
+BOOT_TEXT: Final = ".text.boot"
+# The output sections the start-up copies into RAM with the code, in link order.
+CODE_SECTIONS: Final = (".text", ".rel.dyn", ".ARM.extab", ".ARM.exidx", ".init_array")
 KIT_INFO: Final = ".kit.info"  # what the image was built for (sdk/src/kit_info.c), not loaded
 # Symbols the GNU ld renderings define per region for the free space after the last
 # section (Pigweed's unused-space accounting, as symbols: a NOLOAD section would make
@@ -83,6 +90,8 @@ class KitSection:
     exec_region: str  # the scatter file's execution region name
     sct_base: str  # the scatter base: an address, or AlignExpr(ImageLimit(<previous>), n)
     why: str
+    # a fixed address (a .ptd's reserved slot, plan.external): the section starts there
+    address: int | None = None
 
     @property
     def macro(self) -> str:
@@ -139,11 +148,26 @@ class LinkLayout:
     image_sections: tuple[tuple[str, str, str], ...]
     stack: KitSection | None
     heap: KitSection | None
+    # [boot] code = "copy": the non-volatile region that stores the code, which runs from
+    # code_region after the reset copy (None: the code runs where it is stored)
+    code_load_region: str | None = None
+
+    @property
+    def code_store(self) -> str:
+        """Where the code's bytes are stored: its load region (the scatter file's first)."""
+        return self.code_load_region or self.code_region
+
+    @property
+    def code_sections(self) -> tuple[str, ...]:
+        """The output sections copied into RAM at reset with the code (none when in place)."""
+        return CODE_SECTIONS if self.code_load_region else ()
 
     @property
     def last_exec(self) -> tuple[tuple[LinkRegion, str], ...]:
         """Per region, the scatter execution region placed last in it (overflow checks)."""
         last = {self.boot_region: "KIT_VECTORS", self.code_region: "KIT_CODE"}
+        if self.code_load_region:
+            last[self.code_load_region] = "KIT_BOOT"  # the root region, after the vectors
         last[self.data_region] = "KIT_DATA_ZI"
         for s in self.sections:
             last[s.region] = s.exec_region
@@ -188,7 +212,7 @@ class LinkLayout:
         """Stored outside the code region, where a load region of its own can start: at
         its run address when it runs in place (which must then be a literal), else
         anywhere in the storing region."""
-        if not s.loaded or (s.load_region or s.region) == self.code_region:
+        if not s.loaded or (s.load_region or s.region) == self.code_store:
             return False
         return s.copied or s.sct_base.startswith("0x")
 
@@ -225,7 +249,8 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
     board = plan.board
     code = plan.by_role(Role.CODE)[0]
     data = plan.by_role(Role.DATA)[0]
-    data_load = data.load_region or code.region
+    code_load = code.load_region if code.load_region != code.region else None
+    data_load = data.load_region or code_load or code.region
     boot_region, boot = _boot(board, code.region, boot_address)
 
     # Link order per region: the linker-sized code/data first (the vector table at the
@@ -233,11 +258,19 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
     # contents, each group in plan order. Both backends follow this one order: the
     # scatter file must define an execution region before another's base refers to it.
     buffers = [b for b in plan.buffers if b.role not in (Role.CODE, Role.DATA) and b.section]
+    # fixed slots (a .ptd's, plan.external) last in their region: what follows a section
+    # with an address of its own in GNU ld starts after it
+    slots = {
+        p.buffer: p.slot_address for p in plan.options.external_data if p.slot_address is not None
+    }
     ordered = [b for b in buffers if not b.initialized] + [b for b in buffers if b.initialized]
+    ordered = [b for b in ordered if b.name not in slots] + [b for b in ordered if b.name in slots]
     last: dict[str, str] = {code.region: "KIT_CODE"}
     last[data.region] = "KIT_DATA_ZI"
     if boot_region not in last:
         last[boot_region] = "KIT_VECTORS"
+    if code_load is not None:
+        last[code_load] = "KIT_BOOT"  # the scatter file's root region (armclang.sct.j2)
     # Where the next kit section of a region starts, while only kit sections (whose sizes
     # the plan knows) precede it there: the scatter file then gets a literal address,
     # which a load region needs as its base.
@@ -248,6 +281,8 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
         align = max(b.align, 8)
         prev = last.get(b.region)
         at = board.region(b.region).base if prev is None else known.get(b.region)
+        if b.name in slots:
+            at = slots[b.name]
         if at is not None:
             at = align_up(at, align)
             known[b.region] = at + b.size
@@ -270,6 +305,7 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
                 exec_region=exec_name,
                 sct_base=base,
                 why=b.why,
+                address=slots.get(b.name),
             )
         )
 
@@ -278,8 +314,10 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
         assertions.extend(_placement(s, board.region(s.region)))
 
     image: list[tuple[str, str, str]] = [(VECTORS, boot_region, boot_region)]
-    image += [(n, code.region, code.region) for n in (".text", ".ARM.extab", ".ARM.exidx",
-                                                      ".init_array")]  # fmt: skip
+    if code_load is not None:
+        image.append((BOOT_TEXT, code_load, code_load))
+    code_sections = (".text", ".ARM.extab", ".ARM.exidx", ".init_array")
+    image += [(n, code.region, code_load or code.region) for n in code_sections]
     image += [(".data", data.region, data_load), (".bss", data.region, data.region)]
     image += [(s.name, s.region, s.load_region or s.region) for s in sections]
 
@@ -305,6 +343,7 @@ def link_layout(plan: MemoryPlan, boot_address: int | None = None) -> LinkLayout
         image_sections=tuple(image),
         stack=role(Role.STACK),
         heap=role(Role.HEAP),
+        code_load_region=code_load,
     )
 
 

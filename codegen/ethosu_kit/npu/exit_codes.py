@@ -41,6 +41,12 @@ EXIT_CODES: Final = (
     ExitCode("ABORT", 8, "the ExecuTorch runtime aborted (its platform layer's abort)"),
     ExitCode("NPU_ERROR", 9, "the NPU driver refused a command stream or the NPU failed"),
     ExitCode("SETUP", 10, "the app cannot run here (no NPU driver, or the plan cannot hold it)"),
+    ExitCode(
+        "DATA_MISMATCH",
+        11,
+        "the external data (.ptd) in the image lacks a key the program reads, or holds other "
+        "bytes under it: not its data",
+    ),
     ExitCode("FAULT", 16, "a CPU fault or an unhandled interrupt"),
     ExitCode("INIT", 17, "platform init failed (board, console, timer or NPU)"),
 )

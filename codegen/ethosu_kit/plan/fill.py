@@ -75,6 +75,11 @@ def replay(plan: MemoryPlan) -> Fill:
                 (Role.DATA, "data (reserve)", data_size),
             ):
                 if role in linker_sized:
+                    # code copied at reset ([boot] code = "copy"): its image in
+                    # non-volatile memory first, as the planner keeps it
+                    load = linker_sized[role].load_region
+                    if load is not None:
+                        fill.put(board.region(load), "code (load image)", size, RESERVE_ALIGN)
                     region = board.region(linker_sized[role].region)
                     fill.put(region, what, size, RESERVE_ALIGN)
     return fill

@@ -26,9 +26,10 @@ loadable, executable, size), never by name: a custom board works the same way.
 from __future__ import annotations
 
 from dataclasses import replace
+from typing import Any
 
 from ethosu_kit.board.model import Board, MemoryRegion, NpuPort
-from ethosu_kit.core.errors import PlanError
+from ethosu_kit.core.errors import FitError, PlanError
 from ethosu_kit.core.sizes import align_up, size_text
 from ethosu_kit.npu.facts import (
     NPU_ALIGN,
@@ -37,7 +38,8 @@ from ethosu_kit.npu.facts import (
     MemoryMode,
 )
 from ethosu_kit.plan.apps import App, method_pool_size
-from ethosu_kit.plan.fill import replay, reserves
+from ethosu_kit.plan.external import external_wants
+from ethosu_kit.plan.fill import RESERVE_ALIGN, replay, reserves
 from ethosu_kit.plan.placer import Placer, Want
 from ethosu_kit.plan.regions import (
     NpuView,
@@ -117,14 +119,7 @@ class _Planner(Placer):
         view = NpuView.of(board, spec.npu_kind, mode) if spec is not None else None
 
         # 1. NPU buffers first: where the mode and the ports the registers pick allow.
-        self._temp_pool(view, cpu_ram)
-        fast = self._fast_scratch_want(view) if mode == MemoryMode.DEDICATED_SRAM and view else None
-        if fast is not None and not self.fast_unbounded and fast.size > 0:
-            self.place(fast)
-        network = self.place(network_want(model, board, mode, view))
-        beside = board.region(network.region)
-        if self.options.app == App.SELFTEST and view is not None:
-            self.place(selftest_vectors_want(model, board, beside))
+        fasts, beside = self._npu_buffers(view, cpu_ram)
         for want in input_data_wants(method, self.options, board, beside):
             self.place(want)
 
@@ -144,7 +139,11 @@ class _Planner(Placer):
         app = self.options.app
         code_size, data_size = reserves(self.options)
         code_regions = select(board, lambda r: r.executable and r.loadable and r.cpu, code_rank)
-        code_region = self.reserve(code_regions, "code (reserve)", code_size)
+        code_load: MemoryRegion | None = None
+        if board.code_copied:
+            code_region, code_load, code_regions = self._copied_code(code_size)
+        else:
+            code_region = self.reserve(code_regions, "code (reserve)", code_size)
         data_region = self.reserve(cpu_ram, "data (reserve)", data_size)
         self.place(
             Want(
@@ -160,7 +159,7 @@ class _Planner(Placer):
 
         # 3. CPU buffers, hottest first: planned activations, IO, then the method pool.
         if app.runner_pools:
-            self._runner_pools(method, cpu_ram)
+            self._cpu_pools(method, cpu_ram)
         else:
             self.notes.append(
                 f"app {app}: no ExecuTorch runner pools (planned buffers, IO copies, method "
@@ -181,7 +180,9 @@ class _Planner(Placer):
             )
 
         # 4. A fast scratch with no bound from Vela takes the NPU SRAM that is left.
-        if fast is not None and self.fast_unbounded and fast.candidates:
+        for fast in fasts:
+            if not (self.fast_unbounded and fast.candidates):
+                continue
             region = fast.candidates[0]
             size = self.fill.free(region, NPU_ALIGN) // NPU_ALIGN * NPU_ALIGN
             self._commit(
@@ -206,17 +207,30 @@ class _Planner(Placer):
                     align=8,
                     npu=False,
                     initialized=True,
-                    load_region=None,
+                    load_region=code_load.name if role == Role.CODE and code_load else None,
                     allowed_regions=tuple(
                         r.name for r in (code_regions if role == Role.CODE else cpu_ram)
                     ),
                     why=f"sized by the linker; {size} B kept free in {region.name} "
-                    f"(estimate for app {app})",
+                    + (
+                        "(--code-reserve)"
+                        if role == Role.CODE and self.options.code_reserve is not None
+                        else f"(estimate for app {app})"
+                    ),
                 )
             )
 
         if board.cold_boot:
-            self.notes.append(_cold_boot_note(board, code_region, data_region, self.buffers))
+            self.notes.append(
+                _cold_boot_note(
+                    board,
+                    code_region,
+                    data_region,
+                    self.buffers,
+                    code_load=code_load,
+                    code_size=code_size,
+                )
+            )
         plan = MemoryPlan(
             board=board,
             mode=mode,
@@ -226,12 +240,80 @@ class _Planner(Placer):
             buffers=tuple(self.buffers),
             options=self.options,
             notes=tuple(self.notes),
+            **self._programs(),
         )
         # The report and the QEMU stand-in check read the fill back with replay(plan):
         # one accounting, so it must be the one the planner just decided with.
         if replay(plan).used != self.fill.used:
             raise AssertionError(f"plan.fill.replay disagrees with the planner: {self.fill.used}")
         return plan
+
+    def _copied_code(self, size: int) -> tuple[MemoryRegion, MemoryRegion, list[MemoryRegion]]:
+        """[boot] code = "copy": the code's run region (the board's code_region, else the
+        fastest executable RAM the reserve fits in) and the non-volatile region that stores
+        it, each with the reserve kept free. Refused, naming the RAM and the bytes, when it
+        does not fit: the board asked for the copy, so running in place instead would be
+        a silent change of what it runs from."""
+        board = self.board
+        assert board.boot is not None
+        stores = select(board, lambda r: r.executable and r.cpu and not r.volatile, code_rank)
+        load = self.reserve(stores, "code (load image)", size)
+        named = board.boot.code_region
+        rams = (
+            [board.region(named)]
+            if named
+            else select(board, lambda r: r.runs_copied_code, code_rank)
+        )
+        if not rams:
+            raise PlanError(
+                f'{board.source}: [boot] code = "copy", but board {board.name} has no '
+                "volatile, writable, executable RAM to copy the code into",
+                hint='declare the ITCM or executable SRAM as a [[region]], or code = "xip"',
+            )
+        for region in rams:
+            if self.fill.fits(region, size, RESERVE_ALIGN):
+                self.fill.put(region, "code (reserve)", size, RESERVE_ALIGN)
+                return region, load, rams
+        region = rams[0]
+        free = self.fill.free(region, RESERVE_ALIGN)
+        whose = "--code-reserve" if self.options.code_reserve else f"app {self.options.app}"
+        raise FitError(
+            f'{board.source}: [boot] code = "copy": the code ({size:,} bytes kept for '
+            f"{whose}) does not fit in {region.name} (0x{region.base:08x}, "
+            f"{size_text(region.size)}, {free:,} bytes free)",
+            hint=f"name a larger RAM as [boot] code_region, pass gen --code-reserve SIZE if the "
+            f'code is smaller (the link checks the real size), or code = "xip" (run in '
+            f"place from {load.name})",
+            region=region.name,
+            needed=size,
+            available=free,
+        )
+
+    def _npu_buffers(
+        self, view: NpuView | None, cpu_ram: list[MemoryRegion]
+    ) -> tuple[list[Want], MemoryRegion]:
+        """The temp pool, the fast scratch, the network and the self-test vectors: the
+        fast scratch left to size from what is free (none, or the one unbounded), and the
+        network's region (read-only data goes beside it)."""
+        model, board, mode = self.model, self.board, self.mode
+        self._temp_pool(view, cpu_ram)
+        fast = self._fast_scratch_want(view) if mode == MemoryMode.DEDICATED_SRAM and view else None
+        if fast is not None and not self.fast_unbounded and fast.size > 0:
+            self.place(fast)
+        network = self.place(network_want(model, board, mode, view))
+        for want in external_wants(self.options.external_data, board, mode, view):
+            self.place(want)
+        beside = board.region(network.region)
+        if self.options.app == App.SELFTEST and view is not None:
+            self.place(selftest_vectors_want(model, board, beside))
+        return ([fast] if fast is not None else []), beside
+
+    def _cpu_pools(self, method: MethodInfo, cpu_ram: list[MemoryRegion]) -> None:
+        self._runner_pools(method, cpu_ram)
+
+    def _programs(self) -> dict[str, Any]:
+        """The MemoryPlan fields of an image of several programs: none for one."""
+        return {}
 
     def _whose(self, which: int) -> str:
         """Where the stack (0) or heap (1) size came from, for the plan's why."""
@@ -308,8 +390,10 @@ class _Planner(Placer):
                 "(scratch on the external port), or with Vela --optimise Size, or use a "
                 "board with more SRAM (`ethosu-kit boards NAME` shows a board's regions)"
             )
-        want = _npu_scratch("temp_pool", Role.SCRATCH, size, regions, why=why, hint=hint)
-        self.place(replace(want, lacking=self._lacking(view, VELA_REGION_SCRATCH)))
+        # the NPU's working memory: no initial contents, only where the NPU reaches
+        lacking = self._lacking(view, VELA_REGION_SCRATCH)
+        self.place(Want(name="temp_pool", role=Role.SCRATCH, size=size, candidates=regions,
+                        npu=True, why=why, hint=hint, lacking=lacking))  # fmt: skip
 
     def _lacking(self, view: NpuView, index: int) -> str:
         """Why an NPU scratch has no region: its port, and the RAM that is off it."""
@@ -351,11 +435,12 @@ class _Planner(Placer):
         why = f"Dedicated_Sram fast scratch (NPU-only, Vela region 2) = {fs.why}" + (
             f" = {size}" if fs.size is not None else ""
         )
-        return _npu_scratch(
-            "fast_scratch",
-            Role.FAST_SCRATCH,
-            size,
-            npu_sram(self.board, view.region(VELA_REGION_FAST_SCRATCH)),
+        return Want(
+            name="fast_scratch",
+            role=Role.FAST_SCRATCH,
+            size=size,
+            candidates=npu_sram(self.board, view.region(VELA_REGION_FAST_SCRATCH)),
+            npu=True,
             lacking=self._lacking(view, VELA_REGION_FAST_SCRATCH),
             why=why,
             hint="lower with a smaller --arena-cache-size (e.g. memory mode Dedicated_Sram_256KB), "
@@ -364,17 +449,38 @@ class _Planner(Placer):
 
 
 def _cold_boot_note(
-    board: Board, code: MemoryRegion, data: MemoryRegion, buffers: list[Buffer]
+    board: Board,
+    code: MemoryRegion,
+    data: MemoryRegion,
+    buffers: list[Buffer],
+    *,
+    code_load: MemoryRegion | None = None,
+    code_size: int = 0,
 ) -> str:
     """What a cold boot ([boot] from = "nv") stores where and copies at reset: code runs in
-    place, .data and buffers stored in one region and run from another are copied by the
-    start-up. A buffer with contents in a RAM the board marks loadable is named: nothing
-    fills it at power-up, and check-elf refuses the image."""
-    parts = [f"code runs in place from {code.name}"]
-    if code.volatile:
+    place or ([boot] code = "copy") is copied into RAM, .data and buffers stored in one
+    region and run from another are copied by the start-up. A buffer with contents in a
+    RAM the board marks loadable is named: nothing fills it at power-up, and check-elf
+    refuses the image."""
+    store = code_load or code
+    if code_load is not None:
+        parts = [
+            f'code copied ([boot] code = "copy"): .text, .rodata, .ARM.exidx and '
+            f".init_array stored in {code_load.name}, copied to {code.name} at reset and "
+            f"run there ({code_size:,} B kept for them in each, the app's estimate; the "
+            f"linker sizes them, check-elf prints the bytes copied); the vectors, the reset "
+            f"code (.text.boot) and the copy tables stay in {code_load.name}"
+        ]
+    else:
+        parts = [f"code runs in place from {code.name}"]
+    if code.volatile and code_load is None:
         parts = [f"code in {code.name}, RAM that nothing fills at power-up (check-elf refuses)"]
-    parts.append(f".data's initial values stored in {code.name}, copied to {data.name} at reset")
-    copied = [b for b in buffers if b.initialized and b.load_region]
+    parts.append(f".data's initial values stored in {store.name}, copied to {data.name} at reset")
+    copied = [
+        b
+        for b in buffers
+        if b.initialized and b.load_region and b.role not in (Role.CODE, Role.DATA)
+    ]
     parts += [f"{b.name} stored in {b.load_region}, copied to {b.region} at reset" for b in copied]
     in_ram = [
         b
@@ -391,24 +497,6 @@ def _cold_boot_note(
         if b.role not in (Role.CODE, Role.DATA)
     ]
     return 'cold boot ([boot] from = "nv"): ' + "; ".join(parts)
-
-
-def _npu_scratch(
-    name: str,
-    role: Role,
-    size: int,
-    candidates: list[MemoryRegion],
-    *,
-    why: str,
-    hint: str,
-    lacking: str = "",
-) -> Want:
-    """Working memory of the NPU (the temp pool with a delegate, the fast scratch): no
-    initial contents, only where the NPU reaches."""
-    return Want(
-        name=name, role=role, size=size, npu=True, candidates=candidates, why=why, hint=hint,
-        lacking=lacking,
-    )  # fmt: skip
 
 
 def _main_method(model: ModelInfo) -> MethodInfo:

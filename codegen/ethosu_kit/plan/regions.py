@@ -20,6 +20,7 @@ from ethosu_kit.npu.facts import (
     VELA_REGION_WEIGHTS,
     MemoryMode,
 )
+from ethosu_kit.plan.types import Role
 
 _TCMS = (RegionKind.ITCM, RegionKind.DTCM)
 
@@ -184,18 +185,19 @@ def unreachable(board: Board, port: NpuPort, fits: Callable[[MemoryRegion], bool
 
 # Which register picks the port of each NPU buffer: QCONFIG and REGIONCFG_0 the
 # network's (command stream, weights), REGIONCFG_1 the temp pool's, REGIONCFG_2 the
-# fast scratch's. Keyed by buffer name (the planner's names).
-NPU_REGISTERS: dict[str, tuple[int | None, ...]] = {
-    "network": (None, VELA_REGION_WEIGHTS),
-    "temp_pool": (VELA_REGION_SCRATCH,),
-    "fast_scratch": (VELA_REGION_FAST_SCRATCH,),
+# fast scratch's. Keyed by the buffer's role: an image of several programs has one
+# network per program and a temp pool per lane (docs/multi-model.md).
+NPU_REGISTERS: dict[Role, tuple[int | None, ...]] = {
+    Role.NETWORK: (None, VELA_REGION_WEIGHTS),
+    Role.SCRATCH: (VELA_REGION_SCRATCH,),
+    Role.FAST_SCRATCH: (VELA_REGION_FAST_SCRATCH,),
 }
 
 
-def buffer_port(view: NpuView, name: str) -> str:
+def buffer_port(view: NpuView, role: Role) -> str:
     """'ext (QCONFIG = 2, REGIONCFG_0 = 3)': the port an NPU buffer is read over and the
     registers that pick it ("" for a buffer the NPU does not address)."""
-    registers = NPU_REGISTERS.get(name)
+    registers = NPU_REGISTERS.get(role)
     if registers is None:
         return ""
     ports = dict.fromkeys(view.command if i is None else view.region(i) for i in registers)
@@ -203,10 +205,10 @@ def buffer_port(view: NpuView, name: str) -> str:
     return f"{'+'.join(p.value for p in ports)} ({said})"
 
 
-def port_refusal(view: NpuView, name: str, region: MemoryRegion) -> str:
-    """Why NPU buffer `name` cannot be in `region`: a port its registers pick does not
-    reach it ("" when every one does, or the buffer is none the NPU addresses)."""
-    for i in NPU_REGISTERS.get(name, ()):
+def port_refusal(view: NpuView, name: str, role: Role, region: MemoryRegion) -> str:
+    """Why NPU buffer `name` (of `role`) cannot be in `region`: a port its registers pick
+    does not reach it ("" when every one does, or the buffer is none the NPU addresses)."""
+    for i in NPU_REGISTERS.get(role, ()):
         port = view.command if i is None else view.region(i)
         if not region.npu_reaches(port):
             return (

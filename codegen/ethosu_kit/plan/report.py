@@ -32,7 +32,7 @@ def npu_view(plan: MemoryPlan) -> NpuView | None:
 
 
 def _buffer_port(view: NpuView | None, b: Buffer) -> str:
-    return buffer_port(view, b.name) if view is not None and b.npu else ""
+    return buffer_port(view, b.role) if view is not None and b.npu else ""
 
 
 def report_json(plan: MemoryPlan) -> dict[str, Any]:
@@ -86,7 +86,72 @@ def report_json(plan: MemoryPlan) -> dict[str, Any]:
         "ram_planned": ram,
         "regions": regions,
         "notes": list(plan.notes),
+        **({"programs": programs_json(plan)} if plan.multi else {}),
     }
+
+
+def programs_json(plan: MemoryPlan) -> dict[str, Any]:
+    """Who shares what in an image of several programs: each buffer's owners and what
+    each needs of it, each program's need alone, the shared total and the bytes saved."""
+    alone = {p.name: plan.alone_bytes(p.name) for p in plan.programs}
+    return {
+        "buffers": [
+            {
+                "name": s.buffer,
+                "size": plan.buffer(s.buffer).size,
+                "shared": s.shared,
+                "owners": {o.program: o.need for o in s.owners},
+            }
+            for s in plan.sharing
+        ],
+        "each_program_alone": alone,
+        "sum_alone": sum(alone.values()),
+        "shared_total": plan.shared_total,
+        "saved": sum(alone.values()) - plan.shared_total,
+        "ram_sum_alone": sum(plan.alone_bytes(n, ram=True) for n in alone),
+        "ram_shared_total": plan.shared_bytes(ram=True),
+    }
+
+
+def programs_text(plan: MemoryPlan) -> str:
+    """The who-shares-what table of an image of several programs (empty for one)."""
+    if not plan.multi:
+        return ""
+    table = Table(
+        title="programs: who shares what (bytes; a shared buffer is the largest need)",
+        title_justify="left",
+    )
+    names = [p.name for p in plan.programs]
+    table.add_column("buffer")
+    table.add_column("size", justify="right")
+    for name in names:
+        table.add_column(name, justify="right")
+    for s in plan.sharing:
+        needs = {o.program: o.need for o in s.owners}
+        table.add_row(
+            s.buffer + (" (shared)" if s.shared else ""),
+            f"{plan.buffer(s.buffer).size:,}",
+            *(f"{needs[n]:,}" if n in needs else "-" for n in names),
+        )
+    alone = [plan.alone_bytes(n) for n in names]
+    table.add_row("each program alone", f"{sum(alone):,}", *(f"{a:,}" for a in alone))
+    out = io.StringIO()
+    console = Console(file=out, width=140, no_color=True, highlight=False, emoji=False)
+    console.print(table, markup=False)
+    saved = sum(alone) - plan.shared_total
+    console.print(
+        f"programs: {sum(alone):,} B as one image per program, {plan.shared_total:,} B "
+        f"shared in this image: {saved:,} B saved",
+        markup=False,
+    )
+    ram_alone = sum(plan.alone_bytes(n, ram=True) for n in names)
+    ram_shared = plan.shared_bytes(ram=True)
+    console.print(
+        f"programs in RAM: {ram_alone:,} B as one image per program, {ram_shared:,} B shared "
+        f"in this image: {ram_alone - ram_shared:,} B saved",
+        markup=False,
+    )
+    return out.getvalue()
 
 
 def report_text(plan: MemoryPlan) -> str:
@@ -131,4 +196,4 @@ def report_text(plan: MemoryPlan) -> str:
     console.print(table, markup=False)
     for note in plan.notes:
         console.print(f"note: {note}", markup=False)
-    return out.getvalue()
+    return out.getvalue() + programs_text(plan)

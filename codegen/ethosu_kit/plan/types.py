@@ -26,6 +26,7 @@ from ethosu_kit.core.files import MAX_PLAN, JsonProblem, parse_json, read_text
 from ethosu_kit.core.typed_json import ShapeError, decode, encode
 from ethosu_kit.npu.facts import Accelerator, MemoryMode, accelerator_text
 from ethosu_kit.plan.apps import RUNNER_HEAP, RUNNER_STACK, App
+from ethosu_kit.plan.external_types import ExternalPtd
 
 PLAN_FORMAT_VERSION = 2  # 2: board_data (the whole typed Board) added
 
@@ -53,6 +54,8 @@ class Role(StrEnum):
     INPUT_DATA = "input_data"  # a method input compiled into the image (gen --inputs)
     HEAP = "heap"
     VNPU_WORKSPACE = "vnpu_workspace"  # the virtual NPU's working memory (decoded weights)
+    # one .ptd (named external data: Vela command streams, weights) read in place by the NPU
+    EXTERNAL_DATA = "external_data"
     CODE = "code"  # .text/.rodata: sized by the linker, placed by the plan
     DATA = "data"  # .data/.bss of the firmware itself
 
@@ -80,8 +83,10 @@ class Buffer:
         prefix = INDEXED_PREFIX.get(self.role)
         if prefix is None:
             return None
-        number = self.name.removeprefix(f"{prefix}_")
-        if number == self.name or not number.isdigit():
+        # a program's own buffer of an image of several carries its name first
+        # (`kws_planned_1`, docs/multi-model.md)
+        head, sep, number = self.name.rpartition(f"{prefix}_")
+        if not sep or (head and not head.endswith("_")) or not number.isdigit():
             raise ValueError(f"buffer {self.name!r} ({self.role.value}) is not {prefix}_<i>")
         return int(number)
 
@@ -147,12 +152,56 @@ class PlanOptions:
     # bytes of working memory the virtual NPU needs (measured on the host by
     # ethosu_kit.vnpu.workspace); planned as buffer vnpu_workspace when npu is "virtual"
     vnpu_workspace: int | None = None
+    # the .ptd files of a program lowered with VelaExternalBlockPlacements, where each goes
+    # (plan.external); memory_plan.json carries the key only when there are some
+    external_data: tuple[ExternalPtd, ...] = ()
 
     def __post_init__(self) -> None:
         # a library caller may name them as plain strings ("selftest"): typed from here on
         # (ValueError for a name that is neither)
         object.__setattr__(self, "app", App(self.app))
         object.__setattr__(self, "npu", NpuLibrary(self.npu))
+
+
+@dataclass(frozen=True)
+class OwnerNeed:
+    """What one program needs of a buffer it shares (or owns alone)."""
+
+    program: str
+    need: int  # bytes this program alone would need of it
+
+
+@dataclass(frozen=True)
+class Sharing:
+    """A buffer of an image of several programs and who uses it: one owner, or every
+    program of a lane for what lives only during one execute (the size is the largest
+    need, not the sum)."""
+
+    buffer: str  # Buffer.name
+    owners: tuple[OwnerNeed, ...]
+
+    @property
+    def shared(self) -> bool:
+        return len(self.owners) > 1
+
+
+@dataclass(frozen=True)
+class ProgramEntry:
+    """One program of an image of several: its .pte, methods and buffers by name."""
+
+    name: str  # the program's name in the firmware (a C identifier)
+    path: str
+    sha256: str
+    methods: tuple[str, ...]
+    network: str  # Buffer.name of its .pte
+    temp_pool: str
+    fast_scratch: str  # "" when the mode has none
+    method_pool: str  # "" when the app has no runner pools
+    planned: tuple[str, ...]  # Buffer.name by mem_id (1, 2, ...)
+    inputs: tuple[str, ...]  # Buffer.name of its unplanned inputs ("" for planned ones)
+    outputs: tuple[str, ...]
+    lane: int  # programs of one lane never run at the same time and share per-execute buffers
+    persistent: bool  # its planned arenas keep state between executes: never shared
 
 
 @dataclass(frozen=True)
@@ -165,6 +214,10 @@ class MemoryPlan:
     buffers: tuple[Buffer, ...]
     options: PlanOptions = field(default_factory=PlanOptions)
     notes: tuple[str, ...] = ()  # decisions worth telling the user (defaults taken, etc.)
+    # an image of several programs (docs/multi-model.md); empty for one program, whose
+    # memory_plan.json has neither key
+    programs: tuple[ProgramEntry, ...] = ()
+    sharing: tuple[Sharing, ...] = ()
 
     @property
     def accelerator_name(self) -> str:
@@ -179,6 +232,39 @@ class MemoryPlan:
 
     def by_role(self, role: Role) -> tuple[Buffer, ...]:
         return tuple(b for b in self.buffers if b.role == role)
+
+    @property
+    def multi(self) -> bool:
+        """An image of several programs (each named; buffers per program and shared)."""
+        return bool(self.programs)
+
+    def program(self, name: str) -> ProgramEntry:
+        for p in self.programs:
+            if p.name == name:
+                return p
+        raise KeyError(name)
+
+    def _in_ram(self, buffer: str) -> bool:
+        return self.board.region(self.buffer(buffer).region).volatile
+
+    def alone_bytes(self, program: str, *, ram: bool = False) -> int:
+        """Bytes `program`'s buffers take in an image of its own (`ram`: in RAM only)."""
+        return sum(
+            o.need
+            for s in self.sharing
+            for o in s.owners
+            if o.program == program and (not ram or self._in_ram(s.buffer))
+        )
+
+    def shared_bytes(self, *, ram: bool = False) -> int:
+        """Bytes the programs' buffers take in this image (a shared buffer counted once)."""
+        return sum(
+            self.buffer(s.buffer).size for s in self.sharing if not ram or self._in_ram(s.buffer)
+        )
+
+    @property
+    def shared_total(self) -> int:
+        return self.shared_bytes()
 
     def to_json_dict(self) -> dict[str, Any]:
         """The form check-elf and run read: self-contained (the whole board included).
@@ -195,9 +281,30 @@ class MemoryPlan:
             "model": {"path": self.model_path, "sha256": self.model_sha256},
             "regions": encode(self.board.regions),
             "buffers": encode(self.buffers),
-            "options": encode(self.options),
+            "options": _options_json(self.options),
             "notes": list(self.notes),
-            "board_data": encode(self.board),
+            **self._programs_json(),
+            "board_data": _board_json(self.board),
+        }
+
+    def _programs_json(self) -> dict[str, Any]:
+        """The programs, who owns each buffer and the bytes saved against one image per
+        program; nothing for an image of one program."""
+        if not self.programs:
+            return {}
+        alone = {p.name: self.alone_bytes(p.name) for p in self.programs}
+        total_alone = sum(alone.values())
+        return {
+            "programs": encode(self.programs),
+            "sharing": encode(self.sharing),
+            "sharing_summary": {
+                "each_program_alone": alone,
+                "sum_alone": total_alone,
+                "shared_total": self.shared_total,
+                "saved": total_alone - self.shared_total,
+                "ram_sum_alone": sum(self.alone_bytes(p.name, ram=True) for p in self.programs),
+                "ram_shared_total": self.shared_bytes(ram=True),
+            },
         }
 
     def to_json(self) -> str:
@@ -230,6 +337,8 @@ class MemoryPlan:
             buffers=decode(tuple[Buffer, ...], data["buffers"], "buffers"),
             options=decode(PlanOptions, data.get("options", {}), "options"),
             notes=decode(tuple[str, ...], data.get("notes", []), "notes"),
+            programs=decode(tuple[ProgramEntry, ...], data.get("programs", []), "programs"),
+            sharing=decode(tuple[Sharing, ...], data.get("sharing", []), "sharing"),
         )
 
     @classmethod
@@ -258,6 +367,23 @@ def _accelerator(value: Any) -> Accelerator | None:
         raise ShapeError(
             "accelerator", f"expected 'none' or an Ethos-U configuration, got {text!r}"
         ) from None
+
+
+def _board_json(board: Board) -> Any:
+    """The board as JSON, without an empty `external_data` (as plans read before it)."""
+    data = encode(board)
+    if not board.external_data:
+        del data["external_data"]
+    return data
+
+
+def _options_json(options: PlanOptions) -> Any:
+    """The options as JSON, without `external_data` when the program has none (the plans
+    of programs without .ptd files read as they did before)."""
+    data = encode(options)
+    if not options.external_data:
+        del data["external_data"]
+    return data
 
 
 @dataclass(frozen=True)

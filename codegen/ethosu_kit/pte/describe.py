@@ -4,13 +4,14 @@ from __future__ import annotations
 
 import io
 import json
+from collections.abc import Iterable
 from typing import TYPE_CHECKING, Any
 
 from rich.console import Console
 from rich.table import Table
 
 from ethosu_kit.core.text import add_text_row, printable
-from ethosu_kit.pte.model import Delegate, MethodInfo, ModelInfo, VelaTensor
+from ethosu_kit.pte.model import Delegate, MethodInfo, ModelInfo
 
 if TYPE_CHECKING:
     from rich.table import Table
@@ -40,60 +41,56 @@ def _spec_value(value: bytes) -> str:
     return text if text.isprintable() else value.hex()
 
 
-def _table(title: str, *columns: str) -> Table:
+def _table(title: str, columns: tuple[str, ...], rows: Iterable[tuple[str, ...]]) -> Table:
+    """A table of plain-text rows, numbers right-aligned."""
     table = Table(title=title, title_justify="left")
     for c in columns:
         table.add_column(c, justify="right" if c in _NUMERIC else "left")
+    for row in rows:
+        add_text_row(table, *row)
     return table
 
 
 def _io_table(m: MethodInfo) -> Table:
-    table = _table("inputs and outputs", "", "#", "dtype", "shape", "bytes")
-    for kind, tensors in (("input", m.inputs), ("output", m.outputs)):
-        for i, t in enumerate(tensors):
-            add_text_row(table, kind, str(i), t.dtype, _shape(t.shape), f"{t.nbytes:,}")
-    return table
+    rows = (
+        (kind, str(i), t.dtype, _shape(t.shape), f"{t.nbytes:,}")
+        for kind, tensors in (("input", m.inputs), ("output", m.outputs))
+        for i, t in enumerate(tensors)
+    )
+    return _table("inputs and outputs", ("", "#", "dtype", "shape", "bytes"), rows)
+
+
+def _delegate_row(i: int, d: Delegate) -> tuple[str, ...]:
+    spec, vela = d.ethosu, d.vela
+    return (
+        str(i),
+        d.backend_id,
+        f"{d.processed_bytes:,}",
+        str(spec.accelerator) if spec else "",
+        spec.memory_mode_name if spec else "",
+        f"{vela.cmd_bytes:,} ({vela.cop.command_words} words)" if vela else "",
+        f"{vela.weight_bytes:,}" if vela else "",
+        f"{vela.scratch_size:,}" if vela else "",
+    )
 
 
 def _delegate_table(m: MethodInfo) -> Table:
-    table = _table(
-        "delegates (bytes)", "#", "backend", "blob", "target", "memory mode", "command",
-        "weights", "scratch",
-    )  # fmt: skip
-    for i, d in enumerate(m.delegates):
-        spec, vela = d.ethosu, d.vela
-        add_text_row(
-            table,
-            str(i),
-            d.backend_id,
-            f"{d.processed_bytes:,}",
-            str(spec.accelerator) if spec else "",
-            spec.memory_mode_name if spec else "",
-            f"{vela.cmd_bytes:,} ({vela.cop.command_words} words)" if vela else "",
-            f"{vela.weight_bytes:,}" if vela else "",
-            f"{vela.scratch_size:,}" if vela else "",
-        )
-    return table
+    columns = ("#", "backend", "blob", "target", "memory mode", "command", "weights", "scratch")
+    rows = (_delegate_row(i, d) for i, d in enumerate(m.delegates))
+    return _table("delegates (bytes)", columns, rows)
 
 
 def _vela_io_table(m: MethodInfo) -> Table:
-    table = _table(
-        "Ethos-U inputs and outputs (Vela)", "delegate", "", "#", "shape", "elem", "region",
-        "offset", "bytes",
+    columns = ("delegate", "", "#", "shape", "elem", "region", "offset", "bytes")
+    rows = (
+        (str(i), kind, str(n), _shape(t.shape), str(t.elem_size), str(t.region),
+         f"{t.offset:,}", f"{t.nbytes:,}")
+        for i, d in enumerate(m.delegates)
+        if d.vela
+        for kind, tensors in (("input", d.vela.inputs), ("output", d.vela.outputs))
+        for n, t in enumerate(tensors)
     )  # fmt: skip
-
-    def rows(i: int, kind: str, tensors: tuple[VelaTensor, ...]) -> None:
-        for n, t in enumerate(tensors):
-            add_text_row(table,
-                str(i), kind, str(n), _shape(t.shape), str(t.elem_size), str(t.region),
-                f"{t.offset:,}", f"{t.nbytes:,}",
-            )  # fmt: skip
-
-    for i, d in enumerate(m.delegates):
-        if d.vela:
-            rows(i, "input", d.vela.inputs)
-            rows(i, "output", d.vela.outputs)
-    return table
+    return _table("Ethos-U inputs and outputs (Vela)", columns, rows)
 
 
 def _delegate_lines(i: int, d: Delegate) -> list[str]:

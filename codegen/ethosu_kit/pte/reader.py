@@ -29,6 +29,7 @@ from ethosu_kit.pte.program import (
     RawPlan,
     RawValue,
 )
+from ethosu_kit.pte.ptd import ExternalData
 from ethosu_kit.pte.vela import VelaBlocks, parse_vela_blocks
 
 # executorch ScalarType (schema/scalar_type.fbs) -> (torch dtype name, element bytes)
@@ -147,15 +148,20 @@ def _named_segments(pte: PteFile) -> dict[str, int]:
     return {key: index for key, index in pte.program.named_data}
 
 
-def _vela(pte: PteFile, plan: RawPlan, i: int, d: RawDelegate, what: str) -> VelaBlocks:
+def _vela(
+    pte: PteFile, plan: RawPlan, i: int, d: RawDelegate, what: str, *, external: ExternalData
+) -> VelaBlocks:
     start, size = _processed(pte, d, what)
     named = _named_segments(pte)
 
-    def resolve(key: str) -> tuple[int, bytes] | None:
+    def resolve(key: str) -> tuple[int, bytes, str] | None:
         if key not in named:
-            return None
+            found = external.find(key)
+            if found is None:
+                return None
+            return found.entry.offset, found.data, found.ptd.tag
         at, length = pte.segment_span(named[key], f"named data {key[:16]}…")
-        return at, pte.data[at : at + length]
+        return at, pte.data[at : at + length], ""
 
     blocks = parse_vela_blocks(
         pte.data[start : start + size], what, plan.name, i, resolve, base=start
@@ -183,21 +189,23 @@ def _delegate_ranks(
     return (), ()
 
 
-def _delegates(pte: PteFile, plan: RawPlan, what: str) -> tuple[Delegate, ...]:
+def _delegates(
+    pte: PteFile, plan: RawPlan, what: str, external: ExternalData
+) -> tuple[Delegate, ...]:
     out = []
     for i, d in enumerate(plan.delegates):
         dwhat = f"{what} delegate {i} ({d.id})"
         _, size = _processed(pte, d, dwhat)
         if d.id == ETHOSU_BACKEND_ID:
             spec = parse_ethosu_compile_spec(d.compile_specs, dwhat)
-            stream = _vela(pte, plan, i, d, dwhat).to_stream()
+            stream = _vela(pte, plan, i, d, dwhat, external=external).to_stream()
             out.append(Delegate(d.id, d.compile_specs, size, spec, stream))
         else:
             out.append(Delegate(d.id, d.compile_specs, size))
     return tuple(out)
 
 
-def _method(pte: PteFile, plan: RawPlan) -> MethodInfo:
+def _method(pte: PteFile, plan: RawPlan, external: ExternalData) -> MethodInfo:
     if not _METHOD.fullmatch(plan.name) or "*/" in plan.name or "/*" in plan.name:
         raise Malformed(f"method name {plan.name[:80]!r} is not a plain printable name")
     what = f"method '{plan.name}'"
@@ -209,7 +217,7 @@ def _method(pte: PteFile, plan: RawPlan) -> MethodInfo:
         ),
         planned_buffers=plan.non_const_buffer_sizes[1:],
         cpu_operators=_cpu_operators(plan, what),
-        delegates=_delegates(pte, plan, what),
+        delegates=_delegates(pte, plan, what, external),
         num_values=len(plan.values),
         num_instructions=len(plan.instructions),
         num_tensors=sum(1 for v in plan.values if v.tensor is not None),
@@ -242,13 +250,15 @@ def _check_one_target(methods: tuple[MethodInfo, ...]) -> None:
                 )
 
 
-def parse_pte(data: bytes, path: str) -> ModelInfo:
-    """ModelInfo of .pte bytes; raises PteError naming `path` (no safety net: fuzzed)."""
+def parse_pte(data: bytes, path: str, external: ExternalData | None = None) -> ModelInfo:
+    """ModelInfo of .pte bytes (external Vela blocks resolved through `external`, the
+    .ptd files given); raises PteError naming `path` (no safety net: fuzzed)."""
+    external = external or ExternalData()
     try:
         pte = open_pte(data)
         if any(n < 0 for p in pte.program.plans for n in p.non_const_buffer_sizes):
             raise Malformed("a planned buffer has a negative size")
-        methods = tuple(_method(pte, p) for p in pte.program.plans)
+        methods = tuple(_method(pte, p, external) for p in pte.program.plans)
         if not methods:
             raise Malformed("the program has no methods")
         _check_one_target(methods)
@@ -261,7 +271,16 @@ def parse_pte(data: bytes, path: str) -> ModelInfo:
             sha256=hashlib.sha256(data).hexdigest(),
         )
     except Malformed as exc:
-        raise PteError(f"{path}: {exc}", hint=_hint(str(exc))) from None
+        raise PteError(_missing(path, str(exc), external), hint=_hint(str(exc))) from None
+
+
+def _missing(path: str, message: str, external: ExternalData) -> str:
+    """A key no .ptd holds: name the files looked in (or that none was given)."""
+    if "separate .ptd" not in message:
+        return f"{path}: {message}"
+    if not external.files:
+        return f"{path}: {message}; no .ptd file given (--ptd FILE) or beside the pte"
+    return f"{path}: {message}; not in {external.names}"
 
 
 def _hint(message: str) -> str | None:
@@ -269,8 +288,8 @@ def _hint(message: str) -> str | None:
         return "the file is cut short; copy or export the .pte again"
     if "separate .ptd" in message:
         return (
-            "the kit places one .pte: lower without VelaExternalBlockPlacements so the "
-            "Vela command and weight data stay inside it"
+            "give the .ptd files ExecuTorch wrote with this pte (--ptd FILE, repeatable, "
+            "or put them beside the pte); a .ptd of another lowering holds other keys"
         )
     if message.startswith("is "):  # the file as a whole: not a pte at all
         return "give the .pte written by ExecuTorch's to_executorch() (program.buffer)"
@@ -291,22 +310,23 @@ def _guarded(path: str, err: Exception) -> PteError:
     return PteError(f"{path}: malformed .pte ({type(err).__name__}: {err})")
 
 
-def read_pte(path: Path | str) -> ModelInfo:
+def read_pte(path: Path | str, external: ExternalData | None = None) -> ModelInfo:
     """Read a .pte file into ModelInfo. Raises PteError with a one-line message."""
     data, name = _read(path)
-    return model_from_bytes(data, name)
+    return model_from_bytes(data, name, external)
 
 
-def model_from_bytes(data: bytes, name: str) -> ModelInfo:
+def model_from_bytes(data: bytes, name: str, external: ExternalData | None = None) -> ModelInfo:
     """`parse_pte` behind the last-resort net of `read_pte` (for bytes already read)."""
     try:
-        return parse_pte(data, name)
+        return parse_pte(data, name, external)
     except (IndexError, ValueError, struct.error, OverflowError, RecursionError) as exc:
         raise _guarded(name, exc) from exc
 
 
-def vela_streams(data: bytes, path: str) -> list[VelaBlocks]:
+def vela_streams(data: bytes, path: str, external: ExternalData | None = None) -> list[VelaBlocks]:
     """Every Ethos-U delegate's VelaBlocks, in method then delegate order (no safety net)."""
+    external = external or ExternalData()
     try:
         pte = open_pte(data)
         out = []
@@ -314,22 +334,24 @@ def vela_streams(data: bytes, path: str) -> list[VelaBlocks]:
             for i, d in enumerate(plan.delegates):
                 if d.id == ETHOSU_BACKEND_ID:
                     what = f"method '{plan.name}' delegate {i} ({d.id})"
-                    out.append(_vela(pte, plan, i, d, what))
+                    out.append(_vela(pte, plan, i, d, what, external=external))
         return out
     except Malformed as exc:
-        raise PteError(f"{path}: {exc}", hint=_hint(str(exc))) from None
+        raise PteError(_missing(path, str(exc), external), hint=_hint(str(exc))) from None
 
 
-def read_vela_streams(path: Path | str) -> list[VelaBlocks]:
+def read_vela_streams(path: Path | str, external: ExternalData | None = None) -> list[VelaBlocks]:
     """The raw Vela payload of every Ethos-U delegate of a .pte file."""
     data, name = _read(path)
-    return vela_streams_from_bytes(data, name)
+    return vela_streams_from_bytes(data, name, external)
 
 
-def vela_streams_from_bytes(data: bytes, name: str) -> list[VelaBlocks]:
+def vela_streams_from_bytes(
+    data: bytes, name: str, external: ExternalData | None = None
+) -> list[VelaBlocks]:
     """`vela_streams` behind the last-resort net of `read_vela_streams`."""
     try:
-        return vela_streams(data, name)
+        return vela_streams(data, name, external)
     except (IndexError, ValueError, struct.error, OverflowError, RecursionError) as exc:
         raise _guarded(name, exc) from exc
 
@@ -343,16 +365,21 @@ class Quantization:
 
 
 def io_quantization(
-    path: Path | str,
+    path: Path | str, method: str | None = None
 ) -> tuple[list[Quantization | None], list[Quantization | None]]:
-    """(inputs, outputs) quantization of the first method: an input's from the
-    quantize_per_tensor that takes it, an output's from the dequantize_per_tensor that
-    makes it; None for a tensor without one (already integer, or quantized otherwise)."""
+    """(inputs, outputs) quantization of the first method (or of `method`): an input's
+    from the quantize_per_tensor that takes it, an output's from the dequantize_per_tensor
+    that makes it; None for a tensor without one (already integer, or quantized otherwise)."""
     data, name = _read(path)
     try:
-        plan = open_pte(data).program.plans[0]
+        plans = open_pte(data).program.plans
+        plan = plans[0] if method is None else next(p for p in plans if p.name == method)
     except (Malformed, IndexError) as exc:
         raise PteError(f"{name}: {exc}") from None
+    except StopIteration:
+        raise PteError(
+            f"{name}: no method {method!r} (its methods are {', '.join(p.name for p in plans)})"
+        ) from None
 
     def number(index: int) -> float | None:
         return plan.values[index].number if 0 <= index < len(plan.values) else None

@@ -42,6 +42,9 @@ class VelaBlock:
     # where `data` starts in the .pte file (-1: not known); not part of the block's identity:
     # the same payload may sit elsewhere in another layout of the same program
     offset: int = field(default=-1, compare=False)
+    # an external block resolved from a .ptd: that file's tag, and `offset` is in it
+    ptd: str = field(default="", compare=False)
+    key: str = field(default="", compare=False)  # an external block's named-data key
 
 
 @dataclass(frozen=True)
@@ -173,8 +176,9 @@ def _io(data: bytes, what: str) -> tuple[VelaTensor, ...]:
     return tuple(out)
 
 
-# external key -> (offset of its data in the .pte, the data), or None when not in the file
-Resolver = Callable[[str], tuple[int, bytes] | None]
+# external key -> (offset of its data in the file holding it, the data, that file's .ptd
+# tag or "" for the .pte itself), or None when no file given holds it
+Resolver = Callable[[str], tuple[int, bytes, str] | None]
 
 
 def parse_vela_blocks(
@@ -184,7 +188,7 @@ def parse_vela_blocks(
     `resolve` maps an external key to its data."""
     blocks: list[VelaBlock] = []
     for name, size, external, raw, start in split_blocks(blob, what):
-        data, offset = raw, base + start
+        data, offset, ptd, key = raw, base + start, "", ""
         if external:
             try:
                 key = raw.decode("ascii")
@@ -193,11 +197,11 @@ def parse_vela_blocks(
             found = resolve(key)
             if found is None:
                 raise Malformed(
-                    f"{what}: Vela block '{name}' is external (key {key[:16]}…) and not in "
+                    f"{what}: Vela block '{name}' is external (key {key}) and not in "
                     "this .pte's named data (it lives in a separate .ptd file)"
                 )
-            offset, data = found
-        blocks.append(VelaBlock(name, size, external, data, offset))
+            offset, data, ptd = found
+        blocks.append(VelaBlock(name, size, external, data, offset, ptd, key))
     by_name: dict[str, bytes] = {}
     for b in blocks:
         by_name.setdefault(b.name, b.data)

@@ -6,6 +6,7 @@ HAL hooks' defaults, the header every file starts with).
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 from typing import Any
@@ -23,12 +24,18 @@ from ethosu_kit.board.model import (
 )
 from ethosu_kit.board.toolchain import Toolchain
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.names import PTE_NAME
+from ethosu_kit.core.names import PTE_NAME, program_pte
 from ethosu_kit.core.text import c_string, cident, comment_safe
-from ethosu_kit.layout.link_layout import FRAGMENT_MARKER, KIT_INFO, VECTORS, LinkLayout
+from ethosu_kit.layout.link_layout import (
+    BOOT_TEXT,
+    FRAGMENT_MARKER,
+    KIT_INFO,
+    VECTORS,
+    LinkLayout,
+)
 from ethosu_kit.npu.exit_codes import EXIT_CODES
 from ethosu_kit.npu.facts import DEFAULT_REGISTERS, NPU_ALIGN, Accelerator, MemoryMode, NpuKind
-from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
+from ethosu_kit.plan.types import Buffer, MemoryPlan, ProgramEntry, Role
 from ethosu_kit.pte.model import ModelInfo
 from ethosu_kit.render.filters import cmake_path
 from ethosu_kit.render.upstream import (
@@ -99,6 +106,57 @@ class BufferView:
     @property
     def section(self) -> str:
         return self.buf.section
+
+
+@dataclass(frozen=True)
+class ProgramView:
+    """A program of an image of several (docs/multi-model.md) as the templates print it:
+    its name, .pte copy, model and buffers by the plan's names (None: the plan has none)."""
+
+    name: str
+    pte_file: str  # generated/<name>.pte
+    model: ModelInfo
+    entry: ProgramEntry
+    network: BufferView
+    temp_pool: BufferView
+    fast_scratch: BufferView | None
+    method_pool: BufferView | None
+    planned: tuple[BufferView, ...]  # by mem_id
+    inputs: tuple[BufferView | None, ...]  # by input index: None when memory-planned
+    outputs: tuple[BufferView | None, ...]
+
+    @property
+    def macro(self) -> str:
+        """KIT_PROGRAM_<NAME>: the prefix of the program's own macros."""
+        return f"KIT_PROGRAM_{cident(self.name)}"
+
+
+def program_views(plan: MemoryPlan, models: Sequence[tuple[str, ModelInfo]]) -> list[ProgramView]:
+    """Every program of the plan with its buffers' views (empty for one program)."""
+    views = {v.name: v for v in buffer_views(plan)}
+    model_of = dict(models)
+
+    def view(name: str) -> BufferView | None:
+        return views.get(name) if name else None
+
+    out = []
+    for e in plan.programs:
+        out.append(
+            ProgramView(
+                name=e.name,
+                pte_file=program_pte(e.name),
+                model=model_of[e.name],
+                entry=e,
+                network=views[e.network],
+                temp_pool=views[e.temp_pool],
+                fast_scratch=view(e.fast_scratch),
+                method_pool=view(e.method_pool),
+                planned=tuple(views[n] for n in e.planned),
+                inputs=tuple(view(n) for n in e.inputs),
+                outputs=tuple(view(n) for n in e.outputs),
+            )
+        )
+    return out
 
 
 def _display_path(path: str, root: Path) -> str:
@@ -199,11 +257,19 @@ DEBUG_SECTIONS = (
 
 
 def template_context(
-    model: ModelInfo, plan: MemoryPlan, gen: GenInfo, layout: LinkLayout
+    model: ModelInfo,
+    plan: MemoryPlan,
+    gen: GenInfo,
+    layout: LinkLayout,
+    programs: Sequence[ProgramView] = (),
 ) -> dict[str, Any]:
     views = buffer_views(plan)
     # the network and the self-test vectors are const data assembled in, not buffers
-    defined = [v for v in views if v.buf.role not in (Role.NETWORK, Role.VECTORS, Role.INPUT_DATA)]
+    defined = [
+        v
+        for v in views
+        if v.buf.role not in (Role.NETWORK, Role.VECTORS, Role.INPUT_DATA, Role.EXTERNAL_DATA)
+    ]
     board = plan.board
     npu_kind, npu_macs, regs = _npu_target(plan)
     method = model.methods[0] if model.methods else None
@@ -212,6 +278,7 @@ def template_context(
         "layout": layout,
         "layout_macro": {sec.buffer: sec.macro for sec in layout.sections},
         "vectors": VECTORS,
+        "boot_text": BOOT_TEXT,
         "kit_info": KIT_INFO,
         "marker": FRAGMENT_MARKER,
         "debug_sections": DEBUG_SECTIONS,
@@ -242,5 +309,7 @@ def template_context(
         "arch_checks": arch_mismatch_tests(board.cpu.arch, board.cpu.fpu, board.cpu.mve),
         "hal": [HalChoice(hook, hal_default(board, hook.name)) for hook in HOOKS],
         "pte_name": PTE_NAME,
+        "programs": list(programs),
+        "program_of": {p.name: p for p in programs},
         "toolchains": tuple((t.value, t.cmake_file, t.description) for t in Toolchain),
     }

@@ -16,7 +16,8 @@ executor_runner uses by default, the generated file says so next to the value.
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -26,6 +27,7 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.names import (
     MODEL_INFO_JSON,
     PLAN_JSON,
+    PROGRAMS_HEADER,
     PTE_NAME,
     REPORT_JSON,
     REPORT_TXT,
@@ -33,6 +35,7 @@ from ethosu_kit.core.names import (
     SELFTEST_VECTORS,
     generated,
     input_data_file,
+    program_pte,
 )
 from ethosu_kit.layout.link_layout import (
     link_layout,
@@ -40,13 +43,17 @@ from ethosu_kit.layout.link_layout import (
 from ethosu_kit.plan.report import report_json, report_text
 from ethosu_kit.plan.types import MemoryPlan, Role
 from ethosu_kit.pte.model import ModelInfo
+from ethosu_kit.pte.ptd import ExternalData
+from ethosu_kit.pte.reader import vela_streams_from_bytes
 from ethosu_kit.render.context import (
     HEADER_MARKER,
     GenInfo,
     buffer_views,
     gen_info,
+    program_views,
     template_context,
 )
+from ethosu_kit.render.external import external_files
 from ethosu_kit.render.filters import environment
 from ethosu_kit.selftest.vectors import SelftestVectors
 
@@ -75,6 +82,19 @@ _PROJECT_TEMPLATES: tuple[tuple[str, str, str], ...] = (
     (generated("kit_board.cmake"), "kit_board.cmake.j2", "hash"),
     (generated("kit_operators.txt"), "kit_operators.txt.j2", "hash"),
 )
+
+
+# An image of several programs (docs/multi-model.md): these templates instead of the
+# single program's, and its own table of programs.
+_PROGRAM_TEMPLATES: dict[str, str] = {
+    "kit_network.S.j2": "kit_network_programs.S.j2",
+    "kit_model.h.j2": "kit_model_programs.h.j2",
+    "kit_selftest.h.j2": "kit_selftest_programs.h.j2",
+}
+
+
+def _template(name: str, context: dict[str, Any]) -> str:
+    return _PROGRAM_TEMPLATES.get(name, name) if context["programs"] else name
 
 
 def _comment(style: str, lines: tuple[str, ...]) -> str:
@@ -132,7 +152,7 @@ def _selftest_files(
         "vectors_name": SELFTEST_VECTORS,
     }
     files = {
-        out: _ensure_header(env.get_template(name).render(ctx), "c", gen).encode()
+        out: _ensure_header(env.get_template(_template(name, ctx)).render(ctx), "c", gen).encode()
         for out, name in _SELFTEST_TEMPLATES
     }
     files[generated(SELFTEST_VECTORS)] = selftest.blob
@@ -172,6 +192,15 @@ def _input_data_files(
     return files
 
 
+@dataclass(frozen=True)
+class ProgramBytes:
+    """A program of an image of several, as render takes it."""
+
+    name: str
+    model: ModelInfo
+    pte_bytes: bytes
+
+
 def render_project(
     model: ModelInfo,
     plan: MemoryPlan,
@@ -180,6 +209,8 @@ def render_project(
     input_data: Mapping[int, bytes] | None = None,
     *,
     kit_dir: Path,
+    external: ExternalData | None = None,
+    programs: Sequence[ProgramBytes] = (),
 ) -> dict[str, bytes]:
     """Every file of the generated project, relative path -> contents. Writes nothing.
 
@@ -188,6 +219,10 @@ def render_project(
     folders are named relative to it.
     `selftest`: the NPU self-test's vectors, needed when the plan places them (app selftest).
     `input_data`: raw bytes per compiled-in input index, needed when the plan places them.
+    `external`: the .ptd files, needed when the plan places them (render.external).
+    `programs`: an image of several programs (plan.programs), each's name, model and
+    .pte bytes; `model` and `pte_bytes` are then the image's (every program's methods,
+    every .pte's bytes one after the other).
     """
     gen = gen_info(plan, pte_bytes, kit_dir)
     if plan.model_sha256 and plan.model_sha256 != gen.pte_sha256:
@@ -197,20 +232,42 @@ def render_project(
             hint="plan and generate from the same .pte",
         )
     env = environment()
-    context = template_context(model, plan, gen, link_layout(plan))
+    views = program_views(plan, [(p.name, p.model) for p in programs])
+    context = template_context(model, plan, gen, link_layout(plan), views)
     files: dict[str, bytes] = {}
     for out, name, style in _PROJECT_TEMPLATES:
-        text = env.get_template(name).render(context)
+        text = env.get_template(_template(name, context)).render(context)
         files[out] = _ensure_header(text, style, gen).encode()
+    if views:
+        text = env.get_template("kit_programs.h.j2").render(context)
+        files[generated(PROGRAMS_HEADER)] = _ensure_header(text, "c", gen).encode()
     for out, name in LINKER_TEMPLATES.items():
         # kit_sections.sct goes through the C preprocessor: C comments there
         style = "semicolon" if out == generated("scatter.sct") else "c"
         text = env.get_template(name).render(context)
         files[out] = _ensure_header(text, style, gen).encode()
-    files[generated(PTE_NAME)] = bytes(pte_bytes)
+    if programs:
+        for p in programs:
+            files[generated(program_pte(p.name))] = bytes(p.pte_bytes)
+    else:
+        files[generated(PTE_NAME)] = bytes(pte_bytes)
     files.update(_selftest_files(env, context, plan, selftest, gen))
     files.update(_input_data_files(env, context, plan, input_data, gen))
+    files.update(
+        external_files(
+            env,
+            context,
+            plan,
+            model=model,
+            external=external,
+            streams=lambda: vela_streams_from_bytes(pte_bytes, plan.model_path, external),
+            ensure_header=lambda text: _ensure_header(text, "c", gen),
+        )
+    )
     files.update(_data_files(model, plan, gen))
+    if programs:
+        info = {p.name: p.model.to_dict() for p in programs}
+        files[MODEL_INFO_JSON] = (json.dumps({"programs": info}, indent=2) + "\n").encode()
     return dict(sorted(files.items()))
 
 

@@ -30,7 +30,7 @@ from ethosu_kit.npu.facts import (
     VELA_REGION_WEIGHTS,
     NpuKind,
 )
-from ethosu_kit.plan.fill import region_fill, replay
+from ethosu_kit.plan.fill import region_fill, replay, reserves
 from ethosu_kit.plan.types import Buffer, MemoryPlan, Role
 
 PICTURE_FORMAT_VERSION = 1
@@ -86,6 +86,7 @@ ROLE_KIND: dict[Role, Kind] = {
     Role.DATA: Kind.DATA,
     Role.VECTORS: Kind.VECTORS,
     Role.INPUT_DATA: Kind.INPUT_DATA,
+    Role.EXTERNAL_DATA: Kind.NETWORK,  # a .ptd: the network's command streams and weights
 }
 
 # Output sections the linker fills with code or data (the kit's scripts name these).
@@ -247,13 +248,19 @@ def _npu(plan: MemoryPlan) -> NpuPicture | None:
     else:
         qconfig, regioncfg = DEFAULT_REGISTERS[plan.mode]
         source = "upstream default"
-    by_role = {b.role: b for b in plan.buffers}
 
-    def where(role: Role) -> tuple[str, str, str]:
-        b = by_role.get(role)
-        if b is None:
+    def where(role: Role, value: int) -> tuple[str, str, str]:
+        """The buffers of `role` (an image of several programs has one network per
+        program, a temp pool per lane), their regions, and the port of one the register's
+        port does not reach (else of the first)."""
+        bs = [b for b in plan.buffers if b.role == role]
+        if not bs:
             return ("", "", "")
-        return (b.name, b.region, plan.board.region(b.region).port.value)
+        regions = [plan.board.region(r) for r in dict.fromkeys(b.region for b in bs)]
+        port = NpuPort.of_value(value)
+        worst = next((r for r in regions if not r.port.reaches(port)), regions[0])
+        names = ", ".join(b.name for b in bs)
+        return (names, ", ".join(r.name for r in regions), worst.port.value)
 
     meaning = {
         VELA_REGION_WEIGHTS: ("region 0: weights", Role.NETWORK),
@@ -262,11 +269,17 @@ def _npu(plan: MemoryPlan) -> NpuPicture | None:
     }
     ports = _AXI_PORTS[accel.kind]
     rows = [
-        NpuRow("QCONFIG", qconfig, _port(qconfig, ports), "command stream", *where(Role.NETWORK))
+        NpuRow(
+            "QCONFIG",
+            qconfig,
+            _port(qconfig, ports),
+            "command stream",
+            *where(Role.NETWORK, qconfig),
+        )
     ]
     for i, value in enumerate(regioncfg):
         what, role = meaning.get(i, (f"region {i}: unused", None))
-        buffer, region, port = where(role) if role else ("", "", "")
+        buffer, region, port = where(role, value) if role else ("", "", "")
         rows.append(
             NpuRow(f"REGIONCFG_{i}", value, _port(value, ports), what, buffer, region, port)
         )
@@ -429,11 +442,13 @@ def _copies(
         if b.load_region is None or b.load_region == b.region:
             continue
         load = _offset_of(plan_blocks, b.load_region, f"{b.name} (load image)")
-        run = _offset_of(plan_blocks, b.region, b.name)
+        # the code a board copies into RAM ([boot] code = "copy"): the plan knows its
+        # reserve, the linker its size
+        code = b.role == Role.CODE
+        run = _offset_of(plan_blocks, b.region, f"{b.name} (reserve)" if code else b.name)
+        size = reserves(plan.options)[0] if code else b.size
         lr, rr = board.region(b.load_region), board.region(b.region)
-        out.append(
-            Copy(b.name, b.size, lr.name, lr.base + load, rr.name, rr.base + run, Source.PLAN)
-        )
+        out.append(Copy(b.name, size, lr.name, lr.base + load, rr.name, rr.base + run, Source.PLAN))
     return tuple(out)
 
 

@@ -25,6 +25,7 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_INPUT, MAX_PLAN, read_bytes, read_text
 from ethosu_kit.inputs.arrays import load_arrays
 from ethosu_kit.pte import read_vela_streams
+from ethosu_kit.pte.ptd import ExternalData, load_external
 from ethosu_kit.selftest.vectors import SelftestVectors, layout, vectors_size
 from ethosu_kit.vnpu.delegate import (
     fast_scratch_bytes,
@@ -97,10 +98,15 @@ def _random_inputs(b: VelaBlocks, rng: np.random.Generator) -> list[np.ndarray[A
 
 
 def make_vectors(
-    pte: Path, model: ModelInfo, vectors: Path | None = None, seed: int = DEFAULT_SEED
+    pte: Path,
+    model: ModelInfo,
+    vectors: Path | None = None,
+    seed: int = DEFAULT_SEED,
+    external: ExternalData | None = None,
 ) -> SelftestVectors:
-    """The self-test's vectors for every Ethos-U delegate of `pte`."""
-    streams = read_vela_streams(pte)
+    """The self-test's vectors for every Ethos-U delegate of `pte` (external Vela blocks
+    from the .ptd files of `external`)."""
+    streams = read_vela_streams(pte, external)
     if not streams:
         raise KitError(f"{pte}: no Ethos-U delegate for the NPU self-test")
     delegates = layout(streams)
@@ -166,4 +172,5 @@ def project_vectors(project: Path, blob_path: Path, header: Path, pte: Path) -> 
         r'^#define KIT_SELFTEST_VECTORS_SOURCE "(.*)"$', read_text(header, MAX_PLAN), re.M
     )
     source = found.group(1).replace('\\"', '"') if found else blob_path.name
-    return SelftestVectors(layout(read_vela_streams(pte)), read_bytes(blob_path, MAX_INPUT), source)
+    streams = read_vela_streams(pte, load_external(pte, None))  # a project's .ptd: beside it
+    return SelftestVectors(layout(streams), read_bytes(blob_path, MAX_INPUT), source)

@@ -7,8 +7,8 @@ A leaf over `pte`: the planner sizes the vectors buffer with `vectors_size`, and
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from ethosu_kit.core.errors import KitError
@@ -59,6 +59,12 @@ class SelftestDelegate:
     scratch_size: int  # Vela region 1
     inputs: tuple[SelftestTensor, ...]
     outputs: tuple[SelftestTensor, ...]
+    program: str = ""  # an image of several programs: whose delegate it is
+
+    @property
+    def symbol(self) -> str:
+        """The C name of its tensor tables' prefix (kit_selftest_<symbol>_inputs)."""
+        return f"d{self.index}"
 
 
 @dataclass(frozen=True)
@@ -109,3 +115,30 @@ def layout(streams: list[VelaBlocks]) -> tuple[SelftestDelegate, ...]:
             )
         )
     return tuple(out)
+
+
+def combine(programs: Sequence[tuple[str, SelftestVectors]]) -> SelftestVectors:
+    """One image's vectors from every program's: the blobs one after the other, each
+    delegate numbered in the image (K over every program) and its keys named by its
+    program (`kws/delegate0_output0`), offsets moved by the blobs before it."""
+    delegates: list[SelftestDelegate] = []
+    blob = bytearray()
+    for name, v in programs:
+        base = len(blob)
+
+        def moved(t: SelftestTensor, base: int = base, name: str = name) -> SelftestTensor:
+            return replace(t, key=f"{name}/{t.key}", vector_offset=t.vector_offset + base)
+
+        for d in v.delegates:
+            delegates.append(
+                replace(
+                    d,
+                    index=len(delegates),
+                    program=name,
+                    inputs=tuple(moved(t) for t in d.inputs),
+                    outputs=tuple(moved(t) for t in d.outputs),
+                )
+            )
+        blob += v.blob
+    sources = sorted({v.source for _, v in programs})
+    return SelftestVectors(tuple(delegates), bytes(blob), "; ".join(sources))

@@ -6,6 +6,7 @@ with base_addr = [weights, scratch(, fast scratch)], and copies the outputs back
 
 from __future__ import annotations
 
+import math
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
@@ -100,19 +101,24 @@ def random_inputs(blocks: VelaBlocks, rng: np.random.Generator) -> list[IntArray
 
 @dataclass(frozen=True)
 class _Plan:
-    """What every inference of one delegate on one NPU reuses: the regions, the job that
-    runs the stream on them, and where each input and output lives in the scratch."""
+    """What every inference of one delegate on one NPU reuses: the scratch, the job that
+    runs the stream (copying the weights in and zeroing the fast scratch first), and each
+    input and output as a typed view of the scratch."""
 
-    weight_data: npt.NDArray[np.uint8]
-    weights: npt.NDArray[np.uint8]
     scratch: npt.NDArray[np.uint8]
     job: Job
-    inputs: tuple[tuple[int, int, np.dtype[np.signedinteger[Any]]], ...]  # offset, bytes, dtype
-    outputs: tuple[tuple[int, int, np.dtype[np.signedinteger[Any]], tuple[int, ...]], ...]
+    inputs: tuple[IntArray, ...]  # views of the scratch, the delegate's dtypes and shapes
+    outputs: tuple[IntArray, ...]
 
 
 # The plans an NPU keeps (one per delegate and fast-scratch size it ran last).
 _PLANS_PER_NPU = 8
+
+
+def _view(scratch: npt.NDArray[np.uint8], t: VelaTensor, shape: tuple[int, ...]) -> IntArray:
+    """The bytes of tensor `t` in the scratch as an array of its dtype and `shape`."""
+    data = scratch[t.offset : t.offset + t.nbytes].view(tensor_dtype(t))
+    return cast(IntArray, data.reshape(shape))
 
 
 def _plan(blocks: VelaBlocks, npu: VirtualNpu, fast_scratch_size: int) -> _Plan:
@@ -133,14 +139,18 @@ def _plan(blocks: VelaBlocks, npu: VirtualNpu, fast_scratch_size: int) -> _Plan:
     regions = [weights, scratch]
     if fast_scratch_size > 0:
         regions.append(aligned_bytes(fast_scratch_size))
+    weight_data = np.frombuffer(blocks.weight_data, dtype=np.uint8)
     plan = _Plan(
-        weight_data=np.frombuffer(blocks.weight_data, dtype=np.uint8),
-        weights=weights,
         scratch=scratch,
-        job=npu.prepare(blocks.cmd_data, regions),
-        inputs=tuple((t.offset, t.nbytes, tensor_dtype(t)) for t in blocks.inputs),
+        # every run starts from the .pte's weights and a zeroed fast scratch (region 2)
+        job=npu.prepare(blocks.cmd_data, regions, weight_data, zero_regions=0b100),
+        inputs=tuple(
+            # flat where the shape does not cover the bytes (then every input takes _copy_in)
+            _view(scratch, t, shape if math.prod(shape) * t.elem_size == t.nbytes else (-1,))
+            for t, shape in zip(blocks.inputs, io_shapes(blocks, "input"), strict=True)
+        ),
         outputs=tuple(
-            (t.offset, t.nbytes, tensor_dtype(t), shape)
+            _view(scratch, t, shape)
             for t, shape in zip(blocks.outputs, io_shapes(blocks, "output"), strict=True)
         ),
     )
@@ -148,6 +158,19 @@ def _plan(blocks: VelaBlocks, npu: VirtualNpu, fast_scratch_size: int) -> _Plan:
         npu.plans.clear()
     npu.plans[key] = (blocks, plan)
     return plan
+
+
+def _copy_in(plan: _Plan, blocks: VelaBlocks, inputs: Sequence[IntArray]) -> None:
+    """Each input into its place in the scratch, as the delegate's dtype (any shape of the
+    right element count)."""
+    for i, (view, value) in enumerate(zip(plan.inputs, inputs, strict=True)):
+        data = np.ascontiguousarray(value, dtype=view.dtype).reshape(-1)
+        if data.nbytes != view.nbytes:
+            raise KitError(
+                f"delegate input {i} needs {view.nbytes} bytes "
+                f"(shape {io_shapes(blocks, 'input')[i]}), got {data.nbytes}"
+            )
+        view.reshape(-1)[:] = data
 
 
 def run_delegate(
@@ -172,27 +195,22 @@ def run_delegate(
     npu = npu or VirtualNpu(config=blocks.cop.config, npu_id=blocks.cop.id)
     try:
         plan = _plan(blocks, npu, fast_scratch_size)
-        scratch = plan.scratch
-        scratch.fill(0)
-        plan.weights[: len(plan.weight_data)] = plan.weight_data
-        for region in plan.job.regions[2:]:
-            region.fill(0)
-        for i, ((offset, nbytes, dtype), value) in enumerate(zip(plan.inputs, inputs, strict=True)):
-            data = np.ascontiguousarray(value, dtype=dtype).reshape(-1).view(np.uint8)
-            if len(data) != nbytes:
-                raise KitError(
-                    f"delegate input {i} needs {nbytes} bytes "
-                    f"(shape {io_shapes(blocks, 'input')[i]}), got {len(data)}"
-                )
-            scratch[offset : offset + nbytes] = data
+        plan.scratch.fill(0)
+        # the common case in one numpy call: an array of the delegate's dtype and shape
+        for view, value in zip(plan.inputs, inputs, strict=True):
+            if (
+                type(value) is not np.ndarray
+                or value.dtype != view.dtype
+                or value.shape != view.shape
+            ):
+                _copy_in(plan, blocks, inputs)
+                break
+            view[...] = value  # (np.copyto's own call costs more than this copy)
         npu.run(plan.job)
     finally:
         if own:
             npu.close()
-    return [
-        scratch[offset : offset + nbytes].view(dtype).reshape(shape).copy()
-        for offset, nbytes, dtype, shape in plan.outputs
-    ]
+    return list(map(np.ndarray.copy, plan.outputs))
 
 
 # Vela bounded nothing (plain Dedicated_Sram): on a board the plan gives region 2 the NPU

@@ -85,6 +85,7 @@ def _lib() -> ctypes.CDLL:
                 ctypes.c_void_p,
             ],
         ),
+        "ethosu_virtual_run_job": (ctypes.c_int, [ctypes.c_void_p]),
         "ethosu_virtual_disasm": (
             ctypes.c_int,
             [ctypes.c_void_p, ctypes.c_size_t, szp, ctypes.c_char_p, ctypes.c_size_t],
@@ -180,29 +181,52 @@ class VirtualNpu:
             lib.ethosu_virtual_reset_workspace_peak()
         return peak
 
-    def prepare(self, cmd_data: bytes, regions: Sequence[npt.NDArray[np.uint8]]) -> Job:
+    def prepare(
+        self,
+        cmd_data: bytes,
+        regions: Sequence[npt.NDArray[np.uint8]],
+        weights: npt.NDArray[np.uint8] | None = None,
+        zero_regions: int = 0,
+    ) -> Job:
         """A job that runs `cmd_data` on these regions (kept alive by the job) each time
-        it is given to `run`: the aligned command copy and the ctypes region table are
-        made once, not per inference."""
+        it is given to `run`: the aligned command copy and the library's job record are made
+        once, not per inference. Each run first copies `weights` into regions[0] and zeroes
+        the regions whose bit is set in `zero_regions`, inside the same library call."""
+        if self._drv is None:
+            raise VnpuError("the virtual NPU is closed")
         if self._cmd is None or self._cmd[0] is not cmd_data:
             self._cmd = (cmd_data, aligned_bytes(len(cmd_data), cmd_data))
         n = len(regions)
+        bases = (ctypes.c_uint64 * n)(*(r.ctypes.data for r in regions))
+        sizes = (ctypes.c_size_t * n)(*(r.nbytes for r in regions))
+        native = _NativeJob(
+            drv=ctypes.addressof(self._drv),
+            custom_data=self._cmd[1].ctypes.data,
+            base_addr=ctypes.addressof(bases),
+            base_addr_size=ctypes.addressof(sizes),
+            weights=None if weights is None else weights.ctypes.data,
+            weights_size=0 if weights is None else weights.nbytes,
+            custom_data_size=len(cmd_data),
+            num_base_addr=n,
+            zero_regions=zero_regions,
+        )
         return Job(
             cmd=self._cmd[1],
-            cmd_addr=self._cmd[1].ctypes.data,
-            cmd_len=len(cmd_data),
             regions=tuple(regions),
-            bases=(ctypes.c_uint64 * n)(*(r.ctypes.data for r in regions)),
-            sizes=(ctypes.c_size_t * n)(*(r.nbytes for r in regions)),
+            weights=weights,
+            keep=(bases, sizes),
+            native=native,
+            addr=ctypes.addressof(native),
+            drv=self._drv,
         )
 
     def run(self, job: Job) -> None:
-        """Run a prepared job."""
+        """Run a prepared job (of this NPU)."""
         if self._drv is None:
             raise VnpuError("the virtual NPU is closed")
-        rc = self._lib.ethosu_invoke_v3(
-            self._drv, job.cmd_addr, job.cmd_len, job.bases, job.sizes, len(job.regions), None
-        )
+        if job.drv is not self._drv:
+            raise VnpuError("the job was prepared for another virtual NPU")
+        rc = self._lib.ethosu_virtual_run_job(job.addr)
         if rc != 0:
             reason = (self._lib.ethosu_virtual_last_error(self._drv) or b"").decode()
             raise VnpuError(f"virtual NPU: {reason or f'ethosu_invoke_v3 returned {rc}'}")
@@ -214,16 +238,34 @@ class VirtualNpu:
         self.run(self.prepare(cmd_data, regions))
 
 
+class _NativeJob(ctypes.Structure):
+    """struct ethosu_virtual_job (include/ethosu_virtual.h)."""
+
+    _fields_ = [
+        ("drv", ctypes.c_void_p),
+        ("custom_data", ctypes.c_void_p),
+        ("base_addr", ctypes.c_void_p),
+        ("base_addr_size", ctypes.c_void_p),
+        ("weights", ctypes.c_void_p),
+        ("weights_size", ctypes.c_size_t),
+        ("custom_data_size", ctypes.c_int),
+        ("num_base_addr", ctypes.c_int),
+        ("zero_regions", ctypes.c_uint32),
+    ]
+
+
 @dataclass(frozen=True)
 class Job:
-    """A command stream and its regions, ready for `VirtualNpu.run`."""
+    """A command stream and its regions, ready for `VirtualNpu.run`: `native` is the
+    library's job record (at `addr`); the arrays it points into are kept alive here."""
 
     cmd: npt.NDArray[np.uint8]
-    cmd_addr: int
-    cmd_len: int
     regions: tuple[npt.NDArray[np.uint8], ...]
-    bases: ctypes.Array[ctypes.c_uint64]
-    sizes: ctypes.Array[ctypes.c_size_t]
+    weights: npt.NDArray[np.uint8] | None
+    keep: tuple[object, ...]
+    native: _NativeJob
+    addr: int
+    drv: object
 
 
 def disassemble(command_stream: bytes, product: int = 0) -> list[str]:

@@ -23,6 +23,7 @@ import numpy as np
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.pte import read_pte, read_vela_streams
+from ethosu_kit.pte.ptd import ExternalData
 from ethosu_kit.vnpu.delegate import (
     check_blocks,
     fast_scratch_bytes,
@@ -54,17 +55,21 @@ def required_workspace(blocks: Sequence[VelaBlocks], fast_scratch_size: int = 0)
     return max(need, MIN_WORKSPACE)
 
 
-def pte_workspace(pte: Path) -> int:
+def pte_workspace(pte: Path, external: ExternalData | None = None) -> int:
     """`required_workspace` of every Ethos-U delegate of a .pte (its memory mode's region 2)."""
-    return required_workspace(read_vela_streams(pte), fast_scratch_bytes(read_pte(pte)))
+    return required_workspace(
+        read_vela_streams(pte, external), fast_scratch_bytes(read_pte(pte, external))
+    )
 
 
-def vnpu_workspace_need(pte: Path, model: ModelInfo) -> int | None:
+def vnpu_workspace_need(
+    pte: Path, model: ModelInfo, external: ExternalData | None = None
+) -> int | None:
     """The virtual NPU's working memory for `pte`, measured on the host; None without
     an Ethos-U delegate (nothing runs on the NPU)."""
     if not model.ethosu_delegates:
         return None
-    return pte_workspace(pte)
+    return pte_workspace(pte, external)
 
 
 def main(argv: Sequence[str] | None = None) -> int:

@@ -55,6 +55,26 @@ uintptr_t ethosu_virtual_lowest_invoke_frame(void);
 void ethosu_virtual_stack_enter(void);
 void ethosu_virtual_stack_leave(void);
 
+/*
+ * One inference of a host binding in one call: `weights_size` bytes from `weights` copied
+ * into base_addr[0], the regions `zero_regions` names zeroed (bit i: base_addr[i]), then
+ * ethosu_invoke_v3 with the rest. A binding through a foreign-function layer pays per call
+ * and per argument, more than a small model's whole run; prepared once, a job is one
+ * pointer (codegen/ethosu_kit/vnpu/npu.py keeps the same layout).
+ */
+struct ethosu_virtual_job {
+    struct ethosu_driver *drv;
+    const void *custom_data;
+    uint64_t *base_addr;
+    const size_t *base_addr_size;
+    const void *weights;
+    size_t weights_size;
+    int custom_data_size;
+    int num_base_addr;
+    uint32_t zero_regions;
+};
+int ethosu_virtual_run_job(const struct ethosu_virtual_job *job);
+
 /* The reason the last job of `drv` failed ("" if it did not). */
 const char *ethosu_virtual_last_error(const struct ethosu_driver *drv);
 

@@ -546,3 +546,23 @@ int ethosu_invoke_v3(struct ethosu_driver *drv, const void *custom_data_ptr,
     ethosu_virtual_stack_leave();
     return rc;
 }
+
+int ethosu_virtual_run_job(const struct ethosu_virtual_job *job)
+{
+    int n = job->num_base_addr;
+    if (job->weights_size > 0) {
+        if (n < 1 || job->weights_size > job->base_addr_size[0]) {
+            return job_error(job->drv, "weights of %lu bytes do not fit region 0 (%lu bytes)",
+                             (unsigned long)job->weights_size,
+                             n < 1 ? 0ul : (unsigned long)job->base_addr_size[0]);
+        }
+        memcpy((void *)(uintptr_t)job->base_addr[0], job->weights, job->weights_size);
+    }
+    for (int i = 0; i < n && i < 32; i++) {
+        if ((job->zero_regions >> i) & 1u) {
+            memset((void *)(uintptr_t)job->base_addr[i], 0, job->base_addr_size[i]);
+        }
+    }
+    return ethosu_invoke_v3(job->drv, job->custom_data, job->custom_data_size, job->base_addr,
+                            job->base_addr_size, n, NULL);
+}

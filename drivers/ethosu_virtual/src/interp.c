@@ -32,7 +32,7 @@ static inline int next_command(const struct vnpu_isa *isa, struct regs *r, const
     uint32_t w0 = words[*i];
     *code = vnpu_code_of(w0);
     *param = w0 >> 16;
-    if (vnpu_isa_find(isa, *code) == NULL) {
+    if (!vnpu_isa_known(isa, *code)) {
         return CMD_UNKNOWN;
     }
     if (*code & 0x4000u) {
@@ -156,6 +156,7 @@ int vnpu_interp_run(const struct vnpu_product *product, struct vnpu_env *env, co
     struct vnpu_exec *x = (struct vnpu_exec *)env->state;
     x->env = env;
     x->product = product;
+    vnpu_isa_build_index(product->isa);
     if (product->start != NULL && product->start(x) != 0) {
         return -1;
     }

@@ -31,6 +31,20 @@ const struct vnpu_cmd_desc *vnpu_isa_find(const struct vnpu_isa *isa, uint32_t c
     return NULL;
 }
 
+void vnpu_isa_build_index(const struct vnpu_isa *isa)
+{
+    struct vnpu_isa_index *index = isa->index;
+    if (index->built) {
+        return;
+    }
+    for (size_t i = 0; i < isa->ncommands; i++) {
+        uint32_t code = isa->commands[i].code;
+        uint32_t bit = (code & 0x3ffu) | ((code >> 4) & 0x400u);
+        index->bits[bit >> 5] |= 1u << (bit & 31u);
+    }
+    index->built = 1;
+}
+
 uint32_t vnpu_code_of(uint32_t word0)
 {
     uint32_t control = (word0 >> 14) & 3u;

@@ -81,8 +81,16 @@
 #define DWT_LAR KIT_REG32(0xE0001FB0u) /* Armv7-M CoreSight lock (Cortex-M7) */
 #define DWT_LAR_UNLOCK 0xC5ACCE55u
 
-static inline void kit_dsb(void) { __asm volatile("dsb 0xF" ::: "memory"); }
-static inline void kit_isb(void) { __asm volatile("isb 0xF" ::: "memory"); }
+/* Always inlined: Reset_Handler runs them before it has copied the code into RAM
+ * ([boot] code = "copy"), where an out-of-line copy (-O0) would be. */
+__attribute__((always_inline)) static inline void kit_dsb(void)
+{
+    __asm volatile("dsb 0xF" ::: "memory");
+}
+__attribute__((always_inline)) static inline void kit_isb(void)
+{
+    __asm volatile("isb 0xF" ::: "memory");
+}
 static inline void kit_irq_enable_all(void) { __asm volatile("cpsie i" ::: "memory"); }
 static inline void kit_irq_disable_all(void) { __asm volatile("cpsid i" ::: "memory"); }
 static inline void kit_wfe(void) { __asm volatile("wfe"); }

@@ -23,7 +23,7 @@ from pathlib import Path
 from typing import Any
 
 from ethosu_kit.board.draft.xml_bounds import MAX_DEVICE_MEMORIES, scan
-from ethosu_kit.board.model import RegionKind
+from ethosu_kit.board.model import MemoryRegion, RegionKind
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.core.files import MAX_DEVICE_FILE, read_bytes
 from ethosu_kit.core.writer import write_file_atomic
@@ -267,21 +267,6 @@ def load_device(path: Path, device: str, processor: str | None = None) -> PackDe
     )
 
 
-@dataclass(frozen=True)
-class RegionDraft:
-    name: str
-    kind: RegionKind
-    base: int
-    size: int
-    on_chip: bool
-    npu: bool
-    writable: bool
-    executable: bool
-    volatile: bool
-    loadable: bool
-    note: str  # what the pack said, for the comment
-
-
 # non-volatile by name, whatever the access letters (a word of the name: HYPERRAM is no RRAM)
 _NV_NAME_RE = re.compile(r"(?:^|[^A-Z])(?:Q?SPI)?(FLASH|MRAM|RRAM|NVM|EEPROM|XIP)")
 
@@ -350,15 +335,16 @@ def _aliases(
     return [m for m in memories if m.name not in dropped], alias_of, notes
 
 
-def draft_regions(device: PackDevice, security: str) -> tuple[list[RegionDraft], list[str]]:
-    """Regions for the board file, and what was left out (as comment lines).
+def draft_regions(device: PackDevice, security: str) -> tuple[list[MemoryRegion], list[str]]:
+    """Regions for the board file (each description: what the pack said of it), and what
+    was left out (as comment lines).
 
     Every RAM is volatile and not loadable (nothing puts an image's bytes there at
     reset) unless the pack marks it startup="1"; non-volatile memories (flash, MRAM:
     by access or name) are the load memories; a ROM is the vendor's, never the image's."""
     security = resolve_security(device.memories, security)
     skipped: list[str] = []
-    drafts: list[RegionDraft] = []
+    drafts: list[MemoryRegion] = []
     used_names: set[str] = set()
     memories, alias_of, alias_notes = _aliases(list(device.memories))
     skipped += alias_notes
@@ -399,11 +385,12 @@ def draft_regions(device: PackDevice, security: str) -> tuple[list[RegionDraft],
         # (which the security choice leaves out), whichever of the two names the other
         alias = alias_of.get(mem.name) or by_name.get(mem.alias or "") or aliased_by.get(mem.name)
         drafts.append(
-            RegionDraft(
+            MemoryRegion(
                 name=name,
                 kind=kind,
                 base=mem.start,
                 size=mem.size,
+                cpu=True,
                 on_chip=not external,
                 npu=not tcm and kind != RegionKind.ROM,
                 writable="w" in mem.access and volatile,
@@ -412,7 +399,7 @@ def draft_regions(device: PackDevice, security: str) -> tuple[list[RegionDraft],
                 # a RAM the pack marks startup="1" is where the core starts: what runs
                 # before the image (a boot ROM, a debugger) fills it, so it stays loadable
                 loadable=kind is RegionKind.FLASH or (mem.startup and volatile),
-                note=(
+                description=(
                     f"pack: {mem.name}, access {mem.access}"
                     + (f", alias {alias.name} at 0x{alias.start:08x}" if alias else "")
                     + (", from the flash algorithm" if mem.from_algorithm else "")

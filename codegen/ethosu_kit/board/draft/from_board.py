@@ -7,13 +7,13 @@ known of this SoC. Tables new-board does not draft itself pass through as they a
 from __future__ import annotations
 
 import tomllib
-from dataclasses import fields
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from ethosu_kit.board.cores import cpu_flags
 from ethosu_kit.board.draft.facts import Draft, RegionFacts, Source
-from ethosu_kit.board.model import Board, BootFrom, Cpu
+from ethosu_kit.board.model import Board, Boot
 from ethosu_kit.board.schema import SCHEMA
 from ethosu_kit.board.todo import TODO
 from ethosu_kit.board.toolchain import TOOLCHAINS
@@ -82,70 +82,37 @@ _DRAFTED_KEYS = (
 
 def draft_from_board(board: Board, name: str) -> Draft:
     """Every fact of `board`, for a new board that starts as its copy."""
-    cpu, npu, console = board.cpu, board.npu, board.console
+    cpu = board.cpu
+    # [cpu.flags]: only what the board replaced of the flags derived from its core
     flags = {
-        tc: list(cpu.flags[tc])
+        tc: cpu.flags[tc]
         for tc in TOOLCHAINS
         if tc in cpu.flags and cpu.flags[tc] != cpu_flags(cpu.core, cpu.fpu, cpu.mve, tc, cpu.dsp)
     }
-    cpu_keys = [f.name for f in fields(Cpu) if f.name not in ("arch", "flags")]
-    draft_keys = {f.name for f in fields(Draft)}
-    registers: dict[str, dict[str, tuple[int, tuple[int, ...]]]] = {}
-    for (kind, mode), regs in npu.registers.items():
-        registers.setdefault(kind, {})[mode] = (regs.qconfig, tuple(regs.regioncfg))
-    axi: dict[str, Any] = {}
-    for key, pair in npu.axi_limits.items():
-        kind, _, port = key.partition(":")
-        if port:
-            axi.setdefault(kind, {})[port] = list(pair)
-        else:
-            axi[kind] = list(pair)
+    boot = board.boot
+    if "boot.vector_region" in board.todo:  # the loader drops a TODO [boot]: it stays TODO
+        boot = Boot(vector_region=TODO, vector_address=0)
     d = Draft(
         name=name,
+        cpu=replace(cpu, flags=flags),
+        npu=board.npu,
+        console=board.console,
+        boot=boot,
+        # its layout passes through as the file has it (_passthrough)
+        qemu=replace(board.qemu, layout=None) if board.qemu else None,
+        port=replace(board.port, dir=""),
+        regions=[RegionFacts(region=r) for r in board.regions],
         origin=[f"from board {board.name} ({board.source})"],
         description=f"{board.description} (drafted from {board.name})".strip(),
-        # [cpu] is Cpu's fields (arch and flags derive from them): every one is copied,
-        # those this module has no Draft field for through cpu_extra
-        **{k: getattr(cpu, k) for k in cpu_keys if k in draft_keys},
-        cpu_extra={k: getattr(cpu, k) for k in cpu_keys if k not in draft_keys},
-        flags=flags,
-        npu_kinds=list(npu.kinds),
-        npu_macs={k: list(v) for k, v in npu.macs.items()},
-        npu_base=None if "npu.base" in board.todo else npu.base,
-        npu_base_ns=npu.base_ns,
-        npu_irq=None if "npu.irq" in board.todo else npu.irq,
-        npu_secure=npu.secure,
-        npu_privileged=npu.privileged,
-        npu_registers=registers,
-        npu_axi=axi,
-        console_kind=console.kind,
-        console_base=console.base if console.mmio else None,
-        console_base_ns=console.base_ns,
-        console_clock_hz=console.clock_hz,
-        console_baud=console.baud,
-        console_source=f"board {board.name}",
-        vector_region=(
-            TODO
-            if "boot.vector_region" in board.todo
-            else board.boot.vector_region
-            if board.boot
-            else None
-        ),
-        vector_address=board.boot.vector_address if board.boot else None,
-        boot_from=board.boot.image_from if board.boot else BootFrom.LOADER,
-        qemu_machine=board.qemu.machine if board.qemu else None,
-        qemu_cpu=board.qemu.cpu if board.qemu else None,
-        qemu_stand_in=board.qemu.stand_in if board.qemu else "",
-        port_sources=list(board.port.sources),
-        port_include_dirs=list(board.port.include_dirs),
-        port_cmake=board.port.cmake,
-        port_hooks=list(board.port.hooks),
         port_files=_port_files(board),
-        regions=[RegionFacts(region=r) for r in board.regions],
         glue=dict(board.glue),
         passthrough=_passthrough(board),
     )
     d.given(Source.BOARD, *_DRAFTED_KEYS)
+    for key in board.todo:
+        d.unknown(key)
+    if not board.console.mmio:  # the loader's placeholder, not an address
+        d.sources.pop("console.base")
     _mark_copied(d, board.name)
     return d
 
@@ -157,20 +124,20 @@ def _mark_copied(d: Draft, source: str) -> None:
     was = f"copied from {source}:"
     d.todo["cpu.core"] = f"{was} this SoC's core, and fpu, mve, dsp, caches, trustzone, irqs, " \
         "clock_hz below"  # fmt: skip
-    if d.npu_base is not None:
+    if d.known("npu.base"):
         d.todo["npu.base"] = f"{was} this SoC's NPU register base (base_ns: its non-secure alias)"
-    if d.npu_irq is not None:
+    if d.known("npu.irq"):
         d.todo["npu.irq"] = f"{was} this SoC's NPU interrupt number (IRQn)"
-    for kind in d.npu_registers:
+    for kind in d.npu_registers():
         d.todo[f"npu.registers.{kind}"] = (
             f"{was} QCONFIG/REGIONCFG for that SoC's AXI wiring; check them against this one's "
             "(the selftest app proves them)"
         )
     d.todo["console.kind"] = f"{was} this SoC's console: UART kind, base, clock_hz, baud"
-    if d.vector_region not in (None, TODO):
+    if d.boot is not None and d.known("boot.vector_region"):
         d.todo["boot.vector_region"] = f"{was} where this SoC's core fetches its vector table " \
             "at reset (VTOR)"  # fmt: skip
-    if d.qemu_machine:
+    if d.qemu is not None:
         d.todo["qemu.machine"] = f"{was} `ethosu-kit run` runs this board's images on this " \
             "QEMU machine: yours, or delete [qemu]"  # fmt: skip
     for table in d.passthrough:
@@ -180,7 +147,7 @@ def _mark_copied(d: Draft, source: str) -> None:
     if "fvp" in d.passthrough:
         d.todo["fvp"] = f"{was} `ethosu-kit run` uses this FVP when it is installed: delete " \
             "this table unless your board is that FVP"  # fmt: skip
-    if d.port_sources:
+    if d.port.sources:
         d.todo["port"] = f"{was} that board's HAL code: does it fit this SoC?"
     for r in d.regions:
         r.copied = f"{was} is this memory on this SoC, at this base and size?"

@@ -21,6 +21,12 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         "values, and to compare run's floats with simulate's integers)",
     )
     parser.add_argument(
+        "--method",
+        metavar="NAME",
+        help="the method of the program the results are of (default: its first): its "
+        "inputs' and outputs' scales (run --method, simulate --method)",
+    )
+    parser.add_argument(
         "--lsb",
         type=float,
         default=0.0,
@@ -37,9 +43,11 @@ def run(args: argparse.Namespace) -> int:
     links = None
     shapes = None
     if args.pte is not None:
-        quant = io_quantization(args.pte)
+        quant = io_quantization(args.pte, args.method)
         links = links_from_pte(args.pte)
-        shapes = tensor_shapes(args.pte)
+        shapes = tensor_shapes(args.pte, args.method)
+    elif args.method is not None:
+        raise KitError("--method names a method of --pte: give the program too")
     names = (args.a.name, args.b.name)
     unpaired: list[str] = []
     results = compare(

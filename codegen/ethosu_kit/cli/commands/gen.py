@@ -33,6 +33,12 @@ from ethosu_kit.npu.facts import MemoryMode, mode_names
 from ethosu_kit.plan.apps import App
 from ethosu_kit.plan.report import report_text
 from ethosu_kit.plan.types import NpuLibrary
+from ethosu_kit.pte.programs import (
+    ProgramSource,
+    names_a_program,
+    parse_pte_arg,
+    read_manifest,
+)
 
 
 def size_arg(text: str) -> int:
@@ -72,7 +78,29 @@ method_pool_size = _sized("method_pool")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--pte", required=True, type=Path, help="the lowered ExecuTorch program")
+    source = parser.add_mutually_exclusive_group(required=True)
+    source.add_argument(
+        "--pte",
+        action="append",
+        metavar="[NAME=]FILE",
+        help="the lowered ExecuTorch program; repeat it for an image of several programs, "
+        "each named NAME (default: the file's stem) in the firmware (docs/multi-model.md)",
+    )
+    source.add_argument(
+        "--programs",
+        type=Path,
+        metavar="FILE.toml",
+        help="an image of several programs from a manifest: [[program]] name, pte; "
+        "concurrent = [[names that may run at the same time]] (docs/multi-model.md)",
+    )
+    parser.add_argument(
+        "--concurrent",
+        action="append",
+        default=[],
+        metavar="A,B[,C]",
+        help="with several --pte: programs that may run at the same time (they share "
+        "nothing); repeatable",
+    )
     parser.add_argument(
         "-o", "--output", required=True, type=Path, help="folder of the generated project"
     )
@@ -120,6 +148,14 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="SIZE|auto",
         help="executor_runner's method allocator pool: a multiple of 16 (default: estimated "
         "from the program); auto: measured in a QEMU run, as --stack/--heap auto also do",
+    )
+    parser.add_argument(
+        "--code-reserve",
+        type=size_arg,
+        metavar="SIZE",
+        help="bytes the plan keeps free for the code (.text/.rodata; default: the app's "
+        "estimate, 32KiB to 320KiB); the link checks the real size. What a board with "
+        '[boot] code = "copy" needs in its code RAM (docs/boards.md)',
     )
     parser.add_argument(
         "--toolchain",
@@ -174,6 +210,28 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="overwrite files edited since generation / generate into a non-kit folder",
     )
     parser.add_argument("-q", "--quiet", action="store_true", help="print only the output path")
+    parser.add_argument(
+        "--ptd",
+        action="append",
+        type=Path,
+        metavar="FILE",
+        help="a .ptd with the pte's external Vela blocks (repeatable; default: the .ptd "
+        "files beside the pte); docs/ptd.md",
+    )
+    parser.add_argument(
+        "--place-data",
+        action="append",
+        metavar="TAG=REGION",
+        help="place the .ptd of placement tag TAG in board region REGION (one the NPU "
+        "reaches; default: non-volatile memory the NPU reaches)",
+    )
+    parser.add_argument(
+        "--ptd-slot",
+        action="append",
+        metavar="TAG=ADDRESS:SIZE",
+        help="give the .ptd of TAG a fixed reserved slot, so other data can be flashed "
+        "there without relinking; the image checks the slot's keys at start-up",
+    )
 
 
 def _mode(text: str | None) -> MemoryMode | None:
@@ -189,11 +247,41 @@ def _mode(text: str | None) -> MemoryMode | None:
         ) from None
 
 
+def _programs(
+    args: argparse.Namespace,
+) -> tuple[tuple[ProgramSource, ...], tuple[tuple[str, ...], ...]]:
+    """The programs of an image of several (none: one .pte, the single-program project)."""
+    concurrent = tuple(tuple(n for n in g.split(",") if n) for g in args.concurrent)
+    if args.programs is not None:
+        if concurrent:
+            raise KitError(
+                "--concurrent: say which programs run together in the manifest",
+                hint='concurrent = [["kws", "vww"]] at the top of the manifest',
+            )
+        return read_manifest(args.programs)
+    if len(args.pte) == 1 and not names_a_program(args.pte[0]):
+        if concurrent:
+            raise KitError("--concurrent is for an image of several programs (several --pte)")
+        return (), ()
+    return tuple(parse_pte_arg(text) for text in args.pte), concurrent
+
+
 def run(args: argparse.Namespace) -> int:
     # Each field of the request is the option of the same name (GenRequest's own checks
     # say `--<field>`); two are typed here first.
-    options = {f.name: getattr(args, f.name) for f in fields(GenRequest)}
-    request = GenRequest(**options | {"mode": _mode(args.mode), "inputs": args.inputs or ()})
+    programs, concurrent = _programs(args)
+    typed = {
+        "mode": _mode(args.mode),
+        "inputs": args.inputs or (),
+        "pte": programs[0].pte if programs else Path(args.pte[0]),
+        "programs": programs,
+        "concurrent": concurrent,
+        "ptd": args.ptd or (),
+        "place_data": args.place_data or (),
+        "ptd_slot": args.ptd_slot or (),
+    }
+    options = {f.name: getattr(args, f.name) for f in fields(GenRequest) if f.name not in typed}
+    request = GenRequest(**options | typed)
 
     def progress(line: str) -> None:
         """The measurement takes from seconds to minutes (the runner's first build):
@@ -213,11 +301,18 @@ def _print_summary(generated: Generated) -> None:
     console = Console(highlight=False, soft_wrap=True)  # the report's lines are its own
     spec = model.compile_spec
     target = str(spec.accelerator) if spec else "CPU only"
-    console.print(
-        f"[bold]{escape(printable(Path(model.path).name))}[/]: {model.file_bytes} bytes, {target}, "
-        f"{len(model.ethosu_delegates)} Ethos-U delegate(s), "
-        f"{len(model.cpu_operators)} CPU operator(s)"
-    )
+    if plan.multi:
+        console.print(
+            f"{len(plan.programs)} programs: "
+            + ", ".join(f"[bold]{p.name}[/] ({escape(printable(p.path))})" for p in plan.programs)
+            + f"; {target}, {len(model.ethosu_delegates)} Ethos-U delegate(s)"
+        )
+    else:
+        console.print(
+            f"[bold]{escape(printable(Path(model.path).name))}[/]: {model.file_bytes} bytes, "
+            f"{target}, {len(model.ethosu_delegates)} Ethos-U delegate(s), "
+            f"{len(model.cpu_operators)} CPU operator(s)"
+        )
     console.print(f"board [bold]{plan.board.name}[/], mode [bold]{plan.mode.value}[/]")
     console.print(report_text(plan), markup=False)
     console.print(

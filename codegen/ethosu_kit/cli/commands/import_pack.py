@@ -18,6 +18,7 @@ from ethosu_kit.board.draft.new_board import (
     draft_from_pack,
     finish,
     render_board_toml,
+    set_npu_macs,
     validate,
 )
 from ethosu_kit.cli.commands.boards import checked_defaults
@@ -76,7 +77,7 @@ def run(args: argparse.Namespace) -> int:
                     f"--macs {macs}: {args.npu} has no {macs}-MAC configuration",
                     hint=f"it exists as {', '.join(str(m) for m in NPU_MACS[args.npu])}",
                 )
-        draft.npu_macs = {args.npu: list(args.macs)}
+        set_npu_macs(draft, args.npu, args.macs)
     finish(draft)
     text = render_board_toml(draft)
     try:

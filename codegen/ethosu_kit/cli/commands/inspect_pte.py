@@ -1,15 +1,19 @@
-"""`ethosu-kit inspect model.pte [--json]`: what a lowered .pte holds, without torch."""
+"""`ethosu-kit inspect model.pte [--ptd FILE ...] [--json]`: what a lowered .pte holds,
+without torch; external Vela blocks are followed into the .ptd files given (or found
+beside the pte)."""
 
 from __future__ import annotations
 
 import argparse
+import json
 from pathlib import Path
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.inputs.compare import links_from_pte
 from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.describe import describe_model, model_json
-from ethosu_kit.pte.reader import io_quantization
+from ethosu_kit.pte.ptd import ExternalData, external_blocks, external_lines, load_external
+from ethosu_kit.pte.reader import io_quantization, read_vela_streams
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -17,24 +21,48 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--json", action="store_true", help="print ModelInfo as JSON instead of tables"
     )
+    add_ptd_argument(parser)
+
+
+def add_ptd_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument(
+        "--ptd",
+        action="append",
+        metavar="FILE",
+        help="a .ptd holding the pte's external Vela blocks (repeatable; default: the "
+        ".ptd files beside the pte)",
+    )
 
 
 def run(args: argparse.Namespace) -> int:
-    info = read_pte(args.pte)
-    if args.json:
+    external = load_external(args.pte, args.ptd)
+    info = read_pte(args.pte, external)
+    blocks = external_blocks(read_vela_streams(args.pte, external)) if external.files else []
+    if args.json and not external.files:
         print(model_json(info), end="")
+    elif args.json:
+        data = json.loads(model_json(info))
+        data["external_data"] = {
+            "files": [
+                {"path": f.path, "tag": f.tag, "bytes": len(f.data), "keys": sorted(f.entries)}
+                for f in external.files
+            ],
+            "blocks": [vars(b) for b in blocks],
+        }
+        print(json.dumps(data, indent=2))
     else:
-        print(describe_model(info) + "".join(quantization_lines(args.pte)), end="")
+        text = describe_model(info) + "".join(quantization_lines(args.pte, external))
+        print(text + "".join(external_lines(blocks, external)), end="")
     return 0
 
 
-def quantization_lines(pte: str) -> list[str]:
+def quantization_lines(pte: str, external: ExternalData | None = None) -> list[str]:
     """The first method's input and output scales (from the program's own quantize and
     dequantize operators on the CPU) and the Ethos-U delegate tensor each one is: what
     a reference, `simulate --inputs` and `compare --pte` go by."""
     try:
         quant_in, quant_out = io_quantization(pte)
-        links = links_from_pte(Path(pte)) if any(quant_in) or any(quant_out) else {}
+        links = links_from_pte(Path(pte), external) if any(quant_in) or any(quant_out) else {}
     except KitError:  # read_pte took the file: what it cannot say here is left out
         return []
     if not any(quant_in) and not any(quant_out):

@@ -16,6 +16,7 @@ from ethosu_kit.board.draft.new_board import (
     draft_from_pack,
     finish,
     render_folder,
+    set_qemu_machine,
     validate,
     write_folder,
 )
@@ -128,10 +129,8 @@ def run(args: argparse.Namespace) -> int:
         )
     apply_choices(draft, choices)
     if args.qemu_machine:
-        draft.qemu_machine, draft.qemu_cpu = args.qemu_machine, None
-        draft.todo.pop("qemu.machine", None)
         # a copied stand-in (its text and how it lays the map out) was for the other machine
-        draft.qemu_stand_in = ""
+        set_qemu_machine(draft, args.qemu_machine)
         for table in [t for t in draft.passthrough if t.split(".")[:2] == ["qemu", "layout"]]:
             del draft.passthrough[table]
     finish(draft)

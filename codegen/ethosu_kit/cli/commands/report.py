@@ -15,6 +15,7 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.writer import write_file_atomic
 from ethosu_kit.firmware.image import image_plan, plan_copy_hint
 from ethosu_kit.firmware.project import ProjectDir
+from ethosu_kit.plan.report import programs_text
 from ethosu_kit.plan.types import MemoryPlan
 from ethosu_kit.report import diff, picture, views
 
@@ -52,6 +53,13 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 def _picture(targets: list[Path], plan_arg: Path | None) -> picture.MemoryPicture:
     """The picture of a project folder / memory_plan.json and/or an ELF."""
+    return _plan_and_picture(targets, plan_arg)[1]
+
+
+def _plan_and_picture(
+    targets: list[Path], plan_arg: Path | None
+) -> tuple[MemoryPlan, picture.MemoryPicture]:
+    """The plan, and the picture of a project folder / memory_plan.json and/or an ELF."""
     plan_path: Path | None = plan_arg
     elf: Path | None = None
     for t in targets:
@@ -75,7 +83,7 @@ def _picture(targets: list[Path], plan_arg: Path | None) -> picture.MemoryPictur
     if plan_path is None:
         raise KitError("name a project folder, a memory_plan.json or an ELF")
     plan = MemoryPlan.from_json(plan_path)
-    return picture.build_picture(plan, plan_path, elf)
+    return plan, picture.build_picture(plan, plan_path, elf)
 
 
 def run(args: argparse.Namespace) -> int:
@@ -101,7 +109,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         if not args.target:
             raise KitError("name a project folder, a memory_plan.json or an ELF")
-        pic = _picture(args.target, args.plan)
+        plan, pic = _plan_and_picture(args.target, args.plan)
         if args.html:
             write_file_atomic(args.html, views.html(pic).encode())
         if args.svg:
@@ -110,6 +118,8 @@ def run(args: argparse.Namespace) -> int:
             print(json.dumps(picture.to_json(pic), indent=2))
         elif not (args.html or args.svg) or sys.stdout.isatty():
             views.terminal(pic, Console(width=args.width, highlight=False, emoji=False))
+            # an image of several programs: who shares what, and the bytes saved
+            sys.stdout.write(programs_text(plan))
     if args.budget:
         lines = diff.broken(pic, diff.load_budget(args.budget), str(args.budget))
         if lines:

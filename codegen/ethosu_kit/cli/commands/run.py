@@ -119,6 +119,18 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="save every output the firmware wrote (and the inputs) to this .npz",
     )
     parser.add_argument(
+        "--program",
+        metavar="NAME",
+        help="an image of several programs: run this one only (default: every one in turn); "
+        "--inputs/-o need it",
+    )
+    parser.add_argument(
+        "--method",
+        metavar="NAME",
+        help="run this method of the program only (default: every method, or the one the "
+        "project names)",
+    )
+    parser.add_argument(
         "--no-sandbox",
         action="store_true",
         help="run the emulator unconfined (default: confined with bwrap to the run's own "
@@ -164,7 +176,8 @@ def _run(args: argparse.Namespace) -> int:
     _check_probe_options(args)
     emulator = None if args.probe else choose_emulator(image, args.emulator, args.fvp)
     io = IoRequest.from_args(args, image)
-    confine = sandbox.choose(no_sandbox=args.no_sandbox)
+    # through a probe, GDB serves the firmware's files and reaches the server over TCP
+    confine = sandbox.choose(no_sandbox=args.no_sandbox, network=args.probe is not None)
     if not confine.confined:
         _notice(confine.warning())
     with tempfile.TemporaryDirectory(prefix="ethosu-kit-run-") as tmp:
@@ -174,7 +187,7 @@ def _run(args: argparse.Namespace) -> int:
             result = run_on_probe(
                 args.elf, image, args.probe, timeout=args.timeout, cwd=workdir,
                 cmd_line=io.cmd_line, serial=args.serial, baud=args.baud, echo=_echo,
-                notice=_notice,
+                notice=_notice, confine=confine,
             )  # fmt: skip
         else:
             result = run_firmware(
@@ -202,6 +215,11 @@ def _check_probe_options(args: argparse.Namespace) -> None:
     wrong = ""
     if args.probe is not None and (args.emulator != "auto" or args.fvp is not None):
         wrong = "--probe runs on a board: it takes no --emulator or --fvp"
+    elif args.probe is not None and args.cold_boot:
+        wrong = (
+            "--probe loads the build's flash artefacts itself and starts a cold-boot image "
+            "by a reset: it takes no --cold-boot (a QEMU run's)"
+        )
     elif args.probe is None and (args.serial is not None or args.baud is not None):
         wrong = "--serial and --baud read a board's UART: they need --probe"
     elif args.baud is not None and not 0 < args.baud <= 100_000_000:
@@ -237,14 +255,18 @@ class IoRequest:
     def from_args(cls, args: argparse.Namespace, image: KitImage) -> IoRequest:
         """Everything checked before the emulator starts (arrays vs the program, -o)."""
         io = cls(args, image)
-        if not (args.inputs or io.wants_outputs):
+        wants_io = bool(args.inputs or io.wants_outputs)
+        selection = host_io.select(image, args.program, args.method, wants_io)
+        if selection.words:
+            io.cmd_line = (image.elf.name, *selection.words)
+        if not wants_io:
             return io
-        ins, outs = host_io.program_tensors(image)
+        ins, outs = host_io.program_tensors(image, selection)
         io.input_tensors = ins
         io.outputs = outs
         if args.output is not None:
             args.output = check_output_path(args.output)
-        words = [image.elf.name]
+        words = [image.elf.name, *selection.words]
         if args.inputs:
             io.inputs = prepare_inputs(args.inputs, ins)
             words.append(host_io.INPUTS_FLAG)

@@ -12,12 +12,32 @@ from typing import Any
 
 import numpy as np
 
+from ethosu_kit.cli.commands.inspect_pte import add_ptd_argument
+from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.names import program_pte as names_program_pte
+from ethosu_kit.firmware.project import ProjectDir
 from ethosu_kit.inputs.arrays import check_output_path, save_npz
 from ethosu_kit.inputs.simulate import simulate
+from ethosu_kit.plan.types import MemoryPlan
+from ethosu_kit.pte.ptd import load_external
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("pte", help="the .pte file")
+    parser.add_argument(
+        "pte",
+        help="the .pte file, or a generated project of several programs (with --program)",
+    )
+    parser.add_argument(
+        "--program",
+        metavar="NAME",
+        help="a project of several programs: simulate this program's .pte "
+        "(generated/<NAME>.pte; docs/multi-model.md)",
+    )
+    parser.add_argument(
+        "--method",
+        metavar="NAME",
+        help="only the delegates of this method (default: every method's)",
+    )
     parser.add_argument(
         "--inputs",
         nargs="+",
@@ -42,6 +62,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         type=Path,
         help="save inputs and outputs to this .npz (missing parent folders are created)",
     )
+    add_ptd_argument(parser)
 
 
 SEED_MAX = (1 << 64) - 1
@@ -58,11 +79,39 @@ def seed_arg(text: str) -> int:
     return value
 
 
+def program_pte(project: Path, name: str) -> Path:
+    """generated/<name>.pte of a generated project of several programs (its folder or its
+    memory_plan.json); one error line naming the programs it has otherwise."""
+    folder = project.parent if project.is_file() else project
+    plan_path = ProjectDir(folder).plan_json
+    if not plan_path.is_file():
+        raise KitError(
+            f"{project}: --program needs a generated project of several programs (its "
+            "folder or memory_plan.json)",
+            hint="or pass the program's .pte itself, without --program",
+        )
+    plan = MemoryPlan.from_json(plan_path)
+    names = [p.name for p in plan.programs]
+    if name not in names:
+        raise KitError(
+            f"{project}: no program named {name!r}",
+            hint=f"its programs are {', '.join(names)}"
+            if names
+            else "it has one program: pass its generated/model.pte without --program",
+        )
+    return ProjectDir(folder).generated / names_program_pte(name)
+
+
 def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         check_output_path(args.output)  # before any work: no result to lose later
     saved: dict[str, np.ndarray[Any, Any]] = {}
-    for r in simulate(args.pte, inputs=args.inputs, delegate=args.delegate, seed=args.seed):
+    pte = program_pte(Path(args.pte), args.program) if args.program else args.pte
+    external = load_external(pte, args.ptd)
+    for r in simulate(
+        pte, inputs=args.inputs, delegate=args.delegate, seed=args.seed, method=args.method,
+        external=external,
+    ):  # fmt: skip
         k, blocks = r.index, r.blocks
         print(
             f"delegate {k} ({blocks.method}): {len(blocks.cmd_data)} B commands, "

@@ -28,7 +28,11 @@ static size_t conv8_plane_values;
 /* Channels rounded up to a whole vector block, so the kernels need no channel tail. */
 #define CONV8_BLOCK 32
 /* Output pixels of one row computed together: each weight load serves them all. */
+#if defined(__AVX512BW__)
+#define CONV8_PIXELS 8 /* 16 accumulators (two per pixel) and two weight vectors: 18 of 32 */
+#else
 #define CONV8_PIXELS 4
+#endif
 
 /* The pixels the last vnpu_conv8_pixel computed: row, first column, count (row -1: none). */
 static int conv8_block_oy = -1;
@@ -263,33 +267,45 @@ static void conv8_macs(const struct vnpu_conv8 *c, const int16_t *restrict patch
     }
 }
 
+/* Depthwise, one block of `width` channels at o0 (32, or 16 for the operation's last block
+ * when only its first half holds channels): the sums in registers over every tap. */
+static inline __attribute__((always_inline)) void conv8_dw_block(const struct vnpu_conv8 *c,
+                                                                 const int16_t *pixel, size_t n,
+                                                                 size_t o0, const int width)
+{
+    const size_t row = (size_t)c->dy * c->row;
+    const size_t col = (size_t)c->dx * c->ic;
+    int32_t a[CONV8_BLOCK];
+    for (int j = 0; j < width; j++) {
+        a[j] = c->bias[o0 + (size_t)j];
+    }
+    const int16_t *w = c->wt + o0;
+    for (int ky = 0; ky < c->ukh; ky++) {
+        const int16_t *line = pixel + (size_t)ky * row + o0;
+        for (int kx = 0; kx < c->ukw; kx++, w += n) {
+            const int16_t *restrict p = line + (size_t)kx * col;
+            const int16_t *restrict wk = w;
+            for (int j = 0; j < width; j++) {
+                a[j] += (int32_t)p[j] * (int32_t)wk[j];
+            }
+        }
+    }
+    for (int j = 0; j < width; j++) {
+        c->acc[o0 + (size_t)j] = a[j];
+    }
+}
+
 /* Depthwise: acc[o] = bias + sum over taps of the tap's channel o times its weight; the taps
  * read from the plane in place. */
 static void conv8_macs_dw(const struct vnpu_conv8 *c, const int16_t *pixel, size_t n)
 {
-    /* a block of channels at a time, its sums in registers over every tap; the padded
-     * channels of the last block read past the tap's values (inside the plane's slack, see
-     * vnpu_conv8_ifm) against zero weights */
-    const size_t row = (size_t)c->dy * c->row;
-    const size_t col = (size_t)c->dx * c->ic;
+    /* a block of channels at a time; the padded channels of the last block read past the
+     * tap's values (inside the plane's slack, see vnpu_conv8_ifm) against zero weights */
     for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
-        int32_t a[CONV8_BLOCK];
-        for (int j = 0; j < CONV8_BLOCK; j++) {
-            a[j] = c->bias[o0 + (size_t)j];
-        }
-        const int16_t *w = c->wt + o0;
-        for (int ky = 0; ky < c->ukh; ky++) {
-            const int16_t *line = pixel + (size_t)ky * row + o0;
-            for (int kx = 0; kx < c->ukw; kx++, w += n) {
-                const int16_t *restrict p = line + (size_t)kx * col;
-                const int16_t *restrict wk = w;
-                for (int j = 0; j < CONV8_BLOCK; j++) {
-                    a[j] += (int32_t)p[j] * (int32_t)wk[j];
-                }
-            }
-        }
-        for (int j = 0; j < CONV8_BLOCK; j++) {
-            c->acc[o0 + (size_t)j] = a[j];
+        if ((size_t)c->depth_out - o0 <= 16u) {
+            conv8_dw_block(c, pixel, n, o0, 16);
+        } else {
+            conv8_dw_block(c, pixel, n, o0, CONV8_BLOCK);
         }
     }
 }
@@ -320,6 +336,43 @@ static const int16_t *conv8_field(const struct vnpu_conv8 *c, int oy, int ox, in
 }
 
 #if defined(__AVX512BW__)
+/* One block of 32 channels at o0 for np fields; nh = 1: only its first 16 lanes hold
+ * channels (the operation's last block), the second half is not computed at all. */
+static inline __attribute__((always_inline)) void
+conv8_block_at(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS], size_t n,
+               int32_t *restrict acc, const int np, size_t o0, const int nh)
+{
+    const size_t pairs = (c->terms + 1u) / 2u;
+    const size_t step = n * 2u;
+    __m512i a[CONV8_PIXELS][2];
+    __m512i b0 = _mm512_loadu_si512((const void *)(c->bias + o0));
+    __m512i b1 = _mm512_loadu_si512((const void *)(c->bias + o0 + 16));
+    for (int i = 0; i < np; i++) {
+        a[i][0] = b0;
+        a[i][1] = b1;
+    }
+    const int16_t *w = c->wt + o0 * 2u;
+    for (size_t k = 0; k < pairs; k++, w += step) {
+        __m512i w0 = _mm512_loadu_si512((const void *)w);
+        __m512i w1 = nh == 2 ? _mm512_loadu_si512((const void *)(w + 32)) : w0;
+        for (int i = 0; i < np; i++) {
+            uint32_t pair;
+            memcpy(&pair, f[i] + 2u * k, sizeof(pair));
+            __m512i b = _mm512_set1_epi32((int32_t)pair);
+            a[i][0] = CONV8_MADD512(a[i][0], b, w0);
+            if (nh == 2) {
+                a[i][1] = CONV8_MADD512(a[i][1], b, w1);
+            }
+        }
+    }
+    for (int i = 0; i < np; i++) {
+        _mm512_storeu_si512((void *)(acc + (size_t)i * n + o0), a[i][0]);
+        if (nh == 2) {
+            _mm512_storeu_si512((void *)(acc + (size_t)i * n + o0 + 16), a[i][1]);
+        }
+    }
+}
+
 /* conv8_macs of CONV8_PIXELS fields at once: one load of each weight vector for all of them.
  * The last pair of an odd term count reads one value past its field (the plane and the
  * field buffers have room) against a zero weight. */
@@ -327,32 +380,43 @@ static inline __attribute__((always_inline)) void
 conv8_macs_block(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS], size_t n,
                  int32_t *restrict acc, const int np)
 {
-    const size_t pairs = (c->terms + 1u) / 2u;
-    const size_t step = n * 2u;
     for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
-        __m512i a[CONV8_PIXELS][2];
-        __m512i b0 = _mm512_loadu_si512((const void *)(c->bias + o0));
-        __m512i b1 = _mm512_loadu_si512((const void *)(c->bias + o0 + 16));
-        for (int i = 0; i < np; i++) {
-            a[i][0] = b0;
-            a[i][1] = b1;
+        if ((size_t)c->depth_out - o0 <= 16u) {
+            conv8_block_at(c, f, n, acc, np, o0, 1);
+        } else {
+            conv8_block_at(c, f, n, acc, np, o0, 2);
         }
-        const int16_t *w = c->wt + o0 * 2u;
-        for (size_t k = 0; k < pairs; k++, w += step) {
-            __m512i w0 = _mm512_loadu_si512((const void *)w);
-            __m512i w1 = _mm512_loadu_si512((const void *)(w + 32));
-            for (int i = 0; i < np; i++) {
-                uint32_t pair;
-                memcpy(&pair, f[i] + 2u * k, sizeof(pair));
-                __m512i b = _mm512_set1_epi32((int32_t)pair);
-                a[i][0] = CONV8_MADD512(a[i][0], b, w0);
-                a[i][1] = CONV8_MADD512(a[i][1], b, w1);
-            }
-        }
-        for (int i = 0; i < np; i++) {
-            _mm512_storeu_si512((void *)(acc + (size_t)i * n + o0), a[i][0]);
-            _mm512_storeu_si512((void *)(acc + (size_t)i * n + o0 + 16), a[i][1]);
-        }
+    }
+}
+#endif
+
+#if defined(__AVX512BW__)
+/* conv8_macs_block for 2..CONV8_PIXELS fields: constant counts, each its own registers. */
+static void conv8_macs_count(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS],
+                             size_t n, int count)
+{
+    switch (count) {
+    case 8:
+        conv8_macs_block(c, f, n, c->acc, 8);
+        break;
+    case 7:
+        conv8_macs_block(c, f, n, c->acc, 7);
+        break;
+    case 6:
+        conv8_macs_block(c, f, n, c->acc, 6);
+        break;
+    case 5:
+        conv8_macs_block(c, f, n, c->acc, 5);
+        break;
+    case 4:
+        conv8_macs_block(c, f, n, c->acc, 4);
+        break;
+    case 3:
+        conv8_macs_block(c, f, n, c->acc, 3);
+        break;
+    default:
+        conv8_macs_block(c, f, n, c->acc, 2);
+        break;
     }
 }
 #endif
@@ -366,7 +430,26 @@ static void conv8_out(const struct vnpu_conv8 *c, const int32_t *restrict acc,
     const int64_t *restrict c_pos = c->c_pos;
     const int64_t *restrict c_neg = c->c_neg;
     const size_t d = (size_t)c->depth_out;
-    for (size_t o = 0; o < d; o++) {
+    size_t o = 0;
+#if defined(__AVX512F__) && defined(__AVX512VL__)
+    /* eight channels a step in 64-bit lanes: the same operations as the loop below */
+    const __m256i vzp = _mm256_set1_epi32(zp);
+    const __m256i vlo = _mm256_set1_epi32(lo);
+    const __m256i vhi = _mm256_set1_epi32(hi);
+    for (; o + 8u <= d; o += 8u) {
+        __m512i a = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(acc + o)));
+        __m512i m = _mm512_cvtepi32_epi64(_mm256_loadu_si256((const __m256i *)(mult + o)));
+        __m512i p = _mm512_mul_epi32(a, m); /* int32 x int32 -> int64, signed */
+        __mmask8 neg = _mm512_cmplt_epi64_mask(p, _mm512_setzero_si512());
+        p = _mm512_add_epi64(p, _mm512_mask_blend_epi64(neg, _mm512_loadu_si512(c_pos + o),
+                                                        _mm512_loadu_si512(c_neg + o)));
+        __m256i h = _mm512_cvtepi64_epi32(_mm512_srai_epi64(p, 32)); /* (int32_t)(p >> 32) */
+        h = _mm256_srav_epi32(h, _mm256_loadu_si256((const __m256i *)(shift + o)));
+        h = _mm256_min_epi32(_mm256_max_epi32(_mm256_add_epi32(h, vzp), vlo), vhi);
+        _mm_storel_epi64((__m128i *)(void *)(out + o), _mm256_cvtepi32_epi8(h));
+    }
+#endif
+    for (; o < d; o++) {
         int64_t p = (int64_t)acc[o] * (int64_t)mult[o];
         p += p < 0 ? c_neg[o] : c_pos[o];
         int32_t v = ((int32_t)(p >> 32) >> shift[o]) + zp;
@@ -397,12 +480,8 @@ const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int3
     }
 #if defined(__AVX512BW__)
     /* constant pixel counts: each call its own registers */
-    if (count == 4) {
-        conv8_macs_block(c, f, n, c->acc, 4);
-    } else if (count == 3) {
-        conv8_macs_block(c, f, n, c->acc, 3);
-    } else if (count == 2) {
-        conv8_macs_block(c, f, n, c->acc, 2);
+    if (count >= 2) {
+        conv8_macs_count(c, f, n, count);
     } else
 #endif
     {

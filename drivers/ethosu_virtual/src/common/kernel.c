@@ -32,6 +32,41 @@ int vnpu_kernel_setup(struct kernel *k, const uint16_t *p0, int oh, int ow, char
     return 0;
 }
 
+/* REDUCE_SUM's accumulator: the sum over the IFM's channels of ifm_tap(y, x, c), as the
+ * sum of the stored values minus depth x the zero point (integers: the same value), the
+ * values of one pixel read in place. */
+static int64_t reduce_sum(const struct fm *ifm, const struct kernel *k, int y, int x)
+{
+    if (y < 0 || x < 0 || y >= k->ih || x >= k->iw || (k->upscale == 2 && ((y | x) & 1))) {
+        return 0; /* padding, or a zero the upscale inserts: every channel's tap is 0 */
+    }
+    if (k->upscale != 0) {
+        y >>= 1;
+        x >>= 1;
+    }
+    const uint8_t *p = ifm->mem + fm_offset(ifm, y, x, 0);
+    int64_t sum = 0;
+    if (ifm->elem == 1 && !ifm->brick) {
+        int32_t s32 = 0; /* at most 65536 bytes of 255: no overflow */
+        if (ifm->is_signed) {
+            for (int c = 0; c < ifm->c; c++) {
+                s32 += (int8_t)p[c];
+            }
+        } else {
+            for (int c = 0; c < ifm->c; c++) {
+                s32 += p[c];
+            }
+        }
+        sum = s32;
+    } else {
+        const int kind = ifm->elem * 2 + ifm->is_signed;
+        for (int c = 0; c < ifm->c; c++) {
+            sum += load_elem(p + fm_chan(ifm, c), kind);
+        }
+    }
+    return sum - (int64_t)ifm->zp * ifm->c;
+}
+
 int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, int oy, int ox, int c,
                       int *count)
 {
@@ -39,10 +74,7 @@ int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, in
     int valid;
     *count = 0;
     if (mode == 2) {
-        for (int ic = 0; ic < ifm->c; ic++) {
-            acc += ifm_tap(ifm, k, oy * k->sy - k->pad_top, ox * k->sx - k->pad_left, ic, &valid);
-        }
-        return acc;
+        return reduce_sum(ifm, k, oy * k->sy - k->pad_top, ox * k->sx - k->pad_left);
     }
     /* (dilation 1 skips the divisions: this runs once per output value) */
     int ukh = k->dy == 1 ? k->kh : (k->kh - 1) / k->dy + 1;

@@ -1,6 +1,7 @@
 /* ethosu-porting-kit virtual NPU: Ethos-U55/U65 ELEMENTWISE. */
 #include "u55/u55.h"
 
+#include "common/ew8.h"
 #include "common/mutation.h"
 #include "ethosu_virtual.h"
 
@@ -8,11 +9,15 @@
 
 /* ---- ELEMENTWISE -------------------------------------------------------------------------- */
 
+/* Outputs from which the 8-bit path's operand tables pay for themselves: with a rescaled
+ * operand (ADD/SUB scale_mode 1 or 2) 512 rescales, else 512 multiplications at most. */
+#define EW_TABLE_MIN_VALUES 128u
+#define EW_CHEAP_TABLE_MIN_VALUES 32u
+
 /* What an elementwise operation does to each operand before combining them. */
 struct ew55 {
     int mode, scale_mode, iround, fixed_shift;
-    uint32_t opa;
-    unsigned opa_shift;
+    struct vnpu_rescaler opa; /* OPA_SCALE as a 32-bit scale: vnpu_rescale's results */
     int64_t opa16, opb16;
 };
 
@@ -28,7 +33,7 @@ static inline int64_t ew55_pre(const struct ew55 *e, int first, int64_t v)
         return v * (first ? e->opa16 : e->opb16);
     }
     if ((e->scale_mode == 1) == (first != 0)) {
-        return vnpu_rescale(v, e->opa, e->opa_shift, e->iround);
+        return vnpu_rescale_by(&e->opa, v);
     }
     return v * ((int64_t)1 << e->fixed_shift);
 }
@@ -109,8 +114,7 @@ static int ew_setup_scales(struct vnpu_exec *run, struct ew55op *w, uint32_t mod
     e->scale_mode = scale_mode;
     e->iround = iround;
     e->fixed_shift = fixed_shift;
-    e->opa = W1(OPA_SCALE);
-    e->opa_shift = P1(OPA_SCALE) & 0x3fu;
+    vnpu_rescaler_init(&e->opa, W1(OPA_SCALE), P1(OPA_SCALE) & 0x3fu, iround);
     e->opa16 = (int16_t)(W1(OPA_SCALE) & 0xffffu);
     e->opb16 = (int16_t)(W1(OPB_SCALE) & 0xffffu);
     int wide = w->ifm.elem == 4 || w->ofm.elem == 4;
@@ -122,19 +126,19 @@ static int ew_setup_scales(struct vnpu_exec *run, struct ew55op *w, uint32_t mod
 
 /*
  * 8-bit operands and OFM without LUT (a residual ADD): each operand's scaled value from a
- * 256-entry table of ew55_pre, the combination and output stage in 32 bits when every
- * table value keeps it inside (-2^30, 2^30). 1 if so (t1, t2, out32 filled), else 0.
+ * 256-entry table of ew55_pre (a scalar's one value in t2[0]), the combination in 32 bits
+ * when every table value keeps it inside (-2^30, 2^30), where the output rescale is
+ * vnpu_rescale_by's exact short form. 1 if so (t1, t2 filled), else 0.
  */
-static int ew_fast8_tables(const struct ew55op *w, int32_t t1[256], int32_t t2[256],
-                           struct vnpu_rescale32 *out32)
+static int ew_fast8_tables(const struct ew55op *w, int32_t t1[256], int32_t t2[256])
 {
     const struct fm *ifm = &w->ifm;
     const struct fm *ifm2 = &w->ifm2;
     const int mode = w->e.mode;
     const int scalar = w->scalar;
+    struct vnpu_ew8_out q;
     int fast8 = !w->unary && mode <= 4 && ifm->elem == 1 && w->ofm.elem == 1 &&
-                (scalar || ifm2->elem == 1) && w->o.simple &&
-                vnpu_rescale32_init(out32, &w->out_scale);
+                (scalar || ifm2->elem == 1) && vnpu_ew8_out_init(&q, &w->out_scale, &w->o);
     if (!fast8) {
         return 0;
     }
@@ -144,54 +148,72 @@ static int ew_fast8_tables(const struct ew55op *w, int32_t t1[256], int32_t t2[2
     for (int v = 0; v < 256 && fast8; v++) {
         /* byte v as each 8-bit operand stores it */
         int64_t v1 = ifm->is_signed ? (int64_t)(int8_t)(uint8_t)v : (int64_t)v;
-        int64_t v2 = !scalar && ifm2->is_signed ? (int64_t)(int8_t)(uint8_t)v : (int64_t)v;
         int64_t x1 = ew55_pre(&w->e, !w->reversed, v1 - ifm->zp);
-        int64_t x2 = ew55_pre(&w->e, w->reversed, scalar ? w->scalar_value : v2 - ifm2->zp);
         max1 = x1 < 0 ? (-x1 > max1 ? -x1 : max1) : (x1 > max1 ? x1 : max1);
-        max2 = x2 < 0 ? (-x2 > max2 ? -x2 : max2) : (x2 > max2 ? x2 : max2);
-        fast8 = max1 < ((int64_t)1 << 30) && max2 < ((int64_t)1 << 30);
         t1[v] = (int32_t)x1;
-        t2[v] = (int32_t)x2;
+        if (!scalar || v == 0) {
+            int64_t v2 = !scalar && ifm2->is_signed ? (int64_t)(int8_t)(uint8_t)v : (int64_t)v;
+            int64_t x2 = ew55_pre(&w->e, w->reversed, scalar ? w->scalar_value : v2 - ifm2->zp);
+            max2 = x2 < 0 ? (-x2 > max2 ? -x2 : max2) : (x2 > max2 ? x2 : max2);
+            t2[v] = (int32_t)x2;
+        }
+        fast8 = max1 < ((int64_t)1 << 30) && max2 < ((int64_t)1 << 30);
     }
     /* |a op b| below 2^30 for every pair */
-    return fast8 && (mode == 0 ? max1 * max2 : (mode <= 2 ? max1 + max2 : 0)) < ((int64_t)1 << 30);
+    return fast8 && vnpu_ew8_bounded(mode, max1, max2);
 }
 
-/* The 8-bit path over every output (the tables of ew_fast8_tables). */
-static void ew_run_fast8(const struct ew55op *w, const int32_t t1[256], const int32_t t2[256],
-                         const struct vnpu_rescale32 *out32)
+/* The 8-bit path over every output (the tables of ew_fast8_tables): per pixel, its channels
+ * in runs of up to 16 adjacent bytes (NHWC, or one NHCWB16 brick). */
+static inline __attribute__((always_inline)) void
+ew_fast8_pixels(const struct ew55op *w, const int32_t t1[256], const int32_t t2[256],
+                const int mode, const int reversed)
 {
+    static const uint8_t scalar_index = 0; /* a scalar IFM2 is t2[0] */
     const struct fm ifm = w->ifm;
     const struct fm ifm2 = w->ifm2;
     const struct fm ofm = w->ofm;
     const uint32_t bc = w->bc;
-    const int mode = w->e.mode;
     const int scalar = w->scalar;
-    const int reversed = w->reversed;
-    const int32_t zp = w->o.zp;
-    const int32_t lo = (int32_t)w->o.lim.lo;
-    const int32_t hi = (int32_t)w->o.lim.hi;
+    struct vnpu_ew8_out q;
+    (void)vnpu_ew8_out_init(&q, &w->out_scale, &w->o); /* ew_fast8_tables checked it */
+    const ptrdiff_t bstep = scalar || (bc & 4u) ? 0 : 1;
     for (int y = 0; y < ofm.h; y++) {
         for (int x = 0; x < ofm.w; x++) {
             const uint8_t *pa = ifm.mem + fm_offset(&ifm, y, x, 0);
-            const uint8_t *pb = pa;
+            const uint8_t *pb = &scalar_index;
             uint8_t *po = ofm.mem + fm_offset(&ofm, y, x, 0);
             if (!scalar) {
                 pb = ifm2.mem + fm_offset(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, 0);
             }
-            for (int c = 0; c < ofm.c; c++) {
-                int32_t x1 = t1[pa[fm_chan(&ifm, c)]];
-                int32_t x2 = scalar ? t2[0] : t2[pb[fm_chan(&ifm2, (bc & 4u) ? 0 : c)]];
-                int32_t a = reversed ? x2 : x1;
-                int32_t b = reversed ? x1 : x2;
-                int32_t res = mode == 0   ? a * b
-                              : mode == 1 ? a + b
-                              : mode == 2 ? a - b
-                              : mode == 3 ? (a < b ? a : b)
-                                          : (a > b ? a : b);
-                po[fm_chan(&ofm, c)] = vnpu_out8(out32, res, zp, lo, hi);
+            for (int c = 0; c < ofm.c; c += 16) {
+                int n = ofm.c - c < 16 ? ofm.c - c : 16;
+                vnpu_ew8_run(pa + fm_chan(&ifm, c), pb + fm_chan(&ifm2, (int)(c * bstep)), bstep,
+                             po + fm_chan(&ofm, c), n, t1, t2, &q, mode, reversed);
             }
         }
+    }
+}
+
+static void ew_run_fast8(const struct ew55op *w, const int32_t t1[256], const int32_t t2[256])
+{
+    const int r = w->reversed;
+    switch (w->e.mode) {
+    case 0:
+        ew_fast8_pixels(w, t1, t2, 0, 0); /* a * b: the order does not matter */
+        break;
+    case 1:
+        ew_fast8_pixels(w, t1, t2, 1, 0);
+        break;
+    case 2:
+        r ? ew_fast8_pixels(w, t1, t2, 2, 1) : ew_fast8_pixels(w, t1, t2, 2, 0);
+        break;
+    case 3:
+        ew_fast8_pixels(w, t1, t2, 3, 0);
+        break;
+    default:
+        ew_fast8_pixels(w, t1, t2, 4, 0);
+        break;
     }
 }
 
@@ -274,9 +296,12 @@ int u55_op_elementwise(struct vnpu_exec *run, uint32_t param)
     }
     int32_t t1[256];
     int32_t t2[256];
-    struct vnpu_rescale32 out32;
-    if (ew_fast8_tables(&w, t1, t2, &out32)) {
-        ew_run_fast8(&w, t1, t2, &out32);
+    /* the tables cost 256 (512) evaluations: for fewer outputs the direct path is quicker */
+    size_t values = (size_t)w.ofm.h * (size_t)w.ofm.w * (size_t)w.ofm.c;
+    int rescaled = (mode == 1 || mode == 2) && w.e.scale_mode != 0;
+    if (values >= (rescaled ? EW_TABLE_MIN_VALUES : EW_CHEAP_TABLE_MIN_VALUES) &&
+        ew_fast8_tables(&w, t1, t2)) {
+        ew_run_fast8(&w, t1, t2);
     } else {
         ew_run(&w);
     }

@@ -1,6 +1,7 @@
 /* ethosu-porting-kit virtual NPU: Ethos-U85 ELEMENTWISE and its operands. */
 #include "u85/u85.h"
 
+#include "common/ew8.h"
 #include "common/mutation.h"
 #include "ethosu_virtual.h"
 
@@ -188,6 +189,132 @@ static void ew_run(const struct operand a_op, const struct operand b_op, const s
     }
 }
 
+/* Outputs from which the 8-bit path's tables (up to 512 evaluations) pay for themselves:
+ * with input scales 512 rescales, without (MUL) plain values. */
+#define EW8_MIN_VALUES 128u
+#define EW8_UNSCALED_MIN_VALUES 32u
+
+/* Operand `op`'s value after the input scale, as ew_eval takes it, for each byte of an
+ * 8-bit map (a scalar: t[0] only): 1, or 0 if one lies outside (-2^30, 2^30). */
+static int ew8_table(const struct operand *op, const struct ew *e, const struct vnpu_rescaler *r,
+                     int32_t t[256], int64_t *max)
+{
+    int scaled = e->rescaled && !((e->mode == MIN || e->mode == MAX) &&
+                                  VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_U85_MINMAX_UNSCALED));
+    int n = op->scalar ? 1 : 256;
+    int64_t m = 0;
+    for (int v = 0; v < n; v++) {
+        int64_t x = op->scalar ? op->value : byte_value(v, op->fm.is_signed) - op->fm.zp;
+        x = scaled ? vnpu_rescale_by(r, x) : x;
+        int64_t mag = x < 0 ? -x : x;
+        if (mag >= ((int64_t)1 << 30)) {
+            return 0;
+        }
+        m = mag > m ? mag : m;
+        t[v] = (int32_t)x;
+    }
+    *max = m;
+    return 1;
+}
+
+/* Where the operation's (y, x, c0) of an operand lies, and its channel step (0: one byte
+ * for all, a channel broadcast or a scalar at index 0 of its table). */
+static inline const uint8_t *ew8_at(const struct operand *op, const struct axis_map m[3], int y,
+                                    int x, int c0, ptrdiff_t *step)
+{
+    static const uint8_t scalar_index = 0;
+    if (op->scalar) {
+        *step = 0;
+        return &scalar_index;
+    }
+    *step = op->bc ? 0 : 1;
+    return op->fm.mem + op->fm.base[0] + axis_off(&m[0], op->bh ? 0 : y) +
+           axis_off(&m[1], op->bw ? 0 : x) + (op->bc ? 0 : axis_off(&m[2], c0));
+}
+
+struct ew8op {
+    const struct operand *a, *b;
+    const struct ofm85 *o;
+    struct axis_map am[3], bm[3], om[3];
+    int32_t t1[256], t2[256];
+    struct vnpu_ew8_out q;
+};
+
+/* Every output, in runs of up to 16 adjacent channels (`mode` a constant in each call). */
+static inline __attribute__((always_inline)) void ew8_pixels(const struct ew8op *w, const int mode)
+{
+    const struct ofm85 *o = w->o;
+    uint8_t *ob = o->fm.mem + o->fm.base[0];
+    for (int y = 0; y < o->h; y++) {
+        for (int x = 0; x < o->w; x++) {
+            uint8_t *po = ob + axis_off(&w->om[0], y) + axis_off(&w->om[1], x);
+            for (int c = 0; c < o->c; c += 16) {
+                ptrdiff_t sa;
+                ptrdiff_t sb;
+                const uint8_t *pa = ew8_at(w->a, w->am, y, x, c, &sa);
+                const uint8_t *pb = ew8_at(w->b, w->bm, y, x, c, &sb);
+                int n = o->c - c < 16 ? o->c - c : 16;
+                if (sa == 1) {
+                    vnpu_ew8_run(pa, pb, sb, po + axis_off(&w->om[2], c), n, w->t1, w->t2, &w->q,
+                                 mode, 0);
+                } else { /* a broadcast along the channels: b steps, a does not */
+                    vnpu_ew8_run(pb, pa, sa, po + axis_off(&w->om[2], c), n, w->t2, w->t1, &w->q,
+                                 mode, 1);
+                }
+            }
+        }
+    }
+}
+
+/*
+ * The 8-bit path (common/ew8.h) of a binary MUL, ADD, SUB, MIN or MAX: 8-bit operands of
+ * one tile (or scalars; broadcasts step 0), an 8-bit OFM of one tile whose channels are
+ * adjacent, one clamp. 1 if it ran, 0 if the operation takes ew_run.
+ */
+static int ew8_binary(const struct operand *a, const struct operand *b, const struct ofm85 *o,
+                      const struct vnpu_out *out, const struct ew *e)
+{
+    static const int identity[3] = {0, 1, 2};
+    struct ew8op w;
+    int64_t max1;
+    int64_t max2;
+    w.a = a;
+    w.b = b;
+    w.o = o;
+    /* one operand must step along the channels (vnpu_ew8_run's a) */
+    int a_steps = !a->scalar && !a->bc;
+    int b_steps = !b->scalar && !b->bc;
+    if (e->mode > MAX || !(a_steps || b_steps) ||
+        (size_t)o->h * (size_t)o->w * (size_t)o->c <
+            (e->rescaled ? EW8_MIN_VALUES : EW8_UNSCALED_MIN_VALUES) ||
+        !vnpu_ew8_out_init(&w.q, &e->ro, out) || !u85_axes_of(&o->fm, o->axis, o->reverse, w.om) ||
+        w.om[2].rev || !(w.om[2].brick || w.om[2].stride == 1) ||
+        (!a->scalar && !u85_axes_of(&a->fm, identity, 0, w.am)) ||
+        (!b->scalar && !u85_axes_of(&b->fm, identity, 0, w.bm)) ||
+        !ew8_table(a, e, &e->r1, w.t1, &max1) || !ew8_table(b, e, &e->r2, w.t2, &max2) ||
+        !vnpu_ew8_bounded((int)e->mode, max1, max2)) {
+        return 0;
+    }
+    switch (e->mode) {
+    case MUL:
+        ew8_pixels(&w, EW8_MUL);
+        break;
+    case ADD:
+        ew8_pixels(&w, EW8_ADD);
+        break;
+    case SUB:
+        ew8_pixels(&w, EW8_SUB);
+        break;
+    case MIN:
+        ew8_pixels(&w, EW8_MIN);
+        break;
+    default:
+        ew8_pixels(&w, EW8_MAX);
+        break;
+    }
+    return 1;
+}
+
 static int op_elementwise(struct run85 *run, uint32_t mode)
 {
     struct regs *r = &run->x.regs;
@@ -262,6 +389,8 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
                 (uint8_t)ew_eval(&e, var == &a_op ? v : k, unary ? v : (var == &a_op ? k : v));
         }
         u85_map8(&var->fm, ia, &ofm, oa, table);
+    } else if (!unary && !logic && ew8_binary(&a_op, &b_op, &ofm, &o, &e)) {
+        /* ran on the 8-bit path */
     } else {
         ew_run(a_op, b_op, ofm, o, e, logic);
     }

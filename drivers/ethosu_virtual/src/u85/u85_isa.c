@@ -21,5 +21,6 @@ static const struct vnpu_enum_desc enums[] = {
 #include "u85_enums.def"
 };
 
+static struct vnpu_isa_index index_;
 const struct vnpu_isa vnpu_isa_u85 = {commands, sizeof(commands) / sizeof(commands[0]), enums,
-                                      sizeof(enums) / sizeof(enums[0])};
+                                      sizeof(enums) / sizeof(enums[0]), &index_};

@@ -35,18 +35,60 @@ int u85_map8_ok(const struct fm *in, const struct ofm85 *o, struct axis_map ia[3
            u85_axes_of(&o->fm, o->axis, o->reverse, oa);
 }
 
-/* OFM(y, x, c) = table[IFM(y, x, c)] over the operation's extent, transpose and reverse included. */
+/* Every byte by axis_off, channels innermost (maps without a linear axis). */
+static void map8_any(const uint8_t *ib, const struct axis_map ia[3], uint8_t *ob,
+                     const struct axis_map oa[3], const int ext[3], const uint8_t table[256])
+{
+    for (int y = 0; y < ext[0]; y++) {
+        for (int x = 0; x < ext[1]; x++) {
+            const uint8_t *ip = ib + axis_off(&ia[0], y) + axis_off(&ia[1], x);
+            uint8_t *op = ob + axis_off(&oa[0], y) + axis_off(&oa[1], x);
+            for (int c = 0; c < ext[2]; c++) {
+                op[axis_off(&oa[2], c)] = table[ip[axis_off(&ia[2], c)]];
+            }
+        }
+    }
+}
+
+/* An axis whose steps are one stride apart (no brick, no reverse). */
+static int map8_linear(const struct axis_map *a) { return !a->brick && !a->rev; }
+
+/* OFM(y, x, c) = table[IFM(y, x, c)] over the operation's extent, transpose and reverse
+ * included. The innermost loop walks the longest axis that is linear in both maps (a
+ * transpose's one-channel planes are long rows, not single bytes), with plain strides. */
 void u85_map8(const struct fm *in, const struct axis_map ia[3], const struct ofm85 *o,
               const struct axis_map oa[3], const uint8_t table[256])
 {
     const uint8_t *ib = in->mem + in->base[0];
     uint8_t *ob = o->fm.mem + o->fm.base[0];
-    for (int y = 0; y < o->h; y++) {
-        for (int x = 0; x < o->w; x++) {
-            const uint8_t *ip = ib + axis_off(&ia[0], y) + axis_off(&ia[1], x);
-            uint8_t *op = ob + axis_off(&oa[0], y) + axis_off(&oa[1], x);
-            for (int c = 0; c < o->c; c++) {
-                op[axis_off(&oa[2], c)] = table[ip[axis_off(&ia[2], c)]];
+    const int ext[3] = {o->h, o->w, o->c};
+    int inner = -1;
+    for (int i = 0; i < 3; i++) {
+        if (map8_linear(&ia[i]) && map8_linear(&oa[i]) && (inner < 0 || ext[i] > ext[inner])) {
+            inner = i;
+        }
+    }
+    if (inner < 0) {
+        map8_any(ib, ia, ob, oa, ext, table);
+        return;
+    }
+    const int a0 = inner == 0 ? 1 : 0;
+    const int a1 = inner == 2 ? 1 : 2;
+    const ptrdiff_t is = (ptrdiff_t)ia[inner].stride;
+    const ptrdiff_t os = (ptrdiff_t)oa[inner].stride;
+    const int n = ext[inner];
+    for (int u = 0; u < ext[a0]; u++) {
+        for (int v = 0; v < ext[a1]; v++) {
+            const uint8_t *ip = ib + axis_off(&ia[a0], u) + axis_off(&ia[a1], v);
+            uint8_t *op = ob + axis_off(&oa[a0], u) + axis_off(&oa[a1], v);
+            if (is == 1 && os == 1) {
+                for (int j = 0; j < n; j++) {
+                    op[j] = table[ip[j]];
+                }
+            } else {
+                for (int j = 0; j < n; j++) {
+                    op[(ptrdiff_t)j * os] = table[ip[(ptrdiff_t)j * is]];
+                }
             }
         }
     }
