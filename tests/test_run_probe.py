@@ -115,6 +115,10 @@ def test_probe_addresses() -> None:
     assert parse_probe("qemu").launch
     assert parse_probe("qemu:127.0.0.1:1234").address == "127.0.0.1:1234"
     assert parse_probe("openocd:[::1]:3333").host == "::1"
+    # GDB gets the host resolved (its sandbox has no /etc/hosts); numbers stay as written
+    assert parse_probe("openocd").gdb_address == "127.0.0.1:3333"
+    assert parse_probe("openocd:10.0.0.7:3333").gdb_address == "10.0.0.7:3333"
+    assert parse_probe("openocd:[::1]:3333").gdb_address == "[::1]:3333"
     # every kind resets the core halted; the servers that need it are told to serve
     # semihosting with the file calls through GDB
     for kind in ProbeKind:
@@ -403,15 +407,17 @@ def test_a_failing_firmware_keeps_its_code(failing: Path) -> None:
 @pytest.mark.qemu
 def test_a_gdb_server_address(failing: Path, gdbstub: tuple[int, int]) -> None:
     """The generic path: a GDB server at an address (QEMU's gdbstub started apart, as a
-    pyOCD or OpenOCD would be) and the board's UART as a pyserial URL."""
+    pyOCD or OpenOCD would be) and the board's UART as a pyserial URL; the host named
+    `localhost`, as docs/running.md writes it and as `--probe openocd` defaults: GDB runs
+    in the sandbox, which cannot resolve a name, so run resolves it (it could not)."""
     need_gdb()
     gdb_port, uart_port = gdbstub
     normal = kit("run", failing)
-    probe = kit("run", failing, "--probe", f"qemu:127.0.0.1:{gdb_port}",
-                "--serial", f"socket://127.0.0.1:{uart_port}")  # fmt: skip
+    probe = kit("run", failing, "--probe", f"qemu:localhost:{gdb_port}",
+                "--serial", f"socket://localhost:{uart_port}")  # fmt: skip
     assert probe.returncode == 1, probe
     assert console(probe.stdout) == console(normal.stdout)
-    assert f"through qemu at 127.0.0.1:{gdb_port}" in probe.stderr
+    assert f"through qemu at localhost:{gdb_port}" in probe.stderr
 
 
 def board_copy(root: Path, name: str, change: Callable[[str], str]) -> Path:

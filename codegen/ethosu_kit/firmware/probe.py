@@ -32,6 +32,7 @@ import contextlib
 import os
 import selectors
 import shutil
+import socket
 import time
 from collections import deque
 from collections.abc import Callable, Sequence
@@ -142,6 +143,21 @@ class ProbeSpec:
     @property
     def address(self) -> str:
         return f"{self.host}:{self.port}"
+
+    @property
+    def gdb_address(self) -> str:
+        """The address GDB is given: the host resolved here, outside the sandbox GDB runs
+        in, which has no /etc/hosts (a name, `localhost` included, resolves to nothing
+        there: `localhost:3333: No such file or directory.`). IPv4 first; a name this
+        machine cannot resolve is passed as written, for GDB's own error."""
+        try:
+            found = socket.getaddrinfo(self.host, self.port, type=socket.SOCK_STREAM)
+        except (socket.gaierror, UnicodeError):
+            return self.address
+        v4 = [info[4][0] for info in found if info[0] == socket.AF_INET]
+        if v4:
+            return f"{v4[0]}:{self.port}"
+        return f"[{found[0][4][0]}]:{self.port}" if found else self.address
 
     def __str__(self) -> str:
         return (
@@ -639,7 +655,7 @@ def _connect(session: ProbeSession, spec: ProbeSpec, say: Callable[[str], None])
     ):
         session.command(f"-gdb-set {setting}")
     try:
-        session.command(f"-target-select extended-remote {spec.address}")
+        session.command(f"-target-select extended-remote {spec.gdb_address}")
     except (_GdbError, _Ended) as exc:
         if session.qemu is not None and session.qemu.proc.poll() is not None:
             raise _qemu_refused(session) from None
