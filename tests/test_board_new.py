@@ -129,6 +129,7 @@ def test_unknown_npu_is_a_blocking_todo(tmp_path: Path, capsys: pytest.CaptureFi
     ready = report[report.index("ready:") :]
     assert "build --app bringup                              yes" in ready
     assert "no: npu.base is TODO, npu.irq is TODO" in ready
+    assert "ethosu-kit run --probe KIND (the board)" in ready  # no [qemu]: the probe path
     # a blocking TODO survives a copy, and a TODO boot region blocks every build
     text = (out / "board.toml").read_text()
     (out / "board.toml").write_text(

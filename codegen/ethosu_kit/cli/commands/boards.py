@@ -216,6 +216,9 @@ def readiness(board: Board) -> list[tuple[str, bool, str]]:
         ("build --app selftest --npu virtual", not base_problem, base_problem),
         ("build --npu driver (selftest, executor_runner)", not driver_problem, driver_problem),
         ("ethosu-kit run (QEMU)", board.qemu is not None, "no [qemu] machine" * (not board.qemu)),
+        # the silicon's own path, which a board with no QEMU machine is left with (a port
+        # read from a vendor pack): say it is there rather than only "run: no"
+        ("ethosu-kit run --probe KIND (the board)", not base_problem, base_problem),
     ]
 
 
