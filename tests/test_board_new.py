@@ -4,6 +4,7 @@ real cross compiler and running it in QEMU: tests/test_fw_new_board.py.)"""
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import asdict
 from pathlib import Path
@@ -573,3 +574,21 @@ def test_variant_with_security_aliases_and_no_x(tmp_path: Path) -> None:
     assert not any(r.loadable for r in regions.values())
     # no startup memory, no non-volatile one to suggest: a blocking TODO
     assert d.sources["boot.vector_region"] is Source.TODO and not d.known("boot.vector_region")
+
+
+def test_a_drafted_u85_soc_plans_dedicated_sram(
+    tmp_path: Path, data_pte_u85_dedicated: Path
+) -> None:
+    """Issue 17 item 4: a U85's Dedicated_Sram temp pool goes to a large on-chip SRAM (the
+    draft gives an NPU-reachable SRAM npu_port = "both", with a TODO to check the bus
+    matrix), the network to the MRAM beside the vectors; no off-chip DRAM needed."""
+    out = _new(tmp_path, "--pack", str(U85_PDSC), "--device", "U85SoC-1", name="u85soc")
+    toml = out / "board.toml"
+    assert 'npu_port = "both"  # TODO' in toml.read_text()
+    # the test pte is a U85-256's; the made-up SoC's CONFIG says 512 MACs
+    toml.write_text(toml.read_text().replace("ethos-u85 = [512]", "ethos-u85 = [256, 512]"))
+    project = make_project(data_pte_u85_dedicated, tmp_path / "fw", board=out).path
+    plan = json.loads((project / "memory_plan.json").read_text())
+    where = {b["name"]: b["region"] for b in plan["buffers"]}
+    assert where["network"] == "MRAM" and where["temp_pool"] == "SRAM0", where
+    assert where["fast_scratch"] == "SRAM0", where

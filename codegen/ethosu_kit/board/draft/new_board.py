@@ -44,7 +44,9 @@ from ethosu_kit.board.model import (
     BootFrom,
     ConsoleKind,
     ModeRegisters,
+    NpuPort,
     Qemu,
+    RegionKind,
 )
 from ethosu_kit.board.todo import TODO
 from ethosu_kit.core.errors import BoardError, KitError
@@ -140,6 +142,11 @@ def draft_from_pack(device: PackDevice, pdsc: Path, name: str, security: str) ->
         guessed = r.kind.value in ("sram", "bram", "dram", "flash")
         # a board's description is one line: the pack's names may not be
         region = replace(r, description=comment(r.description))
+        if region.kind == RegionKind.SRAM and region.npu:
+            # an SoC's NPU masters both sit on its interconnect as a rule: "both" lets a
+            # U85 (or U65) Dedicated_Sram put its temp pool in a large on-chip SRAM; the
+            # TODO asks for the bus matrix's word
+            region = replace(region, npu_port=NpuPort.BOTH)
         note = (
             "guessed from its kind: the NPU AXI port that reaches it, as the SoC's bus "
             'matrix says: "sram" (M0/AXI0, the U85 SRAM port), "ext" (M1/AXI1, EXT), "both", '
