@@ -16,7 +16,7 @@
  * table is the one the operation would build. Host builds only (with the decoded-weight
  * cache, ETHOSU_VIRTUAL_WEIGHT_CACHE); firmware runs each stream once and builds them.
  */
-enum vnpu_memo_kind { VNPU_MEMO_U55_EW8 = 1, VNPU_MEMO_U85_EW8, VNPU_MEMO_U85_MAP8 };
+enum vnpu_memo_kind { VNPU_MEMO_U55_EW8 = 1, VNPU_MEMO_U85_POOL_MAP8, VNPU_MEMO_U85_EW_MAP8 };
 
 /* The fields of `r` that decide vnpu_rescale_by's results, into k[0..5]. */
 static inline void vnpu_memo_rescaler(int64_t k[6], const struct vnpu_rescaler *r)
@@ -43,6 +43,22 @@ static inline void vnpu_memo_out(int64_t k[11], const struct vnpu_out *o)
     k[8] = o->lim.tmax;
     k[9] = o->lim.lo;
     k[10] = o->lim.hi;
+}
+
+/* The bytes of o's LUT that vnpu_out_value reads, into k (256 at most): their count, or -1 for
+ * a LUT kind an 8-bit map never has (no memo then). */
+static inline int vnpu_memo_lut8(uint8_t k[256], const struct vnpu_out *o)
+{
+    if (o->lut == 0) {
+        return 0;
+    }
+    if (o->lut != 8) {
+        return -1;
+    }
+    for (int i = 0; i < 256; i++) {
+        k[i] = o->table[i];
+    }
+    return 256;
 }
 
 #ifdef ETHOSU_VIRTUAL_WEIGHT_CACHE
