@@ -268,8 +268,11 @@ static inline int64_t ew_combine(int mode, int64_t a, int64_t b)
     }
 }
 
-/* Every output in 64 bits: each pixel addressed once, its channels by fm_chan (NHWC or NHCWB16). */
-static void ew_run(const struct ew55op *w)
+/* Every output in 64 bits: each pixel addressed once, its channels by fm_chan (NHWC or NHCWB16).
+ * ka, kb: the operands' load_elem kinds, oelem the OFM's element size (constants in the calls
+ * of ew_run, so the per-value switches fold away for them). */
+static inline __attribute__((always_inline)) void ew_run_k(const struct ew55op *w, const int ka,
+                                                           const int kb, const int oelem)
 {
     const struct fm ifm = w->ifm;
     const struct fm ifm2 = w->ifm2;
@@ -282,8 +285,6 @@ static void ew_run(const struct ew55op *w)
     const int scalar = w->scalar;
     const int reversed = w->reversed;
     const int64_t scalar_value = w->scalar_value;
-    int ka = ifm.elem * 2 + ifm.is_signed;
-    int kb = unary || scalar ? 0 : ifm2.elem * 2 + ifm2.is_signed;
     for (int y = 0; y < ofm.h; y++) {
         for (int x = 0; x < ofm.w; x++) {
             const uint8_t *pa = ifm.mem + fm_offset(&ifm, y, x, 0);
@@ -305,10 +306,49 @@ static void ew_run(const struct ew55op *w)
                     }
                 }
                 int64_t res = ew_combine(e.mode, ew55_pre(&e, 1, a), ew55_pre(&e, 0, b));
-                store_elem(po + fm_chan(&ofm, c), ofm.elem,
+                store_elem(po + fm_chan(&ofm, c), oelem,
                            vnpu_out_value(&o, vnpu_rescale_by(&out_scale, res)));
             }
         }
+    }
+}
+
+/* ew_run_k for this operation: the kinds of softmax's 32-bit steps and the 8-bit ones as
+ * constants, any other combination as values. */
+static void ew_run(const struct ew55op *w)
+{
+    const int ka = w->ifm.elem * 2 + w->ifm.is_signed;
+    const int kb = w->unary || w->scalar ? 0 : w->ifm2.elem * 2 + w->ifm2.is_signed;
+    const int oe = w->ofm.elem;
+    const int key = (ka << 8) | (kb << 4) | oe;
+    switch (key) {
+    case (9 << 8) | (9 << 4) | 4:
+        ew_run_k(w, 9, 9, 4);
+        break;
+    case (9 << 8) | (0 << 4) | 4:
+        ew_run_k(w, 9, 0, 4);
+        break;
+    case (9 << 8) | (3 << 4) | 4:
+        ew_run_k(w, 9, 3, 4);
+        break;
+    case (3 << 8) | (3 << 4) | 4:
+        ew_run_k(w, 3, 3, 4);
+        break;
+    case (3 << 8) | (9 << 4) | 4:
+        ew_run_k(w, 3, 9, 4);
+        break;
+    case (3 << 8) | (0 << 4) | 4:
+        ew_run_k(w, 3, 0, 4);
+        break;
+    case (3 << 8) | (3 << 4) | 1:
+        ew_run_k(w, 3, 3, 1);
+        break;
+    case (3 << 8) | (0 << 4) | 1:
+        ew_run_k(w, 3, 0, 1);
+        break;
+    default:
+        ew_run_k(w, ka, kb, oe);
+        break;
     }
 }
 
