@@ -1,7 +1,8 @@
 """Benchmark: the virtual NPU's time per inference next to tosa_reference_model on the same graph.
 
-Prints, per model: NPU operations in the stream, virtual-NPU ms per inference (the
-whole delegate: IO copies, command decode, execution), tosa_reference_model ms per
+Prints, per model: NPU operations in the stream, virtual-NPU µs per inference (the
+whole delegate as a caller running it repeatedly has it, `PreparedDelegate`: IO copies,
+command decode, execution; `run_delegate`'s figure beside it), tosa_reference_model µs per
 inference of the TOSA graph Vela compiled, and the ratio, MET / NOT MET against the goal
 of issue 21 (RATIO_GOAL); for the MobileNet-sized models also the multiply-accumulates
 per inference and GMAC/s against GMACS_GOAL. Figures only: nothing here asserts a speed
@@ -20,7 +21,7 @@ import numpy as np
 import pytest
 
 from ethosu_kit.pte import VelaBlocks, read_vela_streams
-from ethosu_kit.vnpu import VirtualNpu, run_delegate
+from ethosu_kit.vnpu import PreparedDelegate, VirtualNpu, run_delegate
 from ethosu_kit.vnpu.delegate import random_inputs
 from ethosu_kit.vnpu.npu import disassemble
 from models import lowered_cache_root
@@ -32,6 +33,8 @@ from vnpu_support import mismatches, op_model, runner_equals_simulation, tosa_ru
 pytestmark = [pytest.mark.benchmark, pytest.mark.lowering]
 
 REPEATS = 10
+# the virtual NPU's runs also repeat for this long (a small model's run is microseconds)
+VNPU_BUDGET_S = 0.2
 # issue 21 part 3: the virtual NPU at least this many times tosa_reference_model's speed on
 # every benchmark model, and this many GMAC/s on the MobileNet-sized one
 RATIO_GOAL = 50.0
@@ -70,12 +73,19 @@ def torch_macs(model: object) -> int:
     return total
 
 
-def _best_ms(fn: object, repeats: int) -> float:
+def _best_ms(fn: object, repeats: int, budget_s: float = 0.0) -> float:
+    """The fastest of `repeats` calls, or of as many more as fit `budget_s` seconds (a
+    run of microseconds on a shared machine: the best of 10 is mostly the others' load)."""
     best = float("inf")
-    for _ in range(repeats):
+    spent = 0.0
+    done = 0
+    while done < repeats or spent < budget_s:
         start = time.perf_counter()
         fn()  # type: ignore[operator]
-        best = min(best, time.perf_counter() - start)
+        took = time.perf_counter() - start
+        best = min(best, took)
+        spent += took
+        done += 1
     return best * 1e3
 
 
@@ -89,13 +99,19 @@ def _bench_against_tosa(
     inputs = random_inputs(blocks, np.random.default_rng(0))
     with VirtualNpu(blocks.cop.config, blocks.cop.id) as npu:
         assert mismatches(run_delegate(blocks, inputs, npu), tosa_run(tosa, inputs)) == 0
-        vnpu_ms = _best_ms(lambda: run_delegate(blocks, inputs, npu), repeats)
+        # an inference as a caller running the delegate repeatedly makes it: inputs copied
+        # in, the stream run from zeroed scratch, fresh output arrays
+        prepared = PreparedDelegate(blocks, npu)
+        assert mismatches(prepared(inputs), tosa_run(tosa, inputs)) == 0
+        vnpu_ms = _best_ms(lambda: prepared(inputs), repeats, VNPU_BUDGET_S)
+        call_ms = _best_ms(lambda: run_delegate(blocks, inputs, npu), repeats, VNPU_BUDGET_S)
     tosa_ms = _best_ms(lambda: tosa_run(tosa, inputs), max(3, repeats // 3))
     ratio = tosa_ms / vnpu_ms
     line = (
         f"\n[bench_vnpu] {label}: {ops} NPU ops, weights {len(blocks.weight_data)} B, "
-        f"scratch {blocks.scratch_size} B | virtual NPU {vnpu_ms:.3f} ms/inference | "
-        f"tosa_reference_model {tosa_ms:.3f} ms/inference | ratio {ratio:.1f}x "
+        f"scratch {blocks.scratch_size} B | virtual NPU {vnpu_ms * 1e3:.1f} us/inference "
+        f"(run_delegate {call_ms * 1e3:.1f} us) | "
+        f"tosa_reference_model {tosa_ms * 1e3:.1f} us/inference | ratio {ratio:.1f}x "
         f"(goal >= {RATIO_GOAL:.0f}x: {_met(ratio >= RATIO_GOAL)})"
     )
     if macs:

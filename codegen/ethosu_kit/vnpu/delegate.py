@@ -7,7 +7,7 @@ with base_addr = [weights, scratch(, fast scratch)], and copies the outputs back
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, cast
 
@@ -102,13 +102,15 @@ def random_inputs(blocks: VelaBlocks, rng: np.random.Generator) -> list[IntArray
 @dataclass(frozen=True)
 class _Plan:
     """What every inference of one delegate on one NPU reuses: the scratch, the job that
-    runs the stream (copying the weights in and zeroing the fast scratch first), and each
-    input and output as a typed view of the scratch."""
+    runs the stream (copying the weights in, zeroing the scratch and fast scratch, then
+    copying the inputs from their buffers into the scratch, in one library call), each
+    input's buffer and each output as a typed view of the scratch."""
 
     scratch: npt.NDArray[np.uint8]
     job: Job
-    inputs: tuple[IntArray, ...]  # views of the scratch, the delegate's dtypes and shapes
-    outputs: tuple[IntArray, ...]
+    inputs: tuple[IntArray, ...]  # the buffers the job copies in: the delegate's dtypes, shapes
+    outputs: tuple[IntArray, ...]  # views of the scratch
+    run: Callable[[], None]  # runs the job (VirtualNpu.runner)
 
 
 # The plans an NPU keeps (one per delegate and fast-scratch size it ran last).
@@ -140,19 +142,30 @@ def _plan(blocks: VelaBlocks, npu: VirtualNpu, fast_scratch_size: int) -> _Plan:
     if fast_scratch_size > 0:
         regions.append(aligned_bytes(fast_scratch_size))
     weight_data = np.frombuffer(blocks.weight_data, dtype=np.uint8)
+    places = tuple(
+        # flat where the shape does not cover the bytes (then every input takes _copy_in)
+        _view(scratch, t, shape if math.prod(shape) * t.elem_size == t.nbytes else (-1,))
+        for t, shape in zip(blocks.inputs, io_shapes(blocks, "input"), strict=True)
+    )
+    buffers = tuple(np.zeros_like(place) for place in places)
+    # every run starts from the .pte's weights, a zeroed scratch (region 1) and fast
+    # scratch (region 2), then the inputs: the zeroing and the copies inside the one call
+    job = npu.prepare(
+        blocks.cmd_data,
+        regions,
+        weight_data,
+        zero_regions=0b110,
+        copy_in=tuple(zip(buffers, places, strict=True)),
+    )
     plan = _Plan(
         scratch=scratch,
-        # every run starts from the .pte's weights and a zeroed fast scratch (region 2)
-        job=npu.prepare(blocks.cmd_data, regions, weight_data, zero_regions=0b100),
-        inputs=tuple(
-            # flat where the shape does not cover the bytes (then every input takes _copy_in)
-            _view(scratch, t, shape if math.prod(shape) * t.elem_size == t.nbytes else (-1,))
-            for t, shape in zip(blocks.inputs, io_shapes(blocks, "input"), strict=True)
-        ),
+        job=job,
+        inputs=buffers,
         outputs=tuple(
             _view(scratch, t, shape)
             for t, shape in zip(blocks.outputs, io_shapes(blocks, "output"), strict=True)
         ),
+        run=npu.runner(job),
     )
     if len(npu.plans) >= _PLANS_PER_NPU:
         npu.plans.clear()
@@ -161,8 +174,8 @@ def _plan(blocks: VelaBlocks, npu: VirtualNpu, fast_scratch_size: int) -> _Plan:
 
 
 def _copy_in(plan: _Plan, blocks: VelaBlocks, inputs: Sequence[IntArray]) -> None:
-    """Each input into its place in the scratch, as the delegate's dtype (any shape of the
-    right element count)."""
+    """Each input into its buffer, as the delegate's dtype (any shape of the right element
+    count)."""
     for i, (view, value) in enumerate(zip(plan.inputs, inputs, strict=True)):
         data = np.ascontiguousarray(value, dtype=view.dtype).reshape(-1)
         if data.nbytes != view.nbytes:
@@ -171,6 +184,59 @@ def _copy_in(plan: _Plan, blocks: VelaBlocks, inputs: Sequence[IntArray]) -> Non
                 f"(shape {io_shapes(blocks, 'input')[i]}), got {data.nbytes}"
             )
         view.reshape(-1)[:] = data
+
+
+def _set_inputs(plan: _Plan, blocks: VelaBlocks, inputs: Sequence[IntArray]) -> None:
+    if len(inputs) != len(plan.inputs):
+        raise KitError(
+            f"delegate {blocks.delegate_index} takes {len(blocks.inputs)} inputs, got {len(inputs)}"
+        )
+    # the common case in one numpy call: an array of the delegate's dtype and shape
+    for buffer, value in zip(plan.inputs, inputs, strict=True):
+        if (
+            type(value) is not np.ndarray
+            or value.dtype != buffer.dtype
+            or value.shape != buffer.shape
+        ):
+            _copy_in(plan, blocks, inputs)
+            return
+        buffer[...] = value  # (np.copyto's own call costs more than this copy)
+
+
+class PreparedDelegate:
+    """One delegate on one NPU, ready for many inferences (what `run_delegate` reuses), for
+    a caller that runs it repeatedly. Call it with the inputs for fresh output arrays (or
+    `out=`: arrays of the outputs' dtypes and shapes to fill), or write `inputs[i]` (the
+    buffers each run copies in) in place and call `run()`, then read `outputs[i]` (views
+    of the scratch, valid until the next run). Every run starts from zeroed scratch and
+    the .pte's weights, as `run_delegate`."""
+
+    __slots__ = ("_blocks", "_plan", "inputs", "outputs", "run")
+
+    def __init__(self, blocks: VelaBlocks, npu: VirtualNpu, fast_scratch_size: int = 0) -> None:
+        self._blocks = blocks
+        self._plan = _plan(blocks, npu, fast_scratch_size)
+        self.inputs = self._plan.inputs
+        self.outputs = self._plan.outputs
+        self.run = self._plan.run
+
+    def __call__(
+        self, inputs: Sequence[IntArray], out: Sequence[IntArray] | None = None
+    ) -> list[IntArray]:
+        _set_inputs(self._plan, self._blocks, inputs)
+        self.run()
+        if out is None:
+            return list(map(np.ndarray.copy, self.outputs))
+        if len(out) != len(self.outputs):
+            raise KitError(f"out= needs {len(self.outputs)} arrays, got {len(out)}")
+        for i, (dest, value) in enumerate(zip(out, self.outputs, strict=True)):
+            if dest.shape != value.shape or dest.dtype != value.dtype:
+                raise KitError(
+                    f"out[{i}] must be {value.dtype} of shape {value.shape}, "
+                    f"got {dest.dtype} of shape {dest.shape}"
+                )
+            dest[...] = value
+        return list(out)
 
 
 def run_delegate(
@@ -185,6 +251,7 @@ def run_delegate(
     the memory mode's arena cache size; the .pte does not record it). With an `npu`, what
     does not change between inferences (regions, job, IO layout) is prepared on its first
     run and reused: every run still starts from zeroed scratch and the .pte's weights.
+    (`PreparedDelegate` holds that preparation for a caller that runs one delegate often.)
     """
     if len(inputs) != len(blocks.inputs):
         check_blocks(blocks, fast_scratch_size)
@@ -195,18 +262,8 @@ def run_delegate(
     npu = npu or VirtualNpu(config=blocks.cop.config, npu_id=blocks.cop.id)
     try:
         plan = _plan(blocks, npu, fast_scratch_size)
-        plan.scratch.fill(0)
-        # the common case in one numpy call: an array of the delegate's dtype and shape
-        for view, value in zip(plan.inputs, inputs, strict=True):
-            if (
-                type(value) is not np.ndarray
-                or value.dtype != view.dtype
-                or value.shape != view.shape
-            ):
-                _copy_in(plan, blocks, inputs)
-                break
-            view[...] = value  # (np.copyto's own call costs more than this copy)
-        npu.run(plan.job)
+        _set_inputs(plan, blocks, inputs)
+        plan.run()
     finally:
         if own:
             npu.close()

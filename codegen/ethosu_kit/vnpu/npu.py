@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import ctypes
 import enum
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import cache
+from typing import Any
 
 import numpy as np
 import numpy.typing as npt
@@ -187,11 +188,14 @@ class VirtualNpu:
         regions: Sequence[npt.NDArray[np.uint8]],
         weights: npt.NDArray[np.uint8] | None = None,
         zero_regions: int = 0,
+        copy_in: Sequence[tuple[npt.NDArray[Any], npt.NDArray[Any]]] = (),
     ) -> Job:
         """A job that runs `cmd_data` on these regions (kept alive by the job) each time
         it is given to `run`: the aligned command copy and the library's job record are made
-        once, not per inference. Each run first copies `weights` into regions[0] and zeroes
-        the regions whose bit is set in `zero_regions`, inside the same library call."""
+        once, not per inference. Each run first copies `weights` into regions[0], zeroes
+        the regions whose bit is set in `zero_regions` and copies each (source, destination)
+        pair of `copy_in` (contiguous arrays of equal size, kept alive by the job), inside the
+        same library call."""
         if self._drv is None:
             raise VnpuError("the virtual NPU is closed")
         if self._cmd is None or self._cmd[0] is not cmd_data:
@@ -199,6 +203,12 @@ class VirtualNpu:
         n = len(regions)
         bases = (ctypes.c_uint64 * n)(*(r.ctypes.data for r in regions))
         sizes = (ctypes.c_size_t * n)(*(r.nbytes for r in regions))
+        for src, dst in copy_in:
+            if src.nbytes != dst.nbytes or not (src.flags.c_contiguous and dst.flags.c_contiguous):
+                raise VnpuError("a copy_in pair is not two contiguous arrays of one size")
+        copies = (_NativeCopy * max(1, len(copy_in)))(
+            *(_NativeCopy(src.ctypes.data, dst.ctypes.data, src.nbytes) for src, dst in copy_in)
+        )
         native = _NativeJob(
             drv=ctypes.addressof(self._drv),
             custom_data=self._cmd[1].ctypes.data,
@@ -209,12 +219,14 @@ class VirtualNpu:
             custom_data_size=len(cmd_data),
             num_base_addr=n,
             zero_regions=zero_regions,
+            num_copy_in=len(copy_in),
+            copy_in=ctypes.addressof(copies),
         )
         return Job(
             cmd=self._cmd[1],
             regions=tuple(regions),
             weights=weights,
-            keep=(bases, sizes),
+            keep=(bases, sizes, copies, tuple(copy_in)),
             native=native,
             addr=ctypes.addressof(native),
             drv=self._drv,
@@ -228,14 +240,41 @@ class VirtualNpu:
             raise VnpuError("the job was prepared for another virtual NPU")
         rc = self._lib.ethosu_virtual_run_job(job.addr)
         if rc != 0:
-            reason = (self._lib.ethosu_virtual_last_error(self._drv) or b"").decode()
-            raise VnpuError(f"virtual NPU: {reason or f'ethosu_invoke_v3 returned {rc}'}")
+            self._failed(rc)
+
+    def _failed(self, rc: int) -> None:
+        """Raise the library's reason for the job that returned `rc`."""
+        reason = (self._lib.ethosu_virtual_last_error(self._drv) or b"").decode()
+        raise VnpuError(f"virtual NPU: {reason or f'ethosu_invoke_v3 returned {rc}'}")
+
+    def runner(self, job: Job) -> Callable[[], None]:
+        """`run(job)` as a call without arguments, for a caller that runs one job many times:
+        the library function and the job's address bound once."""
+        if job.drv is not self._drv:
+            raise VnpuError("the job was prepared for another virtual NPU")
+        run_job = self._lib.ethosu_virtual_run_job
+        addr = job.addr
+
+        def run() -> None:
+            if self._drv is None:
+                raise VnpuError("the virtual NPU is closed")
+            rc = run_job(addr)
+            if rc != 0:
+                self._failed(rc)
+
+        return run
 
     def invoke(self, cmd_data: bytes, regions: Sequence[npt.NDArray[np.uint8]]) -> None:
         """Run a COP1 payload with base_addr[i] = regions[i] (16-byte aligned uint8 arrays)."""
         if self._drv is None:
             raise VnpuError("the virtual NPU is closed")
         self.run(self.prepare(cmd_data, regions))
+
+
+class _NativeCopy(ctypes.Structure):
+    """struct ethosu_virtual_copy (include/ethosu_virtual.h)."""
+
+    _fields_ = [("src", ctypes.c_void_p), ("dst", ctypes.c_void_p), ("bytes", ctypes.c_size_t)]
 
 
 class _NativeJob(ctypes.Structure):
@@ -251,6 +290,8 @@ class _NativeJob(ctypes.Structure):
         ("custom_data_size", ctypes.c_int),
         ("num_base_addr", ctypes.c_int),
         ("zero_regions", ctypes.c_uint32),
+        ("num_copy_in", ctypes.c_int),
+        ("copy_in", ctypes.c_void_p),
     ]
 
 

@@ -57,11 +57,17 @@ void ethosu_virtual_stack_leave(void);
 
 /*
  * One inference of a host binding in one call: `weights_size` bytes from `weights` copied
- * into base_addr[0], the regions `zero_regions` names zeroed (bit i: base_addr[i]), then
- * ethosu_invoke_v3 with the rest. A binding through a foreign-function layer pays per call
+ * into base_addr[0], the regions `zero_regions` names zeroed (bit i: base_addr[i]), the
+ * `num_copy_in` copies made (a delegate's inputs from the binding's own buffers into the
+ * zeroed scratch), then ethosu_invoke_v3 with the rest. A binding through a foreign-function layer pays per call
  * and per argument, more than a small model's whole run; prepared once, a job is one
  * pointer (codegen/ethosu_kit/vnpu/npu.py keeps the same layout).
  */
+struct ethosu_virtual_copy {
+    const void *src;
+    void *dst;
+    size_t bytes;
+};
 struct ethosu_virtual_job {
     struct ethosu_driver *drv;
     const void *custom_data;
@@ -72,6 +78,8 @@ struct ethosu_virtual_job {
     int custom_data_size;
     int num_base_addr;
     uint32_t zero_regions;
+    int num_copy_in;
+    const struct ethosu_virtual_copy *copy_in;
 };
 int ethosu_virtual_run_job(const struct ethosu_virtual_job *job);
 

@@ -563,6 +563,9 @@ int ethosu_virtual_run_job(const struct ethosu_virtual_job *job)
             memset((void *)(uintptr_t)job->base_addr[i], 0, job->base_addr_size[i]);
         }
     }
+    for (int i = 0; i < job->num_copy_in; i++) {
+        memcpy(job->copy_in[i].dst, job->copy_in[i].src, job->copy_in[i].bytes);
+    }
     return ethosu_invoke_v3(job->drv, job->custom_data, job->custom_data_size, job->base_addr,
                             job->base_addr_size, n, NULL);
 }

@@ -21,14 +21,24 @@ int vnpu_fm_check(const struct fm *f, const char *what, char *why, size_t len)
         if (y1 <= y0 || x1 <= x0) {
             continue;
         }
+        /* within tile t (fm_offset's t: rows from y0, columns from x0) an offset is base[t] +
+         * y * sy + x * sx + a channel term, so its extremes are the sums of each term's: 2 + 2
+         * + 4 values instead of 16 offsets */
+        int64_t ys[2] = {0, (int64_t)(y1 - 1 - y0) * f->sy};
+        int64_t xs[2] = {0, (int64_t)(x1 - 1 - x0) * f->sx};
         int cs[4] = {0, f->c - 1, f->c > 16 ? 15 : f->c - 1, f->c > 16 ? 16 : 0};
-        int64_t lo = INT64_MAX;
-        int64_t hi = INT64_MIN;
-        for (int i = 0; i < 16; i++) {
-            int64_t o = fm_offset(f, (i & 1) ? y1 - 1 : y0, (i & 2) ? x1 - 1 : x0, cs[i >> 2]);
-            lo = o < lo ? o : lo;
-            hi = o > hi ? o : hi;
+        int64_t lo = f->base[t] + (ys[0] < ys[1] ? ys[0] : ys[1]) + (xs[0] < xs[1] ? xs[0] : xs[1]);
+        int64_t hi = f->base[t] + (ys[0] > ys[1] ? ys[0] : ys[1]) + (xs[0] > xs[1] ? xs[0] : xs[1]);
+        int64_t clo = INT64_MAX;
+        int64_t chi = INT64_MIN;
+        for (int i = 0; i < 4; i++) {
+            int64_t o = f->brick ? (int64_t)(cs[i] >> 4) * f->sc + (int64_t)(cs[i] & 15) * f->elem
+                                 : (int64_t)cs[i] * f->elem;
+            clo = o < clo ? o : clo;
+            chi = o > chi ? o : chi;
         }
+        lo += clo;
+        hi += chi;
         if (lo < 0 || hi + f->elem > (int64_t)f->size) {
             snprintf(why, len, "%s tile %d spans bytes [%s, %s) outside its region of %lu bytes",
                      what, t, VNPU_I64(lo), VNPU_I64(hi + f->elem), (unsigned long)f->size);

@@ -2,6 +2,7 @@
 #include "u55/u55.h"
 
 #include "common/ew8.h"
+#include "common/memo.h"
 #include "common/mutation.h"
 #include "ethosu_virtual.h"
 
@@ -163,6 +164,37 @@ static int ew_fast8_tables(const struct ew55op *w, int32_t t1[256], int32_t t2[2
     return fast8 && vnpu_ew8_bounded(mode, max1, max2);
 }
 
+/* ew_fast8_tables' result and tables. */
+struct ew8_tables {
+    int32_t ok;
+    int32_t t1[256];
+    int32_t t2[256];
+};
+
+/*
+ * ew_fast8_tables' result for `w`: from the memo when an earlier run built it (host builds),
+ * else built, into the memo or `own`. The key holds everything ew_fast8_tables reads.
+ */
+static const struct ew8_tables *ew_fast8_memo(const struct ew55op *w, struct ew8_tables *own)
+{
+    const struct ew55 *e = &w->e;
+    int64_t key[31] = {e->mode,     e->scale_mode,     e->iround,         e->fixed_shift,
+                       e->opa16,    e->opb16,          w->ifm.elem,       w->ifm.is_signed,
+                       w->ifm.zp,   w->ifm2.elem,      w->ifm2.is_signed, w->ifm2.zp,
+                       w->ofm.elem, w->unary,          w->scalar,         w->scalar_value,
+                       w->reversed, w->out_scale.fast, w->o.simple};
+    vnpu_memo_rescaler(&key[19], &e->opa);
+    vnpu_memo_rescaler(&key[25], &w->out_scale);
+    int fresh = 1;
+    struct ew8_tables *t =
+        (struct ew8_tables *)vnpu_memo_get(VNPU_MEMO_U55_EW8, key, sizeof(key), sizeof(*t), &fresh);
+    t = t != NULL ? t : own;
+    if (fresh) {
+        t->ok = ew_fast8_tables(w, t->t1, t->t2);
+    }
+    return t;
+}
+
 /* The 8-bit path over every output (the tables of ew_fast8_tables): per pixel, its channels
  * in runs of up to 16 adjacent bytes (NHWC, or one NHCWB16 brick). */
 static inline __attribute__((always_inline)) void
@@ -236,8 +268,11 @@ static inline int64_t ew_combine(int mode, int64_t a, int64_t b)
     }
 }
 
-/* Every output in 64 bits: each pixel addressed once, its channels by fm_chan (NHWC or NHCWB16). */
-static void ew_run(const struct ew55op *w)
+/* Every output in 64 bits: each pixel addressed once, its channels by fm_chan (NHWC or NHCWB16).
+ * ka, kb: the operands' load_elem kinds, oelem the OFM's element size (constants in the calls
+ * of ew_run, so the per-value switches fold away for them). */
+static inline __attribute__((always_inline)) void ew_run_k(const struct ew55op *w, const int ka,
+                                                           const int kb, const int oelem)
 {
     const struct fm ifm = w->ifm;
     const struct fm ifm2 = w->ifm2;
@@ -250,8 +285,6 @@ static void ew_run(const struct ew55op *w)
     const int scalar = w->scalar;
     const int reversed = w->reversed;
     const int64_t scalar_value = w->scalar_value;
-    int ka = ifm.elem * 2 + ifm.is_signed;
-    int kb = unary || scalar ? 0 : ifm2.elem * 2 + ifm2.is_signed;
     for (int y = 0; y < ofm.h; y++) {
         for (int x = 0; x < ofm.w; x++) {
             const uint8_t *pa = ifm.mem + fm_offset(&ifm, y, x, 0);
@@ -273,10 +306,49 @@ static void ew_run(const struct ew55op *w)
                     }
                 }
                 int64_t res = ew_combine(e.mode, ew55_pre(&e, 1, a), ew55_pre(&e, 0, b));
-                store_elem(po + fm_chan(&ofm, c), ofm.elem,
+                store_elem(po + fm_chan(&ofm, c), oelem,
                            vnpu_out_value(&o, vnpu_rescale_by(&out_scale, res)));
             }
         }
+    }
+}
+
+/* ew_run_k for this operation: the kinds of softmax's 32-bit steps and the 8-bit ones as
+ * constants, any other combination as values. */
+static void ew_run(const struct ew55op *w)
+{
+    const int ka = w->ifm.elem * 2 + w->ifm.is_signed;
+    const int kb = w->unary || w->scalar ? 0 : w->ifm2.elem * 2 + w->ifm2.is_signed;
+    const int oe = w->ofm.elem;
+    const int key = (ka << 8) | (kb << 4) | oe;
+    switch (key) {
+    case (9 << 8) | (9 << 4) | 4:
+        ew_run_k(w, 9, 9, 4);
+        break;
+    case (9 << 8) | (0 << 4) | 4:
+        ew_run_k(w, 9, 0, 4);
+        break;
+    case (9 << 8) | (3 << 4) | 4:
+        ew_run_k(w, 9, 3, 4);
+        break;
+    case (3 << 8) | (3 << 4) | 4:
+        ew_run_k(w, 3, 3, 4);
+        break;
+    case (3 << 8) | (9 << 4) | 4:
+        ew_run_k(w, 3, 9, 4);
+        break;
+    case (3 << 8) | (0 << 4) | 4:
+        ew_run_k(w, 3, 0, 4);
+        break;
+    case (3 << 8) | (3 << 4) | 1:
+        ew_run_k(w, 3, 3, 1);
+        break;
+    case (3 << 8) | (0 << 4) | 1:
+        ew_run_k(w, 3, 0, 1);
+        break;
+    default:
+        ew_run_k(w, ka, kb, oe);
+        break;
     }
 }
 
@@ -294,14 +366,16 @@ int u55_op_elementwise(struct vnpu_exec *run, uint32_t param)
     if (ew_setup_maps(run, &w, mode) != 0 || ew_setup_scales(run, &w, mode) != 0) {
         return -1;
     }
-    int32_t t1[256];
-    int32_t t2[256];
     /* the tables cost 256 (512) evaluations: for fewer outputs the direct path is quicker */
     size_t values = (size_t)w.ofm.h * (size_t)w.ofm.w * (size_t)w.ofm.c;
     int rescaled = (mode == 1 || mode == 2) && w.e.scale_mode != 0;
-    if (values >= (rescaled ? EW_TABLE_MIN_VALUES : EW_CHEAP_TABLE_MIN_VALUES) &&
-        ew_fast8_tables(&w, t1, t2)) {
-        ew_run_fast8(&w, t1, t2);
+    struct ew8_tables own;
+    const struct ew8_tables *tab = NULL;
+    if (values >= (rescaled ? EW_TABLE_MIN_VALUES : EW_CHEAP_TABLE_MIN_VALUES)) {
+        tab = ew_fast8_memo(&w, &own);
+    }
+    if (tab != NULL && tab->ok) {
+        ew_run_fast8(&w, tab->t1, tab->t2);
     } else {
         ew_run(&w);
     }

@@ -2,8 +2,11 @@
 #include "u85/u85.h"
 
 #include "common/ew8.h"
+#include "common/memo.h"
 #include "common/mutation.h"
 #include "ethosu_virtual.h"
+
+#include <string.h>
 
 int u85_setup_operand(struct run85 *run, struct operand *op, int which, const struct ofm85 *ofm,
                       int broadcast)
@@ -187,6 +190,42 @@ static void ew_run(const struct operand a_op, const struct operand b_op, const s
             }
         }
     }
+}
+
+/* OFM byte for each byte of `var` (the other operand the scalar k, or none if unary): from the
+ * memo when an earlier run built it (host builds), else built, into the memo or `own`. The
+ * key holds every input of ew_eval. */
+static const uint8_t *ew_map8_table(const struct ew *e, const struct operand *var, int64_t k,
+                                    int var_first, int unary, int logic, uint8_t own[256])
+{
+    struct {
+        int64_t v[40];
+        uint8_t lut[256];
+    } key;
+    memset(&key, 0, sizeof(key));
+    key.v[0] = e->mode;
+    key.v[1] = e->rescaled;
+    key.v[2] = k;
+    key.v[3] = var_first;
+    key.v[4] = unary;
+    key.v[5] = logic;
+    key.v[6] = var->fm.is_signed;
+    key.v[7] = var->fm.zp;
+    vnpu_memo_rescaler(&key.v[8], &e->r1);
+    vnpu_memo_rescaler(&key.v[14], &e->r2);
+    vnpu_memo_rescaler(&key.v[20], &e->ro);
+    vnpu_memo_out(&key.v[26], e->o);
+    int lut = vnpu_memo_lut8(key.lut, e->o);
+    int fresh = 1;
+    uint8_t *table = lut < 0 ? NULL
+                             : (uint8_t *)vnpu_memo_get(VNPU_MEMO_U85_EW_MAP8, &key,
+                                                        sizeof(key.v) + (size_t)lut, 256u, &fresh);
+    table = table != NULL ? table : own;
+    for (int t = 0; fresh && t < 256; t++) {
+        int64_t v = byte_value(t, var->fm.is_signed) - (logic ? 0 : var->fm.zp);
+        table[t] = (uint8_t)ew_eval(e, var_first ? v : k, unary ? v : (var_first ? k : v));
+    }
+    return table;
 }
 
 /* Outputs from which the 8-bit path's tables (up to 512 evaluations) pay for themselves:
@@ -380,15 +419,11 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
     struct axis_map oa[3];
     if (!var->scalar && (unary || fixed->scalar) && (var->bh | var->bw | var->bc) == 0 &&
         u85_map8_ok(&var->fm, &ofm, ia, oa)) {
-        uint8_t table[256];
+        uint8_t own[256];
         int64_t k =
             logic ? fixed->value + fixed->fm.zp : fixed->value; /* as operand_raw / operand_at */
-        for (int t = 0; t < 256; t++) {
-            int64_t v = byte_value(t, var->fm.is_signed) - (logic ? 0 : var->fm.zp);
-            table[t] =
-                (uint8_t)ew_eval(&e, var == &a_op ? v : k, unary ? v : (var == &a_op ? k : v));
-        }
-        u85_map8(&var->fm, ia, &ofm, oa, table);
+        u85_map8(&var->fm, ia, &ofm, oa,
+                 ew_map8_table(&e, var, k, var == &a_op, unary, logic, own));
     } else if (!unary && !logic && ew8_binary(&a_op, &b_op, &ofm, &o, &e)) {
         /* ran on the 8-bit path */
     } else {

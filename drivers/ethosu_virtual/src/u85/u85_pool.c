@@ -1,8 +1,11 @@
 /* ethosu-porting-kit virtual NPU: Ethos-U85 POOL, and POOL NONE over accumulators from IFM2. */
 #include "u85/u85.h"
 
+#include "common/memo.h"
 #include "common/mutation.h"
 #include "ethosu_virtual.h"
+
+#include <string.h>
 
 /* ---- POOL ---------------------------------------------------------------------------------- */
 
@@ -23,6 +26,35 @@ static inline int64_t pool_eval(int mode, int64_t acc, int count,
         acc = vnpu_rescale(acc, mult, 30u + (unsigned)kbits, avg_round);
     }
     return vnpu_out_value(o, vnpu_rescale_by(out_scale, acc));
+}
+
+/* OFM byte for each IFM byte of a pool with one tap: from the memo when an earlier run built it
+ * (host builds), else built, into the memo or `own`. The key holds every input of pool_eval. */
+static const uint8_t *pool_map8_table(const struct fm *ifm, int mode,
+                                      const struct vnpu_rescaler *out_scale,
+                                      const struct vnpu_out *o, uint8_t own[256])
+{
+    struct {
+        int64_t v[20];
+        uint8_t lut[256];
+    } key;
+    memset(&key, 0, sizeof(key));
+    key.v[0] = mode;
+    key.v[1] = ifm->is_signed;
+    key.v[2] = ifm->zp;
+    vnpu_memo_rescaler(&key.v[3], out_scale);
+    vnpu_memo_out(&key.v[9], o);
+    int lut = vnpu_memo_lut8(key.lut, o);
+    int fresh = 1;
+    uint8_t *table = lut < 0 ? NULL
+                             : (uint8_t *)vnpu_memo_get(VNPU_MEMO_U85_POOL_MAP8, &key,
+                                                        sizeof(key.v) + (size_t)lut, 256u, &fresh);
+    table = table != NULL ? table : own;
+    for (int b = 0; fresh && b < 256; b++) {
+        int64_t v = byte_value(b, ifm->is_signed) - ifm->zp;
+        table[b] = (uint8_t)pool_eval(mode, v, 1, out_scale, o);
+    }
+    return table;
 }
 
 /* Every output of a pool (kept accumulators: the running maximum), on copies no pointer
@@ -103,12 +135,8 @@ static int op_pool(struct run85 *run, uint32_t mode)
     if (mode != 2 && kept == NULL && k.kh == 1 && k.kw == 1 && k.sy == 1 && k.sx == 1 &&
         !k.upscale && (k.pad_top | k.pad_left | k.pad_bottom | k.pad_right) == 0 &&
         u85_map8_ok(&ifm, &ofm, ia, oa)) {
-        uint8_t table[256];
-        for (int b = 0; b < 256; b++) {
-            int64_t v = byte_value(b, ifm.is_signed) - ifm.zp;
-            table[b] = (uint8_t)pool_eval((int)mode, v, 1, &out_scale, &o);
-        }
-        u85_map8(&ifm, ia, &ofm, oa, table);
+        uint8_t own[256];
+        u85_map8(&ifm, ia, &ofm, oa, pool_map8_table(&ifm, (int)mode, &out_scale, &o, own));
     } else {
         pool_run(ifm, k, ofm, o, out_scale, (int)mode, kept, keep, hold);
     }
