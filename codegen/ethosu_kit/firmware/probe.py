@@ -43,6 +43,7 @@ from typing import Any
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_ELF, open_regular
 from ethosu_kit.core.process import MAX_OUTPUT, _signals_raise
+from ethosu_kit.firmware import probe_qemu
 from ethosu_kit.firmware.elf import ELF_ERRORS, read_elf
 from ethosu_kit.firmware.flash import manifest_path, read_manifest
 from ethosu_kit.firmware.gdb_mi import (
@@ -561,8 +562,6 @@ def _board_baud(image: KitImage) -> int:
 def _start_qemu(
     session: ProbeSession, image: KitImage, say: Callable[[str], None], confine: Sandbox | None
 ) -> ProbeSpec:
-    from ethosu_kit.firmware import probe_qemu  # noqa: PLC0415 - only --probe qemu starts one
-
     target = probe_qemu.qemu_target(image)
     if target.stand_in:
         say(stand_in_line(image.board, target))
