@@ -7,5 +7,9 @@ functions of it: `views.svg`, `views.terminal`, `page.html` (the self-contained 
 (`--budget`). Every number is the plan's (plan.fill's accounting) or the ELF's
 (firmware.elf), never worked out another way.
 
+`advise` (`ethosu-kit advise`) plans each candidate on the boards and picks;
+`advise_candidates` chooses the candidates, `advise_compile` compiles them with Vela;
+`advise_view` prints the table.
+
 Layer: above firmware (it reads ELFs with firmware.elf), below cli.
 """

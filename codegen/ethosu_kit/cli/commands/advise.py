@@ -35,14 +35,9 @@ from ethosu_kit.pte.vela_compile import (
     tosa_files,
 )
 from ethosu_kit.report import advise_view
-from ethosu_kit.report.advise import (
-    Advice,
-    Candidate,
-    advise,
-    choose_candidates,
-    compile_candidates,
-    tosa_family,
-)
+from ethosu_kit.report.advise import Advice, advise
+from ethosu_kit.report.advise_candidates import Candidate, choose_candidates, tosa_family
+from ethosu_kit.report.advise_compile import compile_candidates
 
 EXAMPLE_MODULE = "ethosu_kit.aot.examples:example_model"
 
