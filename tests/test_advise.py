@@ -20,7 +20,7 @@ from ethosu_kit.board.loader import load_board
 from ethosu_kit.cli.app import main as kit_main
 from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.vela_compile import stream_bytes, tosa_files
-from ethosu_kit.report import advise, advise_view
+from ethosu_kit.report import advise, advise_candidates, advise_compile, advise_view
 from vnpu_models import BY_NAME, lowered
 
 REPO = Path(__file__).resolve().parents[1]
@@ -159,8 +159,10 @@ def test_html_section(run: dict) -> None:
 
 def test_terminal_table_fits_80_columns(tiny: Path) -> None:
     boards = [load_board("corstone-300")]
-    candidates = advise.choose_candidates(boards, ["ethos-u55-128"], ["Shared_Sram"])
-    compiled = advise.compile_candidates([(tosa_files(tiny / "dump"), candidates[0].target)])
+    candidates = advise_candidates.choose_candidates(boards, ["ethos-u55-128"], ["Shared_Sram"])
+    compiled = advise_compile.compile_candidates(
+        [(tosa_files(tiny / "dump"), candidates[0].target)]
+    )
     a = advise.advise("tiny", candidates, compiled, boards)
     console = Console(file=io.StringIO(), width=80, highlight=False, emoji=False)
     advise_view.terminal(a, console)

@@ -234,7 +234,7 @@ def test_board_folder_relative_to_the_caller(
 
 
 def test_hooks_table_and_defaults() -> None:
-    from ethosu_kit.board.model import HOOK_NAMES, hal_default
+    from ethosu_kit.board.hooks import HOOK_NAMES, hal_default
 
     assert HOOK_NAMES == ("console", "timer", "board_init", "cache", "npu", "exit", "fault")
     an500 = load_board(str(EXAMPLES / "mps2-an500"))

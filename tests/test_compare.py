@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 
 from ethosu_kit.cli.app import main
-from ethosu_kit.pte.reader import io_quantization
+from ethosu_kit.pte.quant import io_quantization
 
 
 def _simulate(pte: Path, out: Path, seed: str = "3") -> dict[str, np.ndarray]:
@@ -182,7 +182,7 @@ def test_one_lsb_in_float32_is_within_lsb_1() -> None:
     PyTorch model): |a - b| / scale is 1.0000032 in float32 arithmetic, which once made
     `--lsb 1` say DIFFERENT with '0 of 512 beyond 1'. The verdict is the count."""
     from ethosu_kit.inputs.compare import compare
-    from ethosu_kit.pte.reader import Quantization
+    from ethosu_kit.pte.quant import Quantization
 
     q = Quantization(0.00746206, -128)
     steps = np.arange(-128, 128, dtype=np.float32)

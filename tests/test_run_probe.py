@@ -30,7 +30,7 @@ import numpy as np
 import pytest
 
 from ethosu_kit.firmware.gdb_mi import RecordKind, parse_record
-from ethosu_kit.firmware.probe import ProbeKind, load_steps, parse_probe
+from ethosu_kit.firmware.probe_kind import ProbeKind, load_steps, parse_probe
 from fw_helpers import Built, built, need_cross_gcc, need_qemu
 from hostile import Result, assert_refused, run_kit
 from projects import make_project

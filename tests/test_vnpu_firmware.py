@@ -104,7 +104,7 @@ def io_run(
     QEMU (semihosting file IO) and the same input, quantized, through simulate."""
     import numpy as np
 
-    from ethosu_kit.pte.reader import io_quantization
+    from ethosu_kit.pte.quant import io_quantization
 
     folder = tmp_path_factory.mktemp("runner_io")
     x = np.random.default_rng(7).uniform(-1, 1, (1, 3, 16, 16)).astype(np.float32)

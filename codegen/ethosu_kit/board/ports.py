@@ -12,7 +12,8 @@ from pathlib import Path, PurePosixPath
 from typing import Protocol
 
 from ethosu_kit.board.checks import fail, port_path_problem
-from ethosu_kit.board.model import HOOK_NAMES, Board, Port
+from ethosu_kit.board.hooks import HOOK_NAMES
+from ethosu_kit.board.model import Board, Port
 from ethosu_kit.board.reader import Table, one_of
 
 

@@ -93,7 +93,7 @@ MIN_STACK = 1024
 # allocates with `new`.
 MIN_HEAP = 8
 # option -> (what, alignment, minimum); the pools' minimum is one alignment unit (the
-# planner's MIN_POOL: no zero-length array in the C)
+# plan.placer's MIN_POOL: no zero-length array in the C)
 SIZE_RULES: Final[dict[str, tuple[str, int, int]]] = {
     "stack": ("stack", ROUND, MIN_STACK),
     "heap": ("heap", ROUND, MIN_HEAP),

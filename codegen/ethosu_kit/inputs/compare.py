@@ -27,9 +27,8 @@ import numpy.typing as npt
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.inputs.arrays import load_arrays
 from ethosu_kit.pte.ptd import ExternalData, load_external
+from ethosu_kit.pte.quant import Quantization, delegate_args
 from ethosu_kit.pte.reader import (
-    Quantization,
-    delegate_args,
     model_from_bytes,
     read_pte_bytes,
     vela_streams_from_bytes,

@@ -20,8 +20,8 @@ import numpy as np
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.inputs.arrays import NamedArray, conform, load_arrays
 from ethosu_kit.pte.ptd import ExternalData
+from ethosu_kit.pte.quant import delegate_args
 from ethosu_kit.pte.reader import (
-    delegate_args,
     model_from_bytes,
     read_pte_bytes,
     vela_streams_from_bytes,
@@ -40,7 +40,7 @@ if TYPE_CHECKING:
 
     from ethosu_kit.inputs.arrays import NamedArray
     from ethosu_kit.pte import VelaBlocks
-    from ethosu_kit.pte.reader import DelegateArg, Quantization
+    from ethosu_kit.pte.quant import DelegateArg, Quantization
 
 
 @dataclass(frozen=True)

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import KitError, PlanError
+from ethosu_kit.core.sizes import parse_size
 from ethosu_kit.npu.facts import NPU_ALIGN, VELA_REGION_WEIGHTS, MemoryMode
 from ethosu_kit.plan.external_types import ExternalPtd
 from ethosu_kit.plan.placer import Want
@@ -45,8 +46,6 @@ def parse_place(items: Sequence[str] | None, what: str = "--place-data") -> dict
 
 def parse_slots(items: Sequence[str] | None) -> dict[str, tuple[int, int]]:
     """`TAG=ADDRESS:SIZE` (numbers in C notation, SIZE also `64KiB`)."""
-    from ethosu_kit.core.sizes import parse_size  # noqa: PLC0415 - only with --ptd-slot
-
     out: dict[str, tuple[int, int]] = {}
     for item in items or ():
         tag, sep, rest = item.partition("=")

@@ -40,9 +40,8 @@ from ethosu_kit.npu.facts import (
     MemoryMode,
 )
 from ethosu_kit.plan.apps import App, method_pool_size
-from ethosu_kit.plan.placer import Want
+from ethosu_kit.plan.placer import MIN_POOL, Want
 from ethosu_kit.plan.planner import (
-    MIN_POOL,
     TEMP_ALIGN_SLACK,
     _Planner,
     cpu_temp_need,
@@ -182,7 +181,7 @@ class _ImagePlanner(_Planner):
             self._own(name, p.name, n)
             self.entries[p.name]["temp_pool"] = name
         if view is None:
-            self._place_cpu(name, Role.SCRATCH, size, cpu_ram, why)
+            self.place_cpu(name, Role.SCRATCH, size, cpu_ram, why)
             return
         port = view.region(VELA_REGION_SCRATCH)
         if self.mode == MemoryMode.DEDICATED_SRAM:
@@ -269,7 +268,7 @@ class _ImagePlanner(_Planner):
                     + ", ".join(f"{p.name} {n}" for p, n in needs)
                     + f" = {size}"
                 )
-                self._place_cpu(name, Role.PLANNED, size, cpu_ram, why)
+                self.place_cpu(name, Role.PLANNED, size, cpu_ram, why)
                 for p, n in needs:
                     self._own(name, p.name, n)
                     self.entries[p.name]["planned"].append(name)
@@ -281,7 +280,7 @@ class _ImagePlanner(_Planner):
                         f"mem_id {i} of program {p.name}, its own: it keeps state between "
                         f"executes (it calls {', '.join(STATE_OPERATORS)}) = {size}"
                     )
-                    self._place_cpu(name, Role.PLANNED, size, cpu_ram, why)
+                    self.place_cpu(name, Role.PLANNED, size, cpu_ram, why)
                     self._own(name, p.name, size)
                     self.entries[p.name]["planned"].append(name)
             self._program_io(p, cpu_ram)
@@ -290,7 +289,7 @@ class _ImagePlanner(_Planner):
                 pool = max(MIN_POOL, align_up(self.options.method_pool, NPU_ALIGN))
                 pool_why = self.options.method_pool_why or f"--method-pool {pool} (option)"
             name = f"{p.name}_method_pool"
-            self._place_cpu(name, Role.METHOD_POOL, pool, cpu_ram, f"program {p.name}: {pool_why}")
+            self.place_cpu(name, Role.METHOD_POOL, pool, cpu_ram, f"program {p.name}: {pool_why}")
             self._own(name, p.name, pool)
             self.entries[p.name]["method_pool"] = name
 
@@ -312,7 +311,7 @@ class _ImagePlanner(_Planner):
                     f"{kind} {i} of {p.name}.{method.name} (not memory-planned): "
                     f"{t.dtype}{list(t.shape)} = {t.nbytes} B"
                 )
-                self._place_cpu(name, role, t.nbytes, cpu_ram, why)
+                self.place_cpu(name, role, t.nbytes, cpu_ram, why)
                 self._own(name, p.name, t.nbytes)
                 names.append(name)
             self.entries[p.name][f"{kind}s"] = names

@@ -40,6 +40,13 @@ class Want:
     lacking: str = ""
 
 
+MIN_POOL = NPU_ALIGN  # no zero-length arrays in the generated C
+_CPU_HINT = (
+    "the CPU-only buffers do not fit the board's RAM: pass a smaller --stack/--heap, "
+    "or use a board with more RAM"
+)
+
+
 class Placer:
     """The buffers placed so far on `board` in `mode`, and what fills each region."""
 
@@ -146,3 +153,17 @@ class Placer:
                 "bigger board",
             )
         )
+
+    def place_cpu(
+        self,
+        name: str,
+        role: Role,
+        size: int,
+        cpu_ram: list[MemoryRegion],
+        why: str,
+        *,
+        hint: str = _CPU_HINT,
+    ) -> None:
+        """A CPU-only buffer with no initial contents, NPU_ALIGN-aligned, fastest RAM first."""
+        want = Want(name=name, role=role, size=size, candidates=cpu_ram, why=why, hint=hint)
+        self.place(want)

@@ -29,7 +29,7 @@ from dataclasses import replace
 from typing import Any
 
 from ethosu_kit.board.model import Board, MemoryRegion, NpuPort
-from ethosu_kit.core.errors import FitError, PlanError
+from ethosu_kit.core.errors import PlanError
 from ethosu_kit.core.sizes import align_up, size_text
 from ethosu_kit.npu.facts import (
     NPU_ALIGN,
@@ -37,10 +37,11 @@ from ethosu_kit.npu.facts import (
     VELA_REGION_SCRATCH,
     MemoryMode,
 )
-from ethosu_kit.plan.apps import App, method_pool_size
+from ethosu_kit.plan.apps import App
+from ethosu_kit.plan.boot import cold_boot_note, copied_code
 from ethosu_kit.plan.external import external_wants
-from ethosu_kit.plan.fill import RESERVE_ALIGN, replay, reserves
-from ethosu_kit.plan.placer import Placer, Want
+from ethosu_kit.plan.fill import replay, reserves
+from ethosu_kit.plan.placer import MIN_POOL, Placer, Want
 from ethosu_kit.plan.regions import (
     NpuView,
     code_rank,
@@ -51,13 +52,13 @@ from ethosu_kit.plan.regions import (
     select,
     unreachable,
 )
+from ethosu_kit.plan.runner_pools import runner_pools
 from ethosu_kit.plan.types import (
     Buffer,
     MemoryPlan,
     NpuLibrary,
     PlanOptions,
     Role,
-    indexed_name,
 )
 from ethosu_kit.plan.validate import checked_mode
 from ethosu_kit.plan.wants import input_data_wants, network_want, selftest_vectors_want
@@ -75,16 +76,11 @@ TEMP_ALIGN_SLACK = NPU_ALIGN
 # ExecuTorch's portable library only topk does: 16 B per element of the sorted
 # dimension; the margin covers 1024 elements. Other kernels need none.
 TEMP_USING_KERNELS: dict[str, int] = {"aten::topk": 16 * KIB}
-MIN_POOL = NPU_ALIGN  # no zero-length arrays in the generated C
 # The stack's base alignment (generated as KIT_STACK_ALIGN): on an Armv7-M core with an
 # MPU the kit's start-up makes the stack's lowest KIT_STACK_ALIGN bytes a no-access MPU
 # region, its overflow guard (sdk/src/startup.c), and a PMSAv7 region is at least 32 B
 # and aligned to its size. 8 would do for the AAPCS.
 STACK_ALIGN = 32
-_CPU_HINT = (
-    "the CPU-only buffers do not fit the board's RAM: pass a smaller --stack/--heap, "
-    "or use a board with more RAM"
-)
 
 
 def cpu_temp_need(model: ModelInfo) -> tuple[int, str]:
@@ -141,7 +137,7 @@ class _Planner(Placer):
         code_regions = select(board, lambda r: r.executable and r.loadable and r.cpu, code_rank)
         code_load: MemoryRegion | None = None
         if board.code_copied:
-            code_region, code_load, code_regions = self._copied_code(code_size)
+            code_region, code_load, code_regions = copied_code(self, code_size, self.options)
         else:
             code_region = self.reserve(code_regions, "code (reserve)", code_size)
         data_region = self.reserve(cpu_ram, "data (reserve)", data_size)
@@ -168,7 +164,7 @@ class _Planner(Placer):
 
         if self.options.npu == NpuLibrary.VIRTUAL and self.options.vnpu_workspace is not None:
             size = max(MIN_POOL, align_up(self.options.vnpu_workspace, NPU_ALIGN))
-            self._place_cpu(
+            self.place_cpu(
                 "vnpu_workspace",
                 Role.VNPU_WORKSPACE,
                 size,
@@ -222,7 +218,7 @@ class _Planner(Placer):
 
         if board.cold_boot:
             self.notes.append(
-                _cold_boot_note(
+                cold_boot_note(
                     board,
                     code_region,
                     data_region,
@@ -248,47 +244,6 @@ class _Planner(Placer):
             raise AssertionError(f"plan.fill.replay disagrees with the planner: {self.fill.used}")
         return plan
 
-    def _copied_code(self, size: int) -> tuple[MemoryRegion, MemoryRegion, list[MemoryRegion]]:
-        """[boot] code = "copy": the code's run region (the board's code_region, else the
-        fastest executable RAM the reserve fits in) and the non-volatile region that stores
-        it, each with the reserve kept free. Refused, naming the RAM and the bytes, when it
-        does not fit: the board asked for the copy, so running in place instead would be
-        a silent change of what it runs from."""
-        board = self.board
-        assert board.boot is not None
-        stores = select(board, lambda r: r.executable and r.cpu and not r.volatile, code_rank)
-        load = self.reserve(stores, "code (load image)", size)
-        named = board.boot.code_region
-        rams = (
-            [board.region(named)]
-            if named
-            else select(board, lambda r: r.runs_copied_code, code_rank)
-        )
-        if not rams:
-            raise PlanError(
-                f'{board.source}: [boot] code = "copy", but board {board.name} has no '
-                "volatile, writable, executable RAM to copy the code into",
-                hint='declare the ITCM or executable SRAM as a [[region]], or code = "xip"',
-            )
-        for region in rams:
-            if self.fill.fits(region, size, RESERVE_ALIGN):
-                self.fill.put(region, "code (reserve)", size, RESERVE_ALIGN)
-                return region, load, rams
-        region = rams[0]
-        free = self.fill.free(region, RESERVE_ALIGN)
-        whose = "--code-reserve" if self.options.code_reserve else f"app {self.options.app}"
-        raise FitError(
-            f'{board.source}: [boot] code = "copy": the code ({size:,} bytes kept for '
-            f"{whose}) does not fit in {region.name} (0x{region.base:08x}, "
-            f"{size_text(region.size)}, {free:,} bytes free)",
-            hint=f"name a larger RAM as [boot] code_region, pass gen --code-reserve SIZE if the "
-            f'code is smaller (the link checks the real size), or code = "xip" (run in '
-            f"place from {load.name})",
-            region=region.name,
-            needed=size,
-            available=free,
-        )
-
     def _npu_buffers(
         self, view: NpuView | None, cpu_ram: list[MemoryRegion]
     ) -> tuple[list[Want], MemoryRegion]:
@@ -309,7 +264,7 @@ class _Planner(Placer):
         return ([fast] if fast is not None else []), beside
 
     def _cpu_pools(self, method: MethodInfo, cpu_ram: list[MemoryRegion]) -> None:
-        self._runner_pools(method, cpu_ram)
+        runner_pools(self, method, cpu_ram, self.options)
 
     def _programs(self) -> dict[str, Any]:
         """The MemoryPlan fields of an image of several programs: none for one."""
@@ -322,44 +277,6 @@ class _Planner(Placer):
             return f"the default for app {app}; --stack/--heap auto sizes it from a measurement"
         return "option"
 
-    def _runner_pools(self, method: MethodInfo, cpu_ram: list[MemoryRegion]) -> None:
-        """The executor_runner's: planned activations, unplanned IO, the method pool."""
-        for i, size in enumerate(method.planned_buffers, start=1):
-            why = f"mem_id {i} of method {method.name}: non_const_buffer_sizes[{i}] = {size}"
-            self._place_cpu(indexed_name(Role.PLANNED, i), Role.PLANNED, size, cpu_ram, why)
-        for kind, role, tensors in (
-            ("input", Role.INPUT, method.inputs),
-            ("output", Role.OUTPUT, method.outputs),
-        ):
-            for i, t in enumerate(tensors):
-                if t.planned or t.nbytes == 0:
-                    continue  # already inside planned_<mem_id>: a copy would count it twice
-                why = (
-                    f"{kind} {i} of {method.name} (not memory-planned): "
-                    f"{t.dtype}{list(t.shape)} = {t.nbytes} B"
-                )
-                # symbol, section: kit_<name>, .kit.<name>
-                self._place_cpu(indexed_name(role, i), role, t.nbytes, cpu_ram, why)
-        pool, pool_why = method_pool_size(method)
-        if self.options.method_pool is not None:
-            pool = max(MIN_POOL, align_up(self.options.method_pool, NPU_ALIGN))
-            pool_why = self.options.method_pool_why or f"--method-pool {pool} (option)"
-        self._place_cpu("method_pool", Role.METHOD_POOL, pool, cpu_ram, pool_why)
-
-    def _place_cpu(
-        self,
-        name: str,
-        role: Role,
-        size: int,
-        cpu_ram: list[MemoryRegion],
-        why: str,
-        *,
-        hint: str = _CPU_HINT,
-    ) -> None:
-        """A CPU-only buffer with no initial contents, NPU_ALIGN-aligned, fastest RAM first."""
-        want = Want(name=name, role=role, size=size, candidates=cpu_ram, why=why, hint=hint)
-        self.place(want)
-
     def _temp_pool(self, view: NpuView | None, cpu_ram: list[MemoryRegion]) -> None:
         model, mode = self.model, self.mode
         peak = model.peak_scratch
@@ -367,7 +284,7 @@ class _Planner(Placer):
         if view is None:
             size = max(MIN_POOL, align_up(cpu_need, NPU_ALIGN))
             why = f"no Ethos-U delegate; {cpu_why}: {size}"
-            self._place_cpu("temp_pool", Role.SCRATCH, size, cpu_ram, why)
+            self.place_cpu("temp_pool", Role.SCRATCH, size, cpu_ram, why)
             return
         scratches = [d.vela.scratch_size for d in model.ethosu_delegates if d.vela]
         size = max(align_up(peak, NPU_ALIGN), align_up(cpu_need, NPU_ALIGN)) + TEMP_ALIGN_SLACK
@@ -446,57 +363,6 @@ class _Planner(Placer):
             hint="lower with a smaller --arena-cache-size (e.g. memory mode Dedicated_Sram_256KB), "
             "pass --fast-scratch, or use a board with more SRAM",
         )
-
-
-def _cold_boot_note(
-    board: Board,
-    code: MemoryRegion,
-    data: MemoryRegion,
-    buffers: list[Buffer],
-    *,
-    code_load: MemoryRegion | None = None,
-    code_size: int = 0,
-) -> str:
-    """What a cold boot ([boot] from = "nv") stores where and copies at reset: code runs in
-    place or ([boot] code = "copy") is copied into RAM, .data and buffers stored in one
-    region and run from another are copied by the start-up. A buffer with contents in a
-    RAM the board marks loadable is named: nothing fills it at power-up, and check-elf
-    refuses the image."""
-    store = code_load or code
-    if code_load is not None:
-        parts = [
-            f'code copied ([boot] code = "copy"): .text, .rodata, .ARM.exidx and '
-            f".init_array stored in {code_load.name}, copied to {code.name} at reset and "
-            f"run there ({code_size:,} B kept for them in each, the app's estimate; the "
-            f"linker sizes them, check-elf prints the bytes copied); the vectors, the reset "
-            f"code (.text.boot) and the copy tables stay in {code_load.name}"
-        ]
-    else:
-        parts = [f"code runs in place from {code.name}"]
-    if code.volatile and code_load is None:
-        parts = [f"code in {code.name}, RAM that nothing fills at power-up (check-elf refuses)"]
-    parts.append(f".data's initial values stored in {store.name}, copied to {data.name} at reset")
-    copied = [
-        b
-        for b in buffers
-        if b.initialized and b.load_region and b.role not in (Role.CODE, Role.DATA)
-    ]
-    parts += [f"{b.name} stored in {b.load_region}, copied to {b.region} at reset" for b in copied]
-    in_ram = [
-        b
-        for b in buffers
-        if b.initialized
-        and not b.load_region
-        and b.role not in (Role.CODE, Role.DATA)  # said above
-        and board.region(b.region).volatile
-    ]
-    parts += [
-        f"{b.name} in {b.region}, RAM that nothing fills at power-up (the board marks it "
-        "loadable; check-elf refuses)"
-        for b in in_ram
-        if b.role not in (Role.CODE, Role.DATA)
-    ]
-    return 'cold boot ([boot] from = "nv"): ' + "; ".join(parts)
 
 
 def _main_method(model: ModelInfo) -> MethodInfo:

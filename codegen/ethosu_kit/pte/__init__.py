@@ -24,7 +24,8 @@ what is wrong. Layers, as the bytes are read:
   bounds-checked accessors of `_flatbuffer`;
 - `vela`: the Vela block stream and the COP1 header;
 - `compile_spec`: accelerator, system config, memory mode, flags;
-- `reader`: ModelInfo.
+- `reader`: ModelInfo;
+- `quant`: the method's IO quantization and how each delegate argument meets the method.
 """
 
 from ethosu_kit.pte.reader import parse_pte, read_pte, read_vela_streams, vela_streams

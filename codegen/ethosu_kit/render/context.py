@@ -13,15 +13,8 @@ from typing import Any
 
 from ethosu_kit import __version__
 from ethosu_kit.board.cores import arch_mismatch_tests
-from ethosu_kit.board.model import (
-    HOOKS,
-    Board,
-    HalDefault,
-    Hook,
-    ModeRegisters,
-    RegionKind,
-    hal_default,
-)
+from ethosu_kit.board.hooks import HOOKS, HalDefault, Hook, hal_default
+from ethosu_kit.board.model import Board, ModeRegisters, RegionKind
 from ethosu_kit.board.toolchain import Toolchain
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.names import PTE_NAME, program_pte

@@ -13,303 +13,32 @@ The network size is exact when a .pte lowered from the same graph is given (its 
 around the delegates is kept, the delegates' payloads swapped for the candidate's);
 without one it is the payloads plus `PROGRAM_OVERHEAD`, and the plan says so.
 
+This module owns the fit, the outcome per candidate and board, and the pick; the
+candidates are report.advise_candidates', the Vela compile and the candidate's
+`ModelInfo` report.advise_compile's.
+
 Layer: report (reads boards, plans with plan, builds models with pte); the CLI drives it.
 """
 
 from __future__ import annotations
 
-import configparser
-import multiprocessing
-import os
-import sys
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor, as_completed
 from dataclasses import dataclass, field, replace
-from pathlib import Path
 from typing import Any
 
 from ethosu_kit.board.model import Board
-from ethosu_kit.core.errors import FitError, KitError, PlanError
-from ethosu_kit.core.sizes import align_up, size_text
+from ethosu_kit.core.errors import FitError, PlanError
+from ethosu_kit.core.sizes import size_text
 from ethosu_kit.core.typed_json import encode
-from ethosu_kit.npu.facts import NPU_ALIGN, Accelerator, MemoryMode, NpuKind, mode_refusal
 from ethosu_kit.plan.fill import region_fill
 from ethosu_kit.plan.planner import plan_memory
 from ethosu_kit.plan.types import MemoryPlan
-from ethosu_kit.pte.compile_spec import ETHOSU_BACKEND_ID
-from ethosu_kit.pte.model import Delegate, MethodInfo, ModelInfo, TensorInfo, VelaTensor
-from ethosu_kit.pte.vela_compile import (
-    DEFAULT_SYSTEM_CONFIG,
-    Compiled,
-    CompiledTosa,
-    VelaEstimate,
-    VelaTarget,
-    compile_partitions,
-    preload_vela,
-)
-from ethosu_kit.pte.vela_config import vela_ini_path
+from ethosu_kit.pte.model import ModelInfo
+from ethosu_kit.pte.vela_compile import Compiled, VelaEstimate
+from ethosu_kit.report.advise_candidates import Candidate, tosa_family
+from ethosu_kit.report.advise_compile import candidate_model
 
-KIB = 1024
-# Without a .pte: the ExecuTorch program around the delegates (its tables, the delegate
-# call, IO tensor metadata). The kit's example CNN's is 2,304 B; rounded up generously.
-PROGRAM_OVERHEAD = 4 * KIB
-# ExecuTorch's default mode name for Dedicated_Sram (EthosUCompileSpec for a U65)
-DEFAULT_DEDICATED = "Dedicated_Sram_384KB"
 ESTIMATE_LABEL = "Vela's estimate"
-_ELEM_DTYPE = {1: "int8", 2: "int16", 4: "int32"}
-
-
-# -- candidates ------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Candidate:
-    """One way to lower the model: what ExecuTorch's EthosUCompileSpec is given."""
-
-    target: VelaTarget
-
-    @property
-    def name(self) -> str:
-        t = self.target
-        fast = f" fast {size_text(t.arena_cache_size)}" if t.arena_cache_size is not None else ""
-        return f"{t.accelerator} {t.memory_mode}{fast} ({t.system_config})"
-
-    @property
-    def compile_spec_text(self) -> str:
-        """The ExecuTorch compile spec that lowers the model this way (Python)."""
-        t = self.target
-        args = [
-            f'"{t.accelerator}"',
-            f'system_config="{t.system_config}"',
-            f'memory_mode="{t.memory_mode}"',
-        ]
-        if t.extra_flags:
-            args.append("extra_flags=[" + ", ".join(f'"{f}"' for f in t.extra_flags) + "]")
-        return f"EthosUCompileSpec({', '.join(args)})"
-
-
-def _vela_ini_names(kind: str) -> frozenset[str]:
-    """The `[<kind>.<name>]` section names of the installed Arm/vela.ini (System_Config,
-    Memory_Mode); empty when it cannot be read (then Vela itself judges the names)."""
-    path = vela_ini_path()
-    if path is None:
-        return frozenset()
-    ini = configparser.ConfigParser()
-    try:
-        ini.read(path, encoding="utf-8")
-    except (OSError, configparser.Error):
-        return frozenset()
-    prefix = f"{kind}."
-    return frozenset(s[len(prefix) :] for s in ini.sections() if s.startswith(prefix))
-
-
-def _for_kind(system_config: str, kind: NpuKind) -> bool:
-    """Does a vela.ini system config belong to `kind` (Ethos_U55_... to ethos-u55)? A name
-    that names no product (a custom one) goes with every kind."""
-    named = {k for k in NpuKind if f"_U{k.value[-2:]}_" in f"_{system_config}_"}
-    return not named or kind in named
-
-
-def choose_candidates(
-    boards: Sequence[Board],
-    accelerators: Sequence[str] = (),
-    modes: Sequence[str] = (),
-    fast_scratch: Sequence[int] = (),
-    system_configs: Sequence[str] = (),
-) -> tuple[Candidate, ...]:
-    """The candidates the user names, the rest from what the boards allow.
-
-    Accelerators: the given ones, else every NPU kind and MAC configuration of the
-    boards. Modes: the given ones, else those a board has NPU registers for. A
-    Dedicated_Sram candidate per `fast_scratch` size (Vela --arena-cache-size), else
-    ExecuTorch's Dedicated_Sram_384KB. System configs: the given ones that fit the
-    product, else ExecuTorch's default for it. KitError for a name none of those know.
-    """
-    accels: list[Accelerator] = []
-    for text in accelerators:
-        try:
-            accels.append(Accelerator.parse(text))
-        except ValueError:
-            raise KitError(
-                f"unknown candidate: --accelerator {text!r} is not an Ethos-U configuration",
-                hint="use e.g. ethos-u55-128, ethos-u65-256 or ethos-u85-256",
-            ) from None
-    if not accels:
-        accels = [
-            Accelerator(NpuKind(kind), macs)
-            for b in boards
-            for kind in b.npu.kinds
-            for macs in b.npu.macs.get(kind, ())
-        ]
-    known_modes = _vela_ini_names("Memory_Mode")
-    for text in modes:
-        try:
-            MemoryMode.parse(text)
-            if known_modes and text not in known_modes:
-                raise ValueError(text)
-        except ValueError:
-            raise KitError(
-                f"unknown candidate: --mode {text!r} is not a memory mode of Vela's Arm/vela.ini",
-                hint="use "
-                + (", ".join(sorted(known_modes)) or "Sram_Only, Shared_Sram or Dedicated_Sram")
-                + " (--fast-scratch SIZE for other Dedicated_Sram sizes)",
-            ) from None
-    known = _vela_ini_names("System_Config")
-    for name in system_configs:
-        if known and name not in known:
-            raise KitError(
-                f"unknown candidate: --system-config {name!r} is not in Vela's Arm/vela.ini",
-                hint="use one of " + ", ".join(sorted(known)),
-            )
-    out: dict[VelaTarget, None] = {}
-    refused: list[str] = []
-    for accel in dict.fromkeys(accels):
-        kind = accel.kind
-        names = list(modes) or [
-            m.value
-            for m in MemoryMode
-            if any((kind.value, m.value) in b.npu.registers for b in boards)
-        ]
-        configs = [c for c in system_configs if _for_kind(c, kind)] or [
-            DEFAULT_SYSTEM_CONFIG[kind.value]
-        ]
-        for name in names:
-            mode = MemoryMode.parse(name)
-            refusal = mode_refusal(kind, mode)
-            if refusal:
-                refused.append(refusal)
-                continue
-            variants: list[tuple[str, int | None]] = [(name, None)]
-            if mode == MemoryMode.DEDICATED_SRAM:
-                if fast_scratch:
-                    variants = [(MemoryMode.DEDICATED_SRAM.value, s) for s in fast_scratch]
-                elif name == MemoryMode.DEDICATED_SRAM.value and not modes:
-                    variants = [(DEFAULT_DEDICATED, None)]
-            for mode_name, arena in variants:
-                for config in configs:
-                    out[VelaTarget(accel, config, mode_name, arena)] = None
-    if fast_scratch and not any(t.arena_cache_size is not None for t in out):
-        raise KitError(
-            "--fast-scratch sizes a Dedicated_Sram fast scratch, and no candidate runs "
-            "Dedicated_Sram",
-            hint="add --mode Dedicated_Sram with an Ethos-U65/U85 --accelerator",
-        )
-    if not out:
-        why = f": {refused[0]}" if refused else ""
-        raise KitError(
-            f"no candidate to compile{why}", hint="name others with --accelerator/--mode"
-        )
-    return tuple(Candidate(t) for t in out)
-
-
-# -- compiling ---------------------------------------------------------------------------
-
-
-def compile_candidates(
-    jobs: Sequence[tuple[tuple[Path, ...], VelaTarget]],
-    *,
-    workers: int | None = None,
-    on_done: Callable[[int], None] | None = None,
-) -> list[Compiled]:
-    """Each (TOSA graphs, target) compiled with Vela, in a pool of processes bounded by
-    the local cores; `on_done(i)` as job i finishes (a progress bar). In job order."""
-    results: list[Compiled | None] = [None] * len(jobs)
-    n = max(1, min(len(jobs), workers or os.cpu_count() or 1))
-    if n == 1:  # one job or one core: a pool would only add its start-up
-        for i, (tosas, target) in enumerate(jobs):
-            results[i] = compile_partitions(tosas, target)
-            if on_done:
-                on_done(i)
-    else:
-        # A fork starts at once; but a process that has run torch (the --module path
-        # lowered with it first) holds its thread pools, which a fork does not carry
-        # safely: then the workers come from a fork server.
-        forked = "torch" not in sys.modules
-        context = multiprocessing.get_context("fork" if forked else "forkserver")
-        if forked:
-            preload_vela()  # once here, not once per worker
-        with ProcessPoolExecutor(max_workers=n, mp_context=context) as pool:
-            futures = {
-                pool.submit(compile_partitions, tosas, target): i
-                for i, (tosas, target) in enumerate(jobs)
-            }
-            for future in as_completed(futures):
-                i = futures[future]
-                results[i] = future.result()
-                if on_done:
-                    on_done(i)
-    return [r for r in results if r is not None]
-
-
-# -- the model a candidate makes ---------------------------------------------------------
-
-
-def _tensor(v: VelaTensor) -> TensorInfo:
-    shape = v.shape
-    while len(shape) > 1 and shape[0] == 1:  # Vela pads to 6-D with leading 1s
-        shape = shape[1:]
-    return TensorInfo(_ELEM_DTYPE.get(v.elem_size, "int8"), shape, v.nbytes, planned=True)
-
-
-def _delegate(c: CompiledTosa, target: VelaTarget) -> Delegate:
-    specs = (
-        ("compile_flags", " ".join(target.flags).encode()),
-        ("target", str(target.accelerator).encode()),
-    )
-    return Delegate(ETHOSU_BACKEND_ID, specs, c.stream_bytes, target.compile_spec(), c.stream)
-
-
-def candidate_model(
-    name: str, compiled: Compiled, reference: ModelInfo | None
-) -> tuple[ModelInfo, str]:
-    """The ModelInfo a .pte lowered for `compiled.target` would give, and how its size
-    was found. With `reference` (a .pte of the same graph, any target) its program is
-    kept and its Ethos-U delegates become the candidate's; else a one-method program of
-    the delegates with `PROGRAM_OVERHEAD` bytes around them."""
-    delegates = tuple(_delegate(c, compiled.target) for c in compiled.partitions)
-    payload = sum(d.processed_bytes for d in delegates)
-    if reference is not None:
-        old = reference.ethosu_delegates
-        if len(old) != len(delegates):
-            raise KitError(
-                f"{reference.path}: {len(old)} Ethos-U delegate(s), but {len(delegates)} "
-                "TOSA graph(s) given",
-                hint="give one TOSA file per delegate partition, in order, with the .pte "
-                "lowered from them",
-            )
-        swap = iter(delegates)
-        methods = tuple(
-            replace(m, delegates=tuple(next(swap) if d.is_ethosu else d for d in m.delegates))
-            for m in reference.methods
-        )
-        size = reference.file_bytes - sum(d.processed_bytes for d in old) + payload
-        how = (
-            f"network {size:,} B: {Path(reference.path).name}'s program with this "
-            f"candidate's Vela payloads ({payload:,} B)"
-        )
-        return replace(reference, path=name, file_bytes=size, methods=methods, sha256=""), how
-    first, last = compiled.partitions[0].stream, compiled.partitions[-1].stream
-    inputs = tuple(_tensor(t) for t in first.inputs)
-    outputs = tuple(_tensor(t) for t in last.outputs)
-    planned = sum(align_up(t.nbytes, NPU_ALIGN) for t in (*inputs, *outputs))
-    method = MethodInfo(
-        name="forward",
-        inputs=inputs,
-        outputs=outputs,
-        planned_buffers=(max(planned, NPU_ALIGN),),
-        cpu_operators=(),
-        delegates=delegates,
-        num_values=len(inputs) + len(outputs) + 2 * len(delegates),
-        num_instructions=len(delegates),
-        num_tensors=len(inputs) + len(outputs),
-    )
-    size = payload + PROGRAM_OVERHEAD
-    model = ModelInfo(path=name, file_bytes=size, constant_bytes=0, methods=(method,))
-    how = (
-        f"network {size:,} B: Vela payloads {payload:,} B + {PROGRAM_OVERHEAD:,} B "
-        "estimated for the program around them (give --pte for the exact size)"
-    )
-    return model, how
 
 
 # -- fitting -----------------------------------------------------------------------------
@@ -530,9 +259,3 @@ def advise(
         picks=pick(outcomes, boards, lower_command, candidates),
         notes=tuple(notes),
     )
-
-
-def tosa_family(kind: NpuKind) -> str:
-    """The TOSA profile ExecuTorch lowers for `kind` (EthosUCompileSpec._tosa_spec_for_target):
-    the U55 and U65 share the "+u55" subset, the U85 has its own."""
-    return "u85" if kind == NpuKind.U85 else "u55"

@@ -19,6 +19,8 @@ from pathlib import Path
 from rich.console import Console
 from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
+from ethosu_kit.aot.lowering import Target
+from ethosu_kit.aot.tosa import load_module, lower_for_tosa
 from ethosu_kit.board.loader import load_board
 from ethosu_kit.cli.commands.gen import size_arg
 from ethosu_kit.core.errors import FitError, KitError
@@ -33,14 +35,9 @@ from ethosu_kit.pte.vela_compile import (
     tosa_files,
 )
 from ethosu_kit.report import advise_view
-from ethosu_kit.report.advise import (
-    Advice,
-    Candidate,
-    advise,
-    choose_candidates,
-    compile_candidates,
-    tosa_family,
-)
+from ethosu_kit.report.advise import Advice, advise
+from ethosu_kit.report.advise_candidates import Candidate, choose_candidates, tosa_family
+from ethosu_kit.report.advise_compile import compile_candidates
 
 EXAMPLE_MODULE = "ethosu_kit.aot.examples:example_model"
 
@@ -174,9 +171,6 @@ def _from_module(
     args: argparse.Namespace, candidates: tuple[Candidate, ...], work: Path, console: Console
 ) -> tuple[dict[str, tuple[Path, ...]], dict[str, ModelInfo]]:
     """Lower the module once per TOSA profile the candidates need; their graphs and .ptes."""
-    from ethosu_kit.aot.lowering import Target  # noqa: PLC0415 - torch only for --module
-    from ethosu_kit.aot.tosa import load_module, lower_for_tosa  # noqa: PLC0415 - torch
-
     model, inputs = load_module(args.module, tuple(args.example))
     tosas: dict[str, tuple[Path, ...]] = {}
     refs: dict[str, ModelInfo] = {}

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING
 from rich.console import Console
 from rich.table import Table
 
+from ethosu_kit.board.hooks import HOOKS, hal_default
 from ethosu_kit.board.loader import builtin_boards, load_board
-from ethosu_kit.board.model import HOOKS, hal_default
 from ethosu_kit.core.files import MAX_BOARD, read_text
 from ethosu_kit.core.sizes import size_text
 from ethosu_kit.core.text import add_text_row, printable

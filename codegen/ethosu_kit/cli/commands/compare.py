@@ -8,7 +8,7 @@ from pathlib import Path
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.inputs.compare import compare, links_from_pte, load, other_delegates, tensor_shapes
-from ethosu_kit.pte.reader import io_quantization
+from ethosu_kit.pte.quant import io_quantization
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

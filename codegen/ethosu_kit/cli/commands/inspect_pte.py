@@ -13,7 +13,8 @@ from ethosu_kit.inputs.compare import links_from_pte
 from ethosu_kit.pte import read_pte
 from ethosu_kit.pte.describe import describe_model, model_json
 from ethosu_kit.pte.ptd import ExternalData, external_blocks, external_lines, load_external
-from ethosu_kit.pte.reader import io_quantization, read_vela_streams
+from ethosu_kit.pte.quant import io_quantization
+from ethosu_kit.pte.reader import read_vela_streams
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:

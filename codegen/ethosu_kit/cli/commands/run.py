@@ -20,7 +20,8 @@ from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import MAX_TIMEOUT
 from ethosu_kit.firmware import host_io, sandbox
 from ethosu_kit.firmware.image import identify
-from ethosu_kit.firmware.probe import ProbeSpec, parse_probe, run_on_probe
+from ethosu_kit.firmware.probe import run_on_probe
+from ethosu_kit.firmware.probe_kind import ProbeSpec, parse_probe
 from ethosu_kit.firmware.run import EMULATORS, choose_emulator, require_host_io, run_firmware
 from ethosu_kit.inputs.arrays import check_output_path, save_npz
 from ethosu_kit.inputs.prepare import prepare_inputs
