@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Final, Literal
+from typing import Any, Final, Literal
 
 from ethosu_kit.board.loader import load_board, require, stand_in_board
 from ethosu_kit.board.model import Board
@@ -249,10 +249,7 @@ def generate_project(
         # one program named after its file
         program = ProgramSource(name_from_path(request.pte), request.pte)
         return _generate_programs(replace(request, programs=(program,)))
-    board = load_board(request.board)
-    if request.qemu_stand_in:
-        board = stand_in_board(board)
-    require(board, ("boot.vector_region",), "every image (the vector table's place)")
+    board = _board(request)
     ptds = external_ptds(
         external_blocks(vela_streams_from_bytes(pte_bytes, str(request.pte), external)),
         external,
@@ -262,17 +259,10 @@ def generate_project(
         parse_slots(request.ptd_slot),
     )
     input_data = load_input_data(request.inputs, model) if request.inputs else None
-    stack, heap = request.app.stack_heap
-    options = PlanOptions(
+    options = _plan_options(
+        request,
         input_data=tuple(len(input_data[i]) for i in sorted(input_data)) if input_data else (),
-        fast_scratch=request.fast_scratch,
-        stack=request.stack if isinstance(request.stack, int) else stack,
-        heap=request.heap if isinstance(request.heap, int) else heap,
-        method_pool=request.method_pool if isinstance(request.method_pool, int) else None,
         code_reserve=request.code_reserve,
-        app=request.app,
-        allow_cpu_only=request.allow_cpu_only,
-        npu=request.npu,
         vnpu_workspace=vnpu_workspace_need(request.pte, model, external)
         if request.npu == NpuLibrary.VIRTUAL
         else None,
@@ -314,6 +304,31 @@ def generate_project(
     return Generated(model, plan, result)
 
 
+def _board(request: GenRequest) -> Board:
+    """The request's board (on its QEMU stand-in when asked), with a place for the vectors."""
+    board = load_board(request.board)
+    if request.qemu_stand_in:
+        board = stand_in_board(board)
+    require(board, ("boot.vector_region",), "every image (the vector table's place)")
+    return board
+
+
+def _plan_options(request: GenRequest, **more: Any) -> PlanOptions:
+    """The plan options every image takes from the request (a size given as a number is
+    used, `auto` starts from the app's defaults), plus `more`."""
+    stack, heap = request.app.stack_heap
+    return PlanOptions(
+        fast_scratch=request.fast_scratch,
+        stack=request.stack if isinstance(request.stack, int) else stack,
+        heap=request.heap if isinstance(request.heap, int) else heap,
+        method_pool=request.method_pool if isinstance(request.method_pool, int) else None,
+        app=request.app,
+        allow_cpu_only=request.allow_cpu_only,
+        npu=request.npu,
+        **more,
+    )
+
+
 def _generate_programs(request: GenRequest) -> Generated:
     """An image of several programs (docs/multi-model.md): every .pte read once, one NPU
     configuration for all, one plan that shares what lives only during one execute."""
@@ -330,12 +345,8 @@ def _generate_programs(request: GenRequest) -> Generated:
         pte_bytes[source.name] = data
         programs.append(Program(source.name, model_from_bytes(data, str(source.pte))))
     check_one_npu(programs)
-    board = load_board(request.board)
-    if request.qemu_stand_in:
-        board = stand_in_board(board)
-    require(board, ("boot.vector_region",), "every image (the vector table's place)")
+    board = _board(request)
     image = ProgramSet(tuple(programs), request.concurrent)
-    stack, heap = request.app.stack_heap
     vnpu = None
     if request.npu == NpuLibrary.VIRTUAL:
         # one invoke at a time on the one NPU: the largest program's working memory
@@ -344,16 +355,7 @@ def _generate_programs(request: GenRequest) -> Generated:
             for s, p in zip(request.programs, programs, strict=True)
         ]
         vnpu = max((n for n in needs if n is not None), default=None)
-    options = PlanOptions(
-        fast_scratch=request.fast_scratch,
-        stack=request.stack if isinstance(request.stack, int) else stack,
-        heap=request.heap if isinstance(request.heap, int) else heap,
-        method_pool=request.method_pool if isinstance(request.method_pool, int) else None,
-        app=request.app,
-        allow_cpu_only=request.allow_cpu_only,
-        npu=request.npu,
-        vnpu_workspace=vnpu,
-    )
+    options = _plan_options(request, vnpu_workspace=vnpu)
     plan, files = plan_and_render_programs(
         image, pte_bytes, board, mode=request.mode, options=options, seed=request.seed
     )
