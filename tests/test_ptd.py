@@ -176,27 +176,6 @@ def test_gen_places_each_ptd_where_its_tag_says(
     assert plan.buffer("ptd_weight_data").region == "DDR"
 
 
-@pytest.mark.parametrize(
-    ("place", "said"),
-    [
-        ("weight_data=DTCM", "the NPU does not reach it"),
-        ("weight_data=NOWHERE", "has no region 'NOWHERE'"),
-        ("biases=QSPI", "no .ptd with tag 'biases'"),
-        ("weight_data", "expected TAG=REGION"),
-    ],
-)
-def test_a_tag_mapped_where_the_npu_cannot_reach_is_one_error(
-    ptd_cnn: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], place: str, said: str
-) -> None:
-    code, _, err = _cli(
-        capsys, "gen", "--pte", str(ptd_cnn / "model.pte"), "-o", str(tmp_path / "f"),
-        "--place-data", place,
-    )  # fmt: skip
-    assert code == 2
-    assert err.startswith("error: ") and said in err.splitlines()[0]
-    assert not (tmp_path / "f").exists()
-
-
 def _patch_section(elf: Path, section: str, data: bytes, out: Path) -> None:
     """`out`: `elf` with `section`'s bytes replaced by `data`, padded as erased flash:
     what flashing another .ptd into a slot does, without relinking."""
@@ -389,22 +368,31 @@ def test_malformed_ptd_files_are_one_error_and_the_c_reader_never_reads_past(
 
 
 @pytest.mark.parametrize(
-    ("slot", "said"),
+    "case",
     [
-        ("weight_data=0x38400004:64KiB", "not 16-byte aligned"),
-        ("weight_data=0x38400000:16", "less than the .ptd's"),
-        ("weight_data=0x30000000:64KiB", "in DTCM, which the NPU does not reach"),
-        ("weight_data=0x38400000", "expected TAG=ADDRESS:SIZE"),
-        ("biases=0x38400000:64KiB", "no .ptd with tag 'biases'"),
+        ("--place-data", "weight_data=DTCM", "the NPU does not reach it"),
+        ("--place-data", "weight_data=NOWHERE", "has no region 'NOWHERE'"),
+        ("--place-data", "biases=QSPI", "no .ptd with tag 'biases'"),
+        ("--place-data", "weight_data", "expected TAG=REGION"),
+        ("--ptd-slot", "weight_data=0x38400004:64KiB", "not 16-byte aligned"),
+        ("--ptd-slot", "weight_data=0x38400000:16", "less than the .ptd's"),
+        ("--ptd-slot", "weight_data=0x30000000:64KiB", "in DTCM, which the NPU does not reach"),
+        ("--ptd-slot", "weight_data=0x38400000", "expected TAG=ADDRESS:SIZE"),
+        ("--ptd-slot", "biases=0x38400000:64KiB", "no .ptd with tag 'biases'"),
     ],
 )
-def test_a_bad_slot_is_one_error(
-    ptd_cnn: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str], slot: str, said: str
+def test_a_bad_placement_or_slot_is_one_error(
+    ptd_cnn: Path,
+    tmp_path: Path,
+    capsys: pytest.CaptureFixture[str],
+    case: tuple[str, str, str],
 ) -> None:
+    """A tag mapped where the NPU cannot reach, an unknown tag or region, a slot that is
+    misaligned, too small or off the NPU's reach: one error line, nothing written."""
+    option, value, said = case
     code, _, err = _cli(
-        capsys, "gen", "--pte", str(ptd_cnn / "model.pte"), "-o", str(tmp_path / "f"),
-        "--ptd-slot", slot,
-    )  # fmt: skip
+        capsys, "gen", "--pte", str(ptd_cnn / "model.pte"), "-o", str(tmp_path / "f"), option, value
+    )
     assert code == 2
     assert err.startswith("error: ") and said in err.splitlines()[0], err
     assert not (tmp_path / "f").exists()
