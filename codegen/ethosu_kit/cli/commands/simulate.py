@@ -120,7 +120,7 @@ def needs_program(project: Path) -> KitError:
 def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         check_output_path(args.output)  # before any work: no result to lose later
-    if not args.program and Path(args.pte).is_dir():
+    if not args.program and ProjectDir(Path(args.pte)).plan_json.is_file():
         raise needs_program(Path(args.pte))
     saved: dict[str, np.ndarray[Any, Any]] = {}
     pte = program_pte(Path(args.pte), args.program) if args.program else args.pte
