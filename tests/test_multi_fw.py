@@ -199,5 +199,12 @@ def test_errors_are_one_line(tmp_path: Path) -> None:
     programs = ["--pte", f"kws={PTE / 'u55_shared.pte'}", "--pte", f"tio={PTE / 'two_io.pte'}"]
     assert kit_main(["gen", *programs, "-o", str(out), "-q"]) == 0
     assert_refused(run_kit("simulate", out, "--program", "nope"), "no program named 'nope'")
+    # `--concurrent "kws, tio"` (a space after the comma) names the programs
+    spaced = run_kit("gen", *programs, "--concurrent", "kws, tio", "-o", tmp_path / "c", "-q")
+    assert spaced.returncode == 0, spaced.stderr
+    # the folder without --program: which to name, not "is a directory, not a .pte"
+    folder = run_kit("simulate", out)
+    assert_refused(folder, "needs --program NAME")
+    assert "its programs are kws, tio" in folder.stderr
     sim = run_kit("simulate", out, "--program", "tio")
     assert sim.returncode == 0, sim.stderr

@@ -94,6 +94,14 @@ def test_mismatched_npu_configurations_refused() -> None:
         check_one_npu((program("a", "u85_shared"), program("b", "u85_dedicated")))
 
 
+def test_bad_name_before_an_existing_file_is_a_name_error(tmp_path: Path) -> None:
+    pte = tmp_path / "m.pte"
+    pte.write_bytes(b"")
+    for bad in ("KWS", "person-detect", "kit"):
+        with pytest.raises(KitError, match="is not a lower-case C identifier"):
+            parse_pte_arg(f"{bad}={pte}")
+
+
 def test_names() -> None:
     assert parse_pte_arg("kws=a/b.pte") == ProgramSource("kws", Path("a/b.pte"))
     assert parse_pte_arg("x/kws-v2.pte").name == "kws_v2"

@@ -135,6 +135,20 @@ def test_a_missing_ptd_is_one_error(
     assert not (tmp_path / "f").exists()
 
 
+def test_a_ptd_program_among_several_is_refused_for_what_it_is(
+    ptd_cnn: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Its .ptd files beside it: the answer is "one program per .ptd image", not "no .ptd
+    beside the pte" (which it was before, while the files were there)."""
+    other = Path(__file__).parent / "data" / "pte" / "u55_shared.pte"
+    out = tmp_path / "f"
+    argv = ["gen", "--pte", f"cnn={ptd_cnn / 'model.pte'}", "--pte", f"a={other}", "-o", str(out)]
+    code, _, err = _cli(capsys, *argv)
+    assert code == 2 and err.startswith("error: ") and "Traceback" not in err
+    assert "program 'cnn' keeps its Vela data in .ptd files" in err.splitlines()[0]
+    assert not out.exists()
+
+
 def test_a_ptd_whose_keys_do_not_match_is_one_error(
     ptd_cnn: Path, ptd_other: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:

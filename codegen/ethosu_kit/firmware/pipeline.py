@@ -343,7 +343,13 @@ def _generate_programs(request: GenRequest) -> Generated:
     for source in request.programs:
         data = read_pte_bytes(source.pte)
         pte_bytes[source.name] = data
-        programs.append(Program(source.name, model_from_bytes(data, str(source.pte))))
+        # with the .ptd files beside it: a .ptd program is then refused for what it is
+        model = model_from_bytes(data, str(source.pte), load_external(source.pte, None))
+        if any(d.vela and d.vela.external for d in model.ethosu_delegates):
+            msg = "keeps its Vela data in .ptd files, which only a one-program image takes"
+            hint = "give it an image of its own, or lower it without VelaExternalBlockPlacements"
+            raise KitError(f"{source.pte}: program {source.name!r} {msg}", hint=hint)
+        programs.append(Program(source.name, model))
     check_one_npu(programs)
     board = _board(request)
     image = ProgramSet(tuple(programs), request.concurrent)

@@ -122,8 +122,12 @@ def name_from_path(path: Path) -> str:
 
 def names_a_program(text: str) -> bool:
     """Is `--pte text` of the form NAME=path (and not a file whose name holds a `=`)?"""
-    name, sep, _ = text.partition("=")
-    return bool(sep) and bool(_NAME.match(name)) and not Path(text).is_file()
+    name, sep, path = text.partition("=")
+    if not sep or Path(text).is_file():
+        return False
+    # `KWS=kws.pte` or `person-detect=pd.pte` names a program too (a badly named one,
+    # refused by check_name): read as a path it would only say "no such file".
+    return bool(_NAME.match(name)) or Path(path).is_file()
 
 
 def parse_pte_arg(text: str) -> ProgramSource:

@@ -251,7 +251,7 @@ def _programs(
     args: argparse.Namespace,
 ) -> tuple[tuple[ProgramSource, ...], tuple[tuple[str, ...], ...]]:
     """The programs of an image of several (none: one .pte, the single-program project)."""
-    concurrent = tuple(tuple(n for n in g.split(",") if n) for g in args.concurrent)
+    concurrent = tuple(tuple(n.strip() for n in g.split(",") if n.strip()) for g in args.concurrent)
     if args.programs is not None:
         if concurrent:
             raise KitError(

@@ -102,9 +102,26 @@ def program_pte(project: Path, name: str) -> Path:
     return ProjectDir(folder).generated / names_program_pte(name)
 
 
+def needs_program(project: Path) -> KitError:
+    """A project folder given without --program: say which programs it has (rather than
+    "is a directory, not a .pte")."""
+    plan_path = ProjectDir(project).plan_json
+    names = (
+        [p.name for p in MemoryPlan.from_json(plan_path).programs] if plan_path.is_file() else []
+    )
+    return KitError(
+        f"{project}: a project folder needs --program NAME (simulate runs one program's .pte)",
+        hint=f"its programs are {', '.join(names)}"
+        if names
+        else f"pass the .pte itself, e.g. {ProjectDir(project).generated / 'model.pte'}",
+    )
+
+
 def run(args: argparse.Namespace) -> int:
     if args.output is not None:
         check_output_path(args.output)  # before any work: no result to lose later
+    if not args.program and ProjectDir(Path(args.pte)).plan_json.is_file():
+        raise needs_program(Path(args.pte))
     saved: dict[str, np.ndarray[Any, Any]] = {}
     pte = program_pte(Path(args.pte), args.program) if args.program else args.pte
     external = load_external(pte, args.ptd)
