@@ -129,3 +129,35 @@ def test_new_board_name_with_a_newline(tmp_path: Path) -> None:
     assert_refused(
         run_kit("new-board", "myboard\n", "--from", "cs300", "-o", out), "myboard", absent=[out]
     )
+
+
+# a tag given twice, or a slot of no bytes: each flag is refused before the pte is read
+# (before: a repeated tag silently took the last value; a SIZE of 0 was blamed on the
+# board, "not inside one region")
+EXTERNAL_DATA_REFUSED: dict[str, tuple[tuple[str, ...], str]] = {
+    "place-data tag twice": (
+        ("--place-data", "weight_data=SRAM", "--place-data", "weight_data=DDR"),
+        "given twice",
+    ),
+    "ptd-slot tag twice": (
+        (
+            "--ptd-slot",
+            "weight_data=0x38400000:64KiB",
+            "--ptd-slot",
+            "weight_data=0x38500000:64KiB",
+        ),
+        "given twice",
+    ),
+    "ptd-slot size 0": (("--ptd-slot", "weight_data=0x38400000:0"), "above 0"),
+    "ptd-slot size negative": (("--ptd-slot", "weight_data=0x38400000:-5"), "TAG=ADDRESS:SIZE"),
+    "ptd-slot 5000 digits": (("--ptd-slot", f"weight_data={'9' * 5000}:16"), "TAG=ADDRESS:SIZE"),
+    "place-data tag newline": (("--place-data", "weight_data\n=SRAM"), "TAG=REGION"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXTERNAL_DATA_REFUSED))
+def test_external_data_flags_refused(case: str, data_pte_two_io: Path, tmp_path: Path) -> None:
+    flags, needle = EXTERNAL_DATA_REFUSED[case]
+    out = tmp_path / "fw"
+    result = run_kit("gen", "--pte", data_pte_two_io, "-o", out, *flags)
+    assert_refused(result, needle, absent=[out])
