@@ -70,6 +70,8 @@ ROLES: dict[str, tuple[int, Callable[[Path, Path, Path, Path], list[str | Path]]
         lambda bad, pte, fw, out: ["gen", "--pte", pte, "--board", bad, "-o", out],
     ),
     "boards board": (1 << 20, lambda bad, pte, fw, out: ["boards", bad]),
+    # advise's TOSA graph: a FIFO blocked forever, /dev/zero was read until the OOM kill
+    "advise tosa": (2 * GIB, lambda bad, pte, fw, out: ["advise", bad, "--html", out]),
     # a .ptd has the .pte's limit; the error names it a .ptd (it said "not a .pte")
     "gen ptd": (2 * GIB, lambda bad, pte, fw, out: ["gen", "--pte", pte, "--ptd", bad, "-o", out]),
     "simulate ptd": (
@@ -114,6 +116,8 @@ def test_hostile_file_is_refused_before_it_is_read(
     limit, argv = ROLES[role]
     if role == "boards board" and name == "directory":
         words = "directory"  # FOLDER/board.toml is itself a folder
+    if role == "advise tosa" and name == "directory":
+        words = "no output"  # advise takes the folder ExecuTorch dumps into
     bad = make(tmp_path, limit)
     out = tmp_path / "out"
     if role.startswith("simulate"):
