@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +41,8 @@ from ethosu_kit.report.advise_candidates import Candidate, choose_candidates, to
 from ethosu_kit.report.advise_compile import compile_candidates
 
 EXAMPLE_MODULE = "ethosu_kit.aot.examples:example_model"
+MAX_EXAMPLE_RANK = 8
+MAX_EXAMPLE_ELEMENTS = 1 << 26
 
 
 def _shape(text: str) -> tuple[int, ...]:
@@ -49,6 +52,14 @@ def _shape(text: str) -> tuple[int, ...]:
         shape = ()
     if not shape or any(d <= 0 for d in shape):
         raise argparse.ArgumentTypeError(f"cannot read {text!r} as a shape (use 1,3,16,16)")
+    # torch allocates the example before the lowering: 100000^4 was its internal
+    # RuntimeError, 100000^2 gigabytes. An NPU's input is a few MiB (Vela's own
+    # limit is 65536 per axis)
+    if len(shape) > MAX_EXAMPLE_RANK or math.prod(shape) > MAX_EXAMPLE_ELEMENTS:
+        raise argparse.ArgumentTypeError(
+            f"{text[:80]!r}: at most {MAX_EXAMPLE_RANK} axes and {MAX_EXAMPLE_ELEMENTS} "
+            "elements (an NPU's input is a few MiB)"
+        )
     return shape
 
 
