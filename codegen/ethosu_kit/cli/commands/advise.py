@@ -230,6 +230,15 @@ def run(args: argparse.Namespace) -> int:
         raise KitError("--example goes with --module")
     if args.jobs is not None and args.jobs < 1:
         raise KitError(f"--jobs {args.jobs}: must be at least 1")
+    if args.width is not None and not 20 <= args.width <= 1000:
+        raise KitError(f"--width {args.width}: must be 20 to 1000 columns")
+    # refused before minutes of Vela, not by the write at the end (whose error named
+    # its temporary file)
+    if args.html is not None:
+        if args.html.is_dir():
+            raise KitError(f"--html {args.html}: is a folder; name the page's file")
+        if not args.html.parent.is_dir():
+            raise KitError(f"--html {args.html}: {args.html.parent} is not an existing folder")
     require_vela()
     boards = [load_board(b) for b in (args.board or ["default"])]
     candidates = choose_candidates(
