@@ -156,3 +156,35 @@ def test_deeply_nested_manifest(project: Path, data_pte_u55_shared: Path, tmp_pa
     )
     result = run_kit("gen", "--pte", data_pte_u55_shared, "--board", "cs300", "-o", copy, "--force")
     assert_refused(result, "manifest", "nested")
+
+
+def _programs(count: int) -> str:
+    return "".join(f'[[program]]\nname = "p{i}"\npte = "model.pte"\n' for i in range(count))
+
+
+# gen --programs manifests: a 5,000-digit number and nesting were internal errors
+# (ValueError, RecursionError); 5,000 programs ran for minutes
+MANIFESTS: dict[str, tuple[str, str]] = {
+    "number of 5000 digits": (_programs(1) + "x = " + "9" * 5000 + "\n", "not a manifest"),
+    "nested concurrent": ("concurrent = " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper"),
+    "nested value": ("x = " + "[" * 5000 + "]" * 5000 + "\n" + _programs(1), "nested deeper"),
+    "5000 programs": (_programs(5000), "at most 64"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(MANIFESTS))
+def test_hostile_programs_manifest(case: str, data_pte_two_io: Path, tmp_path: Path) -> None:
+    text, needle = MANIFESTS[case]
+    shutil.copy(data_pte_two_io, tmp_path / "model.pte")
+    manifest = tmp_path / "programs.toml"
+    manifest.write_text(text)
+    out = tmp_path / "fw"
+    started = time.monotonic()
+    assert_refused(run_kit("gen", "--programs", manifest, "-o", out), needle, absent=[out])
+    assert time.monotonic() - started < 30, case
+
+
+def test_too_many_pte_flags(data_pte_two_io: Path, tmp_path: Path) -> None:
+    pte = ["--pte" if i % 2 == 0 else f"p{i}={data_pte_two_io}" for i in range(2 * 65)]
+    out = tmp_path / "fw"
+    assert_refused(run_kit("gen", *pte, "-o", out), "at most 64", absent=[out])

@@ -64,3 +64,22 @@ def test_symlink_loop(tmp_path: Path) -> None:
     loop.symlink_to(loop)
     assert_refused(run_kit("check-elf", loop), "loop.elf")
     assert_refused(run_kit("run", loop), "loop.elf")
+
+
+# --program/--method become words of the semihosting command line, which the firmware
+# splits at spaces: a space, a newline or 100k characters were passed on (a method of
+# "forward --kit-inputs" added a flag); refused before the emulator starts
+@pytest.mark.parametrize(
+    "flag, value",
+    [
+        ("--method", "forward --kit-inputs"),
+        ("--method", "forward\n"),
+        ("--method", "x" * 100_000),
+        ("--program", ""),
+    ],
+    ids=["method-space", "method-newline", "method-100k", "program-empty"],
+)
+def test_selection_is_one_word(image: Built, tmp_path: Path, flag: str, value: str) -> None:
+    elf, plan = _copy(image, tmp_path)
+    result = run_kit("run", elf, "--plan", plan, "--emulator", "qemu", flag, value)
+    assert_refused(result, flag, "not a name")

@@ -70,6 +70,14 @@ ROLES: dict[str, tuple[int, Callable[[Path, Path, Path, Path], list[str | Path]]
         lambda bad, pte, fw, out: ["gen", "--pte", pte, "--board", bad, "-o", out],
     ),
     "boards board": (1 << 20, lambda bad, pte, fw, out: ["boards", bad]),
+    # advise's TOSA graph: a FIFO blocked forever, /dev/zero was read until the OOM kill
+    "advise tosa": (2 * GIB, lambda bad, pte, fw, out: ["advise", bad, "--html", out]),
+    # a .ptd has the .pte's limit; the error names it a .ptd (it said "not a .pte")
+    "gen ptd": (2 * GIB, lambda bad, pte, fw, out: ["gen", "--pte", pte, "--ptd", bad, "-o", out]),
+    "simulate ptd": (
+        2 * GIB,
+        lambda bad, pte, fw, out: ["simulate", pte, "--ptd", bad, "-o", out],
+    ),
     "simulate input": (
         256 << 20,
         lambda bad, pte, fw, out: ["simulate", pte, "--inputs", bad, "-o", out],
@@ -108,6 +116,8 @@ def test_hostile_file_is_refused_before_it_is_read(
     limit, argv = ROLES[role]
     if role == "boards board" and name == "directory":
         words = "directory"  # FOLDER/board.toml is itself a folder
+    if role == "advise tosa" and name == "directory":
+        words = "no output"  # advise takes the folder ExecuTorch dumps into
     bad = make(tmp_path, limit)
     out = tmp_path / "out"
     if role.startswith("simulate"):
@@ -115,6 +125,8 @@ def test_hostile_file_is_refused_before_it_is_read(
     result = run_kit(*argv(bad, data_pte_u55_shared, project, out), timeout=60)
     line = assert_refused(result, words, absent=[out])
     assert str(bad) in line or name == "directory", line
+    if role.endswith("ptd") and name != "giant":
+        assert "not a .ptd" in line, line
 
 
 def test_the_limit_is_named_and_can_be_raised(data_pte_u55_shared: Path, tmp_path: Path) -> None:

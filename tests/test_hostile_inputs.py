@@ -211,3 +211,17 @@ def test_output_parent_folders_are_created(data_pte_u55_shared: Path, tmp_path: 
     result = run_kit("simulate", data_pte_u55_shared, "--inputs", bad, "-o", tmp_path / "c" / "out")
     assert_refused(result, "300", absent=[tmp_path / "c"])
     assert save_npz(tmp_path / "d" / "e" / "r", {"output0": np.zeros(2)}).is_file()
+
+
+# advise --example: torch allocates the example before the lowering (100000^4 was its
+# internal RuntimeError, 100000^2 a 40 GB allocation); bounded where it is parsed
+@pytest.mark.parametrize(
+    "shape",
+    ["100000,100000,100000,100000", "1,100000,100000", "1,1,1,1,1,1,1,1,1", "1," + "9" * 5000],
+)
+def test_advise_example_shape_is_bounded(shape: str) -> None:
+    assert_refused(parse_args("advise", "--example", shape), "--example")
+
+
+def test_advise_example_shape_of_a_real_input_is_parsed() -> None:
+    assert parse_args("advise", "--example", "1,3,224,224").returncode == 0

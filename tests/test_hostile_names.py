@@ -16,7 +16,7 @@ from pathlib import Path
 
 import pytest
 
-from hostile import assert_refused, run_kit
+from hostile import assert_refused, parse_args, run_kit
 from projects import copy_with_plan, make_project
 from test_hostile_boards import _port, _sub, _table_line, _write
 
@@ -129,3 +129,72 @@ def test_new_board_name_with_a_newline(tmp_path: Path) -> None:
     assert_refused(
         run_kit("new-board", "myboard\n", "--from", "cs300", "-o", out), "myboard", absent=[out]
     )
+
+
+# a tag given twice, or a slot of no bytes: each flag is refused before the pte is read
+# (before: a repeated tag silently took the last value; a SIZE of 0 was blamed on the
+# board, "not inside one region")
+EXTERNAL_DATA_REFUSED: dict[str, tuple[tuple[str, ...], str]] = {
+    "place-data tag twice": (
+        ("--place-data", "weight_data=SRAM", "--place-data", "weight_data=DDR"),
+        "given twice",
+    ),
+    "ptd-slot tag twice": (
+        (
+            "--ptd-slot",
+            "weight_data=0x38400000:64KiB",
+            "--ptd-slot",
+            "weight_data=0x38500000:64KiB",
+        ),
+        "given twice",
+    ),
+    "ptd-slot size 0": (("--ptd-slot", "weight_data=0x38400000:0"), "above 0"),
+    "ptd-slot size negative": (("--ptd-slot", "weight_data=0x38400000:-5"), "TAG=ADDRESS:SIZE"),
+    "ptd-slot 5000 digits": (("--ptd-slot", f"weight_data={'9' * 5000}:16"), "TAG=ADDRESS:SIZE"),
+    "place-data tag newline": (("--place-data", "weight_data\n=SRAM"), "TAG=REGION"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(EXTERNAL_DATA_REFUSED))
+def test_external_data_flags_refused(case: str, data_pte_two_io: Path, tmp_path: Path) -> None:
+    flags, needle = EXTERNAL_DATA_REFUSED[case]
+    out = tmp_path / "fw"
+    result = run_kit("gen", "--pte", data_pte_two_io, "-o", out, *flags)
+    assert_refused(result, needle, absent=[out])
+
+
+# --probe KIND:HOST:PORT: the host reaches GDB's `target extended-remote`, which also takes
+# `|command` (run by the shell) and a device path; only a host name or an IP address is
+# taken (before: `jlink:|cmd:2331` reached GDB, a 5,000-digit port was int()'s ValueError)
+PROBES_REFUSED = {
+    "pipe": ("jlink:|touch${IFS}x:2331", "host name or an IP"),
+    "option": ("jlink:-oProxyCommand=x:2331", "host name or an IP"),
+    "path": ("openocd:/dev/ttyACM0:3333", "host name or an IP"),
+    "semicolon": ("pyocd:a;b:3333", "host name or an IP"),
+    "newline": ("jlink:host\n:2331", "space"),
+    "port 0": ("jlink:localhost:0", "port"),
+    "port 70000": ("jlink:localhost:70000", "port"),
+    "port 5000 digits": ("jlink:localhost:" + "9" * 5000, "port"),
+}
+
+
+@pytest.mark.parametrize("case", sorted(PROBES_REFUSED))
+def test_probe_address_refused(case: str) -> None:
+    probe, needle = PROBES_REFUSED[case]
+    assert_refused(parse_args("run", "x.elf", "--probe", probe), needle)
+
+
+def test_probe_pipe_host_runs_nothing(tmp_path: Path) -> None:
+    marker = tmp_path / "ran"
+    elf = tmp_path / "x.elf"
+    elf.write_bytes(b"\x7fELF")
+    result = run_kit("run", elf, "--probe", f"jlink:|touch {marker}:2331", cwd=tmp_path)
+    assert_refused(result, "--probe")
+    result = run_kit("run", elf, "--probe", f"jlink:|touch${{IFS}}{marker}:2331", cwd=tmp_path)
+    assert_refused(result, "host name or an IP")
+    assert not marker.exists() and not list(tmp_path.glob("ran*"))
+
+
+def test_probe_hosts_taken() -> None:
+    for probe in ("openocd:board.local:3333", "qemu:127.0.0.1:1234", "openocd:[::1]:3333"):
+        assert parse_args("run", "x.elf", "--probe", probe).returncode == 0, probe

@@ -163,3 +163,16 @@ def test_stdout_closed_by_its_reader_is_a_quiet_stop(data_pte_u55_shared: Path) 
         os.close(write)
     assert done.returncode == 141, done.stderr
     assert done.stderr == "", done.stderr
+
+
+def test_advise_html_destination_is_checked_before_compiling(tmp_path: Path) -> None:
+    """A folder, or a path under a regular file, was refused only by the write after
+    every Vela compile, in an error naming its temporary file."""
+    (tmp_path / "afile").write_text("x")
+    (tmp_path / "folder").mkdir()
+    tosa = tmp_path / "never-read.tosa"
+    for html, needle in (("folder", "is a folder"), ("afile/x.html", "not an existing folder")):
+        result = run_kit("advise", tosa, "--html", tmp_path / html)
+        assert_refused(result, "--html", needle)
+    assert_refused(run_kit("advise", tosa, "--width", "0"), "--width")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["afile", "folder"]

@@ -12,6 +12,7 @@ wrote read back and checked after the run.
 
 from __future__ import annotations
 
+import re
 import sys
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -34,6 +35,10 @@ INPUTS_FLAG = "--kit-inputs"  # on the semihosting command line: read kit_input_
 OUTPUTS_FLAG = "--kit-outputs"  # write kit_output_<o>.bin
 PROGRAM_FLAG = "--kit-program="  # run that program of an image of several only
 METHOD_FLAG = "--kit-method="  # run that method only
+# What --program/--method may be: one word of the semihosting command line, which the
+# firmware splits at spaces (`--method "x --kit-inputs"` would have added a flag) into a
+# bounded buffer. Program names are C identifiers and methods Python ones in practice.
+_WORD = re.compile(r"[!-~]{1,128}\Z")
 
 
 @dataclass(frozen=True)
@@ -58,6 +63,12 @@ def select(image: KitImage, program: str | None, method: str | None, io: bool) -
     """The program and method `run --program/--method` name, checked against the image's
     plan before the emulator starts: an unknown name is one error line naming the ones
     there are; --inputs/-o (`io`) on an image of several programs need one named."""
+    for flag, value in (("--program", program), ("--method", method)):
+        if value is not None and not _WORD.fullmatch(value):
+            raise KitError(
+                f"{image.elf}: {flag} {value[:80]!r}: not a name (printable, no spaces, "
+                "at most 128 characters)"
+            )
     plan = image.plan
     if plan is None or not plan.multi:
         if program is not None:

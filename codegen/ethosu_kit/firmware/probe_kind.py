@@ -6,6 +6,8 @@ line) and the load steps (the flash manifest's HEX files, else the ELF).
 
 from __future__ import annotations
 
+import ipaddress
+import re
 import socket
 from dataclasses import dataclass
 from enum import Enum
@@ -23,6 +25,10 @@ BKPT_SEMIHOSTING = 0xBEAB  # Thumb `bkpt 0xab`
 SYS_EXIT = 0x18
 SYS_EXIT_EXTENDED = 0x20
 ADP_STOPPED_APPLICATION_EXIT = 0x20026
+# A DNS name (labels of letters, digits, '-', never leading with '-'). The host reaches
+# GDB's `target extended-remote`, which takes `|command` (runs it through the shell) and
+# a path (a serial device) as well as HOST:PORT: only a name or an IP address may get there.
+_HOST_NAME = re.compile(r"(?!-)[A-Za-z0-9-]{1,63}(?:\.(?!-)[A-Za-z0-9-]{1,63})*\.?\Z")
 CMDLINE_FUNCTION = "kit_semihost_cmdline"  # sdk/src/semihosting_files.c
 VECTOR_SECTIONS = (".vectors", ".isr_vector", ".vector_table")
 
@@ -119,6 +125,14 @@ class ProbeSpec:
         )
 
 
+def _is_ip(host: str) -> bool:
+    try:
+        ipaddress.ip_address(host)
+    except ValueError:
+        return False
+    return True
+
+
 def parse_probe(text: str) -> ProbeSpec:
     """`KIND`, `KIND:PORT` or `KIND:HOST:PORT`; a ValueError saying what is wrong."""
     name, _, rest = text.partition(":")
@@ -131,10 +145,13 @@ def parse_probe(text: str) -> ProbeSpec:
         return ProbeSpec(kind, "localhost", kind.server.default_port)
     host, _, port_text = rest.rpartition(":")
     host = host.removeprefix("[").removesuffix("]") or "localhost"
-    if not port_text.isdigit() or not 0 < int(port_text) < 65536:
-        raise ValueError(f"{text!r}: the port must be a number from 1 to 65535")
+    # 5 digits at most before int(): a 5,000-digit port is past int()'s own limit
+    if not (port_text.isdigit() and len(port_text) <= 5 and 0 < int(port_text) < 65536):
+        raise ValueError(f"{text[:80]!r}: the port must be a number from 1 to 65535")
     if any(c.isspace() for c in host):
         raise ValueError(f"{text!r}: the host has a space in it")
+    if not (len(host) <= 253 and _HOST_NAME.fullmatch(host)) and not _is_ip(host):
+        raise ValueError(f"{text!r}: the host is not a host name or an IP address")
     return ProbeSpec(kind, host, int(port_text))
 
 

@@ -40,6 +40,9 @@ def parse_place(items: Sequence[str] | None, what: str = "--place-data") -> dict
         tag, sep, region = item.partition("=")
         if not sep or not TAG.fullmatch(tag) or not region:
             raise KitError(f"{what} {item!r}: expected TAG=REGION, e.g. weight_data=QSPI")
+        # a repeated tag would silently take the last region: the user meant one of them
+        if tag in out:
+            raise KitError(f"{what} {tag!r} given twice ({out[tag]} and {region})")
         out[tag] = region
     return out
 
@@ -53,11 +56,17 @@ def parse_slots(items: Sequence[str] | None) -> dict[str, tuple[int, int]]:
         try:
             if not sep or not colon or not TAG.fullmatch(tag):
                 raise ValueError
-            out[tag] = (int(address, 0), parse_size(size))
+            slot = (int(address, 0), parse_size(size))
         except ValueError:
             raise KitError(
                 f"--ptd-slot {item!r}: expected TAG=ADDRESS:SIZE, e.g. weight_data=0x38400000:64KiB"
             ) from None
+        # refused here, not as "not inside one region", which sends the user to the board
+        if slot[1] <= 0:
+            raise KitError(f"--ptd-slot {item!r}: the slot's SIZE must be above 0")
+        if tag in out:
+            raise KitError(f"--ptd-slot {tag!r} given twice: one slot per tag")
+        out[tag] = slot
     return out
 
 

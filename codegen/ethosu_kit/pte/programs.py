@@ -32,6 +32,10 @@ _NAME = re.compile(r"[a-z_][a-z0-9_]{0,31}\Z")
 # The names the kit's own buffers take: a program called so would make `kit_<name>_...`
 # read as one of them.
 _RESERVED = frozenset({"kit", "lane", "stack", "heap", "code", "data", "selftest"})
+# Programs in one image: each has its own rows, buffers and link sections, and each is read
+# and planned; a few are a product, thousands only an afternoon of planning (a manifest
+# of 5,000 programs ran for minutes). Checked before any .pte is read.
+MAX_PROGRAMS = 64
 MANIFEST_HINT = (
     'a manifest is [[program]] tables with name = "kws" and pte = "kws.pte", and an optional '
     'top-level concurrent = [["kws", "vww"]] (docs/multi-model.md)'
@@ -140,7 +144,13 @@ def parse_pte_arg(text: str) -> ProgramSource:
 
 
 def unique(sources: Sequence[ProgramSource], where: str) -> None:
-    """Two programs with one name would define one C symbol twice: refused."""
+    """Two programs with one name would define one C symbol twice: refused. So are more
+    than MAX_PROGRAMS."""
+    if len(sources) > MAX_PROGRAMS:
+        raise KitError(
+            f"{where}: {len(sources)} programs; one image takes at most {MAX_PROGRAMS}",
+            hint="split them over several images",
+        )
     seen: dict[str, Path] = {}
     for s in sources:
         if s.name in seen:
@@ -158,6 +168,12 @@ def read_manifest(path: Path) -> tuple[tuple[ProgramSource, ...], tuple[tuple[st
         data = tomllib.loads(read_text(path, MAX_PLAN))
     except tomllib.TOMLDecodeError as exc:
         raise KitError(f"{path}: not TOML: {exc}", hint=MANIFEST_HINT) from None
+    except ValueError as exc:  # int() of a 4,300+ digit number, inside tomllib
+        raise KitError(f"{path}: not a manifest: {str(exc)[:60]}", hint=MANIFEST_HINT) from None
+    except RecursionError:  # tomllib recurses per nesting level of arrays/inline tables
+        raise KitError(
+            f"{path}: values nested deeper than the TOML reader follows", hint=MANIFEST_HINT
+        ) from None
     unknown = sorted(set(data) - {"program", "concurrent"})
     if unknown:
         raise KitError(f"{path}: unknown key {unknown[0]!r}", hint=MANIFEST_HINT)

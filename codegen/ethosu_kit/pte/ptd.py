@@ -20,7 +20,7 @@ import hashlib
 import json
 import struct
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -115,8 +115,13 @@ def _entries(data: bytes) -> dict[str, PtdEntry]:
     return out
 
 
+# the .pte's limit (a .ptd holds what the .pte would have), named so that a FIFO or a
+# device given to --ptd is "not a .ptd", not "not a .pte"
+MAX_PTD = replace(MAX_PTE, what="a .ptd")
+
+
 def read_ptd(path: Path | str) -> PtdFile:
-    return parse_ptd(read_bytes(path, MAX_PTE, PteError), str(path))
+    return parse_ptd(read_bytes(path, MAX_PTD, PteError), str(path))
 
 
 @dataclass(frozen=True)

@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from ethosu_kit.core.errors import KitError
+from ethosu_kit.core.files import MAX_PTE, read_bytes
 from ethosu_kit.core.sizes import align_up
 from ethosu_kit.npu.facts import NPU_ALIGN, Accelerator, MemoryMode
 from ethosu_kit.pte.compile_spec import parse_ethosu_compile_spec
@@ -152,12 +153,15 @@ def preload_vela() -> None:
     from ethosu.vela import vela  # noqa: F401, PLC0415 - slow, only advise compiles
 
 
+# A TOSA graph holds the weights a .pte would: the .pte's limit, named for the message
+MAX_TOSA = replace(MAX_PTE, what="a .tosa")
+
+
 def check_tosa(path: Path) -> bytes:
-    """The bytes of `path` when it is a TOSA flatbuffer; a KitError naming it otherwise."""
-    try:
-        data = path.read_bytes()
-    except OSError as exc:
-        raise KitError(f"{path}: cannot read ({exc.strerror})") from None
+    """The bytes of `path` when it is a TOSA flatbuffer; a KitError naming it otherwise.
+    Read as a regular file of bounded size: a FIFO given to advise blocked forever and
+    /dev/zero was read until the kernel killed the process."""
+    data = read_bytes(path, MAX_TOSA, KitError)
     if data[4:8] != TOSA_IDENTIFIER:
         raise KitError(
             f"{path}: not a TOSA flatbuffer (no 'TOSA' identifier at byte 4)",

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
 import tempfile
 from collections.abc import Callable
 from pathlib import Path
@@ -40,6 +41,8 @@ from ethosu_kit.report.advise_candidates import Candidate, choose_candidates, to
 from ethosu_kit.report.advise_compile import compile_candidates
 
 EXAMPLE_MODULE = "ethosu_kit.aot.examples:example_model"
+MAX_EXAMPLE_RANK = 8
+MAX_EXAMPLE_ELEMENTS = 1 << 26
 
 
 def _shape(text: str) -> tuple[int, ...]:
@@ -49,6 +52,14 @@ def _shape(text: str) -> tuple[int, ...]:
         shape = ()
     if not shape or any(d <= 0 for d in shape):
         raise argparse.ArgumentTypeError(f"cannot read {text!r} as a shape (use 1,3,16,16)")
+    # torch allocates the example before the lowering: 100000^4 was its internal
+    # RuntimeError, 100000^2 gigabytes. An NPU's input is a few MiB (Vela's own
+    # limit is 65536 per axis)
+    if len(shape) > MAX_EXAMPLE_RANK or math.prod(shape) > MAX_EXAMPLE_ELEMENTS:
+        raise argparse.ArgumentTypeError(
+            f"{text[:80]!r}: at most {MAX_EXAMPLE_RANK} axes and {MAX_EXAMPLE_ELEMENTS} "
+            "elements (an NPU's input is a few MiB)"
+        )
     return shape
 
 
@@ -219,6 +230,15 @@ def run(args: argparse.Namespace) -> int:
         raise KitError("--example goes with --module")
     if args.jobs is not None and args.jobs < 1:
         raise KitError(f"--jobs {args.jobs}: must be at least 1")
+    if args.width is not None and not 20 <= args.width <= 1000:
+        raise KitError(f"--width {args.width}: must be 20 to 1000 columns")
+    # refused before minutes of Vela, not by the write at the end (whose error named
+    # its temporary file)
+    if args.html is not None:
+        if args.html.is_dir():
+            raise KitError(f"--html {args.html}: is a folder; name the page's file")
+        if not args.html.parent.is_dir():
+            raise KitError(f"--html {args.html}: {args.html.parent} is not an existing folder")
     require_vela()
     boards = [load_board(b) for b in (args.board or ["default"])]
     candidates = choose_candidates(
