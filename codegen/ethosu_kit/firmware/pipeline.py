@@ -335,8 +335,10 @@ def _generate_programs(request: GenRequest) -> Generated:
     if request.ptd or request.place_data or request.ptd_slot:
         raise KitError(
             "named external data (--ptd, --place-data, --ptd-slot) is for an image of one "
-            "program with one method; this image has several programs or methods",
-            hint="lower those programs without VelaExternalBlockPlacements (docs/ptd.md)",
+            "unnamed program with one method (--pte FILE); this image is an image of "
+            "programs (--pte NAME=FILE, --programs, or a .pte with several methods)",
+            hint="give the .ptd program as --pte FILE on its own, or lower the programs "
+            "without VelaExternalBlockPlacements (docs/ptd.md)",
         )
     pte_bytes: dict[str, bytes] = {}
     programs = []
