@@ -334,11 +334,9 @@ def _generate_programs(request: GenRequest) -> Generated:
     configuration for all, one plan that shares what lives only during one execute."""
     if request.ptd or request.place_data or request.ptd_slot:
         raise KitError(
-            "named external data (--ptd, --place-data, --ptd-slot) is for an image of one "
-            "unnamed program with one method (--pte FILE); this image is an image of "
-            "programs (--pte NAME=FILE, --programs, or a .pte with several methods)",
-            hint="give the .ptd program as --pte FILE on its own, or lower the programs "
-            "without VelaExternalBlockPlacements (docs/ptd.md)",
+            "--ptd, --place-data, --ptd-slot: for one unnamed one-method program (--pte "
+            "FILE), not an image of programs (--pte NAME=FILE, --programs, several methods)",
+            hint="give the .ptd program as --pte FILE alone (docs/ptd.md)",
         )
     pte_bytes: dict[str, bytes] = {}
     programs = []
