@@ -167,7 +167,7 @@ SCHEMA: dict[str, tuple[Key, ...]] = {
             "how the image reaches the part at reset: `nv` boots cold from non-volatile "
             "memory (every initial byte stored there, what runs from RAM copied by the "
             "start-up; RAM is then not loadable unless its [[region]] says so), `loader`: "
-            "a debugger or emulator loads the ELF (the Corstone FVPs, QEMU -kernel). "
+            "a debugger or emulator loads the ELF (an FVP, QEMU -kernel, a debugger's load). "
             "`new-board` drafts `nv`",
             choices=tuple(k.value for k in BootFrom),
         ),

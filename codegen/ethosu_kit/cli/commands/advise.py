@@ -223,8 +223,7 @@ def run(args: argparse.Namespace) -> int:
     if bool(args.tosa) == bool(args.module):
         raise KitError(
             "name the model once: TOSA file(s) (or their folder), or --module",
-            hint="ethosu-kit advise out/output_tag0_TOSA-1.0+INT+int16+int4+u55.tosa --board "
-            "corstone-300",
+            hint="ethosu-kit advise out/output_tag0_TOSA-1.0+INT+int16+int4+u55.tosa --board BOARD",
         )
     if args.example and not args.module:
         raise KitError("--example goes with --module")
