@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, BinaryIO
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.sizes import parse_size
+from ethosu_kit.core.sizes import parse_size, size_text
 
 _CHUNK = 1 << 20
 
@@ -122,13 +122,6 @@ def parse_json(text: str) -> Any:
         raise JsonProblem(f"not JSON ({str(exc)[:80]})") from None
 
 
-def _size_text(n: int) -> str:
-    for unit, scale in (("GiB", 1 << 30), ("MiB", 1 << 20), ("KiB", 1 << 10)):
-        if n >= scale:
-            return f"{n / scale:.4g} {unit}"
-    return f"{n} B"
-
-
 def _kind(mode: int) -> str | None:
     """What a non-regular file is, in words (None for a regular file)."""
     if stat.S_ISREG(mode):
@@ -150,7 +143,7 @@ def too_large(path: Path | str, size: int, limit: Limit, error: type[KitError]) 
     """The error for `size` bytes over `limit` (also for sizes a file only declares)."""
     cap = limit.bytes
     return error(
-        f"{path}: {_size_text(size)} ({size} bytes) is more than the kit reads from "
+        f"{path}: {size_text(size)} ({size} bytes) is more than the kit reads from "
         f"{limit.what} ({limit.env} = {cap})",
         hint=f"if the file is right, raise the limit: {limit.env}=<bytes> (e.g. 4GiB)",
     )

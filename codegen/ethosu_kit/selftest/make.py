@@ -37,9 +37,6 @@ from ethosu_kit.vnpu.delegate import (
 )
 
 if TYPE_CHECKING:
-    import numpy as np
-
-    from ethosu_kit.pte import VelaBlocks
     from ethosu_kit.pte.model import ModelInfo, VelaTensor
 
 DEFAULT_SEED = 0
@@ -93,10 +90,6 @@ def _checked(
     return value
 
 
-def _random_inputs(b: VelaBlocks, rng: np.random.Generator) -> list[np.ndarray[Any, Any]]:
-    return list(random_inputs(b, rng))
-
-
 def make_vectors(
     pte: Path,
     model: ModelInfo,
@@ -128,7 +121,7 @@ def make_vectors(
     computed = 0
     for d, b in zip(delegates, streams, strict=True):
         if given is None:
-            inputs = _random_inputs(b, rng)
+            inputs = random_inputs(b, rng)
         else:
             inputs = []
             for st, t, written in zip(d.inputs, b.inputs, io_shapes(b, "input"), strict=True):
