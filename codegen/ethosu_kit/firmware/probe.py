@@ -68,7 +68,7 @@ from ethosu_kit.firmware.probe_session import (
     set_cmdline_breakpoint,
     start_image,
 )
-from ethosu_kit.firmware.qemu import RunResult, stand_in_line
+from ethosu_kit.firmware.qemu import RunResult, runnable_target, stand_in_line
 from ethosu_kit.firmware.sandbox import Sandbox
 from ethosu_kit.firmware.serial_port import DEFAULT_BAUD, SerialPort
 from ethosu_kit.npu.exit_codes import exit_lines
@@ -179,7 +179,7 @@ def _board_baud(image: KitImage) -> int:
 def _start_qemu(
     session: ProbeSession, image: KitImage, say: Callable[[str], None], confine: Sandbox | None
 ) -> ProbeSpec:
-    target = probe_qemu.qemu_target(image)
+    target = runnable_target(image)
     if target.stand_in:
         say(stand_in_line(image.board, target))
     session.qemu = probe_qemu.launch(target, confine)

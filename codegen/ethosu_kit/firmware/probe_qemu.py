@@ -15,8 +15,7 @@ import subprocess
 from dataclasses import dataclass
 
 from ethosu_kit.core.process import _kill_group, spawn
-from ethosu_kit.firmware.image import KitImage
-from ethosu_kit.firmware.qemu import QEMU, QemuTarget, check_image, check_target, target_for
+from ethosu_kit.firmware.qemu import QEMU, QemuTarget
 from ethosu_kit.firmware.sandbox import Sandbox
 
 LOCALHOST = "127.0.0.1"
@@ -61,15 +60,6 @@ class LaunchedQemu:
             _kill_group(self.proc)
         if self.proc.stdout is not None:
             self.proc.stdout.close()
-
-
-def qemu_target(image: KitImage) -> QemuTarget:
-    """The board's machine for `image`, refused as `run` refuses it (no machine, bytes
-    where the machine has no memory, a machine or CPU this QEMU lacks)."""
-    target = target_for(image)
-    check_image(image, target)
-    check_target(image.board, target)
-    return target
 
 
 def launch(target: QemuTarget, confine: Sandbox | None = None) -> LaunchedQemu:

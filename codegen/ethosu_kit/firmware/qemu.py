@@ -135,6 +135,19 @@ def _qemu_list(option: str) -> frozenset[str]:
     return frozenset(line.split()[0] for line in lines if line.strip())
 
 
+def runnable_target(image: KitImage) -> QemuTarget:
+    """The board's machine for `image`, refused as `run` refuses it: no machine, bytes
+    where the machine has no memory, no QEMU, a machine or CPU this QEMU lacks."""
+    target = target_for(image)
+    check_image(image, target)
+    if shutil.which(QEMU) is None:
+        raise KitError(
+            f"{QEMU} is not installed", hint="apt-get install qemu-system-arm (QEMU >= 7.2)"
+        )
+    check_target(image.board, target)
+    return target
+
+
 def check_target(board: Board, target: QemuTarget) -> None:
     """Refuse a machine or CPU this QEMU does not have, naming the board file's key.
 
@@ -314,13 +327,7 @@ def run_image(
     poisoned (cold_boot_blobs; `notice` gets the line that says what QEMU was given);
     `sandbox` (firmware.sandbox) confines QEMU to `cwd` (`run` passes one: its image is
     untrusted; None: the kit's own images)."""
-    target = target_for(image)
-    check_image(image, target)
-    if shutil.which(QEMU) is None:
-        raise KitError(
-            f"{QEMU} is not installed", hint="apt-get install qemu-system-arm (QEMU >= 7.2)"
-        )
-    check_target(image.board, target)
+    target = runnable_target(image)
     with tempfile.TemporaryDirectory(prefix="ethosu-kit-cold-") as tmp:
         blobs: list[Blob] = []
         if cold_boot:
