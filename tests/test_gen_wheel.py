@@ -15,7 +15,6 @@ REPO = Path(__file__).resolve().parents[1]
 
 
 def _run(argv: list[str | Path], cwd: Path, timeout: int = 600) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")}
     proc = subprocess.run(
         [str(a) for a in argv],
         cwd=cwd,
@@ -23,7 +22,8 @@ def _run(argv: list[str | Path], cwd: Path, timeout: int = 600) -> str:
         text=True,
         timeout=timeout,
         check=False,
-        env=env,
+        # without this checkout's PYTHONPATH and venv: the wheel's install is what runs
+        env={k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "VIRTUAL_ENV")},
     )
     assert proc.returncode == 0, f"{argv}\n{proc.stdout[-3000:]}\n{proc.stderr[-3000:]}"
     return proc.stdout
