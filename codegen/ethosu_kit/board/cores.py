@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ethosu_kit.board.model import Cpu
 from ethosu_kit.board.toolchain import Toolchain
 
 FPU_KINDS = ("none", "sp", "dp")  # no FPU, single precision, double precision
@@ -107,19 +108,18 @@ def _gcc_march(core: Core, fpu: str, mve: str) -> str:
     return f"-march={core.arch}{ext}"
 
 
-def cpu_flags(
-    core_name: str, fpu: str, mve: str, toolchain: str, dsp: bool = True
-) -> tuple[str, ...]:
-    """Compile (and, except armlink, link) flags for this core configuration.
+def cpu_flags(cpu: Cpu, toolchain: str) -> tuple[str, ...]:
+    """Compile (and, except armlink, link) flags for `cpu`'s core configuration (core,
+    fpu, mve, dsp).
 
     The caller has validated the configuration (`check_config`).
     """
-    core = CORES[core_name]
+    core, fpu, mve = CORES[cpu.core], cpu.fpu, cpu.mve
     flags: list[str] = list(TARGETS[toolchain])
     if toolchain == "gcc" and core.gcc_march_tune:
         flags += [_gcc_march(core, fpu, mve), f"-mtune={core.gcc_march_tune}"]
     else:
-        flags.append(f"-mcpu={core.name}{_mcpu_extensions(core, fpu, mve, dsp)}")
+        flags.append(f"-mcpu={core.name}{_mcpu_extensions(core, fpu, mve, cpu.dsp)}")
     mfpu = dict(core.mfpu).get(fpu)
     if mfpu:
         flags.append(f"-mfpu={mfpu}")
@@ -128,12 +128,11 @@ def cpu_flags(
     return tuple(flags)
 
 
-def check_config(
-    core_name: str, fpu: str, mve: str, *, trustzone: bool, caches: bool, dsp: bool = True
-) -> tuple[str, str] | None:
-    """What is impossible about this configuration, as (key, problem), or None."""
-    core = CORES[core_name]
-    if not dsp and not core.dsp_optional:
+def check_config(cpu: Cpu) -> tuple[str, str] | None:
+    """What is impossible about `cpu`'s configuration (core, fpu, mve, dsp, trustzone,
+    caches), as (key, problem), or None."""
+    core, fpu, mve = CORES[cpu.core], cpu.fpu, cpu.mve
+    if not cpu.dsp and not core.dsp_optional:
         return "dsp", f"a {core.name} always has the DSP extension"
     if fpu != "none" and fpu not in core.fpus:
         can = " or ".join(f'"{f}"' for f in (*core.fpus, "none"))
@@ -142,8 +141,8 @@ def check_config(
         return "mve", f'a {core.name} has no MVE (Armv8.1-M only); use mve = ""'
     if mve == "fp" and fpu == "none":
         return "mve", 'MVE floating point needs the FPU; use mve = "int" or an fpu'
-    if trustzone and not core.trustzone:
+    if cpu.trustzone and not core.trustzone:
         return "trustzone", f"a {core.name} has no Security Extension (Armv8-M only)"
-    if caches and not core.caches:
+    if (cpu.dcache or cpu.icache) and not core.caches:
         return "dcache", f"a {core.name} has no L1 caches"
     return None

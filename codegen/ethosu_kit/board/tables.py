@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import itertools
 import re
+from dataclasses import replace
 from typing import Any
 
 from ethosu_kit.board import defaults
@@ -42,10 +43,13 @@ IDENT_RE = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*\Z")
 _FLAG_RE = re.compile(r"^-[A-Za-z0-9_=+.,:/-]+\Z")
 
 
-def _flags(t: Table) -> dict[str, tuple[str, ...]]:
-    """[cpu.flags]: per toolchain, a list of single compiler flags (no spaces, no quoting)."""
+def _flags(cpu_t: Table, cpu: Cpu) -> dict[str, tuple[str, ...]]:
+    """Each toolchain's compiler flags: those `cpu`'s configuration implies
+    (cores.cpu_flags), replaced by [cpu.flags]'s list where the board gives one (single
+    flags: no spaces, no quoting)."""
+    flags = {tc: cpu_flags(cpu, tc) for tc in TOOLCHAINS}
+    t = cpu_t.table("flags", required=False, schema_table="cpu.flags")
     t.only(*TOOLCHAINS)
-    flags: dict[str, tuple[str, ...]] = {}
     for tc in TOOLCHAINS:
         if tc not in t.data:
             continue
@@ -77,13 +81,18 @@ def cpu_table(t: Table, npu_irq: int) -> Cpu:
     arch = t.value("arch", info.arch)
     if arch != info.arch:
         raise t.fail("arch", f"a {core} is {info.arch}, not {arch!r} (or leave arch out)")
-    fpu = _fpu(t, core)
-    mve = t.value("mve")
-    dcache = t.value("dcache")
-    icache = t.value("icache")
-    trustzone = t.value("trustzone")
-    dsp = t.value("dsp")
-    impossible = check_config(core, fpu, mve, trustzone=trustzone, caches=dcache or icache, dsp=dsp)
+    # the configuration the core must allow; the facts below follow from it
+    cpu = Cpu(
+        core=core,
+        arch=arch,
+        fpu=_fpu(t, core),
+        mve=t.value("mve"),
+        dcache=t.value("dcache"),
+        icache=t.value("icache"),
+        trustzone=t.value("trustzone"),
+        dsp=t.value("dsp"),
+    )
+    impossible = check_config(cpu)
     if impossible:
         key, problem = impossible
         raise t.fail(key, problem)
@@ -95,22 +104,13 @@ def cpu_table(t: Table, npu_irq: int) -> Cpu:
         raise t.fail("irqs", f"a {core} NVIC takes at most {info.max_irqs} interrupts, got {irqs}")
     if npu_irq >= irqs:
         raise t.fail("irqs", f"the vector table must reach the NPU's IRQ {npu_irq}, got {irqs}")
-    derived = {tc: cpu_flags(core, fpu, mve, tc, dsp) for tc in TOOLCHAINS}
-    derived.update(_flags(t.table("flags", required=False, schema_table="cpu.flags")))
-    return Cpu(
-        core=core,
-        arch=arch,
-        fpu=fpu,
-        mve=mve,
-        dcache=dcache,
-        icache=icache,
-        flags=derived,
+    return replace(
+        cpu,
+        flags=_flags(t, cpu),
         clock_hz=t.value("clock_hz"),
         dcache_line=line,
-        trustzone=trustzone,
         irqs=irqs,
         timer=TimerKind(t.value("timer")),
-        dsp=dsp,
     )
 
 

@@ -87,7 +87,7 @@ def draft_from_board(board: Board, name: str) -> Draft:
     flags = {
         tc: cpu.flags[tc]
         for tc in TOOLCHAINS
-        if tc in cpu.flags and cpu.flags[tc] != cpu_flags(cpu.core, cpu.fpu, cpu.mve, tc, cpu.dsp)
+        if tc in cpu.flags and cpu.flags[tc] != cpu_flags(cpu, tc)
     }
     boot = board.boot
     if "boot.vector_region" in board.todo:  # the loader drops a TODO [boot]: it stays TODO
