@@ -6,10 +6,10 @@ problem raises `BoardError` naming the file, the key and what is wrong, e.g.
 `my.toml: region[2] 'SRAM'.size: must be > 0, got -4`.
 
 The keys, their types and defaults are schema.py's (docs/boards.md shows them); each
-table is read by its reader (tables.py, runners.py, ports.py, stand_in.py) through the
-one typed reader (reader.py). A schema 1 file keeps loading (schema1.py); a drafted
-board's "TODO" facts are todo.py's. Parsing reads no files: the [port] paths are
-checked against the board's folder after it (`load_board_file`).
+table is read by its reader (tables.py, memory_map.py, runners.py, ports.py,
+stand_in.py) through the one typed reader (reader.py). A schema 1 file keeps loading
+(schema1.py); a drafted board's "TODO" facts are todo.py's. Parsing reads no files: the
+[port] paths are checked against the board's folder after it (`load_board_file`).
 
 Numbers may be TOML integers (0x10000000, 512_000) or strings: "0x8000",
 "512 KiB", "2 MiB", "1 GiB".
@@ -24,22 +24,14 @@ from pathlib import Path
 
 from ethosu_kit.board import schema1
 from ethosu_kit.board.checks import check_board
+from ethosu_kit.board.memory_map import boot_from, boot_table, external_data_table, regions_table
 from ethosu_kit.board.model import Board, BootFrom
 from ethosu_kit.board.ports import FolderFiles, PortFiles, check_port_files, port_table
 from ethosu_kit.board.reader import Table
 from ethosu_kit.board.runners import fvp_table, qemu_table
 from ethosu_kit.board.schema1 import SCHEMAS
 from ethosu_kit.board.stand_in import lay_onto_stand_in
-from ethosu_kit.board.tables import (
-    boot_from,
-    boot_table,
-    console_table,
-    cpu_table,
-    external_data_table,
-    glue_table,
-    npu_table,
-    regions_table,
-)
+from ethosu_kit.board.tables import console_table, cpu_table, glue_table, npu_table
 from ethosu_kit.board.todo import require, take_todos
 from ethosu_kit.core.errors import BoardError
 from ethosu_kit.core.files import MAX_BOARD, read_text
