@@ -53,9 +53,9 @@ class SvdPeripheral:
 
 @dataclass(frozen=True)
 class SvdCpu:
-    name: str | None  # "CM55"
-    fpu: bool | None
-    fpu_dp: bool | None
+    """What new-board takes of the SVD's <cpu> (apply_svd); the core and its FPU are the
+    pack's or the copied board's."""
+
     dsp: bool | None
     icache: bool | None
     dcache: bool | None
@@ -159,9 +159,6 @@ def load_svd(path: Path) -> SvdDevice:
     if device.cpu is not None:
         c = device.cpu
         cpu = SvdCpu(
-            name=getattr(c.name, "value", None) if c.name is not None else None,
-            fpu=c.fpu_present,
-            fpu_dp=c.fpu_dp,
             dsp=c.dsp_present,
             icache=c.icache_present,
             dcache=c.dcache_present,
