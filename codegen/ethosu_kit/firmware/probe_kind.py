@@ -9,6 +9,7 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
+import struct
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
@@ -166,6 +167,13 @@ class Vectors:
     sp: int
     reset: int
 
+    @classmethod
+    def decode(cls, address: int, table: bytes) -> Vectors:
+        """The vector table at `address` whose bytes start `table`: word 0 is the initial
+        SP, word 1 the reset handler."""
+        sp, reset = struct.unpack_from("<2I", table)
+        return cls(address, sp, reset)
+
 
 @dataclass(frozen=True)
 class ImageFacts:
@@ -195,9 +203,7 @@ def image_facts(image: KitImage) -> ImageFacts:
         data = elf.data.get(name, b"")
         section = next((s for s in elf.sections if s.name == name), None)
         if section is not None and len(data) >= 8:
-            sp = int.from_bytes(data[0:4], "little")
-            reset = int.from_bytes(data[4:8], "little")
-            return ImageFacts(Vectors(section.addr, sp, reset), cmdline, in_place)
+            return ImageFacts(Vectors.decode(section.addr, data), cmdline, in_place)
     raise KitError(
         f"{image.elf}: no vector table ({' or '.join(VECTOR_SECTIONS)} section): "
         "run --probe cannot tell where the image starts"

@@ -112,8 +112,10 @@ class Block:
 
 @dataclass(frozen=True)
 class Symbol:
+    """One of the linked image's largest symbols in a region."""
+
     name: str
-    address: int
+    address: int  # in an executable region without the Thumb bit: where the code starts
     size: int
 
 
