@@ -26,6 +26,13 @@ TIMEOUT = 60.0
 EXAMPLES: Counter[str] = Counter()
 
 
+def example(kind: str, path: Path, data: bytes) -> Path:
+    """A property test's example of `kind`, counted and written to `path` for the CLI."""
+    EXAMPLES[kind] += 1
+    path.write_bytes(data)
+    return path
+
+
 @dataclass(frozen=True)
 class Result:
     args: tuple[str, ...]
