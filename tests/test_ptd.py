@@ -29,7 +29,7 @@ from ethosu_kit.firmware.build import build_project
 from ethosu_kit.npu.exit_codes import EXIT_CODES
 from ethosu_kit.plan.types import MemoryPlan, Role
 from ethosu_kit.pte.ptd import read_ptd
-from fw_helpers import need_cross_gcc, qemu_run
+from fw_helpers import host_cc, need_cross_gcc, qemu_run
 from models import U55, TestModel, conv_relu6_conv, lowering_source, small_cnn
 from runner_build import build_with_cli, require_externals, run_qemu
 
@@ -339,9 +339,7 @@ def test_malformed_ptd_files_are_one_error_and_the_c_reader_never_reads_past(
             parse_ptd(data, "x.ptd")
         except PteError as exc:
             assert exc.message.startswith("x.ptd: ")
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        pytest.skip("no host C compiler")
+    cc = host_cc()
     main_c = tmp_path / "main.c"
     main_c.write_text(
         '#include "kit/ptd.h"\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n'
