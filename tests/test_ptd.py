@@ -379,19 +379,27 @@ def test_malformed_ptd_files_are_one_error_and_the_c_reader_never_reads_past(
     assert all(r[0] in {"0", "-1", "-2", "-3"} for r in results)
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        ("--place-data", "weight_data=DTCM", "the NPU does not reach it"),
-        ("--place-data", "weight_data=NOWHERE", "has no region 'NOWHERE'"),
-        ("--place-data", "biases=QSPI", "no .ptd with tag 'biases'"),
-        ("--place-data", "weight_data", "expected TAG=REGION"),
-        ("--ptd-slot", "weight_data=0x38400004:64KiB", "not 16-byte aligned"),
-        ("--ptd-slot", "weight_data=0x38400000:16", "less than the .ptd's"),
-        ("--ptd-slot", "weight_data=0x30000000:64KiB", "in DTCM, which the NPU does not reach"),
-        ("--ptd-slot", "weight_data=0x38400000", "expected TAG=ADDRESS:SIZE"),
-        ("--ptd-slot", "biases=0x38400000:64KiB", "no .ptd with tag 'biases'"),
+# option -> (its value, what the one error line says)
+BAD_PLACEMENTS = {
+    "--place-data": [
+        ("weight_data=DTCM", "the NPU does not reach it"),
+        ("weight_data=NOWHERE", "has no region 'NOWHERE'"),
+        ("biases=QSPI", "no .ptd with tag 'biases'"),
+        ("weight_data", "expected TAG=REGION"),
     ],
+    "--ptd-slot": [
+        ("weight_data=0x38400004:64KiB", "not 16-byte aligned"),
+        ("weight_data=0x38400000:16", "less than the .ptd's"),
+        ("weight_data=0x30000000:64KiB", "in DTCM, which the NPU does not reach"),
+        ("weight_data=0x38400000", "expected TAG=ADDRESS:SIZE"),
+        ("biases=0x38400000:64KiB", "no .ptd with tag 'biases'"),
+    ],
+}
+PLACEMENT_CASES = [(o, value, said) for o, cases in BAD_PLACEMENTS.items() for value, said in cases]
+
+
+@pytest.mark.parametrize(
+    "case", PLACEMENT_CASES, ids=[f"{o} {value}" for o, value, _ in PLACEMENT_CASES]
 )
 def test_a_bad_placement_or_slot_is_one_error(
     ptd_cnn: Path,
