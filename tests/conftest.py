@@ -150,6 +150,13 @@ for _name in [*MODELS, *BENCH_MODELS]:
     globals()[f"_fixture_pte_{_name}"] = _make_fixture(_name)
 
 
+@pytest.fixture(scope="module")
+def root(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A temporary folder the tests of one module share (for what they build once),
+    named after the module."""
+    return tmp_path_factory.mktemp(request.module.__name__.removeprefix("test_"))
+
+
 @pytest.fixture(scope="session", params=sorted(MODELS))
 def any_pte(request: pytest.FixtureRequest) -> Path:
     """Each test model's .pte in turn (parametrized over every fixture model)."""

@@ -250,11 +250,6 @@ def test_an_exit_call_the_server_halts_at_gives_its_code() -> None:
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("probe")
-
-
-@pytest.fixture(scope="module")
 def bringup(data_pte_u55_shared: Path, root: Path) -> Built:
     return built(data_pte_u55_shared, "cs300", "Shared_Sram", root)
 
