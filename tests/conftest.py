@@ -97,12 +97,11 @@ def cache_key(model: TestModel) -> str:
     return h.hexdigest()[:20]
 
 
-def lowered_pte(name: str) -> Path:
-    """The cached .pte of MODELS[name], lowering it first if needed."""
-    model = MODELS[name] if name in MODELS else BENCH_MODELS[name]
+def cached_pte(file_name: str, lower: Callable[[], bytes]) -> Path:
+    """cache_dir() / file_name, made by `lower` the first time (the name holds the key)."""
     folder = cache_dir()
     folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"{name}-{cache_key(model)}.pte"
+    path = folder / file_name
     if path.is_file():
         return path
     with file_lock(folder / f"{path.name}.lock"):
@@ -113,6 +112,15 @@ def lowered_pte(name: str) -> Path:
             import torch  # noqa: F401
         except ImportError as exc:
             pytest.skip(f"lowering test models needs torch and executorch: {exc}")
+        write_file_atomic(path, lower())
+    return path
+
+
+def lowered_pte(name: str) -> Path:
+    """The cached .pte of MODELS[name], lowering it first if needed."""
+    model = MODELS[name] if name in MODELS else BENCH_MODELS[name]
+
+    def lower() -> bytes:
         start = time.perf_counter()
         module, inputs, calibration = model.build()
         data = ethosu_kit.aot.lowering.lower_to_pte(
@@ -124,8 +132,9 @@ def lowered_pte(name: str) -> Path:
             calibration=calibration,
         )
         _lowering_seconds[name] = time.perf_counter() - start
-        write_file_atomic(path, data)
-    return path
+        return data
+
+    return cached_pte(f"{name}-{cache_key(model)}.pte", lower)
 
 
 def _make_fixture(name: str) -> Callable[[], Path]:
@@ -139,6 +148,13 @@ def _make_fixture(name: str) -> Callable[[], Path]:
 
 for _name in [*MODELS, *BENCH_MODELS]:
     globals()[f"_fixture_pte_{_name}"] = _make_fixture(_name)
+
+
+@pytest.fixture(scope="module")
+def root(request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A temporary folder the tests of one module share (for what they build once),
+    named after the module."""
+    return tmp_path_factory.mktemp(request.module.__name__.removeprefix("test_"))
 
 
 @pytest.fixture(scope="session", params=sorted(MODELS))

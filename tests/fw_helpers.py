@@ -32,6 +32,14 @@ def need_cross_gcc() -> None:
         pytest.skip("cmake and ninja are needed to build firmware")
 
 
+def host_cc() -> str:
+    """The host's C compiler (gcc, else cc); the test is skipped without one."""
+    cc = shutil.which("gcc") or shutil.which("cc")
+    if cc is None:
+        pytest.skip("no host C compiler")
+    return cc
+
+
 def need_qemu() -> None:
     if shutil.which("qemu-system-arm") is None:
         pytest.skip("qemu-system-arm is not installed (apt-get install qemu-system-arm)")

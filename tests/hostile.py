@@ -17,13 +17,20 @@ import signal
 import subprocess
 import sys
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
 TIMEOUT = 60.0
 # examples the property tests ran, by kind (printed in pytest's terminal summary)
 EXAMPLES: Counter[str] = Counter()
+
+
+def example(kind: str, path: Path, data: bytes) -> Path:
+    """A property test's example of `kind`, counted and written to `path` for the CLI."""
+    EXAMPLES[kind] += 1
+    path.write_bytes(data)
+    return path
 
 
 @dataclass(frozen=True)
@@ -40,8 +47,9 @@ class Result:
         )
 
 
-def _group_members(pgid: int) -> list[int]:
-    members = []
+def live_processes() -> Iterator[tuple[Path, list[str]]]:
+    """Each running process (zombies left out): its /proc folder and the fields of its
+    stat after the command name (state, ppid, pgrp, ...). One that ends meanwhile is passed."""
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -49,10 +57,12 @@ def _group_members(pgid: int) -> list[int]:
             fields = (entry / "stat").read_text().rsplit(")", 1)[1].split()
         except OSError:
             continue
-        # fields after the command name: state, ppid, pgrp, ...
-        if int(fields[2]) == pgid and fields[0] != "Z":
-            members.append(int(entry.name))
-    return members
+        if fields[0] != "Z":
+            yield entry, fields
+
+
+def _group_members(pgid: int) -> list[int]:
+    return [int(entry.name) for entry, fields in live_processes() if int(fields[2]) == pgid]
 
 
 def parse_args(*args: str | Path) -> Result:

@@ -13,11 +13,8 @@ import hashlib
 import inspect
 from pathlib import Path
 
-import pytest
-
-from conftest import _versions, cache_dir
+from conftest import _versions, cached_pte
 from ethosu_kit.aot.lowering import Target
-from ethosu_kit.core.writer import file_lock, write_file_atomic
 
 SHAPE = (1, 3, 16, 16)
 METHODS = ("encode", "decode")
@@ -71,18 +68,4 @@ def two_method_pte(target: Target) -> Path:
     h = hashlib.sha256()
     for part in (inspect.getsource(_lower), repr(target), *_versions()):
         h.update(part.encode() + b"\0")
-    folder = cache_dir()
-    folder.mkdir(parents=True, exist_ok=True)
-    path = folder / f"two_methods-{h.hexdigest()[:20]}.pte"
-    if path.is_file():
-        return path
-    with file_lock(folder / f"{path.name}.lock"):
-        if path.is_file():
-            return path
-        try:
-            import executorch.exir  # noqa: F401
-            import torch  # noqa: F401
-        except ImportError as exc:
-            pytest.skip(f"lowering test models needs torch and executorch: {exc}")
-        write_file_atomic(path, _lower(target))
-    return path
+    return cached_pte(f"two_methods-{h.hexdigest()[:20]}.pte", lambda: _lower(target))

@@ -99,6 +99,9 @@ def test_custom_board_file_with_kind_defaults() -> None:
     assert b.cpu.flags["clang"][1] == "-mcpu=cortex-m55+nomve.fp"  # derived: no override
 
 
+# a Dedicated_Sram register setting for the board's Ethos-U55, which has no such mode
+U55_DEDICATED = "Dedicated_Sram = { qconfig = 3, regioncfg = [3,3,0,0,0,0,0,0] }\nSram_Only = {"
+
 # Each malformed board: (what to change in the valid custom file, key the error names,
 # words of the problem). The change is a (regex, replacement) on the file text.
 BAD = {
@@ -127,14 +130,7 @@ BAD = {
     "unknown npu": ((r'kinds = \["ethos-u55"\]', 'kinds = ["ethos-u99"]'), "kinds[0]", "unknown"),
     "impossible MACs": ((r"ethos-u55 = \[64\]", "ethos-u55 = [2048]"), "macs.ethos-u55", "2048"),
     "npu in tcm": ((r'kind = "itcm"', 'kind = "itcm"\nnpu = true'), "CODE'.npu", "TCM"),
-    "u55 dedicated": (
-        (
-            r"Sram_Only = \{",
-            "Dedicated_Sram = { qconfig = 3, regioncfg = [3,3,0,0,0,0,0,0] }\nSram_Only = {",
-        ),
-        "Dedicated_Sram",
-        "cannot run",
-    ),
+    "u55 dedicated": ((r"Sram_Only = \{", U55_DEDICATED), "Dedicated_Sram", "cannot run"),
     "bad regioncfg": ((r"\[1, 0, 0, 0, 0, 0, 0, 0\]", "[1, 0]"), "Sram_Only.regioncfg", "8 values"),
     "past 4 GiB": ((r"base = 0x60000000", "base = 0xFFF00000"), "PSRAM'.size", "4 GiB"),
     "not toml": ((r"(?m)^\[uart\]", "[uart"), "", "not valid TOML"),

@@ -12,6 +12,7 @@ import subprocess
 import sys
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -39,6 +40,27 @@ def assert_refused(
     return lines[0]
 
 
+def assert_damaged_copy_refused(
+    capsys: pytest.CaptureFixture[str],
+    good: Path,
+    damage: Callable[[Any], Any],
+    bad: Path,
+    match: str,
+    *,
+    pte: Path | None = None,
+) -> None:
+    """gen given `bad`, a copy of `good` that `damage` changed: the .pte (its bytes), or with
+    `pte` the board file (its text). Refused (assert_refused), the error line naming it."""
+    if pte is None:
+        bad.write_bytes(damage(good.read_bytes()))
+    else:
+        bad.write_text(damage(good.read_text()))
+    out = bad.parent / "fw"
+    argv = gen_argv(pte, out, board=bad, quiet=False) if pte else gen_argv(bad, out, quiet=False)
+    line = assert_refused(capsys, argv, out, match)
+    assert bad.name in line
+
+
 # -- bad .pte files ------------------------------------------------------------------
 
 
@@ -62,12 +84,10 @@ BAD_PTES: dict[str, tuple[Callable[[bytes], bytes], str]] = {
 def test_bad_pte_is_refused(
     case: str, data_pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    make, match = BAD_PTES[case]
-    bad = tmp_path / f"{case}.pte"
-    bad.write_bytes(make(data_pte_u55_shared.read_bytes()))
-    out = tmp_path / "fw"
-    line = assert_refused(capsys, gen_argv(bad, out, quiet=False), out, match)
-    assert str(bad.name) in line
+    damage, match = BAD_PTES[case]
+    assert_damaged_copy_refused(
+        capsys, data_pte_u55_shared, damage, tmp_path / f"{case}.pte", match
+    )
 
 
 def test_missing_pte_is_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -123,13 +143,9 @@ BAD_BOARDS: dict[str, tuple[Callable[[str], str], str]] = {
 def test_malformed_board_is_refused(
     case: str, data_pte_u55_shared: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
-    make, match = BAD_BOARDS[case]
-    board = tmp_path / f"{case}.toml"
-    board.write_text(make(BOARD_300.read_text()))
-    out = tmp_path / "fw"
-    argv = gen_argv(data_pte_u55_shared, out, board=board, quiet=False)
-    line = assert_refused(capsys, argv, out, match)
-    assert board.name in line
+    damage, match = BAD_BOARDS[case]
+    bad = tmp_path / f"{case}.toml"
+    assert_damaged_copy_refused(capsys, BOARD_300, damage, bad, match, pte=data_pte_u55_shared)
 
 
 def test_too_big_model_is_refused_by_the_fit_check(

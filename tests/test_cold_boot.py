@@ -33,11 +33,6 @@ AN386 = REPO / "docs" / "examples" / "boards" / "mps2-an386"
 AN386_RAM = {"BRAM": 0x01000000, "SRAM": 0x20000000, "PSRAM": 0x21000000}
 
 
-@pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("cold")
-
-
 def _build(project: Path, app: str, capsys: pytest.CaptureFixture[str]) -> tuple[Path, str]:
     """`ethosu-kit build` as a user runs it: the ELF (its last line) and what it printed
     (stdout, then stderr)."""

@@ -13,6 +13,7 @@ from __future__ import annotations
 import json
 import re
 import shutil
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
@@ -38,6 +39,12 @@ def _board(boot: str, *, sram_executable: bool = True) -> str:
     if sram_executable:
         text = text.replace('size = "4 MiB"\ndescription = "ZBT', SRAM_EXEC)
     return text
+
+
+def _the_one(messages: list[str], pattern: str, match: Callable[..., object] = re.search) -> None:
+    """`messages` holds one message, in which `match` (re.search unless given) finds `pattern`."""
+    assert len(messages) == 1, messages
+    assert match(pattern, messages[0]), messages[0]
 
 
 def _port(tmp_path: Path, boot: str, **kw: bool) -> Path:
@@ -101,12 +108,11 @@ def test_the_plan_refuses_code_that_does_not_fit_the_ram(
     argv = gen_argv(data_pte_u55_shared, tmp_path / "p", board=board, app="bringup")
     assert main(argv) == 3
     errors = [line for line in capsys.readouterr().err.splitlines() if "error" in line]
-    assert len(errors) == 1, errors
-    assert re.search(
+    _the_one(
+        errors,
         r'error: .*board.toml: \[boot\] code = "copy": the code \(32,768 bytes kept for app '
         r"bringup\) does not fit in PSRAM \(0x21000000, 16 KiB, 16,384 bytes free\)",
-        errors[0],
-    ), errors[0]
+    )
     # the code is smaller than the app's estimate: say so, and it is planned there
     project = make_project(
         data_pte_u55_shared, tmp_path / "q", board=board, app="bringup", code_reserve="8KiB"
@@ -186,13 +192,12 @@ def test_code_copied_into_sram_boots_cold(
     assert main(["build", str(project.path), "--app", "selftest"]) == 0
     capsys.readouterr()
     result = check_elf(elf, project.plan_path)
-    messages = [v.message for v in result.violations]
-    assert len(messages) == 1, messages
-    assert re.fullmatch(
+    _the_one(
+        [v.message for v in result.violations],
         r"cold boot: the reset handler \(the reset vector\) at 0x2\w{7} is in SRAM, stored "
         r"elsewhere: it runs before the reset copy, when that memory holds garbage",
-        messages[0],
-    ), messages[0]
+        re.fullmatch,
+    )
 
 
 # -- an ITCM (generated files only) ---------------------------------------------------------

@@ -35,7 +35,7 @@ from hypothesis import strategies as st
 from ethosu_kit import cli
 from ethosu_kit.board.draft.render import toml_value
 from ethosu_kit.core import paths
-from hostile import EXAMPLES, assert_contract, run_kit
+from hostile import EXAMPLES, assert_contract, example, run_kit
 
 
 def property_settings(examples: int) -> settings:
@@ -153,9 +153,7 @@ def test_mutated_pte_through_inspect_gen_simulate(
     @PROPERTY
     @given(mutations(original))
     def check(data: bytes) -> None:
-        EXAMPLES["pte"] += 1
-        pte = scratch / "mutated.pte"
-        pte.write_bytes(data)
+        pte = example("pte", scratch / "mutated.pte", data)
         inspected, _, _ = kit("inspect", pte)
         kit("inspect", pte, "--json")
         out = scratch / "fw"
@@ -233,20 +231,25 @@ def _paths(data: Any, prefix: tuple[Any, ...] = ()) -> Iterator[tuple[Any, ...]]
             yield from _paths(v, (*prefix, i))
 
 
+def drawn_place(draw: st.DrawFn, data: Any) -> tuple[Any, Any]:
+    """A key or index anywhere in nested `data`, drawn: (the dict or list holding it, it)."""
+    where = draw(st.sampled_from(list(_paths(data))))
+    parent = data
+    for step in where[:-1]:
+        parent = parent[step]
+    return parent, where[-1]
+
+
 @st.composite
 def boards(draw: st.DrawFn, base: dict[str, Any]) -> str:
     data = json.loads(json.dumps(base))  # a deep copy
     for _ in range(draw(st.integers(1, 3))):
-        places = list(_paths(data))
-        where = draw(st.sampled_from(places))
-        parent = data
-        for step in where[:-1]:
-            parent = parent[step]
+        parent, key = drawn_place(draw, data)
         kind = draw(st.sampled_from(["replace", "replace", "drop", "add", "nest"]))
         if kind == "replace":
-            parent[where[-1]] = draw(values)
+            parent[key] = draw(values)
         elif kind == "drop":
-            del parent[where[-1]]
+            del parent[key]
         elif kind == "add" and isinstance(parent, dict):
             parent[draw(st.text(min_size=1, max_size=8))] = draw(values)
         elif kind == "nest":
@@ -299,9 +302,7 @@ def test_mutated_npz_through_compare(scratch: Path) -> None:
     @PROPERTY
     @given(st.sampled_from([0, 1]).flatmap(lambda i: mutations(originals[i])))
     def check(data: bytes) -> None:
-        EXAMPLES["npz"] += 1
-        npz = scratch / "mutated.npz"
-        npz.write_bytes(data)
+        npz = example("npz", scratch / "mutated.npz", data)
         kit("compare", npz, good)
 
     check()

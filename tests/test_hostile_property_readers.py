@@ -40,9 +40,9 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from hostile import EXAMPLES
+from hostile import EXAMPLES, example
 from projects import make_project
-from test_hostile_property import _paths, kit, mutations, property_settings, values
+from test_hostile_property import drawn_place, kit, mutations, property_settings, values
 
 DATA = Path(__file__).parent / "data"
 PROPERTY = property_settings(15)
@@ -240,21 +240,17 @@ def plans(draw: st.DrawFn, base: dict[str, Any]) -> bytes:
     data = json.loads(json.dumps(base))  # a deep copy
     tail = b""
     for _ in range(draw(st.integers(1, 3))):
-        places = list(_paths(data))
-        where = draw(st.sampled_from(places))
-        parent = data
-        for step in where[:-1]:
-            parent = parent[step]
+        parent, key = drawn_place(draw, data)
         kind = draw(st.sampled_from(["replace", "replace", "drop", "huge", "nest", "bytes"]))
         if kind == "replace":
-            parent[where[-1]] = draw(values)
+            parent[key] = draw(values)
         elif kind == "drop":
-            del parent[where[-1]]
+            del parent[key]
         elif kind == "huge":  # 5,000 digits (written as text: Python's int limit)
-            parent[where[-1]] = draw(st.sampled_from(["@HUGE@", "@-HUGE@"]))
+            parent[key] = draw(st.sampled_from(["@HUGE@", "@-HUGE@"]))
         elif kind == "nest":
             depth = draw(st.sampled_from([50, 5000, 100_000]))
-            parent[where[-1]] = "@NEST@"
+            parent[key] = "@NEST@"
             tail = b"[" * depth + b"]" * depth
         else:
             text = json.dumps(data).encode()
@@ -272,9 +268,7 @@ def test_generated_plans_through_report_check_elf_and_run(
     @PROPERTY
     @given(plans(base))
     def check(data: bytes) -> None:
-        EXAMPLES["plan"] += 1
-        plan = scratch / "memory_plan.json"
-        plan.write_bytes(data)
+        plan = example("plan", scratch / "memory_plan.json", data)
         kit("report", plan, "--json")
         # the plan is read before the ELF (absent here: its checks are test_elf_check's)
         code, _, _ = kit("check-elf", scratch / "absent.elf", "--plan", plan, "-q")
@@ -333,9 +327,7 @@ def test_generated_npz_through_compare_and_simulate(
     @PROPERTY
     @given(npz_archives())
     def check(data: bytes) -> None:
-        EXAMPLES["npz-generated"] += 1
-        npz = scratch / "generated.npz"
-        npz.write_bytes(data)
+        npz = example("npz-generated", scratch / "generated.npz", data)
         kit("compare", npz, good)
         kit("compare", good, npz)
         out = scratch / "sim.npz"

@@ -9,11 +9,12 @@ every flag, width, precision and size modifier.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
 from pathlib import Path
 
 import pytest
+
+from fw_helpers import host_cc
 
 REPO = Path(__file__).resolve().parents[1]
 
@@ -67,9 +68,7 @@ int main(void)
 
 @pytest.fixture(scope="module")
 def formatter(tmp_path_factory: pytest.TempPathFactory) -> str:
-    cc = shutil.which("cc") or shutil.which("gcc")
-    if cc is None:
-        pytest.skip("no host C compiler")
+    cc = host_cc()
     folder = tmp_path_factory.mktemp("log")
     cases = "\n".join(
         f"    ra = kit(a, sizeof a, {fmt}, {args});\n"

@@ -94,11 +94,6 @@ def image_for(
     return built[board]
 
 
-@pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("multi")
-
-
 @pytest.mark.parametrize("board", ["cs300", "cs320"])
 def test_every_delegate_of_every_program_passes(
     request: pytest.FixtureRequest, built: dict[str, tuple[Path, Path]], root: Path, board: str

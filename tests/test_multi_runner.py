@@ -25,14 +25,12 @@ from multi_models import two_method_pte
 from runner_build import build_with_cli, require_externals
 
 PTE = Path(__file__).resolve().parent / "data" / "pte"
-RUNS = (
-    ("cs300", "kws", "forward"),
-    ("cs300", "tio", "forward"),
-    ("cs300", "codec", "encode"),
-    ("cs300", "codec", "decode"),
-    ("cs320", "person", "forward"),
-    ("cs320", "io", "forward"),
-)
+# board -> the (program, method) pairs its image runs
+RUNS = {
+    "cs300": (("kws", "forward"), ("tio", "forward"), ("codec", "encode"), ("codec", "decode")),
+    "cs320": (("person", "forward"), ("io", "forward")),
+}
+CASES = [(board, program, method) for board, runs in RUNS.items() for program, method in runs]
 
 pytestmark = [pytest.mark.firmware, pytest.mark.qemu, pytest.mark.slow]
 
@@ -66,11 +64,6 @@ def firmware(board: str, request: pytest.FixtureRequest, root: Path) -> tuple[Pa
     return _BUILT[board]
 
 
-@pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("multi_runner")
-
-
 @pytest.mark.parametrize("board", ["cs300", "cs320"])
 def test_runs_every_program_and_method_by_default(
     request: pytest.FixtureRequest, root: Path, board: str
@@ -78,12 +71,12 @@ def test_runs_every_program_and_method_by_default(
     _, elf = firmware(board, request, root)
     result = run_kit("run", elf, timeout=120)
     assert result.returncode == 0, result.stdout[-3000:] + result.stderr
-    for _, name, method in (r for r in RUNS if r[0] == board):
+    for name, method in RUNS[board]:
         assert f"kit: program {name}," in result.stdout
         assert f'kit: method "{method}" loaded' in result.stdout
 
 
-@pytest.mark.parametrize("case", RUNS, ids=["-".join(r) for r in RUNS])
+@pytest.mark.parametrize("case", CASES, ids=["-".join(c) for c in CASES])
 def test_runner_equals_simulate(
     request: pytest.FixtureRequest, root: Path, tmp_path: Path, case: tuple[str, str, str]
 ) -> None:

@@ -29,7 +29,7 @@ from ethosu_kit.firmware.build import build_project
 from ethosu_kit.npu.exit_codes import EXIT_CODES
 from ethosu_kit.plan.types import MemoryPlan, Role
 from ethosu_kit.pte.ptd import read_ptd
-from fw_helpers import need_cross_gcc, qemu_run
+from fw_helpers import host_cc, need_cross_gcc, qemu_run
 from models import U55, TestModel, conv_relu6_conv, lowering_source, small_cnn
 from runner_build import build_with_cli, require_externals, run_qemu
 
@@ -339,9 +339,7 @@ def test_malformed_ptd_files_are_one_error_and_the_c_reader_never_reads_past(
             parse_ptd(data, "x.ptd")
         except PteError as exc:
             assert exc.message.startswith("x.ptd: ")
-    cc = shutil.which("gcc") or shutil.which("cc")
-    if cc is None:
-        pytest.skip("no host C compiler")
+    cc = host_cc()
     main_c = tmp_path / "main.c"
     main_c.write_text(
         '#include "kit/ptd.h"\n#include <stdio.h>\n#include <stdlib.h>\n#include <string.h>\n'
@@ -381,19 +379,27 @@ def test_malformed_ptd_files_are_one_error_and_the_c_reader_never_reads_past(
     assert all(r[0] in {"0", "-1", "-2", "-3"} for r in results)
 
 
-@pytest.mark.parametrize(
-    "case",
-    [
-        ("--place-data", "weight_data=DTCM", "the NPU does not reach it"),
-        ("--place-data", "weight_data=NOWHERE", "has no region 'NOWHERE'"),
-        ("--place-data", "biases=QSPI", "no .ptd with tag 'biases'"),
-        ("--place-data", "weight_data", "expected TAG=REGION"),
-        ("--ptd-slot", "weight_data=0x38400004:64KiB", "not 16-byte aligned"),
-        ("--ptd-slot", "weight_data=0x38400000:16", "less than the .ptd's"),
-        ("--ptd-slot", "weight_data=0x30000000:64KiB", "in DTCM, which the NPU does not reach"),
-        ("--ptd-slot", "weight_data=0x38400000", "expected TAG=ADDRESS:SIZE"),
-        ("--ptd-slot", "biases=0x38400000:64KiB", "no .ptd with tag 'biases'"),
+# option -> (its value, what the one error line says)
+BAD_PLACEMENTS = {
+    "--place-data": [
+        ("weight_data=DTCM", "the NPU does not reach it"),
+        ("weight_data=NOWHERE", "has no region 'NOWHERE'"),
+        ("biases=QSPI", "no .ptd with tag 'biases'"),
+        ("weight_data", "expected TAG=REGION"),
     ],
+    "--ptd-slot": [
+        ("weight_data=0x38400004:64KiB", "not 16-byte aligned"),
+        ("weight_data=0x38400000:16", "less than the .ptd's"),
+        ("weight_data=0x30000000:64KiB", "in DTCM, which the NPU does not reach"),
+        ("weight_data=0x38400000", "expected TAG=ADDRESS:SIZE"),
+        ("biases=0x38400000:64KiB", "no .ptd with tag 'biases'"),
+    ],
+}
+PLACEMENT_CASES = [(o, value, said) for o, cases in BAD_PLACEMENTS.items() for value, said in cases]
+
+
+@pytest.mark.parametrize(
+    "case", PLACEMENT_CASES, ids=[f"{o} {value}" for o, value, _ in PLACEMENT_CASES]
 )
 def test_a_bad_placement_or_slot_is_one_error(
     ptd_cnn: Path,

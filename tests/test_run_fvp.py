@@ -36,11 +36,6 @@ U55_128_CS300 = (
 )  # fmt: skip
 
 
-@pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("fvp")
-
-
 def _cmd(b: Built, exe: str) -> tuple[str, ...]:
     image = identify(b.elf)
     return fvp_command(image, exe, cwd=Path("/work/run"), cmd_line=(b.elf.name, "--kit-inputs"))

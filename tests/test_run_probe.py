@@ -32,7 +32,7 @@ import pytest
 from ethosu_kit.firmware.gdb_mi import RecordKind, parse_record
 from ethosu_kit.firmware.probe_kind import ProbeKind, load_steps, parse_probe
 from fw_helpers import Built, built, need_cross_gcc, need_qemu
-from hostile import Result, assert_refused, run_kit
+from hostile import Result, assert_refused, live_processes, run_kit
 from projects import make_project
 
 REPO = Path(__file__).resolve().parents[1]
@@ -47,16 +47,13 @@ def need_gdb() -> None:
 def leftovers(mark: str) -> list[str]:
     """Processes still alive that a run started (they inherit its environment)."""
     found = []
-    for entry in Path("/proc").iterdir():
-        if not entry.name.isdigit():
-            continue
+    for entry, _ in live_processes():
         try:
             environ = (entry / "environ").read_bytes()
-            state = (entry / "stat").read_text().rsplit(")", 1)[1].split()[0]
             cmd = (entry / "cmdline").read_bytes().replace(b"\0", b" ").decode()
         except OSError:
             continue
-        if f"{MARK}={mark}".encode() in environ.split(b"\0") and state != "Z":
+        if f"{MARK}={mark}".encode() in environ.split(b"\0"):
             found.append(f"{entry.name}: {cmd}")
     return found
 
@@ -80,6 +77,18 @@ def console(text: str) -> str:
         re.sub(r"\d+", "N", line) if re.search(r"cycle|\bus\b", line) else line
         for line in text.splitlines()
     )
+
+
+def same_run(elf: Path, *probe: str) -> Result:
+    """The image through `run --probe qemu` (or `probe`), checked against the `qemu
+    -kernel` run: the same exit code and console. The probe run's Result."""
+    need_qemu()
+    need_gdb()
+    normal = kit("run", elf)
+    through = kit("run", elf, *(probe or ("--probe", "qemu")))
+    assert through.returncode == normal.returncode, f"{normal}\n{through}"
+    assert console(through.stdout) == console(normal.stdout)
+    return through
 
 
 # -- no firmware needed ----------------------------------------------------------------
@@ -241,11 +250,6 @@ def test_an_exit_call_the_server_halts_at_gives_its_code() -> None:
 
 
 @pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("probe")
-
-
-@pytest.fixture(scope="module")
 def bringup(data_pte_u55_shared: Path, root: Path) -> Built:
     return built(data_pte_u55_shared, "cs300", "Shared_Sram", root)
 
@@ -396,12 +400,9 @@ def gdbstub() -> Iterator[tuple[int, int]]:
 
 @pytest.mark.qemu
 def test_a_failing_firmware_keeps_its_code(failing: Path) -> None:
-    need_gdb()
-    normal = kit("run", failing)
-    probe = kit("run", failing, "--probe", "qemu")
-    assert normal.returncode == probe.returncode == 1, probe
+    probe = same_run(failing)
+    assert probe.returncode == 1, probe
     assert "BRINGUP FAIL" in probe.stdout
-    assert console(probe.stdout) == console(normal.stdout)
 
 
 @pytest.mark.qemu
@@ -410,13 +411,10 @@ def test_a_gdb_server_address(failing: Path, gdbstub: tuple[int, int]) -> None:
     pyOCD or OpenOCD would be) and the board's UART as a pyserial URL; the host named
     `localhost`, as docs/running.md writes it and as `--probe openocd` defaults: GDB runs
     in the sandbox, which cannot resolve a name, so run resolves it (it could not)."""
-    need_gdb()
     gdb_port, uart_port = gdbstub
-    normal = kit("run", failing)
-    probe = kit("run", failing, "--probe", f"qemu:localhost:{gdb_port}",
-                "--serial", f"socket://localhost:{uart_port}")  # fmt: skip
+    probe = same_run(failing, "--probe", f"qemu:localhost:{gdb_port}",
+                     "--serial", f"socket://localhost:{uart_port}")  # fmt: skip
     assert probe.returncode == 1, probe
-    assert console(probe.stdout) == console(normal.stdout)
     assert f"through qemu at localhost:{gdb_port}" in probe.stderr
 
 
@@ -432,18 +430,6 @@ def board_copy(root: Path, name: str, change: Callable[[str], str]) -> Path:
 
 
 AN386 = REPO / "docs" / "examples" / "boards" / "mps2-an386"  # boots cold from its FLASH
-
-
-def same_run(elf: Path, *probe: str) -> Result:
-    """The image through `run --probe qemu` (or `probe`), checked against the `qemu
-    -kernel` run: the same exit code and console. The probe run's Result."""
-    need_qemu()
-    need_gdb()
-    normal = kit("run", elf)
-    through = kit("run", elf, *(probe or ("--probe", "qemu")))
-    assert through.returncode == normal.returncode, f"{normal}\n{through}"
-    assert console(through.stdout) == console(normal.stdout)
-    return through
 
 
 @pytest.mark.qemu
@@ -479,12 +465,9 @@ def test_selftest_through_the_probe(data_pte_u55_shared: Path, root: Path) -> No
 
     project = make_project(data_pte_u55_shared, root / "selftest", app="selftest").path
     assert kit_main(["build", str(project), "--app", "selftest", "--npu", "virtual"]) == 0
-    elf = project / "build" / "gcc" / "selftest.elf"
-    normal = kit("run", elf)
-    probe = kit("run", elf, "--probe", "qemu")
-    assert normal.returncode == probe.returncode == 0, probe
+    probe = same_run(project / "build" / "gcc" / "selftest.elf")
+    assert probe.returncode == 0, probe
     assert "SELFTEST PASS" in probe.stdout
-    assert console(probe.stdout) == console(normal.stdout)
 
 
 @pytest.mark.qemu
@@ -498,12 +481,9 @@ def test_semihosting_console_comes_through_gdb(data_pte_u55_shared: Path, root: 
     board = board_copy(root, "cs300-semihosting", lambda t: re.sub(
         r"\[console\]\n(?:[^\[\n].*\n)*", '[console]\nkind = "semihosting"\n\n', t))  # fmt: skip
     project = make_project(data_pte_u55_shared, root / "sh", board=board).path
-    elf = build_project(project, app="bringup")
-    normal = kit("run", elf)
-    probe = kit("run", elf, "--probe", "qemu")
-    assert normal.returncode == probe.returncode == 0, probe
+    probe = same_run(build_project(project, app="bringup"))
+    assert probe.returncode == 0, probe
     assert "BRINGUP PASS" in probe.stdout
-    assert console(probe.stdout) == console(normal.stdout)
 
 
 # -- the executor_runner's file protocol (the user's checkouts) --------------------------

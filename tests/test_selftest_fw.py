@@ -56,11 +56,6 @@ def run(elf: Path) -> RunResult:
     return result
 
 
-@pytest.fixture(scope="module")
-def root(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    return tmp_path_factory.mktemp("selftest")
-
-
 @pytest.mark.parametrize(("fixture", "board", "mode"), CONFIGS)
 def test_selftest_passes(
     request: pytest.FixtureRequest, root: Path, fixture: str, board: str, mode: str

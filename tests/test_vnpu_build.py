@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import shutil
 import stat
 from pathlib import Path
 
 import pytest
 
 from ethosu_kit.vnpu import build
+from fw_helpers import host_cc
 
 
 def test_cache_key_holds_the_flags_and_the_cpu() -> None:
@@ -22,9 +22,7 @@ def test_cache_key_holds_the_flags_and_the_cpu() -> None:
 def test_a_compiler_refusing_native_flags_gets_the_portable_build(
     tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    gcc = shutil.which("gcc") or shutil.which("cc")
-    if gcc is None:
-        pytest.skip("no host C compiler")
+    gcc = host_cc()
     # a compiler that rejects -march=native (as some cross or old compilers do)
     cc = tmp_path / "cc-no-native"
     cc.write_text(

@@ -280,28 +280,29 @@ def test_u85_unmodelled_construct_stops_with_named_error(
         )
 
 
+# Each wrong rule -> the (model, CONFIGS index) it must show on as wrong output values
+CAUGHT_BY: dict[Mutation, list[tuple[str, int]]] = {
+    Mutation.NATURAL_FLOOR: [("u85_add", 0)],
+    Mutation.NO_BIAS: [("u85_conv1x1", 0)],
+    Mutation.U85_NO_SERPENTINE: [("u85_conv3x3_pad", 0), ("u85_depthwise_s2", 1)],
+    Mutation.U85_MINMAX_UNSCALED: [("u85_maximum_scaled", 0)],
+    Mutation.U85_AVG_FLOOR: [("u85_avgpool", 0)],
+    Mutation.U85_TRANSPOSE_SWAP: [("u85_permute", 0)],
+    Mutation.U85_FWD_NO_INTERLEAVE: [("u85_conv_big", 1)],  # FWD shared by 2 decoders
+    Mutation.U85_SPARSE_AS_DENSE: [("u85_conv_sparse", 0), ("u85_conv_sparse_a16w8", 1)],
+    Mutation.U85_CMP_TRUE_ONE: [("u85_where_gt", 0)],
+    Mutation.U85_B64_LOW32: [("u85_conv_transpose_a16w8", 0)],
+    Mutation.U85_GATHER_NO_INDEX: [("u85_index_select_h", 1), ("u85_index_put", 0)],
+    Mutation.U85_ACC_KEEP_AS_RESET: [("u85_conv_k7_s4", 1), ("u85_maxpool_k5_s4", 0)],
+    Mutation.U85_CONV_IFM2_IGNORED: [("u85_conv3d", 0), ("u85_conv3d_a16w8", 1)],
+}
+CAUGHT = [(m, name, config) for m, cases in CAUGHT_BY.items() for name, config in cases]
+
+
 @pytest.mark.parametrize(
     ("mutation", "name", "config"),
-    [
-        (Mutation.NATURAL_FLOOR, "u85_add", 0),
-        (Mutation.NO_BIAS, "u85_conv1x1", 0),
-        (Mutation.U85_NO_SERPENTINE, "u85_conv3x3_pad", 0),
-        (Mutation.U85_NO_SERPENTINE, "u85_depthwise_s2", 1),
-        (Mutation.U85_MINMAX_UNSCALED, "u85_maximum_scaled", 0),
-        (Mutation.U85_AVG_FLOOR, "u85_avgpool", 0),
-        (Mutation.U85_TRANSPOSE_SWAP, "u85_permute", 0),
-        (Mutation.U85_FWD_NO_INTERLEAVE, "u85_conv_big", 1),  # FWD shared by 2 decoders
-        (Mutation.U85_SPARSE_AS_DENSE, "u85_conv_sparse", 0),
-        (Mutation.U85_SPARSE_AS_DENSE, "u85_conv_sparse_a16w8", 1),
-        (Mutation.U85_CMP_TRUE_ONE, "u85_where_gt", 0),
-        (Mutation.U85_B64_LOW32, "u85_conv_transpose_a16w8", 0),
-        (Mutation.U85_GATHER_NO_INDEX, "u85_index_select_h", 1),
-        (Mutation.U85_GATHER_NO_INDEX, "u85_index_put", 0),
-        (Mutation.U85_ACC_KEEP_AS_RESET, "u85_conv_k7_s4", 1),
-        (Mutation.U85_ACC_KEEP_AS_RESET, "u85_maxpool_k5_s4", 0),
-        (Mutation.U85_CONV_IFM2_IGNORED, "u85_conv3d", 0),
-        (Mutation.U85_CONV_IFM2_IGNORED, "u85_conv3d_a16w8", 1),
-    ],
+    CAUGHT,
+    ids=[f"{m.name}-{name}-{config}" for m, name, config in CAUGHT],
 )
 def test_u85_wrong_rule_is_caught(mutation: Mutation, name: str, config: int) -> None:
     accel, mode = CONFIGS[config]
