@@ -63,8 +63,10 @@ def kit(*args: str | Path, timeout: float = 120) -> Result:
     mark = uuid.uuid4().hex
     result = run_kit(*args, timeout=timeout, env={MARK: mark})
     # a sandboxed child (bwrap's namespace init, then what it runs) dies with its parent
-    # a moment after it: give it that moment, not more
-    deadline = time.monotonic() + 3
+    # a moment after it: give it that moment, not more. The init is in its own session
+    # (--new-session), so the kit's group kill reaches it only through --die-with-parent,
+    # and tearing down its PID namespace took over 3 s on a loaded 2-core machine
+    deadline = time.monotonic() + 10
     while (left := leftovers(mark)) and time.monotonic() < deadline:
         time.sleep(0.05)
     assert not left, f"left running after `ethosu-kit {' '.join(map(str, args))}`: {left}"
