@@ -12,6 +12,7 @@ Slot of field id n in the vtable = 4 + 2 * n (flatc's layout).
 from __future__ import annotations
 
 import struct
+from collections.abc import Callable
 from typing import Any
 
 from flatbuffers import number_types as N
@@ -32,6 +33,24 @@ _MAX_VECTOR = 1 << 28
 
 def slot(field_id: int) -> int:
     return 4 + 2 * field_id
+
+
+def _int_field(flags: Any) -> Callable[[FbTable, int], int]:
+    """FbTable's reader of an integer field of one width (`flags`: flatbuffers' number type)."""
+
+    def read(table: FbTable, field_id: int) -> int:
+        return table._int(field_id, flags)
+
+    return read
+
+
+def _int_vector(code: str) -> Callable[[FbTable, int], tuple[int, ...]]:
+    """FbTable's reader of a vector of integers of struct `code`."""
+
+    def read(table: FbTable, field_id: int) -> tuple[int, ...]:
+        return table._scalars(field_id, code)
+
+    return read
 
 
 class FbTable:
@@ -83,33 +102,23 @@ class FbTable:
 
     # -- scalars ------------------------------------------------------------------------
 
-    def _int(self, field_id: int, flags: Any, default: int) -> int:
+    def _int(self, field_id: int, flags: Any) -> int:
         """An integer field read as `flags` (a flatbuffers number_types class; the width
-        checked is its bytewidth), `default` when absent."""
+        checked is its bytewidth), 0 (the schema's default) when absent."""
         at = self._field(field_id, flags.bytewidth)
-        return int(self._t.Get(flags, at)) if at else default
+        return int(self._t.Get(flags, at)) if at else 0
 
-    def u8(self, field_id: int, default: int = 0) -> int:
-        return self._int(field_id, N.Uint8Flags, default)
+    # one reader per integer width the schema uses
+    u8 = _int_field(N.Uint8Flags)
+    i8 = _int_field(N.Int8Flags)
+    u32 = _int_field(N.Uint32Flags)
+    i32 = _int_field(N.Int32Flags)
+    u64 = _int_field(N.Uint64Flags)
+    i64 = _int_field(N.Int64Flags)
 
-    def i8(self, field_id: int, default: int = 0) -> int:
-        return self._int(field_id, N.Int8Flags, default)
-
-    def u32(self, field_id: int, default: int = 0) -> int:
-        return self._int(field_id, N.Uint32Flags, default)
-
-    def i32(self, field_id: int, default: int = 0) -> int:
-        return self._int(field_id, N.Int32Flags, default)
-
-    def u64(self, field_id: int, default: int = 0) -> int:
-        return self._int(field_id, N.Uint64Flags, default)
-
-    def i64(self, field_id: int, default: int = 0) -> int:
-        return self._int(field_id, N.Int64Flags, default)
-
-    def f64(self, field_id: int, default: float = 0.0) -> float:
+    def f64(self, field_id: int) -> float:
         at = self._field(field_id, N.Float64Flags.bytewidth)
-        return float(self._t.Get(N.Float64Flags, at)) if at else default
+        return float(self._t.Get(N.Float64Flags, at)) if at else 0.0
 
     # -- references ---------------------------------------------------------------------
 
@@ -155,18 +164,14 @@ class FbTable:
         except UnicodeDecodeError:
             raise Malformed(f"{self.what}: string field {field_id} is not UTF-8") from None
 
-    def _scalars(self, field_id: int, code: str, width: int) -> tuple[int, ...]:
-        start, count = self._vector(field_id, width)
+    def _scalars(self, field_id: int, code: str) -> tuple[int, ...]:
+        """A vector of integers of struct `code` (little-endian); () when absent."""
+        start, count = self._vector(field_id, struct.calcsize(f"<{code}"))
         return struct.unpack_from(f"<{count}{code}", self._buf, start) if count else ()
 
-    def i32s(self, field_id: int) -> tuple[int, ...]:
-        return self._scalars(field_id, "i", 4)
-
-    def i64s(self, field_id: int) -> tuple[int, ...]:
-        return self._scalars(field_id, "q", 8)
-
-    def u64s(self, field_id: int) -> tuple[int, ...]:
-        return self._scalars(field_id, "Q", 8)
+    i32s = _int_vector("i")
+    i64s = _int_vector("q")
+    u64s = _int_vector("Q")
 
     def union(self, type_field_id: int, what: str) -> tuple[int, FbTable | None]:
         """A union field: (type tag, table); the value's field id follows the tag's."""
