@@ -13,9 +13,7 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Callable
-from typing import Any
 
-from flatbuffers import number_types as N
 from flatbuffers.table import Table
 
 
@@ -26,6 +24,7 @@ class Malformed(Exception):
 _U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
 _I32 = struct.Struct("<i")
+_F64 = struct.Struct("<d")
 
 # the most elements a vector may claim; larger is a corrupt length, not a model
 _MAX_VECTOR = 1 << 28
@@ -35,11 +34,12 @@ def slot(field_id: int) -> int:
     return 4 + 2 * field_id
 
 
-def _int_field(flags: Any) -> Callable[[FbTable, int], int]:
-    """FbTable's reader of an integer field of one width (`flags`: flatbuffers' number type)."""
+def _int_field(code: str) -> Callable[[FbTable, int], int]:
+    """FbTable's reader of an integer field of struct `code`."""
+    fmt = struct.Struct(f"<{code}")
 
     def read(table: FbTable, field_id: int) -> int:
-        return table._int(field_id, flags)
+        return table._int(field_id, fmt)
 
     return read
 
@@ -102,23 +102,23 @@ class FbTable:
 
     # -- scalars ------------------------------------------------------------------------
 
-    def _int(self, field_id: int, flags: Any) -> int:
-        """An integer field read as `flags` (a flatbuffers number_types class; the width
-        checked is its bytewidth), 0 (the schema's default) when absent."""
-        at = self._field(field_id, flags.bytewidth)
-        return int(self._t.Get(flags, at)) if at else 0
+    def _int(self, field_id: int, fmt: struct.Struct) -> int:
+        """An integer field of format `fmt` (little-endian, as flatbuffers stores it), 0
+        (the schema's default) when absent."""
+        at = self._field(field_id, fmt.size)
+        return int(fmt.unpack_from(self._buf, at)[0]) if at else 0
 
-    # one reader per integer width the schema uses
-    u8 = _int_field(N.Uint8Flags)
-    i8 = _int_field(N.Int8Flags)
-    u32 = _int_field(N.Uint32Flags)
-    i32 = _int_field(N.Int32Flags)
-    u64 = _int_field(N.Uint64Flags)
-    i64 = _int_field(N.Int64Flags)
+    # one reader per integer width the schema uses, in struct's codes as the vectors below
+    u8 = _int_field("B")
+    i8 = _int_field("b")
+    u32 = _int_field("I")
+    i32 = _int_field("i")
+    u64 = _int_field("Q")
+    i64 = _int_field("q")
 
     def f64(self, field_id: int) -> float:
-        at = self._field(field_id, N.Float64Flags.bytewidth)
-        return float(self._t.Get(N.Float64Flags, at)) if at else 0.0
+        at = self._field(field_id, _F64.size)
+        return float(_F64.unpack_from(self._buf, at)[0]) if at else 0.0
 
     # -- references ---------------------------------------------------------------------
 
