@@ -112,7 +112,7 @@ class _Planner(Placer):
         spec = model.compile_spec
         method = _main_method(model)
         cpu_ram = select(board, is_cpu_ram, cpu_ram_rank)
-        view = NpuView.of(board, spec.npu_kind, mode) if spec is not None else None
+        view = NpuView.of(board, spec.accelerator.kind, mode) if spec is not None else None
 
         # 1. NPU buffers first: where the mode and the ports the registers pick allow.
         fasts, beside = self._npu_buffers(view, cpu_ram)
