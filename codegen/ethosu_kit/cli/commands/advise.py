@@ -130,9 +130,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a candidate Vela system config from Arm/vela.ini (repeatable; default: "
         "ExecuTorch's for each NPU)",
     )
-    parser.add_argument(
-        "--jobs", type=int, default=None, help="compiles at once (default: the local cores)"
-    )
+    parser.add_argument("--jobs", type=int, help="compiles at once (default: the local cores)")
     parser.add_argument("--json", action="store_true", help="print the facts as JSON")
     parser.add_argument(
         "--html",

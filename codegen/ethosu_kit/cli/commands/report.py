@@ -36,7 +36,7 @@ def width_arg(text: str) -> int:
 
 
 def add_width_argument(parser: argparse.ArgumentParser) -> None:
-    parser.add_argument("--width", type=width_arg, default=None, help="terminal view width")
+    parser.add_argument("--width", type=width_arg, help="terminal view width")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
