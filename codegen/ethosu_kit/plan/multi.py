@@ -320,7 +320,7 @@ class _ImagePlanner(_Planner):
             entries.append(
                 ProgramEntry(
                     name=p.name,
-                    path=p.path,
+                    path=p.model.path,
                     sha256=p.model.sha256,
                     methods=tuple(m.name for m in p.model.methods),
                     network=e["network"],
@@ -368,6 +368,6 @@ def plan_image(
     plan = planner.run()
     return replace(
         plan,
-        model_path=" ".join(p.path for p in programs.programs),
+        model_path=" ".join(p.model.path for p in programs.programs),
         model_sha256="",
     )
