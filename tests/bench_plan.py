@@ -33,7 +33,7 @@ UPSTREAM_FAST = 384 * 1024
 
 def _board_for(model: ModelInfo) -> str:
     spec = model.compile_spec
-    return "cs320" if spec and spec.npu_kind == "ethos-u85" else "cs300"
+    return "cs320" if spec and spec.accelerator.kind == "ethos-u85" else "cs300"
 
 
 def intrinsic_need(model: ModelInfo, plan: MemoryPlan) -> int:

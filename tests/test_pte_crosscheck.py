@@ -241,8 +241,8 @@ def test_vela_stream_matches_target(any_pte: Path) -> None:
     assert f"--memory-mode={model.target.memory_mode}" in spec.flags
     for d, blocks in zip(info.ethosu_delegates, read_vela_streams(any_pte), strict=True):
         assert d.vela is not None and d.vela == blocks.to_stream()
-        assert d.vela.cop.product == spec.npu_kind
-        assert d.vela.cop.macs_per_cc == spec.macs
+        assert d.vela.cop.product == spec.accelerator.kind
+        assert d.vela.cop.macs_per_cc == spec.accelerator.macs
         words = struct.unpack_from("<4I", blocks.cmd_data)
         assert words[0] == 0x31504F43 and (words[2], words[3]) == (d.vela.cop.config, d.vela.cop.id)
         assert d.vela.cmd_bytes >= d.vela.cop.command_offset + 4 * d.vela.cop.command_words

@@ -119,19 +119,10 @@ def output_name(o: int) -> str:
 
 def _program_pte(image: KitImage, name: str) -> Path:
     """generated/<name>.pte of an image of several programs, with the sha256 its plan has."""
-    assert image.plan is not None and image.plan_path is not None
+    assert image.plan is not None
+    candidates = [project.generated / program_pte(name) for project in _projects_near(image)]
     want = image.plan.program(name).sha256
-    folders = [image.plan_path.parent, *image.elf.resolve().parents[:5]]
-    for folder in folders:
-        pte = ProjectDir(folder).generated / program_pte(name)
-        if pte.is_file() and _sha256(pte) == want:
-            return pte
-    raise KitError(
-        f"{image.elf}: --inputs/-o need program {name}'s .pte, and no "
-        f"{generated(program_pte(name))} near {image.plan_path} or the ELF has the sha256 "
-        f"its plan records ({want[:12]}…)",
-        hint="run the ELF from its generated project (build/<toolchain>/ below it)",
-    )
+    return _pte_with(image, candidates, want, f"program {name}'s .pte", program_pte(name))
 
 
 def _project_pte(image: KitImage) -> Path:
@@ -142,19 +133,29 @@ def _project_pte(image: KitImage) -> Path:
     project is found among the ELF's parents, or at the pte path the plan recorded. A
     candidate counts only when its sha256 is the one the plan was made for.
     """
-    assert image.plan_path is not None
-    candidates = [ProjectDir(image.plan_path.parent).pte]
-    candidates += [ProjectDir(folder).pte for folder in image.elf.resolve().parents[:5]]
+    candidates = [project.pte for project in _projects_near(image)]
     want = image.plan.model_sha256 if image.plan is not None else ""
     if image.plan is not None and image.plan.model_path:
         candidates.append(Path(image.plan.model_path))
+    return _pte_with(image, candidates, want, "the program the image was built from", PTE_NAME)
+
+
+def _projects_near(image: KitImage) -> list[ProjectDir]:
+    """Where the image's project may be: its plan's folder, then the ELF's parents (the
+    build folder, build/<toolchain>/, lies below the project)."""
+    assert image.plan_path is not None
+    return [ProjectDir(f) for f in (image.plan_path.parent, *image.elf.resolve().parents[:5])]
+
+
+def _pte_with(image: KitImage, candidates: Sequence[Path], want: str, what: str, name: str) -> Path:
+    """The first of `candidates` whose sha256 is `want` (any file, when the plan records
+    none); an error naming `what` --inputs/-o need and generated/`name` otherwise."""
     for pte in candidates:
         if pte.is_file() and (not want or _sha256(pte) == want):
             return pte
     raise KitError(
-        f"{image.elf}: --inputs/-o need the program the image was built from, and no "
-        f"{generated(PTE_NAME)} near {image.plan_path} or the ELF has the sha256 its plan "
-        f"records ({want[:12] or 'none'}…)",
+        f"{image.elf}: --inputs/-o need {what}, and no {generated(name)} near "
+        f"{image.plan_path} or the ELF has the sha256 its plan records ({want[:12] or 'none'}…)",
         hint="run the ELF from its generated project (build/<toolchain>/ below it)",
     )
 

@@ -84,7 +84,7 @@ def plan_and_render_programs(
     selftest = None
     if options.app == App.SELFTEST:
         made = [
-            (p.name, make_vectors(Path(p.path), p.model, None, seed))
+            (p.name, make_vectors(Path(p.model.path), p.model, None, seed))
             for p in programs.programs
             if p.model.ethosu_delegates
         ]

@@ -194,9 +194,9 @@ class _ImagePlanner(_Planner):
                 "fewer programs concurrent, lower them with Vela --optimise Size, or use a "
                 "board with more SRAM"
             )
-        want = Want(name=name, role=Role.SCRATCH, size=size, candidates=regions, npu=True, why=why,
-                    hint=hint)  # fmt: skip
-        self.place(replace(want, lacking=self._lacking(view, VELA_REGION_SCRATCH)))
+        self.place(
+            self._npu_scratch(view, VELA_REGION_SCRATCH, name, size, regions, why=why, hint=hint)
+        )
 
     def _lane_fast_scratch(self, lane: int, view: NpuView) -> Want | None:
         name = f"{_lane_prefix(lane)}fast_scratch"
@@ -210,7 +210,6 @@ class _ImagePlanner(_Planner):
         for p, _ in sizes:
             self.entries[p.name]["fast_scratch"] = name
         candidates = npu_sram(self.board, view.region(VELA_REGION_FAST_SCRATCH))
-        lacking = self._lacking(view, VELA_REGION_FAST_SCRATCH)
         if any(fs.size is None for _, fs in sizes):
             if len(self.lanes) > 1:
                 raise PlanError(
@@ -223,10 +222,8 @@ class _ImagePlanner(_Planner):
             for p, _ in sizes:
                 self._own(name, p.name, 0)
             why = f"Dedicated_Sram fast scratch (NPU-only, Vela region 2) = {sizes[0][1].why}"
-            return Want(
-                name=name, role=Role.FAST_SCRATCH, size=0, candidates=candidates, npu=True,
-                lacking=lacking, why=why, hint="pass --fast-scratch",
-            )  # fmt: skip
+            return self._npu_scratch(view, VELA_REGION_FAST_SCRATCH, name, 0, candidates,
+                                     why=why, hint="pass --fast-scratch")  # fmt: skip
         size = max(align_up(fs.size or 0, NPU_ALIGN) for _, fs in sizes)
         for p, fs in sizes:
             self._own(name, p.name, align_up(fs.size or 0, NPU_ALIGN))
@@ -236,19 +233,13 @@ class _ImagePlanner(_Planner):
             + "; ".join(f"{p.name}: {fs.why}" for p, fs in sizes)
             + f") = {size}"
         )
-        want = Want(
-            name=name,
-            role=Role.FAST_SCRATCH,
-            size=size,
-            candidates=candidates,
-            npu=True,
-            lacking=lacking,
-            why=why,
-            hint="lower with a smaller --arena-cache-size, pass --fast-scratch, or use a "
-            "board with more SRAM",
+        hint = (
+            "lower with a smaller --arena-cache-size, pass --fast-scratch, or use a board with "
+            "more SRAM"
         )
         if size > 0:
-            self.place(want)
+            self.place(self._npu_scratch(view, VELA_REGION_FAST_SCRATCH, name, size, candidates,
+                                         why=why, hint=hint))  # fmt: skip
         return None
 
     # 3. the runner's pools ------------------------------------------------------------
@@ -329,7 +320,7 @@ class _ImagePlanner(_Planner):
             entries.append(
                 ProgramEntry(
                     name=p.name,
-                    path=p.path,
+                    path=p.model.path,
                     sha256=p.model.sha256,
                     methods=tuple(m.name for m in p.model.methods),
                     network=e["network"],
@@ -377,6 +368,6 @@ def plan_image(
     plan = planner.run()
     return replace(
         plan,
-        model_path=" ".join(p.path for p in programs.programs),
+        model_path=" ".join(p.model.path for p in programs.programs),
         model_sha256="",
     )

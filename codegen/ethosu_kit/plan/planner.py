@@ -112,7 +112,7 @@ class _Planner(Placer):
         spec = model.compile_spec
         method = _main_method(model)
         cpu_ram = select(board, is_cpu_ram, cpu_ram_rank)
-        view = NpuView.of(board, spec.npu_kind, mode) if spec is not None else None
+        view = NpuView.of(board, spec.accelerator.kind, mode) if spec is not None else None
 
         # 1. NPU buffers first: where the mode and the ports the registers pick allow.
         fasts, beside = self._npu_buffers(view, cpu_ram)
@@ -307,10 +307,17 @@ class _Planner(Placer):
                 "(scratch on the external port), or with Vela --optimise Size, or use a "
                 "board with more SRAM (`ethosu-kit boards NAME` shows a board's regions)"
             )
-        # the NPU's working memory: no initial contents, only where the NPU reaches
-        lacking = self._lacking(view, VELA_REGION_SCRATCH)
-        self.place(Want(name="temp_pool", role=Role.SCRATCH, size=size, candidates=regions,
-                        npu=True, why=why, hint=hint, lacking=lacking))  # fmt: skip
+        self.place(self._npu_scratch(view, VELA_REGION_SCRATCH, "temp_pool", size, regions,
+                                     why=why, hint=hint))  # fmt: skip
+
+    def _npu_scratch(self, view: NpuView, index: int, name: str, size: int,
+                     candidates: list[MemoryRegion], *, why: str, hint: str) -> Want:  # fmt: skip
+        """The NPU's working memory for Vela region `index` (the scratch or the fast
+        scratch): NPU-only, no initial contents, only where the NPU reaches; with no
+        candidate region, what the board lacks."""
+        role = Role.FAST_SCRATCH if index == VELA_REGION_FAST_SCRATCH else Role.SCRATCH
+        return Want(name=name, role=role, size=size, candidates=candidates, npu=True, why=why,
+                    hint=hint, lacking=self._lacking(view, index))  # fmt: skip
 
     def _lacking(self, view: NpuView, index: int) -> str:
         """Why an NPU scratch has no region: its port, and the RAM that is off it."""
@@ -352,16 +359,13 @@ class _Planner(Placer):
         why = f"Dedicated_Sram fast scratch (NPU-only, Vela region 2) = {fs.why}" + (
             f" = {size}" if fs.size is not None else ""
         )
-        return Want(
-            name="fast_scratch",
-            role=Role.FAST_SCRATCH,
-            size=size,
-            candidates=npu_sram(self.board, view.region(VELA_REGION_FAST_SCRATCH)),
-            npu=True,
-            lacking=self._lacking(view, VELA_REGION_FAST_SCRATCH),
-            why=why,
-            hint="lower with a smaller --arena-cache-size (e.g. memory mode Dedicated_Sram_256KB), "
-            "pass --fast-scratch, or use a board with more SRAM",
+        candidates = npu_sram(self.board, view.region(VELA_REGION_FAST_SCRATCH))
+        hint = (
+            "lower with a smaller --arena-cache-size (e.g. memory mode Dedicated_Sram_256KB), "
+            "pass --fast-scratch, or use a board with more SRAM"
+        )
+        return self._npu_scratch(
+            view, VELA_REGION_FAST_SCRATCH, "fast_scratch", size, candidates, why=why, hint=hint
         )
 
 

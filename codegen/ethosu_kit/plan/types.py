@@ -23,6 +23,7 @@ from ethosu_kit.board.checks import check_board
 from ethosu_kit.board.model import Board, MemoryRegion
 from ethosu_kit.core.errors import BoardError, KitError
 from ethosu_kit.core.files import MAX_PLAN, JsonProblem, parse_json, read_text
+from ethosu_kit.core.named import by_name
 from ethosu_kit.core.typed_json import ShapeError, decode, encode
 from ethosu_kit.npu.facts import Accelerator, MemoryMode, accelerator_text
 from ethosu_kit.plan.apps import RUNNER_HEAP, RUNNER_STACK, App
@@ -225,10 +226,7 @@ class MemoryPlan:
         return accelerator_text(self.accelerator)
 
     def buffer(self, name: str) -> Buffer:
-        for b in self.buffers:
-            if b.name == name:
-                return b
-        raise KeyError(name)
+        return by_name(self.buffers, name)
 
     def by_role(self, role: Role) -> tuple[Buffer, ...]:
         return tuple(b for b in self.buffers if b.role == role)
@@ -239,10 +237,7 @@ class MemoryPlan:
         return bool(self.programs)
 
     def program(self, name: str) -> ProgramEntry:
-        for p in self.programs:
-            if p.name == name:
-                return p
-        raise KeyError(name)
+        return by_name(self.programs, name)
 
     def _in_ram(self, buffer: str) -> bool:
         return self.board.region(self.buffer(buffer).region).volatile

@@ -37,7 +37,7 @@ def checked_mode(
         else:
             notes.append(f"CPU-only program: mode {mode.value} only decides where the network goes")
     else:
-        kind, macs = spec.npu_kind, spec.macs
+        kind, macs = spec.accelerator.kind, spec.accelerator.macs
         wanted = mode or spec.memory_mode
         refusal = mode_refusal(kind, wanted)
         if refusal:

@@ -12,9 +12,8 @@ Slot of field id n in the vtable = 4 + 2 * n (flatc's layout).
 from __future__ import annotations
 
 import struct
-from typing import Any
+from collections.abc import Callable
 
-from flatbuffers import number_types as N
 from flatbuffers.table import Table
 
 
@@ -25,6 +24,7 @@ class Malformed(Exception):
 _U16 = struct.Struct("<H")
 _U32 = struct.Struct("<I")
 _I32 = struct.Struct("<i")
+_F64 = struct.Struct("<d")
 
 # the most elements a vector may claim; larger is a corrupt length, not a model
 _MAX_VECTOR = 1 << 28
@@ -32,6 +32,25 @@ _MAX_VECTOR = 1 << 28
 
 def slot(field_id: int) -> int:
     return 4 + 2 * field_id
+
+
+def _int_field(code: str) -> Callable[[FbTable, int], int]:
+    """FbTable's reader of an integer field of struct `code`."""
+    fmt = struct.Struct(f"<{code}")
+
+    def read(table: FbTable, field_id: int) -> int:
+        return table._int(field_id, fmt)
+
+    return read
+
+
+def _int_vector(code: str) -> Callable[[FbTable, int], tuple[int, ...]]:
+    """FbTable's reader of a vector of integers of struct `code`."""
+
+    def read(table: FbTable, field_id: int) -> tuple[int, ...]:
+        return table._scalars(field_id, code)
+
+    return read
 
 
 class FbTable:
@@ -83,33 +102,23 @@ class FbTable:
 
     # -- scalars ------------------------------------------------------------------------
 
-    def _int(self, field_id: int, flags: Any, default: int) -> int:
-        """An integer field read as `flags` (a flatbuffers number_types class; the width
-        checked is its bytewidth), `default` when absent."""
-        at = self._field(field_id, flags.bytewidth)
-        return int(self._t.Get(flags, at)) if at else default
+    def _int(self, field_id: int, fmt: struct.Struct) -> int:
+        """An integer field of format `fmt` (little-endian, as flatbuffers stores it), 0
+        (the schema's default) when absent."""
+        at = self._field(field_id, fmt.size)
+        return int(fmt.unpack_from(self._buf, at)[0]) if at else 0
 
-    def u8(self, field_id: int, default: int = 0) -> int:
-        return self._int(field_id, N.Uint8Flags, default)
+    # one reader per integer width the schema uses, in struct's codes as the vectors below
+    u8 = _int_field("B")
+    i8 = _int_field("b")
+    u32 = _int_field("I")
+    i32 = _int_field("i")
+    u64 = _int_field("Q")
+    i64 = _int_field("q")
 
-    def i8(self, field_id: int, default: int = 0) -> int:
-        return self._int(field_id, N.Int8Flags, default)
-
-    def u32(self, field_id: int, default: int = 0) -> int:
-        return self._int(field_id, N.Uint32Flags, default)
-
-    def i32(self, field_id: int, default: int = 0) -> int:
-        return self._int(field_id, N.Int32Flags, default)
-
-    def u64(self, field_id: int, default: int = 0) -> int:
-        return self._int(field_id, N.Uint64Flags, default)
-
-    def i64(self, field_id: int, default: int = 0) -> int:
-        return self._int(field_id, N.Int64Flags, default)
-
-    def f64(self, field_id: int, default: float = 0.0) -> float:
-        at = self._field(field_id, N.Float64Flags.bytewidth)
-        return float(self._t.Get(N.Float64Flags, at)) if at else default
+    def f64(self, field_id: int) -> float:
+        at = self._field(field_id, _F64.size)
+        return float(_F64.unpack_from(self._buf, at)[0]) if at else 0.0
 
     # -- references ---------------------------------------------------------------------
 
@@ -155,18 +164,14 @@ class FbTable:
         except UnicodeDecodeError:
             raise Malformed(f"{self.what}: string field {field_id} is not UTF-8") from None
 
-    def _scalars(self, field_id: int, code: str, width: int) -> tuple[int, ...]:
-        start, count = self._vector(field_id, width)
+    def _scalars(self, field_id: int, code: str) -> tuple[int, ...]:
+        """A vector of integers of struct `code` (little-endian); () when absent."""
+        start, count = self._vector(field_id, struct.calcsize(f"<{code}"))
         return struct.unpack_from(f"<{count}{code}", self._buf, start) if count else ()
 
-    def i32s(self, field_id: int) -> tuple[int, ...]:
-        return self._scalars(field_id, "i", 4)
-
-    def i64s(self, field_id: int) -> tuple[int, ...]:
-        return self._scalars(field_id, "q", 8)
-
-    def u64s(self, field_id: int) -> tuple[int, ...]:
-        return self._scalars(field_id, "Q", 8)
+    i32s = _int_vector("i")
+    i64s = _int_vector("q")
+    u64s = _int_vector("Q")
 
     def union(self, type_field_id: int, what: str) -> tuple[int, FbTable | None]:
         """A union field: (type tag, table); the value's field id follows the tag's."""

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
-from ethosu_kit.npu.facts import PRODUCT_IDS, VELA_REGION_SCRATCH, Accelerator, MemoryMode, NpuKind
+from ethosu_kit.npu.facts import PRODUCT_IDS, VELA_REGION_SCRATCH, Accelerator, MemoryMode
 
 
 @dataclass(frozen=True)
@@ -128,14 +128,6 @@ class EthosUCompileSpec:
     config_ini: str  # e.g. "Arm/vela.ini"
     flags: tuple[str, ...]  # every vela flag, verbatim
     arena_cache_size: int | None  # explicit --arena-cache-size, if any
-
-    @property
-    def npu_kind(self) -> NpuKind:
-        return self.accelerator.kind
-
-    @property
-    def macs(self) -> int:
-        return self.accelerator.macs
 
 
 @dataclass(frozen=True)

@@ -55,11 +55,7 @@ class Program:
     """A program of the image: its name in the firmware and what its .pte holds."""
 
     name: str
-    model: ModelInfo
-
-    @property
-    def path(self) -> str:
-        return self.model.path
+    model: ModelInfo  # its path: model.path
 
 
 @dataclass(frozen=True)
@@ -229,8 +225,8 @@ def check_one_npu(programs: Sequence[Program]) -> None:
         assert want is not None
         if _config(spec) != _config(want):
             raise KitError(
-                f"{p.path} is compiled for {spec.accelerator} {spec.memory_mode_name}, "
-                f"{first.path} for {want.accelerator} {want.memory_mode_name}: one image "
+                f"{p.model.path} is compiled for {spec.accelerator} {spec.memory_mode_name}, "
+                f"{first.model.path} for {want.accelerator} {want.memory_mode_name}: one image "
                 "has one NPU configuration",
                 hint="lower every program for the same accelerator, MACs and memory mode",
             )

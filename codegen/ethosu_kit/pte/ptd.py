@@ -125,28 +125,14 @@ def read_ptd(path: Path | str) -> PtdFile:
 
 
 @dataclass(frozen=True)
-class Found:
-    """Where an external key's bytes are: which .ptd, at which offset of it."""
-
-    ptd: PtdFile
-    entry: PtdEntry
-
-    @property
-    def data(self) -> bytes:
-        return self.ptd.payload(self.entry.key)
-
-
-@dataclass(frozen=True)
 class ExternalData:
     """The .ptd files given for one pte (in the order given; a key in two: the first)."""
 
     files: tuple[PtdFile, ...] = ()
 
-    def find(self, key: str) -> Found | None:
-        for f in self.files:
-            if key in f.entries:
-                return Found(f, f.entries[key])
-        return None
+    def find(self, key: str) -> PtdFile | None:
+        """The .ptd that holds `key` (the first given), if any."""
+        return next((f for f in self.files if key in f.entries), None)
 
     @property
     def tags(self) -> set[str]:

@@ -150,10 +150,10 @@ def _vela(
 
     def resolve(key: str) -> tuple[int, bytes, str] | None:
         if key not in named:
-            found = external.find(key)
-            if found is None:
+            ptd = external.find(key)
+            if ptd is None:
                 return None
-            return found.entry.offset, found.data, found.ptd.tag
+            return ptd.entries[key].offset, ptd.payload(key), ptd.tag
         at, length = pte.segment_span(named[key], f"named data {key[:16]}…")
         return at, pte.data[at : at + length], ""
 

@@ -17,6 +17,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 
+from ethosu_kit.core.named import by_name
 from ethosu_kit.pte._flatbuffer import Malformed
 from ethosu_kit.pte.model import CopHeader, VelaStream, VelaTensor, vela_io_problems
 
@@ -77,10 +78,7 @@ class VelaBlocks:
 
     def block(self, name: str) -> VelaBlock:
         """The first block called `name` (the required ones are always there)."""
-        for b in self.blocks:
-            if b.name == name:
-                return b
-        raise KeyError(name)
+        return by_name(self.blocks, name)
 
     @cached_property
     def io_problems(self) -> tuple[str, ...]:

@@ -13,7 +13,7 @@ from typing import Any
 
 from ethosu_kit import __version__
 from ethosu_kit.board.cores import arch_mismatch_tests
-from ethosu_kit.board.hooks import HOOKS, HalDefault, Hook, hal_default
+from ethosu_kit.board.hooks import HOOKS, hal_default
 from ethosu_kit.board.model import Board, ModeRegisters, RegionKind
 from ethosu_kit.board.toolchain import Toolchain
 from ethosu_kit.core.errors import KitError
@@ -70,14 +70,6 @@ class GenInfo:
             "Do not edit: regenerate with gen-firmware. A hand edit is detected",
             "  and never overwritten silently (.ethosu-kit/manifest.json).",
         )
-
-
-@dataclass(frozen=True)
-class HalChoice:
-    """A HAL hook and the kit's default for the board (kit_board.cmake's HAL variables)."""
-
-    hook: Hook
-    default: HalDefault
 
 
 @dataclass(frozen=True)
@@ -300,7 +292,8 @@ def template_context(
         "tcms": [r for r in board.regions if r.kind in (RegionKind.ITCM, RegionKind.DTCM)],
         "glue_macros": _glue_macros(board),
         "arch_checks": arch_mismatch_tests(board.cpu.arch, board.cpu.fpu, board.cpu.mve),
-        "hal": [HalChoice(hook, hal_default(board, hook.name)) for hook in HOOKS],
+        # every HAL hook and the kit's default for the board (kit_board.cmake's HAL variables)
+        "hal": [(hook, hal_default(board, hook.name)) for hook in HOOKS],
         "pte_name": PTE_NAME,
         "programs": list(programs),
         "program_of": {p.name: p for p in programs},

@@ -87,7 +87,7 @@ class Fit:
 def fit(model: ModelInfo, board: Board) -> Fit:
     """`model` planned on `board` as `gen` would (the pte's own mode, default options)."""
     spec = model.compile_spec
-    if spec is not None and not board.npu.supports(spec.npu_kind, spec.macs):
+    if spec is not None and not board.npu.supports(spec.accelerator.kind, spec.accelerator.macs):
         return Fit(board.name, False, refusal=f"the board's NPU cannot be {spec.accelerator}")
     try:
         plan = plan_memory(model, board, None)

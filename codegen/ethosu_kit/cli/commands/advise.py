@@ -24,6 +24,7 @@ from ethosu_kit.aot.lowering import Target
 from ethosu_kit.aot.tosa import load_module, lower_for_tosa
 from ethosu_kit.board.loader import load_board
 from ethosu_kit.cli.commands.gen import size_arg
+from ethosu_kit.cli.commands.report import add_width_argument
 from ethosu_kit.core.errors import FitError, KitError
 from ethosu_kit.core.writer import write_file_atomic
 from ethosu_kit.pte import read_pte
@@ -129,9 +130,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         help="a candidate Vela system config from Arm/vela.ini (repeatable; default: "
         "ExecuTorch's for each NPU)",
     )
-    parser.add_argument(
-        "--jobs", type=int, default=None, help="compiles at once (default: the local cores)"
-    )
+    parser.add_argument("--jobs", type=int, help="compiles at once (default: the local cores)")
     parser.add_argument("--json", action="store_true", help="print the facts as JSON")
     parser.add_argument(
         "--html",
@@ -139,7 +138,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="write the page: the table on top of the recommended candidate's memory picture",
     )
-    parser.add_argument("--width", type=int, default=None, help="terminal view width")
+    add_width_argument(parser)
 
 
 def _tosas(paths: list[Path]) -> tuple[Path, ...]:
@@ -229,8 +228,6 @@ def run(args: argparse.Namespace) -> int:
         raise KitError("--example goes with --module")
     if args.jobs is not None and args.jobs < 1:
         raise KitError(f"--jobs {args.jobs}: must be at least 1")
-    if args.width is not None and not 20 <= args.width <= 1000:
-        raise KitError(f"--width {args.width}: must be 20 to 1000 columns")
     # refused before minutes of Vela, not by the write at the end (whose error named
     # its temporary file)
     if args.html is not None:

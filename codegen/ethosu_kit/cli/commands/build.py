@@ -18,7 +18,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("project", type=Path, help="folder made by gen-firmware")
     parser.add_argument(
         "--app",
-        default=None,
         help="bringup, executor_runner, selftest or a folder of app sources (default: the "
         "app the project was generated for, gen --app, as its CMake presets build it)",
     )
@@ -28,7 +27,6 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument(
         "--npu",
         choices=NPU_LIBRARIES,
-        default=None,
         help="Ethos-U core driver (ETHOSU_DRIVER_ROOT), the virtual NPU, or none "
         "(default: the project's own, gen's --npu)",
     )

@@ -7,19 +7,8 @@ import re
 from dataclasses import fields
 from pathlib import Path
 
+from ethosu_kit.board.draft import new_board as drafting
 from ethosu_kit.board.draft.cmsis_pack import load_device, pack_svd
-from ethosu_kit.board.draft.new_board import (
-    Choices,
-    apply_choices,
-    apply_svd,
-    draft_from_board,
-    draft_from_pack,
-    finish,
-    render_folder,
-    set_qemu_machine,
-    validate,
-    write_folder,
-)
 from ethosu_kit.board.draft.svd import load_svd
 from ethosu_kit.board.loader import load_board
 from ethosu_kit.cli.commands.boards import todo_summary
@@ -105,19 +94,19 @@ def run(args: argparse.Namespace) -> int:
         raise KitError("--pack needs --device NAME (the Dname of the device in the pack)")
     if args.device and not args.pack:
         raise KitError("--device names a device of a pack: give --pack FILE.pdsc too")
-    choices = Choices(**{f.name: getattr(args, f.name) for f in fields(Choices)})
+    choices = drafting.Choices(**{f.name: getattr(args, f.name) for f in fields(drafting.Choices)})
     notes: list[str] = []
     svd_path: Path | None = args.svd
     if args.from_board:
-        draft = draft_from_board(load_board(args.from_board), args.name)
+        draft = drafting.draft_from_board(load_board(args.from_board), args.name)
     else:
         device = load_device(args.pack, args.device, args.processor)
-        draft = draft_from_pack(device, args.pack, args.name, args.security)
+        draft = drafting.draft_from_pack(device, args.pack, args.name, args.security)
         if svd_path is None and device.svd:
             svd_path, note = pack_svd(args.pack, device.svd)  # only inside the pack's folder
             notes.append(note)
     if svd_path is not None:
-        apply_svd(draft, load_svd(svd_path), choices)
+        drafting.apply_svd(draft, load_svd(svd_path), choices)
     elif args.npu_peripheral or args.console_peripheral:
         # a pack whose device names no SVD (Alif's E1C): say where the facts come from then
         named = "; the pack names no SVD for this device" if not args.from_board else ""
@@ -127,23 +116,23 @@ def run(args: argparse.Namespace) -> int:
             "themselves: --npu KIND-MACS --npu-base ADDR --npu-irq N, "
             "--console cmsdk-apb|pl011 --console-base ADDR or --console custom",
         )
-    apply_choices(draft, choices)
+    drafting.apply_choices(draft, choices)
     if args.qemu_machine:
         # a copied stand-in (its text and how it lays the map out) was for the other machine
-        set_qemu_machine(draft, args.qemu_machine)
+        drafting.set_qemu_machine(draft, args.qemu_machine)
         for table in [t for t in draft.passthrough if t.split(".")[:2] == ["qemu", "layout"]]:
             del draft.passthrough[table]
-    finish(draft)
-    files = render_folder(draft)
+    drafting.finish(draft)
+    files = drafting.render_folder(draft)
     target = args.output / "board.toml"
     try:
-        board = validate(files, str(target))
+        board = drafting.validate(files, str(target))
     except BoardError as exc:
         raise BoardError(
             f"the drafted board is not valid: {exc.message}",
             hint=exc.hint or "check the options given for what the sources do not say",
         ) from None
-    written = write_folder(files, args.output, args.force)
+    written = drafting.write_folder(files, args.output, args.force)
     for note in notes:
         print(f"note: {note}")
     print(f"{args.output}: board {board.name}, {len(board.regions)} regions, "

@@ -20,6 +20,23 @@ from ethosu_kit.plan.types import MemoryPlan
 from ethosu_kit.report import diff, picture, views
 
 BUDGET_EXIT = 5  # a budget is broken (1..4 are the kit's other failures)
+# the terminal views' --width: narrower garbles every table, far wider only costs memory
+MIN_WIDTH, MAX_WIDTH = 20, 1000
+
+
+def width_arg(text: str) -> int:
+    """--width of a terminal view (report's, advise's), in columns."""
+    try:
+        width = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of columns") from None
+    if not MIN_WIDTH <= width <= MAX_WIDTH:
+        raise argparse.ArgumentTypeError(f"{width}: must be {MIN_WIDTH} to {MAX_WIDTH} columns")
+    return width
+
+
+def add_width_argument(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--width", type=width_arg, help="terminal view width")
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -48,7 +65,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
         metavar="FILE",
         help="per-region limits (TOML or JSON, docs/report.md): exit 5 naming the regions over",
     )
-    parser.add_argument("--width", type=int, default=None, help="terminal view width")
+    add_width_argument(parser)
 
 
 def _picture(targets: list[Path], plan_arg: Path | None) -> picture.MemoryPicture:
