@@ -33,9 +33,10 @@ function(_ethosu_kit_prim_op_names et_root out)
     set(${out} "${_names}" PARENT_SCOPE)
 endfunction()
 
-# Operators of kit_operators.txt (one per line, `#` comments), split by the library
-# that implements them: a primitive op (one of `prim_names`, or any `executorch_prim::`)
-# is ExecuTorch's prim-op library's, not a kernel library's.
+# Operators of kit_operators.txt (one per line, `#` comments: after an operator, the
+# programs that call it), split by the library that implements them: a primitive op
+# (one of `prim_names`, or any `executorch_prim::`) is ExecuTorch's prim-op library's,
+# not a kernel library's.
 function(_ethosu_kit_read_operators file prim_names out_portable out_quantized out_prim)
     set(_portable "")
     set(_quantized "")
@@ -43,8 +44,9 @@ function(_ethosu_kit_read_operators file prim_names out_portable out_quantized o
     if(EXISTS "${file}")
         file(STRINGS "${file}" _lines)
         foreach(_line IN LISTS _lines)
-            string(STRIP "${_line}" _op)
-            if(_op STREQUAL "" OR _op MATCHES "^#")
+            string(REGEX REPLACE "#.*$" "" _op "${_line}")
+            string(STRIP "${_op}" _op)
+            if(_op STREQUAL "")
                 continue()
             endif()
             if(_op IN_LIST prim_names OR _op MATCHES "^executorch_prim::")
@@ -64,6 +66,67 @@ function(_ethosu_kit_read_operators file prim_names out_portable out_quantized o
     set(${out_portable} "${_portable}" PARENT_SCOPE)
     set(${out_quantized} "${_quantized}" PARENT_SCOPE)
     set(${out_prim} "${_prim}" PARENT_SCOPE)
+endfunction()
+
+# The operators of `ops` that `yaml` (a kernel library's registration list in the
+# checkout) has no kernel for: portable's functions.yaml lists `- op: <name>.<overload>`
+# (namespace aten), quantized.yaml `- func: <namespace>::<name>.<overload>(<schema>`.
+# ExecuTorch's selective build skips a selected operator its yaml lacks without a word,
+# so without this the firmware builds and its method load fails ("Missing operator").
+# A tree that links a kernel of its own for one lists it in ETHOSU_KIT_OWN_KERNELS.
+function(_ethosu_kit_missing_kernels yaml ops out)
+    set(_missing "")
+    if(ops)
+        file(STRINGS "${yaml}" _entries REGEX "^- (op|func):")
+        set(_have "")
+        foreach(_entry IN LISTS _entries)
+            string(REGEX REPLACE "^- op:[ \t]*([A-Za-z0-9_.]+).*$" "aten::\\1" _entry "${_entry}")
+            string(REGEX REPLACE "^- func:[ \t]*([A-Za-z0-9_:.]+)\\(.*$" "\\1" _entry "${_entry}")
+            list(APPEND _have "${_entry}")
+        endforeach()
+        foreach(_op IN LISTS ops)
+            if(NOT _op IN_LIST _have AND NOT _op IN_LIST ETHOSU_KIT_OWN_KERNELS)
+                list(APPEND _missing "${_op}")
+            endif()
+        endforeach()
+    endif()
+    set(${out} "${_missing}" PARENT_SCOPE)
+endfunction()
+
+# Stop the configure step when the checkout has no kernel for an operator of
+# kit_operators.txt, naming each with the programs that call it (the comment after it
+# in an image of several programs), before anything is compiled.
+function(_ethosu_kit_require_kernels file et_root portable quantized)
+    set(_portable_yaml "${et_root}/kernels/portable/functions.yaml")
+    set(_quantized_yaml "${et_root}/kernels/quantized/quantized.yaml")
+    if(NOT EXISTS "${_portable_yaml}" OR NOT EXISTS "${_quantized_yaml}")
+        return() # not a source tree: the selective build's own check names what is missing
+    endif()
+    _ethosu_kit_missing_kernels("${_portable_yaml}" "${portable}" _missing)
+    _ethosu_kit_missing_kernels("${_quantized_yaml}" "${quantized}" _missing_q)
+    list(APPEND _missing ${_missing_q})
+    if(NOT _missing)
+        return()
+    endif()
+    file(STRINGS "${file}" _lines)
+    set(_named "")
+    foreach(_op IN LISTS _missing)
+        set(_who "the program, generated/model.pte")
+        foreach(_line IN LISTS _lines)
+            if(_line MATCHES "^[ \t]*([^ \t#]+)[ \t]*#[ \t]*(.*[^ \t])[ \t]*$"
+                    AND CMAKE_MATCH_1 STREQUAL _op)
+                set(_who "program ${CMAKE_MATCH_2}")
+            endif()
+        endforeach()
+        list(APPEND _named "${_op} (${_who})")
+    endforeach()
+    list(JOIN _named ", " _named)
+    message(FATAL_ERROR "ethosu-porting-kit: no kernel in ExecuTorch at ${et_root} for "
+        "${_named}: its portable kernels (kernels/portable/functions.yaml) and quantized "
+        "kernels (kernels/quantized/quantized.yaml) have none, and a method calling it "
+        "would not load (\"Missing operator\"); lower the model so the operator is "
+        "delegated to the Ethos-U or replaced by one with a kernel, or link a kernel of "
+        "your own and list the operator in -DETHOSU_KIT_OWN_KERNELS (docs/executorch.md)")
 endfunction()
 
 # ExecuTorch's `executorch` library is `executorch_core` + its ~30 primitive ops,
@@ -206,6 +269,8 @@ function(ethosu_kit_add_executor_runner target generated_dir)
     _ethosu_kit_prim_op_names("${_et}" _prim_names)
     _ethosu_kit_read_operators("${_gen}/kit_operators.txt" "${_prim_names}" _portable_ops
         _quantized_ops _prim_ops)
+    _ethosu_kit_require_kernels("${_gen}/kit_operators.txt" "${_et}" "${_portable_ops}"
+        "${_quantized_ops}")
     _ethosu_kit_runtime_library("${_prim_names}" "${_prim_ops}" _runtime _n_prim)
     # Kernel table (12 B a slot, static RAM): exactly the kernels this build registers,
     # the prim ops linked + one per operator of the model (selective registration), no
