@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from ethosu_kit.pte import VelaBlocks
-from ethosu_kit.vnpu import VirtualNpu, VnpuError, run_delegate
+from ethosu_kit.vnpu import PreparedDelegate, VirtualNpu, VnpuError, run_delegate
 from ethosu_kit.vnpu.build import source_dir
 from ethosu_kit.vnpu.delegate import random_inputs
 from ethosu_kit.vnpu.npu import aligned_bytes
@@ -106,6 +106,31 @@ def test_driver_is_reusable_after_an_error(conv: VelaBlocks) -> None:
         first = run_delegate(conv, inputs, npu)
         again = run_delegate(conv, inputs, npu)
     assert np.array_equal(first[0], again[0])
+
+
+@pytest.mark.lowering
+def test_prepared_delegate_reads_what_the_caller_holds_at_each_run(conv: VelaBlocks) -> None:
+    """PreparedDelegate reads an array passed again directly: what it holds at the next
+    run counts (changed in place or not), a new array or another dtype is taken as it
+    comes, and run() without arguments uses inputs[i] again; always run_delegate's answer."""
+    rng = np.random.default_rng(3)
+    x = random_inputs(conv, rng)
+    with VirtualNpu() as npu:
+        prepared = PreparedDelegate(conv, npu)
+        for step in range(5):
+            if step == 2:
+                x[0][...] = random_inputs(conv, rng)[0]  # the same array, new values
+            if step == 4:
+                x = random_inputs(conv, rng)
+            assert np.array_equal(prepared(x)[0], run_delegate(conv, x, npu)[0])
+        wide = [x[0].astype(np.int64)]  # converted, as run_delegate converts it
+        assert np.array_equal(prepared(wide)[0], run_delegate(conv, x, npu)[0])
+        prepared(x)
+        prepared(x)
+        prepared.inputs[0][...] = 0
+        prepared.run()
+        zero = run_delegate(conv, [np.zeros_like(x[0])], npu)
+        assert np.array_equal(prepared.outputs[0], zero[0])
 
 
 FIRMWARE_MAIN = r"""

@@ -226,7 +226,8 @@ class VirtualNpu:
             cmd=self._cmd[1],
             regions=tuple(regions),
             weights=weights,
-            keep=(bases, sizes, copies, tuple(copy_in)),
+            keep=(bases, sizes, tuple(copy_in)),
+            copies=copies,
             native=native,
             addr=ctypes.addressof(native),
             drv=self._drv,
@@ -304,9 +305,15 @@ class Job:
     regions: tuple[npt.NDArray[np.uint8], ...]
     weights: npt.NDArray[np.uint8] | None
     keep: tuple[object, ...]
+    copies: ctypes.Array[_NativeCopy]  # the copy_in pairs as the library reads them
     native: _NativeJob
     addr: int
     drv: object
+
+    def set_copy_source(self, index: int, address: int) -> None:
+        """Make copy_in pair `index` read from `address` from the next run on: memory of
+        the pair's size that the caller keeps alive while it is the source."""
+        self.copies[index].src = address
 
 
 def disassemble(command_stream: bytes, product: int = 0) -> list[str]:
