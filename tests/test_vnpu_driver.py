@@ -133,6 +133,32 @@ def test_prepared_delegate_reads_what_the_caller_holds_at_each_run(conv: VelaBlo
         assert np.array_equal(prepared.outputs[0], zero[0])
 
 
+@pytest.mark.lowering
+def test_weights_stay_only_while_the_stream_cannot_write_them(conv: VelaBlocks) -> None:
+    """A job copies the weights into region 0 once and keeps them while no operation names
+    region 0 as its output; a stream whose OFM is region 0 gets them copied every run."""
+    inputs = random_inputs(conv, np.random.default_rng(4))
+    with VirtualNpu() as npu:
+        prepared = PreparedDelegate(conv, npu)
+        first = prepared(inputs)
+        assert prepared._plan.job.native.weights_kept == 1
+        assert np.array_equal(prepared(inputs)[0], first[0])
+    # a stream of copies (no weight stream to break) whose OFMs are region 0
+    other = op_model(BY_NAME["permute"])[0]
+    words = np.frombuffer(other.cmd_data, dtype="<u4").copy()
+    words[words == 0x0001011F] = 0x0000011F  # NPU_SET_OFM_REGION region=1 -> 0
+    big = max(len(other.weight_data), other.scratch_size)
+    regions = [aligned_bytes(big), aligned_bytes(other.scratch_size)]
+    weights = np.frombuffer(other.weight_data, dtype=np.uint8)
+    with VirtualNpu() as npu:
+        job = npu.prepare(words.tobytes(), regions, weights, zero_regions=0b10)
+        npu.run(job)
+        once = regions[0].copy()
+        assert job.native.weights_kept == 0
+        npu.run(job)  # the weights copied in again: the same result
+        assert np.array_equal(regions[0], once)
+
+
 FIRMWARE_MAIN = r"""
 #include "ethosu_driver.h"
 #include "ethosu_virtual.h"

@@ -192,10 +192,11 @@ class VirtualNpu:
     ) -> Job:
         """A job that runs `cmd_data` on these regions (kept alive by the job) each time
         it is given to `run`: the aligned command copy and the library's job record are made
-        once, not per inference. Each run first copies `weights` into regions[0], zeroes
-        the regions whose bit is set in `zero_regions` and copies each (source, destination)
-        pair of `copy_in` (contiguous arrays of equal size, kept alive by the job), inside the
-        same library call."""
+        once, not per inference. Each run first copies `weights` into regions[0] (unless
+        the last run left them there: the library proves that the stream cannot write
+        region 0; `weights` must not change), zeroes the regions whose bit is set in
+        `zero_regions` and copies each (source, destination) pair of `copy_in` (contiguous
+        arrays of equal size, kept alive by the job), inside the same library call."""
         if self._drv is None:
             raise VnpuError("the virtual NPU is closed")
         if self._cmd is None or self._cmd[0] is not cmd_data:
@@ -293,6 +294,7 @@ class _NativeJob(ctypes.Structure):
         ("zero_regions", ctypes.c_uint32),
         ("num_copy_in", ctypes.c_int),
         ("copy_in", ctypes.c_void_p),
+        ("weights_kept", ctypes.c_uint32),  # the library's (0: copy the weights in)
     ]
 
 

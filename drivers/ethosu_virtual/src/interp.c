@@ -142,8 +142,12 @@ static int run_operation(struct vnpu_exec *x, uint32_t code, uint32_t param)
     return op != NULL ? op(x, param) : vnpu_fail(x, "operation is not modelled");
 }
 
+/* The cmd0 registers every product names its destinations in (p0 index: code - 0x100). */
+#define OFM_REGION_P0 0x1fu
+#define DMA0_DST_REGION_P0 0x31u
+
 int vnpu_interp_run(const struct vnpu_product *product, struct vnpu_env *env, const uint32_t *words,
-                    size_t nwords)
+                    size_t nwords, uint32_t *written)
 {
     env->error[0] = '\0';
     if (env->state == NULL || env->state_size < product->state_size) {
@@ -172,6 +176,10 @@ int vnpu_interp_run(const struct vnpu_product *product, struct vnpu_env *env, co
         }
         if (kind != CMD_OPERATION) {
             return bad_command(x, kind, param);
+        }
+        *written |= 1u << (x->regs.p0[OFM_REGION_P0] & 7u);
+        if (code == OP_DMA_START) {
+            *written |= 1u << (x->regs.p0[DMA0_DST_REGION_P0] & 7u);
         }
         int rc = run_operation(x, code, param);
         if (rc != 0) {

@@ -51,10 +51,12 @@ extern const struct vnpu_product vnpu_product_u85; /* u85/u85_fm.c */
 
 /*
  * Run a register command stream (no COP1 header) on `product`, its state in env->state.
- * 0 on NPU_OP_STOP, -1 with env->error set.
+ * 0 on NPU_OP_STOP, -1 with env->error set. *written gets bit i for every region i an
+ * operation named as its output (OFM_REGION) or, at a DMA, its destination (DMA0_DST_REGION),
+ * whether it wrote there or not: more than the stream wrote, never less.
  */
 int vnpu_interp_run(const struct vnpu_product *product, struct vnpu_env *env, const uint32_t *words,
-                    size_t nwords);
+                    size_t nwords, uint32_t *written);
 
 /* Stop the stream: "<product> <command name> at command word N: <message>". Returns -1. */
 int vnpu_fail(struct vnpu_exec *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
