@@ -125,6 +125,11 @@ def test_prepared_delegate_reads_what_the_caller_holds_at_each_run(conv: VelaBlo
             assert np.array_equal(prepared(x)[0], run_delegate(conv, x, npu)[0])
         wide = [x[0].astype(np.int64)]  # converted, as run_delegate converts it
         assert np.array_equal(prepared(wide)[0], run_delegate(conv, x, npu)[0])
+        # an input in the NPU's own memory (as an output fed back): each run zeroes it first
+        fed = prepared._plan.scratch[: x[0].nbytes].view(x[0].dtype).reshape(x[0].shape)
+        for _ in range(3):
+            want = run_delegate(conv, [fed.copy()], npu)[0]
+            assert np.array_equal(prepared([fed])[0], want)
         prepared(x)
         prepared(x)
         prepared.inputs[0][...] = 0

@@ -222,7 +222,7 @@ class PreparedDelegate:
     caller sees its copies point elsewhere. Until a `run()` without arguments, which uses
     `inputs[i]` again."""
 
-    __slots__ = ("_blocks", "_direct", "_plan", "_seen", "inputs", "outputs")
+    __slots__ = ("_blocks", "_direct", "_dtypes", "_plan", "_run", "_seen", "inputs", "outputs")
 
     def __init__(self, blocks: VelaBlocks, npu: VirtualNpu, fast_scratch_size: int = 0) -> None:
         self._blocks = blocks
@@ -234,6 +234,8 @@ class PreparedDelegate:
         # library reads directly (None: the buffer)
         self._seen: list[object] = [None] * n
         self._direct: list[object] = [None] * n
+        self._dtypes = tuple(buffer.dtype for buffer in self.inputs)
+        self._run = self._plan.run
 
     def run(self) -> None:
         """Run on what `inputs[i]` hold."""
@@ -257,7 +259,12 @@ class PreparedDelegate:
             or value.shape != buffer.shape
         ):
             return False
-        if value is self._seen[i] and value.flags.c_contiguous:
+        if (
+            value is self._seen[i]
+            and value.flags.c_contiguous
+            # not the NPU's own memory (an output fed back): the run zeroes it first
+            and not any(np.may_share_memory(value, r) for r in self._plan.job.regions)
+        ):
             self._plan.job.set_copy_source(i, value.ctypes.data)
             self._direct[i] = value  # held: its memory stays valid
             return True
@@ -273,21 +280,23 @@ class PreparedDelegate:
         # the common case with the fewest Python operations (a small model's whole run is
         # a few microseconds): the arrays of the last call again, their dtypes and shapes
         # unchanged (numpy's dtype objects of the integer types are singletons)
+        # (an array read directly keeps its bytes whatever shape it is given in place)
         direct = self._direct
-        buffers = self.inputs
-        if len(inputs) != len(buffers):
+        dtypes = self._dtypes
+        if len(inputs) != len(direct):
             _set_inputs(self._plan, self._blocks, inputs)  # raises
         for i, value in enumerate(inputs):
-            if not (
-                value is direct[i]
-                and value.dtype is buffers[i].dtype
-                and value.shape == buffers[i].shape
-            ) and not self._take(i, value):
+            if (value is not direct[i] or value.dtype is not dtypes[i]) and not self._take(
+                i, value
+            ):
                 self._convert(inputs)
                 break
-        self._plan.run()
+        self._run()
+        outputs = self.outputs
         if out is None:
-            return [value.copy() for value in self.outputs]
+            if len(outputs) == 1:  # (a list comprehension is a call of its own)
+                return [outputs[0].copy()]
+            return [value.copy() for value in outputs]
         if len(out) != len(self.outputs):
             raise KitError(f"out= needs {len(self.outputs)} arrays, got {len(out)}")
         for i, (dest, value) in enumerate(zip(out, self.outputs, strict=True)):
