@@ -16,7 +16,7 @@ import numpy as np
 import pytest
 
 from ethosu_kit.pte import VelaBlocks
-from ethosu_kit.vnpu import VirtualNpu, VnpuError, run_delegate
+from ethosu_kit.vnpu import PreparedDelegate, VirtualNpu, VnpuError, run_delegate
 from ethosu_kit.vnpu.build import source_dir
 from ethosu_kit.vnpu.delegate import random_inputs
 from ethosu_kit.vnpu.npu import aligned_bytes
@@ -106,6 +106,62 @@ def test_driver_is_reusable_after_an_error(conv: VelaBlocks) -> None:
         first = run_delegate(conv, inputs, npu)
         again = run_delegate(conv, inputs, npu)
     assert np.array_equal(first[0], again[0])
+
+
+@pytest.mark.lowering
+def test_prepared_delegate_reads_what_the_caller_holds_at_each_run(conv: VelaBlocks) -> None:
+    """PreparedDelegate reads an array passed again directly: what it holds at the next
+    run counts (changed in place or not), a new array or another dtype is taken as it
+    comes, and run() without arguments uses inputs[i] again; always run_delegate's answer."""
+    rng = np.random.default_rng(3)
+    x = random_inputs(conv, rng)
+    with VirtualNpu() as npu:
+        prepared = PreparedDelegate(conv, npu)
+        for step in range(5):
+            if step == 2:
+                x[0][...] = random_inputs(conv, rng)[0]  # the same array, new values
+            if step == 4:
+                x = random_inputs(conv, rng)
+            assert np.array_equal(prepared(x)[0], run_delegate(conv, x, npu)[0])
+        wide = [x[0].astype(np.int64)]  # converted, as run_delegate converts it
+        assert np.array_equal(prepared(wide)[0], run_delegate(conv, x, npu)[0])
+        # an input in the NPU's own memory (as an output fed back): each run zeroes it first
+        fed = prepared._plan.scratch[: x[0].nbytes].view(x[0].dtype).reshape(x[0].shape)
+        for _ in range(3):
+            want = run_delegate(conv, [fed.copy()], npu)[0]
+            assert np.array_equal(prepared([fed])[0], want)
+        prepared(x)
+        prepared(x)
+        prepared.inputs[0][...] = 0
+        prepared.run()
+        zero = run_delegate(conv, [np.zeros_like(x[0])], npu)
+        assert np.array_equal(prepared.outputs[0], zero[0])
+
+
+@pytest.mark.lowering
+def test_weights_stay_only_while_the_stream_cannot_write_them(conv: VelaBlocks) -> None:
+    """A job copies the weights into region 0 once and keeps them while no operation names
+    region 0 as its output; a stream whose OFM is region 0 gets them copied every run."""
+    inputs = random_inputs(conv, np.random.default_rng(4))
+    with VirtualNpu() as npu:
+        prepared = PreparedDelegate(conv, npu)
+        first = prepared(inputs)
+        assert prepared._plan.job.native.weights_kept == 1
+        assert np.array_equal(prepared(inputs)[0], first[0])
+    # a stream of copies (no weight stream to break) whose OFMs are region 0
+    other = op_model(BY_NAME["permute"])[0]
+    words = np.frombuffer(other.cmd_data, dtype="<u4").copy()
+    words[words == 0x0001011F] = 0x0000011F  # NPU_SET_OFM_REGION region=1 -> 0
+    big = max(len(other.weight_data), other.scratch_size)
+    regions = [aligned_bytes(big), aligned_bytes(other.scratch_size)]
+    weights = np.frombuffer(other.weight_data, dtype=np.uint8)
+    with VirtualNpu() as npu:
+        job = npu.prepare(words.tobytes(), regions, weights, zero_regions=0b10)
+        npu.run(job)
+        once = regions[0].copy()
+        assert job.native.weights_kept == 0
+        npu.run(job)  # the weights copied in again: the same result
+        assert np.array_equal(regions[0], once)
 
 
 FIRMWARE_MAIN = r"""

@@ -192,10 +192,11 @@ class VirtualNpu:
     ) -> Job:
         """A job that runs `cmd_data` on these regions (kept alive by the job) each time
         it is given to `run`: the aligned command copy and the library's job record are made
-        once, not per inference. Each run first copies `weights` into regions[0], zeroes
-        the regions whose bit is set in `zero_regions` and copies each (source, destination)
-        pair of `copy_in` (contiguous arrays of equal size, kept alive by the job), inside the
-        same library call."""
+        once, not per inference. Each run first copies `weights` into regions[0] (unless
+        the last run left them there: the library proves that the stream cannot write
+        region 0; `weights` must not change), zeroes the regions whose bit is set in
+        `zero_regions` and copies each (source, destination) pair of `copy_in` (contiguous
+        arrays of equal size, kept alive by the job), inside the same library call."""
         if self._drv is None:
             raise VnpuError("the virtual NPU is closed")
         if self._cmd is None or self._cmd[0] is not cmd_data:
@@ -226,7 +227,8 @@ class VirtualNpu:
             cmd=self._cmd[1],
             regions=tuple(regions),
             weights=weights,
-            keep=(bases, sizes, copies, tuple(copy_in)),
+            keep=(bases, sizes, tuple(copy_in)),
+            copies=copies,
             native=native,
             addr=ctypes.addressof(native),
             drv=self._drv,
@@ -292,6 +294,7 @@ class _NativeJob(ctypes.Structure):
         ("zero_regions", ctypes.c_uint32),
         ("num_copy_in", ctypes.c_int),
         ("copy_in", ctypes.c_void_p),
+        ("weights_kept", ctypes.c_uint32),  # the library's (0: copy the weights in)
     ]
 
 
@@ -304,9 +307,15 @@ class Job:
     regions: tuple[npt.NDArray[np.uint8], ...]
     weights: npt.NDArray[np.uint8] | None
     keep: tuple[object, ...]
+    copies: ctypes.Array[_NativeCopy]  # the copy_in pairs as the library reads them
     native: _NativeJob
     addr: int
     drv: object
+
+    def set_copy_source(self, index: int, address: int) -> None:
+        """Make copy_in pair `index` read from `address` from the next run on: memory of
+        the pair's size that the caller keeps alive while it is the source."""
+        self.copies[index].src = address
 
 
 def disassemble(command_stream: bytes, product: int = 0) -> list[str]:

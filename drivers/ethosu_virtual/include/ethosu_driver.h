@@ -123,6 +123,8 @@ struct ethosu_driver {
     /* the register file and executor state of the running stream (src/interp.h) */
     uint64_t state[ETHOSU_VIRTUAL_STATE_SIZE / 8u];
     char error[ETHOSU_VIRTUAL_ERROR_LEN];
+    /* bit i: an operation of the last job named region i as its output or DMA destination */
+    uint32_t written_regions;
 };
 
 /* Weak hooks the platform may override (driver 1.x signatures). */

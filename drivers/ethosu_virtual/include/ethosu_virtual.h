@@ -59,9 +59,15 @@ void ethosu_virtual_stack_leave(void);
  * One inference of a host binding in one call: `weights_size` bytes from `weights` copied
  * into base_addr[0], the regions `zero_regions` names zeroed (bit i: base_addr[i]), the
  * `num_copy_in` copies made (a delegate's inputs from the binding's own buffers into the
- * zeroed scratch), then ethosu_invoke_v3 with the rest. A binding through a foreign-function layer pays per call
- * and per argument, more than a small model's whole run; prepared once, a job is one
- * pointer (codegen/ethosu_kit/vnpu/npu.py keeps the same layout).
+ * zeroed scratch), then ethosu_invoke_v3 with the rest. A binding through a foreign-function
+ * layer pays per call and per argument, more than a small model's whole run; prepared once, a
+ * job is one pointer (codegen/ethosu_kit/vnpu/npu.py keeps the same layout).
+ *
+ * The weights are copied on the first run only while they stay in place: `weights_kept` is
+ * the library's (zero when the job is made), set after a run that left base_addr[0] holding
+ * the weights (no operation of the stream named region 0 as its output or DMA destination,
+ * region 0 overlaps no other region nor copy, and is not zeroed), cleared by any other run.
+ * A caller that writes region 0 itself, or changes `weights` or its bytes, zeroes it.
  */
 struct ethosu_virtual_copy {
     const void *src;
@@ -80,8 +86,9 @@ struct ethosu_virtual_job {
     uint32_t zero_regions;
     int num_copy_in;
     const struct ethosu_virtual_copy *copy_in;
+    uint32_t weights_kept; /* the library's: see above */
 };
-int ethosu_virtual_run_job(const struct ethosu_virtual_job *job);
+int ethosu_virtual_run_job(struct ethosu_virtual_job *job);
 
 /* The reason the last job of `drv` failed ("" if it did not). */
 const char *ethosu_virtual_last_error(const struct ethosu_driver *drv);

@@ -417,7 +417,7 @@ static int run_command_stream(struct ethosu_driver *drv, const uint32_t *words, 
     env.state_size = sizeof(drv->state);
     const struct vnpu_product *product =
         ((drv->config >> 28) & 0xfu) == VNPU_PRODUCT_U85 ? &vnpu_product_u85 : &vnpu_product_u55;
-    int rc = vnpu_interp_run(product, &env, words, nwords);
+    int rc = vnpu_interp_run(product, &env, words, nwords, &drv->written_regions);
     if (env.peak > workspace_peak) {
         workspace_peak = env.peak;
     }
@@ -438,6 +438,7 @@ int ethosu_invoke_async(struct ethosu_driver *drv, const void *custom_data_ptr,
         return -1;
     }
     drv->error[0] = '\0';
+    drv->written_regions = 0;
     if (drv->job.state != ETHOSU_JOB_IDLE) {
         return job_error(drv, "a job is already running (state %lu)",
                          (unsigned long)drv->job.state);
@@ -547,17 +548,49 @@ int ethosu_invoke_v3(struct ethosu_driver *drv, const void *custom_data_ptr,
     return rc;
 }
 
-int ethosu_virtual_run_job(const struct ethosu_virtual_job *job)
+/* [a, a + an) and [b, b + bn) share a byte. */
+static int overlaps(uintptr_t a, size_t an, uintptr_t b, size_t bn)
+{
+    return an > 0 && bn > 0 && a < b + bn && b < a + an;
+}
+
+/* Nothing but the stream can change region 0 between runs of `job`: no other region and no
+ * copy shares its memory, and the job does not zero it. */
+static int weights_region_apart(const struct ethosu_virtual_job *job)
+{
+    uintptr_t w = (uintptr_t)job->base_addr[0];
+    size_t wn = job->base_addr_size[0];
+    if ((job->zero_regions & 1u) != 0) {
+        return 0;
+    }
+    for (int i = 1; i < job->num_base_addr; i++) {
+        if (overlaps(w, wn, (uintptr_t)job->base_addr[i], job->base_addr_size[i])) {
+            return 0;
+        }
+    }
+    for (int i = 0; i < job->num_copy_in; i++) {
+        if (overlaps(w, wn, (uintptr_t)job->copy_in[i].dst, job->copy_in[i].bytes)) {
+            return 0;
+        }
+    }
+    return 1;
+}
+
+int ethosu_virtual_run_job(struct ethosu_virtual_job *job)
 {
     int n = job->num_base_addr;
     if (job->weights_size > 0) {
         if (n < 1 || job->weights_size > job->base_addr_size[0]) {
+            job->weights_kept = 0;
             return job_error(job->drv, "weights of %lu bytes do not fit region 0 (%lu bytes)",
                              (unsigned long)job->weights_size,
                              n < 1 ? 0ul : (unsigned long)job->base_addr_size[0]);
         }
-        memcpy((void *)(uintptr_t)job->base_addr[0], job->weights, job->weights_size);
+        if (!job->weights_kept) {
+            memcpy((void *)(uintptr_t)job->base_addr[0], job->weights, job->weights_size);
+        }
     }
+    job->weights_kept = 0;
     for (int i = 0; i < n && i < 32; i++) {
         if ((job->zero_regions >> i) & 1u) {
             memset((void *)(uintptr_t)job->base_addr[i], 0, job->base_addr_size[i]);
@@ -566,6 +599,10 @@ int ethosu_virtual_run_job(const struct ethosu_virtual_job *job)
     for (int i = 0; i < job->num_copy_in; i++) {
         memcpy(job->copy_in[i].dst, job->copy_in[i].src, job->copy_in[i].bytes);
     }
-    return ethosu_invoke_v3(job->drv, job->custom_data, job->custom_data_size, job->base_addr,
-                            job->base_addr_size, n, NULL);
+    int rc = ethosu_invoke_v3(job->drv, job->custom_data, job->custom_data_size, job->base_addr,
+                              job->base_addr_size, n, NULL);
+    /* the weights stay for the next run if the stream could not have written them */
+    job->weights_kept = rc == 0 && job->weights_size > 0 && (job->drv->written_regions & 1u) == 0 &&
+                        weights_region_apart(job);
+    return rc;
 }

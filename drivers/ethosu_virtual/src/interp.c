@@ -142,8 +142,31 @@ static int run_operation(struct vnpu_exec *x, uint32_t code, uint32_t param)
     return op != NULL ? op(x, param) : vnpu_fail(x, "operation is not modelled");
 }
 
+/* The regions operation `code` may write, as bits: a DMA's destination, else the OFM's region,
+ * unless the operation writes none (the waits) or its OFM is not in memory (a product whose
+ * OFM_PRECISION holds activation_storage: CHAINED goes to the working memory, NONE nowhere). */
+static uint32_t destinations(const struct vnpu_product *p, const struct regs *r, uint32_t code)
+{
+    switch (code) {
+    case OP_DMA_START:
+        return 1u << (R0(DMA0_DST_REGION) & 7u);
+    case OP_STOP:
+    case OP_IRQ:
+    case OP_DMA_WAIT:
+    case OP_KERNEL_WAIT:
+    case OP_PMU_MASK:
+        return 0;
+    default:
+        break;
+    }
+    if (p->ofm_storage && ((R0(OFM_PRECISION) >> 14) & 3u) >= 2u) {
+        return 0;
+    }
+    return 1u << (R0(OFM_REGION) & 7u);
+}
+
 int vnpu_interp_run(const struct vnpu_product *product, struct vnpu_env *env, const uint32_t *words,
-                    size_t nwords)
+                    size_t nwords, uint32_t *written)
 {
     env->error[0] = '\0';
     if (env->state == NULL || env->state_size < product->state_size) {
@@ -173,6 +196,7 @@ int vnpu_interp_run(const struct vnpu_product *product, struct vnpu_env *env, co
         if (kind != CMD_OPERATION) {
             return bad_command(x, kind, param);
         }
+        *written |= destinations(product, &x->regs, code);
         int rc = run_operation(x, code, param);
         if (rc != 0) {
             return rc > 0 ? 0 : rc;

@@ -43,6 +43,9 @@ struct vnpu_product {
     size_t state_size;      /* the product's run state, struct vnpu_exec first */
     /* after the state is zeroed, before the first command: 0, or -1 with env->error set */
     int (*start)(struct vnpu_exec *x);
+    /* 1: OFM_PRECISION bits 15:14 are activation_storage (CHAINED 2, NONE 3: no OFM in a
+     * region); 0: they are not (the U55's round_mode) */
+    int ofm_storage;
     vnpu_op_fn ops[VNPU_NUM_OPS]; /* NULL: "operation is not modelled" */
 };
 
@@ -51,10 +54,12 @@ extern const struct vnpu_product vnpu_product_u85; /* u85/u85_fm.c */
 
 /*
  * Run a register command stream (no COP1 header) on `product`, its state in env->state.
- * 0 on NPU_OP_STOP, -1 with env->error set.
+ * 0 on NPU_OP_STOP, -1 with env->error set. *written gets bit i for every region i an
+ * operation named as its output (OFM_REGION, an OFM in memory) or, at a DMA, its destination
+ * (DMA0_DST_REGION), whether it wrote there or not: more than the stream wrote, never less.
  */
 int vnpu_interp_run(const struct vnpu_product *product, struct vnpu_env *env, const uint32_t *words,
-                    size_t nwords);
+                    size_t nwords, uint32_t *written);
 
 /* Stop the stream: "<product> <command name> at command word N: <message>". Returns -1. */
 int vnpu_fail(struct vnpu_exec *x, const char *fmt, ...) __attribute__((format(printf, 2, 3)));

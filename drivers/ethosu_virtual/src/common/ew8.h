@@ -75,58 +75,50 @@ vnpu_ew8_out8(__m256i res, uint8_t *o, __mmask16 k, const struct vnpu_ew8_out *q
 }
 #endif
 
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+/* vnpu_ew8_run for n <= 8: gathers of eight lanes, half the cost of sixteen. */
+static inline __attribute__((always_inline)) void
+vnpu_ew8_run8(const uint8_t *restrict a, const uint8_t *restrict b, ptrdiff_t bstep,
+              uint8_t *restrict o, int n, const int32_t *restrict t1, const int32_t *restrict t2,
+              const struct vnpu_ew8_out *q, const int mode, const int reversed)
+{
+    const __mmask8 k8 = (__mmask8)((1u << n) - 1u);
+    __m256i ja = _mm256_cvtepu8_epi32(_mm_maskz_loadu_epi8(k8, a));
+    __m256i y1 = _mm256_mmask_i32gather_epi32(_mm256_setzero_si256(), k8, ja, t1, 4);
+    __m256i y2;
+    if (bstep != 0) {
+        __m256i jb = _mm256_cvtepu8_epi32(_mm_maskz_loadu_epi8(k8, b));
+        y2 = _mm256_mmask_i32gather_epi32(_mm256_setzero_si256(), k8, jb, t2, 4);
+    } else {
+        y2 = _mm256_set1_epi32(t2[b[0]]);
+    }
+    __m256i yl = reversed ? y2 : y1;
+    __m256i yr = reversed ? y1 : y2;
+    __m256i yres = mode == EW8_MUL   ? _mm256_mullo_epi32(yl, yr)
+                   : mode == EW8_ADD ? _mm256_add_epi32(yl, yr)
+                   : mode == EW8_SUB ? _mm256_sub_epi32(yl, yr)
+                   : mode == EW8_MIN ? _mm256_min_epi32(yl, yr)
+                                     : _mm256_max_epi32(yl, yr);
+    vnpu_ew8_out8(yres, o, (__mmask16)k8, q);
+}
+#endif
+
 /* n (at most 16) outputs of one run of adjacent bytes: a and o step one byte, b `bstep` (0:
  * the same byte for all, a broadcast or a scalar's index 0). `mode` and `reversed` (b op a)
- * are constants in each caller. AVX-512: the same operations sixteen (up to eight: eight)
- * lanes at once. */
+ * are constants in each caller. AVX-512: eight lanes at once (sixteen as two eights: a gather
+ * costs by its lanes, and the output stage works on eight 64-bit values anyway). */
 static inline __attribute__((always_inline)) void
 vnpu_ew8_run(const uint8_t *restrict a, const uint8_t *restrict b, ptrdiff_t bstep,
              uint8_t *restrict o, int n, const int32_t *restrict t1, const int32_t *restrict t2,
              const struct vnpu_ew8_out *q, const int mode, const int reversed)
 {
 #if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
-    if (n <= 8) { /* eight lanes: half the gathers' cost (the 8-channel maps of small models) */
-        const __mmask8 k8 = (__mmask8)((1u << n) - 1u);
-        __m256i ja = _mm256_cvtepu8_epi32(_mm_maskz_loadu_epi8(k8, a));
-        __m256i y1 = _mm256_mmask_i32gather_epi32(_mm256_setzero_si256(), k8, ja, t1, 4);
-        __m256i y2;
-        if (bstep != 0) {
-            __m256i jb = _mm256_cvtepu8_epi32(_mm_maskz_loadu_epi8(k8, b));
-            y2 = _mm256_mmask_i32gather_epi32(_mm256_setzero_si256(), k8, jb, t2, 4);
-        } else {
-            y2 = _mm256_set1_epi32(t2[b[0]]);
-        }
-        __m256i yl = reversed ? y2 : y1;
-        __m256i yr = reversed ? y1 : y2;
-        __m256i yres = mode == EW8_MUL   ? _mm256_mullo_epi32(yl, yr)
-                       : mode == EW8_ADD ? _mm256_add_epi32(yl, yr)
-                       : mode == EW8_SUB ? _mm256_sub_epi32(yl, yr)
-                       : mode == EW8_MIN ? _mm256_min_epi32(yl, yr)
-                                         : _mm256_max_epi32(yl, yr);
-        vnpu_ew8_out8(yres, o, (__mmask16)k8, q);
+    if (n <= 8) {
+        vnpu_ew8_run8(a, b, bstep, o, n, t1, t2, q, mode, reversed);
         return;
     }
-    const __mmask16 k = (__mmask16)((1u << n) - 1u);
-    __m512i ia = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(k, a));
-    __m512i x1 = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), k, ia, t1, 4);
-    __m512i x2;
-    if (bstep != 0) {
-        __m512i ib = _mm512_cvtepu8_epi32(_mm_maskz_loadu_epi8(k, b));
-        x2 = _mm512_mask_i32gather_epi32(_mm512_setzero_si512(), k, ib, t2, 4);
-    } else {
-        x2 = _mm512_set1_epi32(t2[b[0]]);
-    }
-    __m512i l = reversed ? x2 : x1;
-    __m512i r = reversed ? x1 : x2;
-    __m512i res = mode == EW8_MUL   ? _mm512_mullo_epi32(l, r)
-                  : mode == EW8_ADD ? _mm512_add_epi32(l, r)
-                  : mode == EW8_SUB ? _mm512_sub_epi32(l, r)
-                  : mode == EW8_MIN ? _mm512_min_epi32(l, r)
-                                    : _mm512_max_epi32(l, r);
-    vnpu_ew8_out8(_mm512_castsi512_si256(res), o, (__mmask16)(k & 0xffu), q);
-    if (n > 8) {
-        vnpu_ew8_out8(_mm512_extracti64x4_epi64(res, 1), o + 8, (__mmask16)(k >> 8), q);
-    }
+    vnpu_ew8_run8(a, b, bstep, o, 8, t1, t2, q, mode, reversed);
+    vnpu_ew8_run8(a + 8, b + 8 * bstep, bstep, o + 8, n - 8, t1, t2, q, mode, reversed);
 #else
     for (int j = 0; j < n; j++) {
         int32_t x1 = t1[a[j]];

@@ -67,6 +67,49 @@ static int64_t reduce_sum(const struct fm *ifm, const struct kernel *k, int y, i
     return sum - (int64_t)ifm->zp * ifm->c;
 }
 
+/* The first valid and one past the last valid tap index of a kernel axis: taps at
+ * start + i * step for i in [0, n), valid inside [0, extent). */
+static inline void valid_taps(int start, int step, int n, int extent, int *lo, int *hi)
+{
+    int a = 0;
+    int b = n;
+    while (a < b && start + a * step < 0) {
+        a++;
+    }
+    while (b > a && start + (b - 1) * step >= extent) {
+        b--;
+    }
+    *lo = a;
+    *hi = b;
+}
+
+/* MAX (0), MIN (5) or the sum of the stored values of a window of rows x cols taps from p
+ * (steps ystep, xstep), elements of `kind` (load_elem): the caller removes the zero point. */
+static inline int64_t window_acc(const uint8_t *p, ptrdiff_t ystep, ptrdiff_t xstep, int rows,
+                                 int cols, int mode, const int kind)
+{
+    int64_t acc = load_elem(p, kind);
+    int first = 1;
+    for (int y = 0; y < rows; y++, p += ystep) {
+        const uint8_t *q = p;
+        for (int x = 0; x < cols; x++, q += xstep) {
+            int64_t v = load_elem(q, kind);
+            if (first) {
+                first = 0;
+                continue; /* acc holds it */
+            }
+            if (mode == 0) {
+                acc = v > acc ? v : acc;
+            } else if (mode == 5) {
+                acc = v < acc ? v : acc;
+            } else {
+                acc += v;
+            }
+        }
+    }
+    return acc;
+}
+
 int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, int oy, int ox, int c,
                       int *count)
 {
@@ -79,10 +122,44 @@ int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, in
     /* (dilation 1 skips the divisions: this runs once per output value) */
     int ukh = k->dy == 1 ? k->kh : (k->kh - 1) / k->dy + 1;
     int ukw = k->dx == 1 ? k->kw : (k->kw - 1) / k->dx + 1;
+    int y0 = oy * k->sy - k->pad_top;
+    int x0 = ox * k->sx - k->pad_left;
+    if (ukh == 1 && ukw == 1) {
+        /* one tap (the 1x1 pools of rescales and transposes): ifm_tap's value alone */
+        int64_t v = ifm_tap(ifm, k, y0, x0, c, &valid);
+        *count = valid;
+        return v;
+    }
+    if (k->upscale == 0) {
+        /* the valid taps first; when they all lie in the first tile, the window is read by
+         * pointer steps: the same values and order as ifm_tap's, without its per-tap tile
+         * choice and bounds (MAX/MIN/sum of v - zp: of the stored values, then - zp) */
+        int ky0;
+        int ky1;
+        int kx0;
+        int kx1;
+        valid_taps(y0, k->dy, ukh, k->ih, &ky0, &ky1);
+        valid_taps(x0, k->dx, ukw, k->iw, &kx0, &kx1);
+        if (ky0 >= ky1 || kx0 >= kx1) {
+            return 0;
+        }
+        if (y0 + (ky1 - 1) * k->dy < ifm->h0 && x0 + (kx1 - 1) * k->dx < ifm->w0) {
+            int rows = ky1 - ky0;
+            int cols = kx1 - kx0;
+            const uint8_t *p = ifm->mem + fm_offset(ifm, y0 + ky0 * k->dy, x0 + kx0 * k->dx, c);
+            ptrdiff_t ystep = (ptrdiff_t)k->dy * (ptrdiff_t)ifm->sy;
+            ptrdiff_t xstep = (ptrdiff_t)k->dx * (ptrdiff_t)ifm->sx;
+            const int kind = ifm->elem * 2 + ifm->is_signed;
+            int64_t stored = kind == 3 ? window_acc(p, ystep, xstep, rows, cols, mode, 3)
+                                       : window_acc(p, ystep, xstep, rows, cols, mode, kind);
+            *count = rows * cols;
+            int64_t zp = ifm->zp;
+            return mode == 0 || mode == 5 ? stored - zp : stored - zp * (int64_t)*count;
+        }
+    }
     for (int ky = 0; ky < ukh; ky++) {
         for (int kx = 0; kx < ukw; kx++) {
-            int64_t v = ifm_tap(ifm, k, oy * k->sy - k->pad_top + ky * k->dy,
-                                ox * k->sx - k->pad_left + kx * k->dx, c, &valid);
+            int64_t v = ifm_tap(ifm, k, y0 + ky * k->dy, x0 + kx * k->dx, c, &valid);
             if (!valid) {
                 continue;
             }

@@ -26,11 +26,26 @@ static size_t memo_bytes;
 
 static size_t memo_round8(size_t n) { return (n + 7u) & ~(size_t)7u; }
 
-/* Picks the candidates only (a match is the full memcmp). */
+/* Picks the candidates only (a match is the full memcmp). Four words at a time into four
+ * sums: one chain of multiplications per word was most of a lookup (every run looks up
+ * each table of each operation again, keys of 250 to 500 bytes). */
 static uint64_t memo_hash(uint32_t kind, const unsigned char *p, size_t len)
 {
     uint64_t h = 0x9e3779b97f4a7c15ull ^ (uint64_t)kind ^ ((uint64_t)len << 32);
+    uint64_t lane[4] = {h, h ^ 1u, h ^ 2u, h ^ 3u};
     size_t i = 0;
+    for (; i + 32u <= len; i += 32u) {
+        for (int j = 0; j < 4; j++) {
+            uint64_t w;
+            memcpy(&w, p + i + 8u * (size_t)j, 8u);
+            lane[j] = (lane[j] ^ w) * 0xff51afd7ed558ccdull;
+            lane[j] ^= lane[j] >> 29;
+        }
+    }
+    for (int j = 0; j < 4; j++) {
+        h = (h ^ lane[j]) * 0xff51afd7ed558ccdull;
+        h ^= h >> 29;
+    }
     for (; i + 8u <= len; i += 8u) {
         uint64_t w;
         memcpy(&w, p + i, 8u);

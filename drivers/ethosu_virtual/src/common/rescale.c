@@ -61,6 +61,24 @@ int64_t vnpu_rescale(int64_t v, uint32_t m, unsigned s, int mode)
         }
         return (p + round_const(s, mode, p < 0)) >> s;
     }
+#ifdef __SIZEOF_INT128__
+    /* the host's 128-bit integers: the same value as the two words below, in a few
+     * instructions (softmax's 32-bit steps take this path for most values); s <= 63 */
+    if (s < 64) {
+        __extension__ typedef __int128 i128;
+        i128 p = (i128)v * (i128)m;
+        i128 c = 0;
+        if (s > 0 && (mode == ROUND_NATURAL || mode == ROUND_DBL)) {
+            c = (i128)1 << (s - 1);
+            if (mode == ROUND_DBL && s > 31) {
+                c += p < 0 ? -((i128)1 << 30) : ((i128)1 << 30);
+            }
+        } else if (s > 0 && mode == ROUND_TRUNCATE && p < 0) {
+            c = ((i128)1 << s) - 1;
+        }
+        return (int64_t)((p + c) >> s);
+    }
+#endif
     /* 128-bit two's complement: hi:lo */
     uint64_t a_lo = mag & 0xffffffffu;
     uint64_t a_hi = mag >> 32;

@@ -39,6 +39,7 @@ const struct vnpu_product vnpu_product_u85 = {
     .cmd1_error = "NPU_OP_BRANCH (control flow) is not modelled",
     .state_size = sizeof(struct run85),
     .start = start,
+    .ofm_storage = 1,
     .ops =
         {
             [OP_CONV] = u85_op_conv,
