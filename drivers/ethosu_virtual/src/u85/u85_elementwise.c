@@ -334,23 +334,21 @@ static int ew8_binary(const struct operand *a, const struct operand *b, const st
         !vnpu_ew8_bounded((int)e->mode, max1, max2)) {
         return 0;
     }
+/* A case of the switch below: ew8_pixels with the mode as a constant (EW8_<mode>). */
+#define EW8_PIXELS_CASE(mode)                                                                      \
+    case mode:                                                                                     \
+        ew8_pixels(&w, EW8_##mode);                                                                \
+        break
     switch (e->mode) {
-    case MUL:
-        ew8_pixels(&w, EW8_MUL);
-        break;
-    case ADD:
-        ew8_pixels(&w, EW8_ADD);
-        break;
-    case SUB:
-        ew8_pixels(&w, EW8_SUB);
-        break;
-    case MIN:
-        ew8_pixels(&w, EW8_MIN);
-        break;
+        EW8_PIXELS_CASE(MUL);
+        EW8_PIXELS_CASE(ADD);
+        EW8_PIXELS_CASE(SUB);
+        EW8_PIXELS_CASE(MIN);
     default:
         ew8_pixels(&w, EW8_MAX);
         break;
     }
+#undef EW8_PIXELS_CASE
     return 1;
 }
 
