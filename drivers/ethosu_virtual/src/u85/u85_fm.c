@@ -85,6 +85,22 @@ int u85_ofm_scale(struct run85 *run, struct ofm_scale *s)
     return s->round < 0 ? -1 : 0;
 }
 
+/* The OFM's one global scale as a rescaler, for an operation (`what`: "a pool") that has no
+ * per-channel scales. */
+int u85_ofm_global_rescaler(struct run85 *run, struct vnpu_rescaler *out, const char *what)
+{
+    struct regs *r = &run->x.regs;
+    if (((R0(OFM_PRECISION) >> 8) & 1u) == 0) {
+        return vnpu_fail(&run->x, "OFM scale_mode PER_CHANNEL for %s is not modelled", what);
+    }
+    struct ofm_scale os;
+    if (u85_ofm_scale(run, &os) != 0) {
+        return -1;
+    }
+    vnpu_rescaler_init(out, os.scale, os.shift, os.round);
+    return 0;
+}
+
 /* ---- feature maps ------------------------------------------------------------------------ */
 
 /* Chained maps are dense NHWC in the workspace: no tiles. */
