@@ -242,12 +242,7 @@ int u85_weight_order(struct run85 *run, const struct kernel *k, int depthwise, c
 int u85_decode_weights(struct run85 *run, const struct wgeom *g, size_t used, size_t fixed,
                        size_t nweights, const int16_t **weights);
 
-/* The operations (one file per family). */
-int u85_op_pool(struct vnpu_exec *x, uint32_t param);
-int u85_op_elementwise(struct vnpu_exec *x, uint32_t param);
-int u85_op_conv(struct vnpu_exec *x, uint32_t param);
-int u85_op_depthwise(struct vnpu_exec *x, uint32_t param);
-int u85_op_resize(struct vnpu_exec *x, uint32_t param);
-int u85_op_dma(struct vnpu_exec *x, uint32_t param);
+/* The operations of the product's table (one file per family). */
+vnpu_op u85_op_pool, u85_op_elementwise, u85_op_conv, u85_op_depthwise, u85_op_resize, u85_op_dma;
 
 #endif /* VNPU_U85_H */

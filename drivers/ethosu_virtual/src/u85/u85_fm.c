@@ -280,10 +280,7 @@ int u85_setup_out(struct run85 *run, struct vnpu_out *o, const struct fm *ofm)
     uint32_t act = R0(ACTIVATION);
     uint32_t func = act & 0x1fu;
     uint32_t table = (act >> 5) & 7u;
-    o->zp = ofm->zp;
-    o->lut = 0;
-    o->table = NULL;
-    o->lut_unsigned = 0;
+    *o = (struct vnpu_out){.zp = ofm->zp}; /* no LUT until the activation names one */
     size_t lut_bytes = 0;
     switch (func) {
     case 0:
