@@ -33,6 +33,24 @@ function(_ethosu_kit_missing var what)
         "Steps: ${_ETHOSU_KIT_EXTERNAL_DOC}.")
 endfunction()
 
+# The checkout `var` (cache, else environment; DOC: its cache text) holding every one of
+# FILES (paths in it), else the configure step stops naming WHAT, with HINT (several
+# strings, joined) on how to get it.
+function(_ethosu_kit_require_checkout var)
+    cmake_parse_arguments(ARG "" "DOC;WHAT" "FILES;HINT" ${ARGN})
+    _ethosu_kit_external_path(${var} "${ARG_DOC}")
+    set(_complete TRUE)
+    foreach(_file IN LISTS ARG_FILES)
+        if(NOT ${var} OR NOT EXISTS "${${var}}/${_file}")
+            set(_complete FALSE)
+        endif()
+    endforeach()
+    if(NOT _complete)
+        _ethosu_kit_missing(${var} "${ARG_WHAT}" ${ARG_HINT})
+    endif()
+    set(${var} "${${var}}" PARENT_SCOPE)
+endfunction()
+
 # CMSIS Core headers -> INTERFACE target ethosu_kit_cmsis_core.
 function(ethosu_kit_require_cmsis)
     if(TARGET ethosu_kit_cmsis_core)
@@ -63,15 +81,14 @@ function(ethosu_kit_require_ethosu_driver)
     if(TARGET ethosu_kit_ethosu_driver)
         return()
     endif()
-    _ethosu_kit_external_path(ETHOSU_DRIVER_ROOT "Ethos-U core driver 1.x checkout")
-    if(NOT ETHOSU_DRIVER_ROOT OR NOT EXISTS "${ETHOSU_DRIVER_ROOT}/include/ethosu_driver.h"
-       OR NOT EXISTS "${ETHOSU_DRIVER_ROOT}/src/ethosu_driver.c")
-        _ethosu_kit_missing(ETHOSU_DRIVER_ROOT "the Ethos-U core driver 1.x (include/ethosu_driver.h)"
-            "Get it: git clone https://gitlab.arm.com/artificial-intelligence/ethos-u/ethos-u-core-driver "
+    _ethosu_kit_require_checkout(ETHOSU_DRIVER_ROOT
+        DOC "Ethos-U core driver 1.x checkout"
+        WHAT "the Ethos-U core driver 1.x (include/ethosu_driver.h)"
+        FILES include/ethosu_driver.h src/ethosu_driver.c
+        HINT "Get it: git clone https://gitlab.arm.com/artificial-intelligence/ethos-u/ethos-u-core-driver "
             "(a 1.x tag), or the same driver as Zephyr packages it: "
             "git clone https://github.com/zephyrproject-rtos/hal_ethos_u. "
             "${ETHOSU_KIT_DRIVER_HINT}")
-    endif()
     ethosu_kit_require_cmsis()
 
     if(NOT ETHOSU_KIT_NPU_KIND)
@@ -181,14 +198,14 @@ function(ethosu_kit_require_executorch)
             return()
         endif()
     endif()
-    if(NOT EXECUTORCH_ROOT OR NOT EXISTS "${EXECUTORCH_ROOT}/CMakeLists.txt"
-       OR NOT EXISTS "${EXECUTORCH_ROOT}/runtime/executor/program.h")
-        _ethosu_kit_missing(EXECUTORCH_ROOT "the ExecuTorch source tree"
-            "Get ExecuTorch v${ETHOSU_KIT_EXECUTORCH_VERSION} (the version of the pip package): "
+    # the path was resolved above: DOC has nothing left to set
+    _ethosu_kit_require_checkout(EXECUTORCH_ROOT
+        WHAT "the ExecuTorch source tree"
+        FILES CMakeLists.txt runtime/executor/program.h
+        HINT "Get ExecuTorch v${ETHOSU_KIT_EXECUTORCH_VERSION} (the version of the pip package): "
             "git clone -b v${ETHOSU_KIT_EXECUTORCH_VERSION} https://github.com/pytorch/executorch && "
-            "cd executorch && git submodule update --init --recursive; "
+            "cd executorch && git submodule update --init --recursive, "
             "or point executorch_DIR at an installed ExecuTorch CMake package.")
-    endif()
     get_filename_component(_leaf "${EXECUTORCH_ROOT}" NAME)
     if(NOT _leaf STREQUAL "executorch")
         message(FATAL_ERROR "ethosu-porting-kit: EXECUTORCH_ROOT=${EXECUTORCH_ROOT} must be a folder "

@@ -30,8 +30,10 @@ struct vnpu_exec {
     uint32_t code;
 };
 
-/* An operation (NPU_OP_*): 0, or -1 with the error set (vnpu_fail). */
-typedef int (*vnpu_op_fn)(struct vnpu_exec *x, uint32_t param);
+/* An operation (NPU_OP_*): 0, or -1 with the error set (vnpu_fail). The function type
+ * declares each product's operations, so they cannot drift from the table's entry type. */
+typedef int vnpu_op(struct vnpu_exec *x, uint32_t param);
+typedef vnpu_op *vnpu_op_fn;
 
 /* Operation codes the table covers (cmd0 0x000..0x013: STOP .. PMU_MASK). */
 #define VNPU_NUM_OPS 0x14

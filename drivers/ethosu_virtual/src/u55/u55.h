@@ -45,11 +45,7 @@ int u55_setup_ofm(struct vnpu_exec *run, struct fm *ofm);
 /* ifm_depth_reg: the IFM depth is IFM_DEPTH_M1 + 1 (else the OFM's depth). */
 int u55_setup_kernel_op(struct vnpu_exec *run, struct kernel_op *op, int ifm_depth_reg);
 
-/* The operations (u55_pool.c, u55_elementwise.c, u55_conv.c, u55_dma.c). */
-int u55_op_pool(struct vnpu_exec *run, uint32_t param);
-int u55_op_elementwise(struct vnpu_exec *run, uint32_t param);
-int u55_op_conv(struct vnpu_exec *run, uint32_t param);
-int u55_op_depthwise(struct vnpu_exec *run, uint32_t param);
-int u55_op_dma(struct vnpu_exec *run, uint32_t param);
+/* The operations of the product's table (u55_pool.c, u55_elementwise.c, u55_conv.c, u55_dma.c). */
+vnpu_op u55_op_pool, u55_op_elementwise, u55_op_conv, u55_op_depthwise, u55_op_dma;
 
 #endif /* VNPU_U55_H */

@@ -320,36 +320,26 @@ static void ew_run(const struct ew55op *w)
     const int ka = w->ifm.elem * 2 + w->ifm.is_signed;
     const int kb = w->unary || w->scalar ? 0 : w->ifm2.elem * 2 + w->ifm2.is_signed;
     const int oe = w->ofm.elem;
-    const int key = (ka << 8) | (kb << 4) | oe;
-    switch (key) {
-    case (9 << 8) | (9 << 4) | 4:
-        ew_run_k(w, 9, 9, 4);
-        break;
-    case (9 << 8) | (0 << 4) | 4:
-        ew_run_k(w, 9, 0, 4);
-        break;
-    case (9 << 8) | (3 << 4) | 4:
-        ew_run_k(w, 9, 3, 4);
-        break;
-    case (3 << 8) | (3 << 4) | 4:
-        ew_run_k(w, 3, 3, 4);
-        break;
-    case (3 << 8) | (9 << 4) | 4:
-        ew_run_k(w, 3, 9, 4);
-        break;
-    case (3 << 8) | (0 << 4) | 4:
-        ew_run_k(w, 3, 0, 4);
-        break;
-    case (3 << 8) | (3 << 4) | 1:
-        ew_run_k(w, 3, 3, 1);
-        break;
-    case (3 << 8) | (0 << 4) | 1:
-        ew_run_k(w, 3, 0, 1);
-        break;
+/* A case of the switch below: ew_run_k for these kinds (a case label and its call from one
+ * spelling of the three). */
+#define EW_RUN_CASE(a, b, o)                                                                       \
+    case ((a) << 8) | ((b) << 4) | (o):                                                            \
+        ew_run_k(w, a, b, o);                                                                      \
+        break
+    switch ((ka << 8) | (kb << 4) | oe) {
+        EW_RUN_CASE(9, 9, 4);
+        EW_RUN_CASE(9, 0, 4);
+        EW_RUN_CASE(9, 3, 4);
+        EW_RUN_CASE(3, 3, 4);
+        EW_RUN_CASE(3, 9, 4);
+        EW_RUN_CASE(3, 0, 4);
+        EW_RUN_CASE(3, 3, 1);
+        EW_RUN_CASE(3, 0, 1);
     default:
         ew_run_k(w, ka, kb, oe);
         break;
     }
+#undef EW_RUN_CASE
 }
 
 int u55_op_elementwise(struct vnpu_exec *run, uint32_t param)

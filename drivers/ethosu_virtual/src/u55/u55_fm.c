@@ -53,9 +53,7 @@ int u55_setup_out(struct vnpu_exec *run, struct vnpu_out *o, const struct fm *of
     uint32_t act = R0(ACTIVATION);
     uint32_t func = act & 0x1fu;
     uint32_t clip = (act >> 12) & 7u;
-    o->zp = ofm->zp;
-    o->lut = 0;
-    o->table = NULL;
+    *o = (struct vnpu_out){.zp = ofm->zp}; /* no LUT until the activation names one */
     if (func >= 16 && func <= 23) {
         uint32_t shram = ((run->env->config >> 8) & 0xffu) * 1024u;
         (void)shram;

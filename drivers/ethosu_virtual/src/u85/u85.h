@@ -16,6 +16,7 @@
 
 #include "common/fm.h"
 #include "common/kernel.h"
+#include "common/memo.h"
 #include "common/rescale.h"
 #include "interp.h"
 #include "regs.h"
@@ -170,6 +171,8 @@ struct ofm_scale {
     int round;
 };
 int u85_ofm_scale(struct run85 *run, struct ofm_scale *s);
+/* OFM_SCALE as a rescaler; an OFM scale_mode PER_CHANNEL stops the stream (`what`: "a pool"). */
+int u85_ofm_global_rescaler(struct run85 *run, struct vnpu_rescaler *out, const char *what);
 /* OFM round_mode (param bits 15:13) -> vnpu_rescale mode; -1 (failed) if not modelled. */
 int u85_ofm_round(struct run85 *run, uint32_t param, const char *what);
 /*
@@ -200,6 +203,14 @@ int u85_map8_ok(const struct fm *in, const struct ofm85 *o, struct axis_map ia[3
                 struct axis_map oa[3]);
 void u85_map8(const struct fm *in, const struct axis_map ia[3], const struct ofm85 *o,
               const struct axis_map oa[3], const uint8_t table[256]);
+/*
+ * The 256-byte table of an 8-bit map: the memo's entry for (kind, the n values the operation's
+ * table depends on (n <= U85_MAP8_KEY_VALUES), output stage `o`) when an earlier run built it
+ * (host builds; *fresh = 0), else memory to build it in (*fresh = 1), the memo's or `own`.
+ */
+#define U85_MAP8_KEY_VALUES 29
+uint8_t *u85_map8_table(enum vnpu_memo_kind kind, const int64_t *values, int n,
+                        const struct vnpu_out *o, uint8_t own[256], int *fresh);
 /* The per-channel scale records (u85_weights.c). */
 int u85_setup_scales(struct run85 *run, struct scale_stream *ss, int channels);
 void u85_scale_record(const struct scale_stream *ss, int channel, int64_t *bias, uint32_t *scale,
@@ -231,12 +242,7 @@ int u85_weight_order(struct run85 *run, const struct kernel *k, int depthwise, c
 int u85_decode_weights(struct run85 *run, const struct wgeom *g, size_t used, size_t fixed,
                        size_t nweights, const int16_t **weights);
 
-/* The operations (one file per family). */
-int u85_op_pool(struct vnpu_exec *x, uint32_t param);
-int u85_op_elementwise(struct vnpu_exec *x, uint32_t param);
-int u85_op_conv(struct vnpu_exec *x, uint32_t param);
-int u85_op_depthwise(struct vnpu_exec *x, uint32_t param);
-int u85_op_resize(struct vnpu_exec *x, uint32_t param);
-int u85_op_dma(struct vnpu_exec *x, uint32_t param);
+/* The operations of the product's table (one file per family). */
+vnpu_op u85_op_pool, u85_op_elementwise, u85_op_conv, u85_op_depthwise, u85_op_resize, u85_op_dma;
 
 #endif /* VNPU_U85_H */

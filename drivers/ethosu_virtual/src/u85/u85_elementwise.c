@@ -198,29 +198,14 @@ static void ew_run(const struct operand a_op, const struct operand b_op, const s
 static const uint8_t *ew_map8_table(const struct ew *e, const struct operand *var, int64_t k,
                                     int var_first, int unary, int logic, uint8_t own[256])
 {
-    struct {
-        int64_t v[40];
-        uint8_t lut[256];
-    } key;
-    memset(&key, 0, sizeof(key));
-    key.v[0] = e->mode;
-    key.v[1] = e->rescaled;
-    key.v[2] = k;
-    key.v[3] = var_first;
-    key.v[4] = unary;
-    key.v[5] = logic;
-    key.v[6] = var->fm.is_signed;
-    key.v[7] = var->fm.zp;
-    vnpu_memo_rescaler(&key.v[8], &e->r1);
-    vnpu_memo_rescaler(&key.v[14], &e->r2);
-    vnpu_memo_rescaler(&key.v[20], &e->ro);
-    vnpu_memo_out(&key.v[26], e->o);
-    int lut = vnpu_memo_lut8(key.lut, e->o);
-    int fresh = 1;
-    uint8_t *table = lut < 0 ? NULL
-                             : (uint8_t *)vnpu_memo_get(VNPU_MEMO_U85_EW_MAP8, &key,
-                                                        sizeof(key.v) + (size_t)lut, 256u, &fresh);
-    table = table != NULL ? table : own;
+    /* the values ew_eval reads but the output stage's (u85_map8_table adds those) */
+    int64_t key[26] = {e->mode, e->rescaled,       k,         var_first, unary,
+                       logic,   var->fm.is_signed, var->fm.zp};
+    vnpu_memo_rescaler(&key[8], &e->r1);
+    vnpu_memo_rescaler(&key[14], &e->r2);
+    vnpu_memo_rescaler(&key[20], &e->ro);
+    int fresh;
+    uint8_t *table = u85_map8_table(VNPU_MEMO_U85_EW_MAP8, key, 26, e->o, own, &fresh);
     for (int t = 0; fresh && t < 256; t++) {
         int64_t v = byte_value(t, var->fm.is_signed) - (logic ? 0 : var->fm.zp);
         table[t] = (uint8_t)ew_eval(e, var_first ? v : k, unary ? v : (var_first ? k : v));
@@ -334,29 +319,26 @@ static int ew8_binary(const struct operand *a, const struct operand *b, const st
         !vnpu_ew8_bounded((int)e->mode, max1, max2)) {
         return 0;
     }
+/* A case of the switch below: ew8_pixels with the mode as a constant (EW8_<mode>). */
+#define EW8_PIXELS_CASE(mode)                                                                      \
+    case mode:                                                                                     \
+        ew8_pixels(&w, EW8_##mode);                                                                \
+        break
     switch (e->mode) {
-    case MUL:
-        ew8_pixels(&w, EW8_MUL);
-        break;
-    case ADD:
-        ew8_pixels(&w, EW8_ADD);
-        break;
-    case SUB:
-        ew8_pixels(&w, EW8_SUB);
-        break;
-    case MIN:
-        ew8_pixels(&w, EW8_MIN);
-        break;
+        EW8_PIXELS_CASE(MUL);
+        EW8_PIXELS_CASE(ADD);
+        EW8_PIXELS_CASE(SUB);
+        EW8_PIXELS_CASE(MIN);
     default:
         ew8_pixels(&w, EW8_MAX);
         break;
     }
+#undef EW8_PIXELS_CASE
     return 1;
 }
 
 static int op_elementwise(struct run85 *run, uint32_t mode)
 {
-    struct regs *r = &run->x.regs;
     struct ofm85 ofm;
     struct vnpu_out o;
     struct operand a_op;
@@ -395,23 +377,17 @@ static int op_elementwise(struct run85 *run, uint32_t mode)
                          "elementwise_mode %lu with a non-unit IFM/IFM2 scale is not modelled",
                          (unsigned long)mode);
     }
-    if (((R0(OFM_PRECISION) >> 8) & 1u) == 0) {
-        return vnpu_fail(&run->x,
-                         "OFM scale_mode PER_CHANNEL for an elementwise operation is not modelled");
-    }
-    struct ofm_scale os;
-    if (u85_ofm_scale(run, &os) != 0) {
+    /* the scales prepared once (vnpu_rescale_by: the same results as vnpu_rescale) */
+    struct ew e;
+    if (u85_ofm_global_rescaler(run, &e.ro, "an elementwise operation") != 0) {
         return -1;
     }
     int logic = mode >= AND;
-    /* the scales prepared once (vnpu_rescale_by: the same results as vnpu_rescale) */
-    struct ew e;
     e.mode = mode;
     e.rescaled = rescaled;
     e.o = &o;
     vnpu_rescaler_init(&e.r1, s1.scale, s1.shift, s1.round);
     vnpu_rescaler_init(&e.r2, s2.scale, s2.shift, s2.round);
-    vnpu_rescaler_init(&e.ro, os.scale, os.shift, os.round);
     /* one operand a scalar (or unary): one byte of the other per output */
     const struct operand *var = unary || b_op.scalar ? &a_op : &b_op;
     const struct operand *fixed = var == &a_op ? &b_op : &a_op;

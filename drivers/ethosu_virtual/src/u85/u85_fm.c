@@ -86,6 +86,22 @@ int u85_ofm_scale(struct run85 *run, struct ofm_scale *s)
     return s->round < 0 ? -1 : 0;
 }
 
+/* The OFM's one global scale as a rescaler, for an operation (`what`: "a pool") that has no
+ * per-channel scales. */
+int u85_ofm_global_rescaler(struct run85 *run, struct vnpu_rescaler *out, const char *what)
+{
+    struct regs *r = &run->x.regs;
+    if (((R0(OFM_PRECISION) >> 8) & 1u) == 0) {
+        return vnpu_fail(&run->x, "OFM scale_mode PER_CHANNEL for %s is not modelled", what);
+    }
+    struct ofm_scale os;
+    if (u85_ofm_scale(run, &os) != 0) {
+        return -1;
+    }
+    vnpu_rescaler_init(out, os.scale, os.shift, os.round);
+    return 0;
+}
+
 /* ---- feature maps ------------------------------------------------------------------------ */
 
 /* Chained maps are dense NHWC in the workspace: no tiles. */
@@ -265,10 +281,7 @@ int u85_setup_out(struct run85 *run, struct vnpu_out *o, const struct fm *ofm)
     uint32_t act = R0(ACTIVATION);
     uint32_t func = act & 0x1fu;
     uint32_t table = (act >> 5) & 7u;
-    o->zp = ofm->zp;
-    o->lut = 0;
-    o->table = NULL;
-    o->lut_unsigned = 0;
+    *o = (struct vnpu_out){.zp = ofm->zp}; /* no LUT until the activation names one */
     size_t lut_bytes = 0;
     switch (func) {
     case 0:

@@ -2,6 +2,8 @@
  * input byte (the transposing copies, unary and scalar elementwise operations). */
 #include "u85/u85.h"
 
+#include <string.h>
+
 /* The operation axes of f (memory axis i takes operation axis axis[i]; `reverse` as
  * activation_reverse), if f is one tile of 8-bit elements over its extent; else 0. */
 int u85_axes_of(const struct fm *f, const int axis[3], int reverse, struct axis_map m[3])
@@ -19,6 +21,25 @@ int u85_axes_of(const struct fm *f, const int axis[3], int reverse, struct axis_
         a->ext = ext[i];
     }
     return 1;
+}
+
+uint8_t *u85_map8_table(enum vnpu_memo_kind kind, const int64_t *values, int n,
+                        const struct vnpu_out *o, uint8_t own[256], int *fresh)
+{
+    /* the key's bytes: the values, the output stage's fields (vnpu_memo_out: 11), its LUT */
+    struct {
+        int64_t v[U85_MAP8_KEY_VALUES + 11];
+        uint8_t lut[256];
+    } key;
+    memset(&key, 0, sizeof(key));
+    memcpy(key.v, values, (size_t)n * sizeof(*values));
+    vnpu_memo_out(&key.v[n], o);
+    int lut = vnpu_memo_lut8(key.lut, o);
+    *fresh = 1;
+    uint8_t *table =
+        lut < 0 ? NULL
+                : (uint8_t *)vnpu_memo_get(kind, &key, sizeof(key.v) + (size_t)lut, 256u, fresh);
+    return table != NULL ? table : own;
 }
 
 /* Operations with an 8-bit map this large take the table (256 evaluations) instead. */

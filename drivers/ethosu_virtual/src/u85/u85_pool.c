@@ -34,22 +34,10 @@ static const uint8_t *pool_map8_table(const struct fm *ifm, int mode,
                                       const struct vnpu_rescaler *out_scale,
                                       const struct vnpu_out *o, uint8_t own[256])
 {
-    struct {
-        int64_t v[20];
-        uint8_t lut[256];
-    } key;
-    memset(&key, 0, sizeof(key));
-    key.v[0] = mode;
-    key.v[1] = ifm->is_signed;
-    key.v[2] = ifm->zp;
-    vnpu_memo_rescaler(&key.v[3], out_scale);
-    vnpu_memo_out(&key.v[9], o);
-    int lut = vnpu_memo_lut8(key.lut, o);
-    int fresh = 1;
-    uint8_t *table = lut < 0 ? NULL
-                             : (uint8_t *)vnpu_memo_get(VNPU_MEMO_U85_POOL_MAP8, &key,
-                                                        sizeof(key.v) + (size_t)lut, 256u, &fresh);
-    table = table != NULL ? table : own;
+    int64_t key[9] = {mode, ifm->is_signed, ifm->zp};
+    vnpu_memo_rescaler(&key[3], out_scale);
+    int fresh;
+    uint8_t *table = u85_map8_table(VNPU_MEMO_U85_POOL_MAP8, key, 9, o, own, &fresh);
     for (int b = 0; fresh && b < 256; b++) {
         int64_t v = byte_value(b, ifm->is_signed) - ifm->zp;
         table[b] = (uint8_t)pool_eval(mode, v, 1, out_scale, o);
@@ -120,15 +108,10 @@ static int op_pool(struct run85 *run, uint32_t mode)
     if (mode == 2 && ofm.c != 1) {
         return vnpu_fail(&run->x, "REDUCE_SUM with OFM depth %d (expected 1)", ofm.c);
     }
-    if (((R0(OFM_PRECISION) >> 8) & 1u) == 0) {
-        return vnpu_fail(&run->x, "OFM scale_mode PER_CHANNEL for a pool is not modelled");
-    }
-    struct ofm_scale os;
-    if (u85_ofm_scale(run, &os) != 0) {
+    struct vnpu_rescaler out_scale;
+    if (u85_ofm_global_rescaler(run, &out_scale, "a pool") != 0) {
         return -1;
     }
-    struct vnpu_rescaler out_scale;
-    vnpu_rescaler_init(&out_scale, os.scale, os.shift, os.round);
     /* a 1x1 kernel without padding (the transposing copies): one IFM byte per output */
     struct axis_map ia[3];
     struct axis_map oa[3];
