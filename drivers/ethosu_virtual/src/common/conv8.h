@@ -73,6 +73,40 @@ const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int3
     ((void)(oy), (void)(ox), (void)(zp), (void)(lo), (void)(hi), (const uint8_t *)(c)->out)
 #endif
 
+/*
+ * The 8-bit path where the vector kernel is not built or not available (firmware): one OFM
+ * pixel from its receptive field as vnpu_gather gives it, every channel's bias + the field
+ * times its weight row, rescaled and clamped (vnpu_out8). The executors' channel records
+ * differ, so the bias and rescale of channel oc are read `stride` bytes a channel apart.
+ */
+struct vnpu_conv8_fw {
+    const int16_t *weights; /* W[o][terms] */
+    size_t terms;           /* conv: taps x IFM depth; depthwise: taps */
+    size_t ic;              /* depthwise: the field's values per tap */
+    int depth_out;
+    int depthwise;
+    const int64_t *bias;              /* channel 0's (NULL: no bias) */
+    const struct vnpu_rescale32 *r32; /* channel 0's */
+    size_t stride;                    /* bytes from one channel's records to the next's */
+    int32_t zp, lo, hi;
+    int brick; /* the OFM's channels in runs of 16, sc bytes apart (else cs bytes apart) */
+    ptrdiff_t sc, cs;
+};
+
+void vnpu_conv8_fw_conv(const struct vnpu_conv8_fw *k, const int16_t *field, uint8_t *po);
+void vnpu_conv8_fw_depthwise(const struct vnpu_conv8_fw *k, const int16_t *field, uint8_t *po);
+
+/* Every channel of one OFM pixel: the output bytes at po + each channel's offset. */
+static inline void vnpu_conv8_fw_pixel(const struct vnpu_conv8_fw *k, const int16_t *field,
+                                       uint8_t *po)
+{
+    if (k->depthwise) {
+        vnpu_conv8_fw_depthwise(k, field, po);
+    } else {
+        vnpu_conv8_fw_conv(k, field, po);
+    }
+}
+
 /* Channel oc's bias and 32-bit rescale. */
 static inline void vnpu_conv8_channel(struct vnpu_conv8 *c, int oc, int32_t bias,
                                       const struct vnpu_rescale32 *r)
