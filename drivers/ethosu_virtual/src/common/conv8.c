@@ -1,4 +1,4 @@
-/* ethosu-porting-kit virtual NPU: the convolutions' 8-bit path as a host vector kernel. */
+/* ethosu-porting-kit virtual NPU: the convolutions' 8-bit path (host vector kernel, firmware kernel). */
 #include "common/conv8.h"
 
 #include "common/wcache.h"

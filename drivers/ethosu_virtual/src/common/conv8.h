@@ -1,5 +1,6 @@
 /*
- * ethosu-porting-kit virtual NPU: the convolutions' 8-bit path as a host vector kernel.
+ * ethosu-porting-kit virtual NPU: the convolutions' 8-bit path, as a host vector kernel and
+ * as the firmware's kernel.
  *
  * The 8-bit path (U55 and U85 conv_channels / conv_setup_channels) computes, per OFM pixel
  * and channel, bias + the dot product of the int16 receptive field with the channel's weight
@@ -10,9 +11,11 @@
  * receptive-field values broadcast against them, and the output stage over arrays of the
  * channels' rescale records. Integer arithmetic in a different order only: the 8-bit path's
  * bounds (every partial sum inside (-2^30, 2^30)) leave the results identical.
+ * Host builds only (it lives on the weight cache, -DETHOSU_VIRTUAL_WEIGHT_CACHE).
  *
- * Host builds only (it lives on the weight cache, -DETHOSU_VIRTUAL_WEIGHT_CACHE): the
- * firmware's register-held dot products (SMLAD) are the faster form on a Cortex-M.
+ * Without it (firmware; a host library without the cache) vnpu_conv8_fw_pixel computes one
+ * pixel from the field vnpu_gather gives, in no memory of its own: four channels per load
+ * of the field (SMLAD on a Cortex-M with DSP), laid out for QEMU, where firmware runs it.
  */
 #ifndef VNPU_CONV8_H
 #define VNPU_CONV8_H
