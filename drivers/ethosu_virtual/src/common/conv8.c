@@ -1,7 +1,134 @@
-/* ethosu-porting-kit virtual NPU: the convolutions' 8-bit path as a host vector kernel. */
+/* ethosu-porting-kit virtual NPU: the convolutions' 8-bit path (host vector kernel, firmware kernel). */
 #include "common/conv8.h"
 
 #include "common/wcache.h"
+
+/* ---- the firmware's kernel (every build) ------------------------------------------------- */
+
+/*
+ * QEMU, where firmware runs the virtual NPU, chains its translated blocks only within a 1 KiB
+ * page on an M-profile core: any other jump costs a lookup (as many host instructions as
+ * ~20 guest ones). Everything a pixel runs is this one function, under 1 KiB, aligned so that
+ * it sits in one page.
+ */
+#if defined(__ARM_ARCH_PROFILE) && __ARM_ARCH_PROFILE == 'M' && defined(__GNUC__)
+#define CONV8_FW_PAGE __attribute__((aligned(1024)))
+#else
+#define CONV8_FW_PAGE
+#endif
+
+/* QEMU 7.2 runs SMLABB as a helper call (for its Q flag), MUL and ADD inline: an empty asm
+ * hides that a value is 16-bit, so the compiler keeps MLA for its products. */
+#if defined(__ARM_FEATURE_DSP) && defined(__GNUC__)
+#define CONV8_OPAQUE(v) __asm__("" : "+r"(v))
+#else
+#define CONV8_OPAQUE(v) ((void)0)
+#endif
+
+/* The channel's record at `stride` bytes a channel from the first. */
+#define CONV8_REC(type, first, stride, oc)                                                         \
+    ((const type *)(const void *)((const char *)(first) + (size_t)(oc) * (stride)))
+
+static inline int32_t conv8_bias(const struct vnpu_conv8_fw *k, int oc)
+{
+    return k->bias != NULL ? (int32_t)*CONV8_REC(int64_t, k->bias, k->stride, oc) : 0;
+}
+
+/* The offset of channel oc's output byte in the pixel. */
+static inline ptrdiff_t conv8_off(const struct vnpu_conv8_fw *k, int oc)
+{
+    return k->brick ? (ptrdiff_t)(oc >> 4) * k->sc + (oc & 15) : (ptrdiff_t)oc * k->cs;
+}
+
+static inline uint8_t conv8_out8(const struct vnpu_conv8_fw *k, int oc, int32_t acc)
+{
+    return vnpu_out8(CONV8_REC(struct vnpu_rescale32, k->r32, k->stride, oc), acc, k->zp, k->lo,
+                     k->hi);
+}
+
+/*
+ * s0..s3 += field . the four weight rows from w, `terms` apart: each load of the field serves
+ * four channels. Cortex-M with DSP: SMLAD on word loads, two products an instruction.
+ */
+static inline void conv8_dot4(const int16_t *field, const int16_t *w, size_t terms, int32_t s[4])
+{
+    int32_t s0 = s[0];
+    int32_t s1 = s[1];
+    int32_t s2 = s[2];
+    int32_t s3 = s[3];
+    size_t i = 0;
+#if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
+    const vnpu_pair16 *pa = (const vnpu_pair16 *)(const void *)field;
+    const vnpu_pair16 *p0 = (const vnpu_pair16 *)(const void *)w;
+    const vnpu_pair16 *p1 = (const vnpu_pair16 *)(const void *)(w + terms);
+    const vnpu_pair16 *p2 = (const vnpu_pair16 *)(const void *)(w + 2u * terms);
+    const vnpu_pair16 *p3 = (const vnpu_pair16 *)(const void *)(w + 3u * terms);
+    for (size_t j = 0; j < terms / 2u; j++) {
+        int16x2_t x = pa[j];
+        s0 = __smlad(x, p0[j], s0);
+        s1 = __smlad(x, p1[j], s1);
+        s2 = __smlad(x, p2[j], s2);
+        s3 = __smlad(x, p3[j], s3);
+    }
+    i = terms & ~(size_t)1u;
+#endif
+    for (; i < terms; i++) {
+        int32_t v = field[i];
+        s0 += v * w[i];
+        s1 += v * w[terms + i];
+        s2 += v * w[2u * terms + i];
+        s3 += v * w[3u * terms + i];
+    }
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+    s[3] = s3;
+}
+
+CONV8_FW_PAGE void vnpu_conv8_fw_conv(const struct vnpu_conv8_fw *k, const int16_t *field,
+                                      uint8_t *po)
+{
+    const size_t terms = k->terms;
+    const int depth_out = k->depth_out;
+    /* four channels from a multiple of 4 are adjacent in a run of 16, or cs bytes apart */
+    const ptrdiff_t step = k->brick ? 1 : k->cs;
+    int oc = 0;
+    for (; oc + 3 < depth_out; oc += 4) {
+        int32_t s[4] = {conv8_bias(k, oc), conv8_bias(k, oc + 1), conv8_bias(k, oc + 2),
+                        conv8_bias(k, oc + 3)};
+        conv8_dot4(field, k->weights + (size_t)oc * terms, terms, s);
+        uint8_t *p = po + conv8_off(k, oc);
+        for (int j = 0; j < 4; j++) {
+            p[j * step] = conv8_out8(k, oc + j, s[j]);
+        }
+    }
+    for (; oc < depth_out; oc++) { /* the last 1-3 channels: short, not worth the code */
+        const int16_t *w = k->weights + (size_t)oc * terms;
+        int32_t acc = conv8_bias(k, oc);
+        for (size_t i = 0; i < terms; i++) {
+            acc += (int32_t)field[i] * w[i];
+        }
+        po[conv8_off(k, oc)] = conv8_out8(k, oc, acc);
+    }
+}
+
+CONV8_FW_PAGE void vnpu_conv8_fw_depthwise(const struct vnpu_conv8_fw *k, const int16_t *field,
+                                           uint8_t *po)
+{
+    const size_t taps = k->terms;
+    for (int oc = 0; oc < k->depth_out; oc++) {
+        const int16_t *w = k->weights + (size_t)oc * taps;
+        int32_t acc = conv8_bias(k, oc);
+        for (size_t t = 0; t < taps; t++) {
+            int32_t v = field[t * k->ic + (size_t)oc];
+            CONV8_OPAQUE(v);
+            acc += v * w[t];
+        }
+        po[conv8_off(k, oc)] = conv8_out8(k, oc, acc);
+    }
+}
+
+/* ---- the host's vector kernel ------------------------------------------------------------- */
 
 #ifdef ETHOSU_VIRTUAL_WEIGHT_CACHE
 #include <stdlib.h>
@@ -395,29 +522,21 @@ conv8_macs_block(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS
 static void conv8_macs_count(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS],
                              size_t n, int count)
 {
+#define CONV8_COUNT(np)                                                                            \
+    case np:                                                                                       \
+        conv8_macs_block(c, f, n, c->acc, np);                                                     \
+        return
     switch (count) {
-    case 8:
-        conv8_macs_block(c, f, n, c->acc, 8);
-        break;
-    case 7:
-        conv8_macs_block(c, f, n, c->acc, 7);
-        break;
-    case 6:
-        conv8_macs_block(c, f, n, c->acc, 6);
-        break;
-    case 5:
-        conv8_macs_block(c, f, n, c->acc, 5);
-        break;
-    case 4:
-        conv8_macs_block(c, f, n, c->acc, 4);
-        break;
-    case 3:
-        conv8_macs_block(c, f, n, c->acc, 3);
-        break;
+        CONV8_COUNT(8);
+        CONV8_COUNT(7);
+        CONV8_COUNT(6);
+        CONV8_COUNT(5);
+        CONV8_COUNT(4);
+        CONV8_COUNT(3);
     default:
         conv8_macs_block(c, f, n, c->acc, 2);
-        break;
     }
+#undef CONV8_COUNT
 }
 #endif
 

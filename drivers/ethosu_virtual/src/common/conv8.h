@@ -1,5 +1,6 @@
 /*
- * ethosu-porting-kit virtual NPU: the convolutions' 8-bit path as a host vector kernel.
+ * ethosu-porting-kit virtual NPU: the convolutions' 8-bit path, as a host vector kernel and
+ * as the firmware's kernel.
  *
  * The 8-bit path (U55 and U85 conv_channels / conv_setup_channels) computes, per OFM pixel
  * and channel, bias + the dot product of the int16 receptive field with the channel's weight
@@ -10,9 +11,11 @@
  * receptive-field values broadcast against them, and the output stage over arrays of the
  * channels' rescale records. Integer arithmetic in a different order only: the 8-bit path's
  * bounds (every partial sum inside (-2^30, 2^30)) leave the results identical.
+ * Host builds only (it lives on the weight cache, -DETHOSU_VIRTUAL_WEIGHT_CACHE).
  *
- * Host builds only (it lives on the weight cache, -DETHOSU_VIRTUAL_WEIGHT_CACHE): the
- * firmware's register-held dot products (SMLAD) are the faster form on a Cortex-M.
+ * Without it (firmware; a host library without the cache) vnpu_conv8_fw_pixel computes one
+ * pixel from the field vnpu_gather gives, in no memory of its own: four channels per load
+ * of the field (SMLAD on a Cortex-M with DSP), laid out for QEMU, where firmware runs it.
  */
 #ifndef VNPU_CONV8_H
 #define VNPU_CONV8_H
@@ -72,6 +75,40 @@ const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int3
 #define vnpu_conv8_pixel(c, oy, ox, zp, lo, hi)                                                    \
     ((void)(oy), (void)(ox), (void)(zp), (void)(lo), (void)(hi), (const uint8_t *)(c)->out)
 #endif
+
+/*
+ * The 8-bit path where the vector kernel is not built or not available (firmware): one OFM
+ * pixel from its receptive field as vnpu_gather gives it, every channel's bias + the field
+ * times its weight row, rescaled and clamped (vnpu_out8). The executors' channel records
+ * differ, so the bias and rescale of channel oc are read `stride` bytes a channel apart.
+ */
+struct vnpu_conv8_fw {
+    const int16_t *weights; /* W[o][terms] */
+    size_t terms;           /* conv: taps x IFM depth; depthwise: taps */
+    size_t ic;              /* depthwise: the field's values per tap */
+    int depth_out;
+    int depthwise;
+    const int64_t *bias;              /* channel 0's (NULL: no bias) */
+    const struct vnpu_rescale32 *r32; /* channel 0's */
+    size_t stride;                    /* bytes from one channel's records to the next's */
+    int32_t zp, lo, hi;
+    int brick; /* the OFM's channels in runs of 16, sc bytes apart (else cs bytes apart) */
+    ptrdiff_t sc, cs;
+};
+
+void vnpu_conv8_fw_conv(const struct vnpu_conv8_fw *k, const int16_t *field, uint8_t *po);
+void vnpu_conv8_fw_depthwise(const struct vnpu_conv8_fw *k, const int16_t *field, uint8_t *po);
+
+/* Every channel of one OFM pixel: the output bytes at po + each channel's offset. */
+static inline void vnpu_conv8_fw_pixel(const struct vnpu_conv8_fw *k, const int16_t *field,
+                                       uint8_t *po)
+{
+    if (k->depthwise) {
+        vnpu_conv8_fw_depthwise(k, field, po);
+    } else {
+        vnpu_conv8_fw_conv(k, field, po);
+    }
+}
 
 /* Channel oc's bias and 32-bit rescale. */
 static inline void vnpu_conv8_channel(struct vnpu_conv8 *c, int oc, int32_t bias,

@@ -123,41 +123,4 @@ static inline int32_t dot16(const int16_t *a, const int16_t *b, size_t n)
 typedef int16x2_t __attribute__((may_alias, aligned(2))) vnpu_pair16;
 #endif
 
-/*
- * dot16 of one a against two b rows, added to *s0 and *s1: each load of a serves two
- * channels, 3 loads for 4 products instead of 4. Loads are what a convolution costs
- * under QEMU: MobileNetV2-224 runner + virtual NPU, QEMU CPU time 1.90 s -> 1.58 s.
- */
-static inline void dot16x2(const int16_t *a, const int16_t *b0, const int16_t *b1, size_t n,
-                           int32_t *s0, int32_t *s1)
-{
-    int32_t sum0 = *s0;
-    int32_t sum1 = *s1;
-#if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
-    /* SMLAD on word loads of two lanes */
-    const vnpu_pair16 *pa = (const vnpu_pair16 *)(const void *)a;
-    const vnpu_pair16 *p0 = (const vnpu_pair16 *)(const void *)b0;
-    const vnpu_pair16 *p1 = (const vnpu_pair16 *)(const void *)b1;
-    for (size_t i = n >> 2; i > 0u; i--) {
-        int16x2_t a0 = *pa++;
-        int16x2_t a1 = *pa++;
-        sum0 = __smlad(a0, *p0++, sum0);
-        sum0 = __smlad(a1, *p0++, sum0);
-        sum1 = __smlad(a0, *p1++, sum1);
-        sum1 = __smlad(a1, *p1++, sum1);
-    }
-    a = (const int16_t *)(const void *)pa;
-    b0 = (const int16_t *)(const void *)p0;
-    b1 = (const int16_t *)(const void *)p1;
-    n &= 3u;
-#endif
-    for (; n > 0u; n--) {
-        int32_t v = *a++;
-        sum0 += v * (int32_t)*b0++;
-        sum1 += v * (int32_t)*b1++;
-    }
-    *s0 = sum0;
-    *s1 = sum1;
-}
-
 #endif /* VNPU_KERNEL_H */

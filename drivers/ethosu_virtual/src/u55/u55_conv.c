@@ -361,14 +361,27 @@ static int op_conv(struct vnpu_exec *run, int depthwise)
     const struct kernel k = cv.op.k;
     const struct vnpu_out o = cv.op.o;
     const struct chan_rec *chans = cv.chans;
-    const int16_t *weights = cv.weights;
     const int16_t *patch16 = (const int16_t *)(const void *)cv.patch;
     const size_t taps = cv.taps;
-    const size_t terms = depthwise ? taps : taps * (size_t)cv.depth_in;
     const int depth_out = cv.depth_out;
-    const int no_bias = cv.no_bias;
     const int32_t out_lo = (int32_t)o.lim.lo;
     const int32_t out_hi = (int32_t)o.lim.hi;
+    const struct vnpu_conv8_fw fw = {
+        .weights = cv.weights,
+        .terms = depthwise ? taps : taps * (size_t)cv.depth_in,
+        .ic = (size_t)ifm.c,
+        .depth_out = cv.depth_out,
+        .depthwise = depthwise,
+        .bias = cv.no_bias ? NULL : &cv.chans[0].bias,
+        .r32 = &cv.chans[0].r32,
+        .stride = sizeof(struct chan_rec),
+        .zp = o.zp,
+        .lo = out_lo,
+        .hi = out_hi,
+        .brick = ofm.brick,
+        .sc = (ptrdiff_t)ofm.sc,
+        .cs = 1,
+    };
     for (int oy = 0; oy < ofm.h; oy++) {
         for (int ox = 0; ox < ofm.w; ox++) {
             uint8_t *po = ofm.mem + fm_offset(&ofm, oy, ox, 0);
@@ -386,29 +399,7 @@ static int op_conv(struct vnpu_exec *run, int depthwise)
                 }
                 continue;
             }
-            /* the 8-bit path: two channels a pass, one load of the receptive field for both */
-            int oc = 0;
-            for (; !depthwise && oc + 1 < depth_out; oc += 2) {
-                int32_t acc0 = no_bias ? 0 : (int32_t)chans[oc].bias;
-                int32_t acc1 = no_bias ? 0 : (int32_t)chans[oc + 1].bias;
-                const int16_t *wrow = weights + (size_t)oc * terms;
-                dot16x2(patch16, wrow, wrow + terms, terms, &acc0, &acc1);
-                po[fm_chan(&ofm, oc)] = vnpu_out8(&chans[oc].r32, acc0, o.zp, out_lo, out_hi);
-                po[fm_chan(&ofm, oc + 1)] =
-                    vnpu_out8(&chans[oc + 1].r32, acc1, o.zp, out_lo, out_hi);
-            }
-            for (; oc < depth_out; oc++) {
-                int32_t acc32 = no_bias ? 0 : (int32_t)chans[oc].bias;
-                const int16_t *wrow = weights + (size_t)oc * terms;
-                if (depthwise) {
-                    for (size_t t = 0; t < taps; t++) {
-                        acc32 += (int32_t)patch16[t * (size_t)ifm.c + (size_t)oc] * wrow[t];
-                    }
-                } else {
-                    acc32 += dot16(patch16, wrow, terms);
-                }
-                po[fm_chan(&ofm, oc)] = vnpu_out8(&chans[oc].r32, acc32, o.zp, out_lo, out_hi);
-            }
+            vnpu_conv8_fw_pixel(&fw, patch16, po);
         }
     }
     return 0;

@@ -107,6 +107,7 @@ struct conv85 {
     const int16_t *weights;
     int32_t *patch;
     struct chan_scale *chans;
+    struct vnpu_conv8_fw fw; /* the 8-bit path where the vector kernel is not */
     int fast8;
     int vec8; /* the 8-bit path as the host's vector kernel (common/conv8.h) */
     struct vnpu_conv8 k8;
@@ -212,8 +213,10 @@ static int conv_setup_channels(struct run85 *run, struct conv85 *cv)
         chans[oc].bias = no_bias ? 0 : chans[oc].bias;
     }
     size_t terms = cv->depthwise ? cv->taps : cv->n_terms;
+    /* (an OFM whose bricked channel axis is reversed takes the general path) */
     int fast8 = cv->narrow && cv->o.simple && terms < 4096u && cv->kept == NULL && !cv->from_ifm2 &&
-                u85_axes_of(&cv->ofm.fm, cv->ofm.axis, cv->ofm.reverse, cv->oa);
+                u85_axes_of(&cv->ofm.fm, cv->ofm.axis, cv->ofm.reverse, cv->oa) &&
+                !(cv->oa[2].brick && cv->oa[2].rev);
     for (int oc = 0; fast8 && oc < cv->ofm.c; oc++) {
         struct vnpu_rescaler rs;
         vnpu_rescaler_init(&rs, chans[oc].scale, chans[oc].shift, cv->round);
@@ -222,6 +225,24 @@ static int conv_setup_channels(struct run85 *run, struct conv85 *cv)
                 chans[oc].bias < bound;
     }
     cv->fast8 = fast8;
+    const struct axis_map *oc_axis = &cv->oa[2];
+    cv->fw = (struct vnpu_conv8_fw){
+        .weights = cv->weights,
+        .terms = terms,
+        .ic = (size_t)cv->ifm.c,
+        .depth_out = cv->ofm.c,
+        .depthwise = cv->depthwise,
+        .bias = &chans[0].bias,
+        .r32 = &chans[0].r32,
+        .stride = sizeof(struct chan_scale),
+        .zp = cv->o.zp,
+        .lo = (int32_t)cv->o.lim.lo,
+        .hi = (int32_t)cv->o.lim.hi,
+        .brick = oc_axis->brick,
+        .sc = (ptrdiff_t)oc_axis->sc,
+        /* reversed: channel 0's byte is the last, the others below it (conv_pixel8) */
+        .cs = (ptrdiff_t)(oc_axis->rev ? -oc_axis->stride : oc_axis->stride),
+    };
     cv->vec8 = fast8 && vnpu_conv8_prepare(&cv->k8, cv->weights, cv->ofm.c, terms,
                                            (size_t)cv->ifm.c, cv->depthwise);
     for (int oc = 0; cv->vec8 && oc < cv->ofm.c; oc++) {
@@ -231,18 +252,12 @@ static int conv_setup_channels(struct run85 *run, struct conv85 *cv)
     return 0;
 }
 
-/* The 8-bit path's OFM pixel (oy, ox): two channels a pass, one load of the field for both.
- * `cv` is conv_run's own copy: no store reaches it. */
+/* The 8-bit path's OFM pixel (oy, ox): the host's vector kernel, or the firmware's
+ * (vnpu_conv8_fw_pixel). `cv` is conv_run's own copy: no store reaches it. */
 static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
 {
     const int16_t *patch16 = (const int16_t *)(const void *)cv->patch;
-    const struct chan_scale *chans = cv->chans;
-    const int16_t *weights = cv->weights;
     const struct axis_map *oa = cv->oa;
-    const size_t taps = cv->taps;
-    const size_t n_terms = cv->n_terms;
-    const size_t ic = (size_t)cv->ifm.c;
-    const int depthwise = cv->depthwise;
     const int depth_out = cv->ofm.c;
     const int32_t zp = cv->o.zp;
     const int32_t lo = (int32_t)cv->o.lim.lo;
@@ -266,27 +281,7 @@ static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
         }
         return;
     }
-    int oc = 0;
-    for (; !depthwise && oc + 1 < depth_out; oc += 2) {
-        int32_t acc0 = (int32_t)chans[oc].bias;
-        int32_t acc1 = (int32_t)chans[oc + 1].bias;
-        const int16_t *wrow = weights + (size_t)oc * n_terms;
-        dot16x2(patch16, wrow, wrow + n_terms, n_terms, &acc0, &acc1);
-        po[axis_off(&oa[2], oc)] = vnpu_out8(&chans[oc].r32, acc0, zp, lo, hi);
-        po[axis_off(&oa[2], oc + 1)] = vnpu_out8(&chans[oc + 1].r32, acc1, zp, lo, hi);
-    }
-    for (; oc < depth_out; oc++) {
-        int32_t acc = (int32_t)chans[oc].bias;
-        const int16_t *wrow = weights + (size_t)oc * n_terms;
-        if (depthwise) {
-            for (size_t t = 0; t < taps; t++) {
-                acc += (int32_t)patch16[t * ic + (size_t)oc] * wrow[t];
-            }
-        } else {
-            acc += dot16(patch16, wrow, n_terms);
-        }
-        po[axis_off(&oa[2], oc)] = vnpu_out8(&chans[oc].r32, acc, zp, lo, hi);
-    }
+    vnpu_conv8_fw_pixel(&cv->fw, patch16, po + axis_off(&oa[2], 0));
 }
 
 /*
