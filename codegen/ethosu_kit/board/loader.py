@@ -18,7 +18,6 @@ Numbers may be TOML integers (0x10000000, 512_000) or strings: "0x8000",
 from __future__ import annotations
 
 import re
-import tomllib
 from functools import cache
 from pathlib import Path
 
@@ -34,7 +33,7 @@ from ethosu_kit.board.stand_in import lay_onto_stand_in
 from ethosu_kit.board.tables import console_table, cpu_table, glue_table, npu_table
 from ethosu_kit.board.todo import require, take_todos
 from ethosu_kit.core.errors import BoardError
-from ethosu_kit.core.files import MAX_BOARD, read_text
+from ethosu_kit.core.files import MAX_BOARD, TomlProblem, parse_toml, read_text
 from ethosu_kit.core.paths import boards_dir
 
 __all__ = ["builtin_boards", "load_board", "load_board_file", "parse_board", "require",
@@ -51,19 +50,9 @@ def parse_board(
     port sources (default: the folder of `source`). The port's files are not looked at
     (`check_port_files`), except a schema 1 file's board.c (schema1.glue_port)."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise BoardError(f"{source}: not valid TOML: {exc}") from None
-    except ValueError as exc:  # int() of a 4,300+ digit number, inside tomllib
-        raise BoardError(
-            f"{source}: not a board file: {str(exc)[:60]}",
-            hint="numbers in a board file are addresses and sizes: at most a few digits",
-        ) from None
-    except RecursionError:  # tomllib recurses per nesting level of arrays/inline tables
-        raise BoardError(
-            f"{source}: values nested deeper than the TOML reader follows",
-            hint="a board file needs at most a few levels of [tables] and [lists]",
-        ) from None
+        data = parse_toml(text)
+    except TomlProblem as exc:
+        raise BoardError(f"{source}: {exc}") from None
     todo = take_todos(data) if isinstance(data, dict) else ()
     if qemu_layout and isinstance(data, dict):
         data = lay_onto_stand_in(data, source)
