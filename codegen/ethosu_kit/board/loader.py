@@ -17,12 +17,11 @@ Numbers may be TOML integers (0x10000000, 512_000) or strings: "0x8000",
 
 from __future__ import annotations
 
-import re
 from functools import cache
 from pathlib import Path
 
 from ethosu_kit.board import schema1
-from ethosu_kit.board.checks import check_board
+from ethosu_kit.board.checks import BOARD_NAME_RE, check_board
 from ethosu_kit.board.memory_map import boot_from, boot_table, external_data_table, regions_table
 from ethosu_kit.board.model import Board, BootFrom
 from ethosu_kit.board.ports import FolderFiles, PortFiles, check_port_files, port_table
@@ -40,7 +39,6 @@ __all__ = ["builtin_boards", "load_board", "load_board_file", "parse_board", "re
            "stand_in_board"]  # fmt: skip
 
 SCHEMA_VERSION = 2
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*\Z")
 
 
 def parse_board(
@@ -63,7 +61,7 @@ def parse_board(
         raise t.fail("schema", f"version {schema} is not known; this kit reads {SCHEMAS}")
     schema1.check_not_both(t, data)
     name = t.value("name")
-    if not _NAME_RE.match(name):
+    if not BOARD_NAME_RE.fullmatch(name):
         raise t.fail("name", f"{name!r}: use lower case letters, digits and '-'")
     folder = (folder or Path(source).parent).resolve()
 
