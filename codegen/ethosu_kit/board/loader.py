@@ -19,6 +19,7 @@ from __future__ import annotations
 
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from ethosu_kit.board import schema1
 from ethosu_kit.board.checks import BOARD_NAME_RE, check_board
@@ -46,14 +47,28 @@ def parse_board(
 ) -> Board:
     """Validate board.toml text; `source` names the file in messages, `folder` holds its
     port sources (default: the folder of `source`). The port's files are not looked at
-    (`check_port_files`), except a schema 1 file's board.c (schema1.glue_port)."""
+    (`check_port_files`), except a schema 1 file's board.c (schema1.glue_port).
+    `qemu_layout`: the board laid onto its QEMU stand-in, its [qemu.layout] as parsed
+    (typed, checked) applied to the data, which is then parsed again."""
     try:
         data = parse_toml(text)
     except TomlProblem as exc:
         raise BoardError(f"{source}: {exc}") from None
-    todo = take_todos(data) if isinstance(data, dict) else ()
-    if qemu_layout and isinstance(data, dict):
-        data = lay_onto_stand_in(data, source)
+    todo = take_todos(data)
+    board = _board(data, source, folder, todo, qemu_layout=False)
+    if qemu_layout:
+        board = _board(lay_onto_stand_in(data, board), source, folder, todo, qemu_layout=True)
+    return board
+
+
+def _board(
+    data: dict[str, Any],
+    source: str,
+    folder: Path | None,
+    todo: tuple[str, ...],
+    *,
+    qemu_layout: bool,
+) -> Board:
     t = Table(data, "", source, "")
     t.only_schema()
     schema = t.value("schema")
