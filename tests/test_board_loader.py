@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from ethosu_kit.board.loader import builtin_boards, load_board
+from ethosu_kit.board.loader import builtin_boards, load_board, stand_in_board
 from ethosu_kit.board.model import RegionKind
 from ethosu_kit.core.errors import BoardError
 from ethosu_kit.core.paths import boards_dir
@@ -71,6 +71,24 @@ def test_corstone_320_facts() -> None:
     # Debian's GCC 12.2 has no cortex-m85: the board spells out the M85's ISA for it.
     assert "-march=armv8.1-m.main+mve.fp+fp.dp" in b.cpu.flags["gcc"]
     assert "-mcpu=cortex-m85" in b.cpu.flags["clang"]
+
+
+def test_corstone_320_on_its_stand_in_is_its_parsed_layout() -> None:
+    """The stand-in board (gen --qemu-stand-in) is the board with its [qemu.layout] as
+    parsed (QemuLayout) applied: BRAM where mps3-an547 has it, booting from ITCM."""
+    b = load_board("cs320")
+    assert b.qemu is not None and b.qemu.layout is not None
+    layout = b.qemu.layout
+    assert [(p.name, p.base, p.size) for p in layout.regions] == [
+        ("BRAM", 0x11020000, 1920 * KIB)]  # fmt: skip
+    s = stand_in_board(b)
+    assert s.qemu_layout and not b.qemu_layout
+    moved = {p.name: (p.base, p.size) for p in layout.regions}
+    assert {r.name: (r.base, r.size) for r in s.regions} == _regions("cs320") | moved
+    assert s.boot is not None and s.boot.vector_region == layout.vector_region == "ITCM"
+    assert stand_in_board(s) is s
+    with pytest.raises(BoardError, match=r"no \[qemu.layout\]"):
+        stand_in_board(load_board("cs300"))
 
 
 @pytest.mark.parametrize("name", ["cs300", "cs320"])

@@ -7,8 +7,8 @@ what numpy writes). A member whose stream is corrupt is one error naming it. Eve
 command that reads arrays (`compare`, `simulate --inputs`, `gen --inputs`,
 `gen --vectors`) goes through the one reader, so each case is tried through each.
 
-Numbers: a 5,000-digit integer (a board file, a plan, an npz key) and JSON nested
-thousands deep (a plan, the project's manifest) are one `error:` line.
+Numbers: a 5,000-digit integer (a board file, a plan, an npz key, a budget) and JSON or
+TOML nested thousands deep (a plan, the project's manifest, a budget) are one `error:` line.
 """
 
 from __future__ import annotations
@@ -165,7 +165,7 @@ def _programs(count: int) -> str:
 # gen --programs manifests: a 5,000-digit number and nesting were internal errors
 # (ValueError, RecursionError); 5,000 programs ran for minutes
 MANIFESTS: dict[str, tuple[str, str]] = {
-    "number of 5000 digits": (_programs(1) + "x = " + "9" * 5000 + "\n", "not a manifest"),
+    "number of 5000 digits": (_programs(1) + "x = " + "9" * 5000 + "\n", "4,300 digits"),
     "nested concurrent": ("concurrent = " + "[" * 5000 + "]" * 5000 + "\n", "nested deeper"),
     "nested value": ("x = " + "[" * 5000 + "]" * 5000 + "\n" + _programs(1), "nested deeper"),
     "5000 programs": (_programs(5000), "at most 64"),
@@ -182,6 +182,28 @@ def test_hostile_programs_manifest(case: str, data_pte_two_io: Path, tmp_path: P
     started = time.monotonic()
     assert_refused(run_kit("gen", "--programs", manifest, "-o", out), needle, absent=[out])
     assert time.monotonic() - started < 30, case
+
+
+# report --budget: JSON went to json.loads and TOML to tomllib unbounded (RecursionError,
+# int()'s ValueError: internal errors); now core.files.parse_json / parse_toml
+BUDGETS: dict[str, tuple[str, str, str]] = {
+    "json nested": ("b.json", '{"regions": ' + "[" * 100_000, "nested deeper than 32"),
+    "json digits": ("b.json", '{"regions": {"SRAM": ' + "9" * 5000 + "}}", "5000 digits"),
+    "json float": ("b.json", '{"regions": {"SRAM": 1' + "0" * 5000 + ".5}}", "characters"),
+    "toml nested array": ("b.toml", "[regions]\nSRAM = " + "[" * 100_000, "nested deeper"),
+    "toml nested table": ("b.toml", "[regions]\nSRAM = " + "{a=" * 100_000, "nested deeper"),
+    "toml digits": ("b.toml", "[regions]\nSRAM = " + "9" * 5000 + "\n", "4,300 digits"),
+    "not utf-8": ("b.toml", "\udcff[regions]\n", "not UTF-8"),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("case", sorted(BUDGETS))
+def test_hostile_budget(case: str, project: Path, tmp_path: Path) -> None:
+    name, text, needle = BUDGETS[case]
+    budget = tmp_path / name
+    budget.write_bytes(text.encode("utf-8", "surrogateescape"))
+    line = assert_refused(run_kit("report", project, "--json", "--budget", budget), needle, code=2)
+    assert str(budget) in line, line
 
 
 def test_too_many_pte_flags(data_pte_two_io: Path, tmp_path: Path) -> None:

@@ -100,6 +100,8 @@ ROLES: dict[str, tuple[int, Callable[[Path, Path, Path, Path], list[str | Path]]
         16 << 20,
         lambda bad, pte, fw, out: ["check-elf", fw / "x.elf", "--plan", bad],
     ),
+    # --budget was read with the plan's limit and named "a memory plan" in its errors
+    "report budget": (16 << 20, lambda bad, pte, fw, out: ["report", fw, "--budget", bad]),
     "check-elf elf": (
         GIB,
         lambda bad, pte, fw, out: ["check-elf", bad, "--plan", fw / "memory_plan.json"],
@@ -127,6 +129,8 @@ def test_hostile_file_is_refused_before_it_is_read(
     assert str(bad) in line or name == "directory", line
     if role.endswith("ptd") and name != "giant":
         assert "not a .ptd" in line, line
+    if role == "report budget":
+        assert "a budget file" in line, line
 
 
 def test_the_limit_is_named_and_can_be_raised(data_pte_u55_shared: Path, tmp_path: Path) -> None:

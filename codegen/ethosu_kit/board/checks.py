@@ -31,7 +31,6 @@ from ethosu_kit.core.errors import BoardError
 
 ADDRESS_LIMIT = 1 << 32
 MAX_TEXT = 200
-_NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
 # The plain -f switches a board may pass (with or without "no-"): code generation and
 # language switches only. An allowlist, because -f switches without a value can still
 # make the compiler read files (-fauto-profile, -fbranch-probabilities, -fprofile-use)
@@ -49,7 +48,8 @@ _F_SWITCHES = frozenset({
     "hosted", "asm", "jump-tables", "tree-loop-distribute-patterns", "ms-extensions",
 })  # fmt: skip
 # Names that land in generated CMake, C, linker scripts and command lines: whole strings
-# (fullmatch), so "name\n" is refused everywhere.
+# (fullmatch), so "name\n" is refused everywhere. The loader, the runners' tables and
+# new-board check with these same patterns.
 BOARD_NAME_RE = re.compile(r"[a-z0-9][a-z0-9-]*")
 IDENT_RE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 QEMU_NAME_RE = re.compile(r"[a-z0-9][a-z0-9.,-]*")
@@ -215,7 +215,7 @@ def check_board(board: Board) -> None:
             )
     _names(board)
     for i, alias in enumerate(board.aliases):
-        if not _NAME_RE.fullmatch(alias):
+        if not BOARD_NAME_RE.fullmatch(alias):
             raise fail(board, f"aliases[{i}]", f"{alias[:40]!r}: lower case, digits, '-'")
 
 

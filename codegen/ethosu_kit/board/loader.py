@@ -17,13 +17,12 @@ Numbers may be TOML integers (0x10000000, 512_000) or strings: "0x8000",
 
 from __future__ import annotations
 
-import re
-import tomllib
 from functools import cache
 from pathlib import Path
+from typing import Any
 
 from ethosu_kit.board import schema1
-from ethosu_kit.board.checks import check_board
+from ethosu_kit.board.checks import BOARD_NAME_RE, check_board
 from ethosu_kit.board.memory_map import boot_from, boot_table, external_data_table, regions_table
 from ethosu_kit.board.model import Board, BootFrom
 from ethosu_kit.board.ports import FolderFiles, PortFiles, check_port_files, port_table
@@ -34,14 +33,13 @@ from ethosu_kit.board.stand_in import lay_onto_stand_in
 from ethosu_kit.board.tables import console_table, cpu_table, glue_table, npu_table
 from ethosu_kit.board.todo import require, take_todos
 from ethosu_kit.core.errors import BoardError
-from ethosu_kit.core.files import MAX_BOARD, read_text
+from ethosu_kit.core.files import MAX_BOARD, TomlProblem, parse_toml, read_text
 from ethosu_kit.core.paths import boards_dir
 
 __all__ = ["builtin_boards", "load_board", "load_board_file", "parse_board", "require",
            "stand_in_board"]  # fmt: skip
 
 SCHEMA_VERSION = 2
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*\Z")
 
 
 def parse_board(
@@ -49,24 +47,28 @@ def parse_board(
 ) -> Board:
     """Validate board.toml text; `source` names the file in messages, `folder` holds its
     port sources (default: the folder of `source`). The port's files are not looked at
-    (`check_port_files`), except a schema 1 file's board.c (schema1.glue_port)."""
+    (`check_port_files`), except a schema 1 file's board.c (schema1.glue_port).
+    `qemu_layout`: the board laid onto its QEMU stand-in, its [qemu.layout] as parsed
+    (typed, checked) applied to the data, which is then parsed again."""
     try:
-        data = tomllib.loads(text)
-    except tomllib.TOMLDecodeError as exc:
-        raise BoardError(f"{source}: not valid TOML: {exc}") from None
-    except ValueError as exc:  # int() of a 4,300+ digit number, inside tomllib
-        raise BoardError(
-            f"{source}: not a board file: {str(exc)[:60]}",
-            hint="numbers in a board file are addresses and sizes: at most a few digits",
-        ) from None
-    except RecursionError:  # tomllib recurses per nesting level of arrays/inline tables
-        raise BoardError(
-            f"{source}: values nested deeper than the TOML reader follows",
-            hint="a board file needs at most a few levels of [tables] and [lists]",
-        ) from None
-    todo = take_todos(data) if isinstance(data, dict) else ()
-    if qemu_layout and isinstance(data, dict):
-        data = lay_onto_stand_in(data, source)
+        data = parse_toml(text)
+    except TomlProblem as exc:
+        raise BoardError(f"{source}: {exc}") from None
+    todo = take_todos(data)
+    board = _board(data, source, folder, todo, qemu_layout=False)
+    if qemu_layout:
+        board = _board(lay_onto_stand_in(data, board), source, folder, todo, qemu_layout=True)
+    return board
+
+
+def _board(
+    data: dict[str, Any],
+    source: str,
+    folder: Path | None,
+    todo: tuple[str, ...],
+    *,
+    qemu_layout: bool,
+) -> Board:
     t = Table(data, "", source, "")
     t.only_schema()
     schema = t.value("schema")
@@ -74,7 +76,7 @@ def parse_board(
         raise t.fail("schema", f"version {schema} is not known; this kit reads {SCHEMAS}")
     schema1.check_not_both(t, data)
     name = t.value("name")
-    if not _NAME_RE.match(name):
+    if not BOARD_NAME_RE.fullmatch(name):
         raise t.fail("name", f"{name!r}: use lower case letters, digits and '-'")
     folder = (folder or Path(source).parent).resolve()
 

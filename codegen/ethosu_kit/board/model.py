@@ -14,6 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from ethosu_kit.board import defaults
+from ethosu_kit.core.named import by_name
 
 
 class RegionKind(StrEnum):
@@ -394,10 +395,7 @@ class Board:
         return self.cold_boot and self.boot is not None and self.boot.code == BootCode.COPY
 
     def region(self, name: str) -> MemoryRegion:
-        for r in self.regions:
-            if r.name == name:
-                return r
-        raise KeyError(name)
+        return by_name(self.regions, name)
 
     def region_at(self, address: int, size: int = 1) -> MemoryRegion | None:
         for r in self.regions:

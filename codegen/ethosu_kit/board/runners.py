@@ -2,15 +2,10 @@
 
 from __future__ import annotations
 
-import re
-
+from ethosu_kit.board.checks import FVP_NAME_RE, FVP_PARAM_RE, QEMU_NAME_RE
 from ethosu_kit.board.model import Fvp, MemoryRegion, Npu, Qemu
 from ethosu_kit.board.reader import Table
 from ethosu_kit.board.stand_in import qemu_layout_table
-
-_QEMU_RE = re.compile(r"^[a-z0-9][a-z0-9.,-]*\Z")
-_FVP_NAME_RE = re.compile(r"^[A-Za-z0-9][A-Za-z0-9_.-]*\Z")
-_FVP_PARAM_RE = re.compile(r"^[A-Za-z0-9_.\[\]-]+=[A-Za-z0-9_.:/+-]*\Z")
 
 
 def qemu_table(t: Table, core: str, regions: tuple[MemoryRegion, ...] = ()) -> Qemu:
@@ -18,7 +13,7 @@ def qemu_table(t: Table, core: str, regions: tuple[MemoryRegion, ...] = ()) -> Q
     machine = t.value("machine")
     cpu = t.value("cpu", core)
     for key, value in (("machine", machine), ("cpu", cpu)):
-        if not _QEMU_RE.match(value):
+        if not QEMU_NAME_RE.fullmatch(value):
             raise t.fail(key, f"{value!r} is not a QEMU {key} name")
     stand_in = t.value("stand_in")
     layout = None
@@ -40,10 +35,10 @@ def fvp_table(t: Table, npu: Npu) -> Fvp:
         models[kind] = models_t.str_(kind)
     values = {key: t.value(key) for key in ("board", "cpu", "npu", "uart")}
     for key, value in (*models.items(), *values.items()):
-        if value and not _FVP_NAME_RE.match(value):
+        if value and not FVP_NAME_RE.fullmatch(value):
             raise t.fail(key, f"{value!r} is not an FVP or instance name")
     params = tuple(t.value("params"))
     for param in params:
-        if not _FVP_PARAM_RE.match(param):
+        if not FVP_PARAM_RE.fullmatch(param):
             raise t.fail("params", f"{param!r} is not an FVP parameter 'instance.name=value'")
     return Fvp(models=models, **values, params=params)

@@ -2,8 +2,9 @@
 
 A board QEMU has no model of runs on a stand-in machine (`[qemu] stand_in`); where the
 stand-in has a region elsewhere or smaller, `[qemu.layout]` says so. `gen
---qemu-stand-in` plans and links with the overlay applied (`lay_onto_stand_in`, on the
-file's data before it is parsed as usual); `ethosu-kit run` checks an image against it.
+--qemu-stand-in` plans and links with the overlay applied (`lay_onto_stand_in`: the
+parsed, checked `QemuLayout` written over the file's data, which is then parsed again as
+usual); `ethosu-kit run` checks an image against it.
 """
 
 from __future__ import annotations
@@ -11,7 +12,7 @@ from __future__ import annotations
 import copy
 from typing import Any
 
-from ethosu_kit.board.model import MemoryRegion, QemuLayout, RegionPlace
+from ethosu_kit.board.model import Board, MemoryRegion, QemuLayout, RegionPlace
 from ethosu_kit.board.reader import Table
 from ethosu_kit.core.errors import BoardError
 
@@ -37,22 +38,22 @@ def qemu_layout_table(t: Table, regions: tuple[MemoryRegion, ...]) -> QemuLayout
     return QemuLayout(regions=tuple(places), vector_region=vector_region)
 
 
-def lay_onto_stand_in(data: dict[str, Any], source: str) -> dict[str, Any]:
-    """The board's data with [qemu.layout] applied: its regions where the stand-in machine
-    has them and its boot region there (a copy; the data is then parsed as usual)."""
-    layout = data.get("qemu", {}).get("layout") if isinstance(data.get("qemu"), dict) else None
-    if not isinstance(layout, dict):
+def lay_onto_stand_in(data: dict[str, Any], board: Board) -> dict[str, Any]:
+    """`board`'s data (`data`, which it was parsed from) with its [qemu.layout] applied:
+    its regions where the stand-in machine has them and its boot region there (a copy;
+    the data is then parsed as usual)."""
+    layout = board.qemu.layout if board.qemu is not None else None
+    if layout is None:
         raise BoardError(
-            f"{source}: no [qemu.layout], so there is no stand-in layout of this board",
+            f"{board.source}: no [qemu.layout], so there is no stand-in layout of this board",
             hint="a board QEMU runs as it is needs no --qemu-stand-in",
         )
     out = copy.deepcopy(data)
-    moved = layout.get("region", {})
-    for entry in out.get("region", []) if isinstance(out.get("region"), list) else []:
-        if isinstance(entry, dict) and isinstance(moved, dict) and entry.get("name") in moved:
-            place = moved[entry["name"]]
-            if isinstance(place, dict):
-                entry.update({k: v for k, v in place.items() if k in ("base", "size")})
-    if "vector_region" in layout:
-        out["boot"] = {"vector_region": layout["vector_region"]}
+    places = {p.name: p for p in layout.regions}
+    for entry in out.get("region", []):  # parsed: a list of tables, each with its name
+        place = places.get(entry["name"])
+        if place is not None:
+            entry.update(base=place.base, size=place.size)
+    if layout.vector_region is not None:
+        out["boot"] = {"vector_region": layout.vector_region}
     return out

@@ -17,6 +17,8 @@ before it is read:
 
 `read_bytes` / `read_text` read a whole file; `open_regular` hands back the open,
 checked file for streaming readers (numpy, zipfile, pyelftools).
+`parse_json` / `parse_toml` parse what was read: a nesting or a number too deep or
+too long for the parser is a ValueError (JsonProblem, TomlProblem), like bad syntax.
 """
 
 from __future__ import annotations
@@ -26,6 +28,8 @@ import json
 import os
 import re
 import stat
+import sys
+import tomllib
 from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -120,6 +124,27 @@ def parse_json(text: str) -> Any:
         raise JsonProblem(f"not JSON (line {exc.lineno}: {exc.msg})") from None
     except (ValueError, RecursionError) as exc:
         raise JsonProblem(f"not JSON ({str(exc)[:80]})") from None
+
+
+class TomlProblem(ValueError):
+    """Why a text is not TOML the kit reads; the caller names the file."""
+
+
+def parse_toml(text: str) -> dict[str, Any]:
+    """`tomllib.loads` with its two failures that are not TOMLDecodeError (an integer
+    beyond Python's digit limit: a ValueError from int(); nesting deeper than the
+    stack: tomllib recurses per level of arrays and inline tables) as TomlProblem (a
+    ValueError) like a syntax error: the reader of every TOML file the user names."""
+    try:
+        return tomllib.loads(text)
+    except tomllib.TOMLDecodeError as exc:
+        raise TomlProblem(f"not valid TOML: {exc}") from None
+    except ValueError:
+        raise TomlProblem(
+            f"an integer of more than {sys.get_int_max_str_digits():,} digits"
+        ) from None
+    except RecursionError:
+        raise TomlProblem("values nested deeper than the TOML reader follows") from None
 
 
 def _kind(mode: int) -> str | None:

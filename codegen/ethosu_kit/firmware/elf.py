@@ -68,6 +68,28 @@ class Elf:
         return seg.filesz > 0 and seg.offset < self.headers.end
 
 
+@dataclass(frozen=True)
+class Vectors:
+    """An image's vector table: where it is, its initial SP and reset handler (as stored:
+    the Thumb bit set)."""
+
+    address: int
+    sp: int
+    reset: int
+
+    @classmethod
+    def decode(cls, address: int, table: bytes) -> Vectors:
+        """The vector table at `address` whose bytes start `table` (at least 8): word 0 is
+        the initial SP, word 1 the reset handler."""
+        sp, reset = struct.unpack_from("<2I", table)
+        return cls(address, sp, reset)
+
+    @property
+    def start(self) -> int:
+        """Where the core starts at reset: the reset handler, its Thumb bit cleared."""
+        return self.reset & ~1
+
+
 def segment_bytes(f: BinaryIO, seg: Segment) -> bytes:
     """The bytes a load segment stores (its file contents, `filesz` of them)."""
     f.seek(seg.offset)

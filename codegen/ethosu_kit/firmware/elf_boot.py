@@ -11,7 +11,7 @@ import struct
 from typing import BinaryIO
 
 from ethosu_kit.board.model import MemoryRegion as Region
-from ethosu_kit.firmware.elf import Elf, Section, Segment, bytes_at
+from ethosu_kit.firmware.elf import Elf, Section, Segment, Vectors, bytes_at
 from ethosu_kit.firmware.elf_placement import Violate, region_at, region_name_of
 from ethosu_kit.plan.types import MemoryPlan
 
@@ -39,8 +39,10 @@ def reset_vector(f: BinaryIO, elf: Elf, plan: MemoryPlan) -> int | None:
     """Where the core starts at reset: the vector table's second word (the Thumb bit
     cleared), None when the board names no boot address or the image stores none there."""
     boot = plan.board.boot
-    raw = bytes_at(f, elf, boot.vector_address, 8) if boot else None
-    return None if raw is None else struct.unpack("<2I", raw)[1] & ~1
+    if boot is None:
+        return None
+    raw = bytes_at(f, elf, boot.vector_address, 8)
+    return None if raw is None else Vectors.decode(boot.vector_address, raw).start
 
 
 def check_before_copy(elf: Elf, regions: list[Region], reset: int | None, violate: Violate) -> None:

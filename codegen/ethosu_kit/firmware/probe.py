@@ -41,6 +41,7 @@ from pathlib import Path
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import _signals_raise
 from ethosu_kit.firmware import probe_qemu
+from ethosu_kit.firmware.elf import Vectors
 from ethosu_kit.firmware.gdb_mi import GDB, Gdb, Record, gdb_command, gdb_environ, mi_quote
 from ethosu_kit.firmware.image import KitImage
 from ethosu_kit.firmware.probe_kind import (
@@ -51,7 +52,6 @@ from ethosu_kit.firmware.probe_kind import (
     SYS_EXIT_EXTENDED,
     ProbeKind,
     ProbeSpec,
-    Vectors,
     boots_cold,
     image_facts,
     load_steps,

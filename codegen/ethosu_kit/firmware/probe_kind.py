@@ -9,14 +9,13 @@ from __future__ import annotations
 import ipaddress
 import re
 import socket
-import struct
 from dataclasses import dataclass
 from enum import Enum
 from pathlib import Path
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_ELF, open_regular
-from ethosu_kit.firmware.elf import ELF_ERRORS, read_elf
+from ethosu_kit.firmware.elf import ELF_ERRORS, Vectors, read_elf
 from ethosu_kit.firmware.flash import manifest_path, read_manifest
 from ethosu_kit.firmware.gdb_mi import mi_quote
 from ethosu_kit.firmware.image import KitImage
@@ -157,22 +156,6 @@ def parse_probe(text: str) -> ProbeSpec:
 
 
 # -- what to load and how to start it -------------------------------------------------
-
-
-@dataclass(frozen=True)
-class Vectors:
-    """The image's vector table: where it is, its initial SP and reset handler."""
-
-    address: int
-    sp: int
-    reset: int
-
-    @classmethod
-    def decode(cls, address: int, table: bytes) -> Vectors:
-        """The vector table at `address` whose bytes start `table`: word 0 is the initial
-        SP, word 1 the reset handler."""
-        sp, reset = struct.unpack_from("<2I", table)
-        return cls(address, sp, reset)
 
 
 @dataclass(frozen=True)

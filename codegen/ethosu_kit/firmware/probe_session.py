@@ -19,6 +19,7 @@ from typing import Any
 
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.process import MAX_OUTPUT
+from ethosu_kit.firmware.elf import Vectors
 from ethosu_kit.firmware.gdb_mi import Gdb, Record, RecordKind, mi_quote
 from ethosu_kit.firmware.image import KitImage
 from ethosu_kit.firmware.probe_kind import (
@@ -26,7 +27,6 @@ from ethosu_kit.firmware.probe_kind import (
     ImageFacts,
     LoadStep,
     ProbeSpec,
-    Vectors,
     mi_console,
 )
 from ethosu_kit.firmware.serial_port import SerialPort
@@ -343,7 +343,7 @@ def start_image(session: ProbeSession, spec: ProbeSpec, vectors: Vectors, cold: 
         else:  # RAM a debugger filled: SP and PC from the image's own vector table
             session.command(f"-data-evaluate-expression {mi_quote(f'$sp = {vectors.sp:#x}')}")
             session.running = True
-            session.command(f"-exec-jump *{vectors.reset & ~1:#x}")
+            session.command(f"-exec-jump *{vectors.start:#x}")
     except (GdbError, GdbEnded) as exc:
         raise probe_error(
             f"{session.elf}: the core did not start through {spec}: {exc}", None, "REFUSED"

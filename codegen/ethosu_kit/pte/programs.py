@@ -17,13 +17,12 @@ manifest and the .pte files it names.
 from __future__ import annotations
 
 import re
-import tomllib
 from collections.abc import Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.files import MAX_PLAN, read_text
+from ethosu_kit.core.files import MAX_PLAN, TomlProblem, parse_toml, read_text
 from ethosu_kit.pte.model import EthosUCompileSpec, ModelInfo
 
 # A program's name is a C identifier of its own (lower case, as the buffers' names are),
@@ -36,6 +35,8 @@ _RESERVED = frozenset({"kit", "lane", "stack", "heap", "code", "data", "selftest
 # and planned; a few are a product, thousands only an afternoon of planning (a manifest
 # of 5,000 programs ran for minutes). Checked before any .pte is read.
 MAX_PROGRAMS = 64
+# the file is read within the memory plan's limit; its errors name it a manifest
+MAX_PROGRAMS_FILE = replace(MAX_PLAN, what="a programs manifest")
 MANIFEST_HINT = (
     'a manifest is [[program]] tables with name = "kws" and pte = "kws.pte", and an optional '
     'top-level concurrent = [["kws", "vww"]] (docs/multi-model.md)'
@@ -160,16 +161,11 @@ def unique(sources: Sequence[ProgramSource], where: str) -> None:
 def read_manifest(path: Path) -> tuple[tuple[ProgramSource, ...], tuple[tuple[str, ...], ...]]:
     """The programs of a manifest (pte paths relative to the manifest's folder) and its
     concurrent groups; one error line naming the file for anything else."""
+    text = read_text(path, MAX_PROGRAMS_FILE)
     try:
-        data = tomllib.loads(read_text(path, MAX_PLAN))
-    except tomllib.TOMLDecodeError as exc:
-        raise KitError(f"{path}: not TOML: {exc}", hint=MANIFEST_HINT) from None
-    except ValueError as exc:  # int() of a 4,300+ digit number, inside tomllib
-        raise KitError(f"{path}: not a manifest: {str(exc)[:60]}", hint=MANIFEST_HINT) from None
-    except RecursionError:  # tomllib recurses per nesting level of arrays/inline tables
-        raise KitError(
-            f"{path}: values nested deeper than the TOML reader follows", hint=MANIFEST_HINT
-        ) from None
+        data = parse_toml(text)
+    except TomlProblem as exc:
+        raise KitError(f"{path}: {exc}", hint=MANIFEST_HINT) from None
     unknown = sorted(set(data) - {"program", "concurrent"})
     if unknown:
         raise KitError(f"{path}: unknown key {unknown[0]!r}", hint=MANIFEST_HINT)

@@ -17,7 +17,6 @@ pte: which file holds each key, where, and the bytes.
 from __future__ import annotations
 
 import hashlib
-import json
 import struct
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -25,7 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from ethosu_kit.core.errors import PteError
-from ethosu_kit.core.files import MAX_PTE, read_bytes
+from ethosu_kit.core.files import MAX_PTE, parse_json, read_bytes
 from ethosu_kit.pte._flatbuffer import FbTable, Malformed
 
 if TYPE_CHECKING:
@@ -205,7 +204,7 @@ def placement_tags(compile_specs: Sequence[tuple[str, bytes]]) -> list[str]:
     for key, value in compile_specs:
         if key == "external_block_placements":
             try:
-                table = json.loads(value.decode("utf-8"))
+                table = parse_json(value.decode("utf-8"))  # bounded: the .pte is the user's
             except (UnicodeDecodeError, ValueError):
                 return []
             if isinstance(table, dict):

@@ -13,19 +13,18 @@ The budget file (TOML, or JSON of the same shape) limits the bytes used per regi
 
 from __future__ import annotations
 
-import json
-import tomllib
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
 from ethosu_kit.core.errors import KitError
-from ethosu_kit.core.files import MAX_PLAN, read_text
+from ethosu_kit.core.files import MAX_PLAN, parse_json, parse_toml, read_text
 from ethosu_kit.core.sizes import parse_size
 from ethosu_kit.report.picture import MemoryPicture, RegionPicture
 
 BUDGET_HINT = 'a budget is [regions] with REGION = bytes or "64 KiB" (docs/report.md)'
+MAX_BUDGET = replace(MAX_PLAN, what="a budget file")
 
 
 class What(StrEnum):
@@ -102,12 +101,12 @@ class Budget:
 
 def load_budget(path: Path) -> Budget:
     """A budget file (TOML or JSON, by content); one error line naming the file and key."""
-    text = read_text(path, MAX_PLAN)
+    text = read_text(path, MAX_BUDGET)
     data: Any
     try:
-        data = json.loads(text) if text.lstrip().startswith("{") else tomllib.loads(text)
-    except (json.JSONDecodeError, tomllib.TOMLDecodeError) as exc:
-        raise KitError(f"{path}: not a TOML or JSON budget ({exc})", hint=BUDGET_HINT) from exc
+        data = parse_json(text) if text.lstrip().startswith("{") else parse_toml(text)
+    except ValueError as exc:  # JsonProblem, TomlProblem: syntax, nesting, digits
+        raise KitError(f"{path}: {exc}", hint=BUDGET_HINT) from None
     regions = data.get("regions") if isinstance(data, dict) else None
     if not isinstance(regions, dict) or not regions:
         raise KitError(f"{path}: no [regions] table of limits", hint=BUDGET_HINT)

@@ -20,6 +20,7 @@ from elftools.common.exceptions import ELFError
 from ethosu_kit.board.model import MemoryRegion
 from ethosu_kit.core.errors import KitError
 from ethosu_kit.core.files import MAX_ELF, open_regular
+from ethosu_kit.core.named import by_name
 from ethosu_kit.core.typed_json import encode
 from ethosu_kit.firmware.elf import ELF_ERRORS, Elf, read_elf
 from ethosu_kit.firmware.elf_check import check_elf
@@ -175,10 +176,7 @@ class MemoryPicture:
     notes: tuple[str, ...]
 
     def region(self, name: str) -> RegionPicture:
-        for r in self.regions:
-            if r.name == name:
-                return r
-        raise KeyError(name)
+        return by_name(self.regions, name)
 
     def kinds(self) -> tuple[Kind, ...]:
         """The kinds present, in legend order."""

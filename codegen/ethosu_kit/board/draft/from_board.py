@@ -6,7 +6,6 @@ known of this SoC. Tables new-board does not draft itself pass through as they a
 
 from __future__ import annotations
 
-import tomllib
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,14 @@ from ethosu_kit.board.schema import SCHEMA
 from ethosu_kit.board.todo import TODO
 from ethosu_kit.board.toolchain import TOOLCHAINS
 from ethosu_kit.core.errors import BoardError
-from ethosu_kit.core.files import MAX_BOARD, MAX_PORT_FILE, read_bytes, read_text
+from ethosu_kit.core.files import (
+    MAX_BOARD,
+    MAX_PORT_FILE,
+    TomlProblem,
+    parse_toml,
+    read_bytes,
+    read_text,
+)
 
 MAX_PORT_FILES = 1000
 
@@ -59,7 +65,10 @@ _DRAFTED_QEMU = {"machine", "cpu", "stand_in"}
 
 def _passthrough(board: Board) -> dict[str, dict[str, Any]]:
     """The tables of `board`'s file new-board does not model: copied as they are."""
-    data = tomllib.loads(read_text(Path(board.source), MAX_BOARD, BoardError))
+    try:  # the file the loader read; parsed again as bounded in case it changed since
+        data = parse_toml(read_text(Path(board.source), MAX_BOARD, BoardError))
+    except TomlProblem as exc:
+        raise BoardError(f"{board.source}: {exc}") from None
     tables = {k: v for k, v in data.items() if k not in _DRAFTED and isinstance(v, dict)}
     qemu = data.get("qemu")
     if isinstance(qemu, dict):

@@ -3,18 +3,16 @@
 from __future__ import annotations
 
 import argparse
-import re
 from dataclasses import fields
 from pathlib import Path
 
+from ethosu_kit.board.checks import BOARD_NAME_RE
 from ethosu_kit.board.draft import new_board as drafting
 from ethosu_kit.board.draft.cmsis_pack import load_device, pack_svd
 from ethosu_kit.board.draft.svd import load_svd
 from ethosu_kit.board.loader import load_board
 from ethosu_kit.cli.commands.boards import todo_summary
 from ethosu_kit.core.errors import BoardError, KitError
-
-_NAME_RE = re.compile(r"^[a-z0-9][a-z0-9-]*\Z")
 
 
 def number(text: str) -> int:
@@ -79,7 +77,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    if not _NAME_RE.match(args.name):
+    if not BOARD_NAME_RE.fullmatch(args.name):
         raise KitError(f"board name {args.name!r}: use lower case letters, digits and '-'")
     if args.from_board and args.pack:
         raise KitError("--from and --pack both given: start from one of them")
