@@ -26,19 +26,18 @@ int u85_axes_of(const struct fm *f, const int axis[3], int reverse, struct axis_
 uint8_t *u85_map8_table(enum vnpu_memo_kind kind, const int64_t *values, int n,
                         const struct vnpu_out *o, uint8_t own[256], int *fresh)
 {
-    /* the key's bytes: the values, the output stage's fields (vnpu_memo_out: 11), its LUT */
-    struct {
-        int64_t v[U85_MAP8_KEY_VALUES + 11];
-        uint8_t lut[256];
-    } key;
-    memset(&key, 0, sizeof(key));
-    memcpy(key.v, values, (size_t)n * sizeof(*values));
-    vnpu_memo_out(&key.v[n], o);
-    int lut = vnpu_memo_lut8(key.lut, o);
+    /* the key's bytes, no padding: the values, the output stage's fields (vnpu_memo_out: 11),
+     * its LUT's bytes */
+    int64_t v[U85_MAP8_KEY_VALUES + 11];
+    uint8_t key[sizeof(v) + 256];
+    size_t used = (size_t)(n + 11) * sizeof(v[0]);
+    memcpy(v, values, (size_t)n * sizeof(v[0]));
+    vnpu_memo_out(&v[n], o);
+    memcpy(key, v, used);
+    int lut = vnpu_memo_lut8(key + used, o);
     *fresh = 1;
     uint8_t *table =
-        lut < 0 ? NULL
-                : (uint8_t *)vnpu_memo_get(kind, &key, sizeof(key.v) + (size_t)lut, 256u, fresh);
+        lut < 0 ? NULL : (uint8_t *)vnpu_memo_get(kind, key, used + (size_t)lut, 256u, fresh);
     return table != NULL ? table : own;
 }
 
