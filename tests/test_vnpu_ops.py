@@ -14,7 +14,7 @@ import pytest
 from ethosu_kit.vnpu import Mutation, VirtualNpu, run_delegate
 from ethosu_kit.vnpu.delegate import random_inputs
 from ethosu_kit.vnpu.npu import disassemble
-from vnpu_models import BY_NAME, OP_MODELS
+from vnpu_models import BY_NAME, OP_MODELS, U55_32_MODELS
 from vnpu_support import mismatches, op_model, tosa_run
 
 pytestmark = pytest.mark.lowering
@@ -38,7 +38,7 @@ EXPECTED_OPS = {
 }
 
 
-@pytest.mark.parametrize("name", [m.name for m in OP_MODELS])
+@pytest.mark.parametrize("name", [m.name for m in (*OP_MODELS, *U55_32_MODELS)])
 def test_bit_exact_with_tosa_reference(name: str) -> None:
     blocks, tosa = op_model(BY_NAME[name])
     listing = "\n".join(disassemble(blocks.command_stream))

@@ -15,7 +15,7 @@
 /* What decides where each value of an MLW weight stream lands in W[o][ky][kx][i]. */
 struct weight_order {
     int depth_out, depth_in, ukh, ukw, depthwise;
-    int ifm_ublock, part_kernel, ofm_block, ifm_block;
+    int ifm_ublock, ofm_ublock, part_kernel, ofm_block, ifm_block;
     int decomp_y, decomp_x, round_taps;
 };
 
@@ -32,7 +32,7 @@ static int decode_weights(struct vnpu_exec *run, const struct weight_order *g,
     const int ukh = g->ukh;
     const int ukw = g->ukw;
     const int depthwise = g->depthwise;
-    const int ofm_ublock = 8;
+    const int ofm_ublock = g->ofm_ublock;
     memset(weights, 0,
            (size_t)depth_out * (size_t)ukh * (size_t)ukw * (size_t)depth_in * sizeof(int16_t));
     struct vnpu_mlw dec;
@@ -181,7 +181,9 @@ static void conv_order(const struct vnpu_exec *run, const struct conv55 *cv, str
     g->ukh = cv->op.ukh;
     g->ukw = cv->op.ukw;
     g->depthwise = cv->depthwise;
-    g->ifm_ublock = macs_log2 <= 5 ? 4 : 8;
+    /* Vela's micro-blocks: OFM 4 deep on the Ethos-U55-32, else 8; IFM 8 deep */
+    g->ofm_ublock = macs_log2 <= 5 ? 4 : 8;
+    g->ifm_ublock = 8;
     g->part_kernel = !cv->depthwise && ((R0(KERNEL_STRIDE) >> 2) & 1u);
     g->ofm_block = R0(OFM_BLK_DEPTH_M1) + 1;
     g->ifm_block = (g->part_kernel || cv->op.ifm.elem == 2) ? 16 : 32;
