@@ -345,21 +345,32 @@ static inline __attribute__((always_inline)) void ew_run_k(const struct ew55op *
             if (!unary && !scalar) {
                 pb = ifm2.mem + fm_offset(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, 0);
             }
-            for (int c = 0; c < ofm.c; c++) {
-                int64_t a = load_elem(pa + fm_chan(&ifm, c), ka) - ifm.zp;
-                int64_t b = 0;
-                if (!unary) {
-                    b = scalar ? scalar_value
-                               : load_elem(pb + fm_chan(&ifm2, (bc & 4u) ? 0 : c), kb) - ifm2.zp;
-                    if (reversed) {
-                        int64_t t = a;
-                        a = b;
-                        b = t;
+            /* runs of up to 16 channels, adjacent elements in NHWC and in one brick: each
+             * operand loaded in one loop, then the values computed and stored */
+            for (int c = 0; c < ofm.c; c += 16) {
+                const int n = ofm.c - c < 16 ? ofm.c - c : 16;
+                const uint8_t *ra = pa + fm_chan(&ifm, c);
+                uint8_t *ro = po + fm_chan(&ofm, c);
+                int64_t va[16];
+                int64_t vb[16];
+                for (int j = 0; j < n; j++) {
+                    va[j] = load_elem(ra + j * (ka >> 1), ka) - ifm.zp;
+                    vb[j] = unary ? 0 : scalar_value;
+                }
+                if (!unary && !scalar) {
+                    const int bstep = (bc & 4u) ? 0 : (kb >> 1);
+                    const uint8_t *rb = pb + fm_chan(&ifm2, (bc & 4u) ? 0 : c);
+                    for (int j = 0; j < n; j++) {
+                        vb[j] = load_elem(rb + j * bstep, kb) - ifm2.zp;
                     }
                 }
-                int64_t res = ew_combine(e.mode, ew55_pre(&e, 1, a), ew55_pre(&e, 0, b));
-                store_elem(po + fm_chan(&ofm, c), oelem,
-                           vnpu_out_value(&o, vnpu_rescale_by(&out_scale, res)));
+                for (int j = 0; j < n; j++) {
+                    int64_t a = reversed ? vb[j] : va[j];
+                    int64_t b = reversed ? va[j] : vb[j];
+                    int64_t res = ew_combine(e.mode, ew55_pre(&e, 1, a), ew55_pre(&e, 0, b));
+                    store_elem(ro + j * oelem, oelem,
+                               vnpu_out_value(&o, vnpu_rescale_by(&out_scale, res)));
+                }
             }
         }
     }
