@@ -411,12 +411,17 @@ static void ew_run(const struct ew55op *w)
 static void ew_flatten(struct ew55op *w)
 {
     const int two = !w->unary && !w->scalar;
+    struct fm *maps[3] = {&w->ifm, &w->ofm, &w->ifm2};
+    for (int i = 0; i < (two ? 3 : 2); i++) {
+        /* up to 16 channels, NHCWB16 is NHWC with the brick's strides (fm_offset's brick
+         * term is (c & 15) * elem then) */
+        maps[i]->brick = maps[i]->brick && maps[i]->c > 16;
+    }
     int64_t n = (int64_t)w->ofm.h * w->ofm.w * w->ofm.c;
     if (n > INT32_MAX / 8 || !fm_flat(&w->ifm) || !fm_flat(&w->ofm) ||
         (two && ((w->bc & 7u) != 0 || !fm_flat(&w->ifm2)))) {
         return;
     }
-    struct fm *maps[3] = {&w->ifm, &w->ofm, &w->ifm2};
     for (int i = 0; i < (two ? 3 : 2); i++) {
         maps[i]->h = 1;
         maps[i]->w = 1;
