@@ -52,7 +52,18 @@ static int copy_bytes_2d(const struct fm *ifm, const struct fm *ofm)
         if (isx == 1 && osx == 1) {
             memcpy(d, s, (size_t)w);
         } else if (osx == 1) {
-            for (int x = 0; x < w; x++) {
+            int x = 0;
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+            /* eight gathered bytes a store: the loop was one store and its steps a byte */
+            for (; x + 8 <= w; x += 8) {
+                uint64_t v = 0;
+                for (int j = 0; j < 8; j++) {
+                    v |= (uint64_t)s[(ptrdiff_t)(x + j) * isx] << (8 * j);
+                }
+                memcpy(d + x, &v, sizeof(v));
+            }
+#endif
+            for (; x < w; x++) {
                 d[x] = s[(ptrdiff_t)x * isx];
             }
         } else {
