@@ -117,6 +117,16 @@ static inline ptrdiff_t fm_chan(const struct fm *f, int c)
                     : (ptrdiff_t)(c * f->elem);
 }
 
+/* 1 if the box [0,h)x[0,w)x[0,c) of `f` is one run of adjacent elements in tile 0 (NHWC, pixels
+ * and rows back to back): element (y, x, c) is then element (y * w + x) * c + c from base[0],
+ * and an operation that visits the box in that order may visit it as one 1x1 pixel. */
+static inline int fm_flat(const struct fm *f)
+{
+    int64_t pixel = (int64_t)f->c * f->elem;
+    return !f->brick && f->h <= f->h0 && f->w <= f->w0 && (f->w == 1 || f->sx == pixel) &&
+           (f->h == 1 || f->sy == pixel * f->w);
+}
+
 /*
  * The checks below return 0, or non-zero with the reason in why[len]; the caller stops the
  * stream with it (naming the command).

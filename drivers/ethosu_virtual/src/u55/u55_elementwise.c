@@ -6,6 +6,7 @@
 #include "common/mutation.h"
 #include "ethosu_virtual.h"
 
+#include <stdint.h>
 #include <string.h>
 
 /* ---- ELEMENTWISE -------------------------------------------------------------------------- */
@@ -164,12 +165,30 @@ static int ew_fast8_tables(const struct ew55op *w, int32_t t1[256], int32_t t2[2
     return fast8 && vnpu_ew8_bounded(mode, max1, max2);
 }
 
-/* ew_fast8_tables' result and tables. */
+/* ew_fast8_tables' result and tables; with a scalar IFM2 also every output byte by IFM byte. */
 struct ew8_tables {
     int32_t ok;
     int32_t t1[256];
     int32_t t2[256];
+    uint8_t lut[256];
 };
+
+/* t->lut: the output of each IFM byte with the scalar IFM2, by the 8-bit path's own arithmetic
+ * (vnpu_ew8_run over the 256 bytes), so a table look-up per value gives the same bytes. */
+static void ew_fast8_lut(const struct ew55op *w, struct ew8_tables *t)
+{
+    static const uint8_t scalar_index = 0; /* a scalar IFM2 is t2[0] */
+    uint8_t bytes[256];
+    struct vnpu_ew8_out q;
+    (void)vnpu_ew8_out_init(&q, &w->out_scale, &w->o); /* ew_fast8_tables checked it */
+    for (int v = 0; v < 256; v++) {
+        bytes[v] = (uint8_t)v;
+    }
+    for (int v = 0; v < 256; v += 16) {
+        vnpu_ew8_run(bytes + v, &scalar_index, 0, t->lut + v, 16, t->t1, t->t2, &q, w->e.mode,
+                     w->reversed);
+    }
+}
 
 /*
  * ew_fast8_tables' result for `w`: from the memo when an earlier run built it (host builds),
@@ -178,19 +197,23 @@ struct ew8_tables {
 static const struct ew8_tables *ew_fast8_memo(const struct ew55op *w, struct ew8_tables *own)
 {
     const struct ew55 *e = &w->e;
-    int64_t key[31] = {e->mode,     e->scale_mode,     e->iround,         e->fixed_shift,
+    int64_t key[34] = {e->mode,     e->scale_mode,     e->iround,         e->fixed_shift,
                        e->opa16,    e->opb16,          w->ifm.elem,       w->ifm.is_signed,
                        w->ifm.zp,   w->ifm2.elem,      w->ifm2.is_signed, w->ifm2.zp,
                        w->ofm.elem, w->unary,          w->scalar,         w->scalar_value,
-                       w->reversed, w->out_scale.fast, w->o.simple};
-    vnpu_memo_rescaler(&key[19], &e->opa);
-    vnpu_memo_rescaler(&key[25], &w->out_scale);
+                       w->reversed, w->out_scale.fast, w->o.simple,       w->o.zp,
+                       w->o.lim.lo, w->o.lim.hi};
+    vnpu_memo_rescaler(&key[22], &e->opa);
+    vnpu_memo_rescaler(&key[28], &w->out_scale);
     int fresh = 1;
     struct ew8_tables *t =
         (struct ew8_tables *)vnpu_memo_get(VNPU_MEMO_U55_EW8, key, sizeof(key), sizeof(*t), &fresh);
     t = t != NULL ? t : own;
     if (fresh) {
         t->ok = ew_fast8_tables(w, t->t1, t->t2);
+        if (t->ok && w->scalar) {
+            ew_fast8_lut(w, t);
+        }
     }
     return t;
 }
@@ -222,6 +245,35 @@ ew_fast8_pixels(const struct ew55op *w, const int32_t t1[256], const int32_t t2[
                 int n = ofm.c - c < 16 ? ofm.c - c : 16;
                 vnpu_ew8_run(pa + fm_chan(&ifm, c), pb + fm_chan(&ifm2, (int)(c * bstep)), bstep,
                              po + fm_chan(&ofm, c), n, t1, t2, &q, mode, reversed);
+            }
+        }
+    }
+}
+
+/* The 8-bit path with a scalar IFM2 as a look-up per value (ew_fast8_lut), the channels in runs
+ * of up to 16 adjacent bytes; each pixel without fm_offset's tile choice when both maps are one
+ * tile. */
+static void ew_run_lut8(const struct ew55op *w, const uint8_t lut[256])
+{
+    const struct fm ifm = w->ifm;
+    const struct fm ofm = w->ofm;
+    const int one_tile = ifm.h <= ifm.h0 && ifm.w <= ifm.w0 && ofm.h <= ofm.h0 && ofm.w <= ofm.w0;
+    for (int y = 0; y < ofm.h; y++) {
+        for (int x = 0; x < ofm.w; x++) {
+            const uint8_t *pa = ifm.mem + (one_tile ? ifm.base[0] + y * ifm.sy + x * ifm.sx
+                                                    : fm_offset(&ifm, y, x, 0));
+            uint8_t *po = ofm.mem + (one_tile ? ofm.base[0] + y * ofm.sy + x * ofm.sx
+                                              : fm_offset(&ofm, y, x, 0));
+            for (int c = 0; c < ofm.c; c += 16) {
+                int n = ofm.c - c < 16 ? ofm.c - c : 16;
+                const uint8_t *a = pa + fm_chan(&ifm, c);
+                uint8_t *o = po + fm_chan(&ofm, c);
+                uint8_t v[16];
+                /* every input byte before any output byte, as vnpu_ew8_run */
+                for (int j = 0; j < n; j++) {
+                    v[j] = lut[a[j]];
+                }
+                memcpy(o, v, (size_t)n);
             }
         }
     }
@@ -293,21 +345,32 @@ static inline __attribute__((always_inline)) void ew_run_k(const struct ew55op *
             if (!unary && !scalar) {
                 pb = ifm2.mem + fm_offset(&ifm2, (bc & 1u) ? 0 : y, (bc & 2u) ? 0 : x, 0);
             }
-            for (int c = 0; c < ofm.c; c++) {
-                int64_t a = load_elem(pa + fm_chan(&ifm, c), ka) - ifm.zp;
-                int64_t b = 0;
-                if (!unary) {
-                    b = scalar ? scalar_value
-                               : load_elem(pb + fm_chan(&ifm2, (bc & 4u) ? 0 : c), kb) - ifm2.zp;
-                    if (reversed) {
-                        int64_t t = a;
-                        a = b;
-                        b = t;
+            /* runs of up to 16 channels, adjacent elements in NHWC and in one brick: each
+             * operand loaded in one loop, then the values computed and stored */
+            for (int c = 0; c < ofm.c; c += 16) {
+                const int n = ofm.c - c < 16 ? ofm.c - c : 16;
+                const uint8_t *ra = pa + fm_chan(&ifm, c);
+                uint8_t *ro = po + fm_chan(&ofm, c);
+                int64_t va[16];
+                int64_t vb[16];
+                for (int j = 0; j < n; j++) {
+                    va[j] = load_elem(ra + j * (ka >> 1), ka) - ifm.zp;
+                    vb[j] = unary ? 0 : scalar_value;
+                }
+                if (!unary && !scalar) {
+                    const int bstep = (bc & 4u) ? 0 : (kb >> 1);
+                    const uint8_t *rb = pb + fm_chan(&ifm2, (bc & 4u) ? 0 : c);
+                    for (int j = 0; j < n; j++) {
+                        vb[j] = load_elem(rb + j * bstep, kb) - ifm2.zp;
                     }
                 }
-                int64_t res = ew_combine(e.mode, ew55_pre(&e, 1, a), ew55_pre(&e, 0, b));
-                store_elem(po + fm_chan(&ofm, c), oelem,
-                           vnpu_out_value(&o, vnpu_rescale_by(&out_scale, res)));
+                for (int j = 0; j < n; j++) {
+                    int64_t a = reversed ? vb[j] : va[j];
+                    int64_t b = reversed ? va[j] : vb[j];
+                    int64_t res = ew_combine(e.mode, ew55_pre(&e, 1, a), ew55_pre(&e, 0, b));
+                    store_elem(ro + j * oelem, oelem,
+                               vnpu_out_value(&o, vnpu_rescale_by(&out_scale, res)));
+                }
             }
         }
     }
@@ -342,6 +405,30 @@ static void ew_run(const struct ew55op *w)
 #undef EW_RUN_CASE
 }
 
+/* The operation as one 1x1 pixel of every value when each map it reads and writes is one run
+ * (fm_flat) and IFM2 is not broadcast: the per-pixel addressing and the short channel runs go,
+ * the order of the values stays (y, x, c). */
+static void ew_flatten(struct ew55op *w)
+{
+    const int two = !w->unary && !w->scalar;
+    struct fm *maps[3] = {&w->ifm, &w->ofm, &w->ifm2};
+    for (int i = 0; i < (two ? 3 : 2); i++) {
+        /* up to 16 channels, NHCWB16 is NHWC with the brick's strides (fm_offset's brick
+         * term is (c & 15) * elem then) */
+        maps[i]->brick = maps[i]->brick && maps[i]->c > 16;
+    }
+    int64_t n = (int64_t)w->ofm.h * w->ofm.w * w->ofm.c;
+    if (n > INT32_MAX / 8 || !fm_flat(&w->ifm) || !fm_flat(&w->ofm) ||
+        (two && ((w->bc & 7u) != 0 || !fm_flat(&w->ifm2)))) {
+        return;
+    }
+    for (int i = 0; i < (two ? 3 : 2); i++) {
+        maps[i]->h = 1;
+        maps[i]->w = 1;
+        maps[i]->c = (int)n;
+    }
+}
+
 int u55_op_elementwise(struct vnpu_exec *run, uint32_t param)
 {
     uint32_t mode = param & 0x3fu;
@@ -356,6 +443,7 @@ int u55_op_elementwise(struct vnpu_exec *run, uint32_t param)
     if (ew_setup_maps(run, &w, mode) != 0 || ew_setup_scales(run, &w, mode) != 0) {
         return -1;
     }
+    ew_flatten(&w);
     /* the tables cost 256 (512) evaluations: for fewer outputs the direct path is quicker */
     size_t values = (size_t)w.ofm.h * (size_t)w.ofm.w * (size_t)w.ofm.c;
     int rescaled = (mode == 1 || mode == 2) && w.e.scale_mode != 0;
@@ -364,7 +452,9 @@ int u55_op_elementwise(struct vnpu_exec *run, uint32_t param)
     if (values >= (rescaled ? EW_TABLE_MIN_VALUES : EW_CHEAP_TABLE_MIN_VALUES)) {
         tab = ew_fast8_memo(&w, &own);
     }
-    if (tab != NULL && tab->ok) {
+    if (tab != NULL && tab->ok && w.scalar) {
+        ew_run_lut8(&w, tab->lut);
+    } else if (tab != NULL && tab->ok) {
         ew_run_fast8(&w, tab->t1, tab->t2);
     } else {
         ew_run(&w);
