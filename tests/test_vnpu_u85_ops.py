@@ -20,9 +20,11 @@ import numpy as np
 import pytest
 
 import vela_next
+from ethosu_kit.cli.app import main
 from ethosu_kit.pte import VelaBlocks
 from ethosu_kit.vnpu import Mutation, VirtualNpu, run_delegate
 from ethosu_kit.vnpu.delegate import random_inputs
+from ethosu_kit.vnpu.lut import unread_tables
 from ethosu_kit.vnpu.npu import VnpuError, disassemble
 from vnpu_support import mismatches, tosa_run
 from vnpu_u85_models import (
@@ -32,6 +34,7 @@ from vnpu_u85_models import (
     WHOLE_MODELS,
     compiled,
     fast_scratch,
+    lowered,
     tosa_graph,
 )
 
@@ -260,6 +263,21 @@ def test_u85_vela_miscompiles(name: str, where_equal: Any, vela: str) -> None:
     ref = np.asarray(tosa_run(tosa, inputs)[0]).reshape(ours.shape)
     mask = np.broadcast_to(equal.reshape(equal.shape if equal.size > 1 else ()), ours.shape)
     assert np.array_equal(ours[mask], ref[mask]), f"{name}: differs where the stream is complete"
+
+
+def test_simulate_warns_of_a_table_overwritten_unread(capsys: pytest.CaptureFixture[str]) -> None:
+    """`simulate` says when a stream loads a table over one no operation has read yet (the
+    two-tables pin's stream: one warning line); streams with one table, or two tables in
+    two places (the softmaxes), have none."""
+    _blocks("u85_two_tables_a16w8", *CONFIGS[0])  # skips without torch
+    pte = lowered(BY_NAME["u85_two_tables_a16w8"]) / "model.pte"
+    assert main(["simulate", str(pte)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("warning: Ethos-U85 delegate 0: the table "), err
+    assert "loaded at command word 9 is overwritten at word 13 before any" in err[0]
+    for name in ("u85_sigmoid_a16w8", "u85_exp_a16w8", "u85_softmax", "u85_softmax_a16w8"):
+        blocks, _ = _blocks(name, *CONFIGS[0])
+        assert unread_tables(blocks.command_stream, U85_PRODUCT) == [], name
 
 
 def test_u85_embedding_gathers_by_its_index_input() -> None:
