@@ -20,9 +20,11 @@ import numpy as np
 import pytest
 
 import vela_next
+from ethosu_kit.cli.app import main
 from ethosu_kit.pte import VelaBlocks
 from ethosu_kit.vnpu import Mutation, VirtualNpu, run_delegate
 from ethosu_kit.vnpu.delegate import random_inputs
+from ethosu_kit.vnpu.lut import unread_tables
 from ethosu_kit.vnpu.npu import VnpuError, disassemble
 from vnpu_support import mismatches, tosa_run
 from vnpu_u85_models import (
@@ -32,6 +34,7 @@ from vnpu_u85_models import (
     WHOLE_MODELS,
     compiled,
     fast_scratch,
+    lowered,
     tosa_graph,
 )
 
@@ -176,6 +179,40 @@ def _vela_miscompiled_conv(blocks: VelaBlocks, inputs: list[np.ndarray]) -> np.n
     return np.zeros(1, dtype=bool)
 
 
+def _vela_miscompiled_tables(blocks: VelaBlocks, inputs: list[np.ndarray]) -> np.ndarray:
+    """`tanh(sigmoid(x) * 3)` int16: both 2048-byte tables are DMAed to lutram address 0
+    (the second overwrites the first before the POOL reads it) and the POOL names table 0,
+    the chained MUL inheriting it. Compared everywhere, against `_second_table_twice`."""
+    listing = disassemble(blocks.command_stream, U85_PRODUCT)
+    dst = [line.split("addr=")[1] for line in listing if "NPU_SET_DMA0_DST addr=" in line]
+    assert dst == ["0"], dst  # set once, used by both DMA_STARTs
+    assert sum("NPU_OP_DMA_START" in line for line in listing) == 2
+    tables = [line for line in listing if "NPU_SET_ACTIVATION " in line]
+    assert len(tables) == 1 and "LUT_S16_S16 table=0" in tables[0], tables
+    return np.ones(1, dtype=bool)
+
+
+def _second_table_twice(graph: bytes) -> bytes:
+    """The graph with its first TABLE's 513 int16 entries replaced by the second's: what a
+    stream computes that loads both tables to one lutram address (`_vela_miscompiled_tables`).
+    Matching it bit-exactly, rather than only differing from the graph, pins that the
+    virtual NPU reads the stream this way and not some other wrong way."""
+    import tosa.Op
+    import tosa.TosaGraph
+
+    block = tosa.TosaGraph.TosaGraph.GetRootAs(graph, 0).Regions(0).Blocks(0)
+    tensors = {t.Name(): t for t in map(block.Tensors, range(block.TensorsLength()))}
+    ops = [block.Operators(i) for i in range(block.OperatorsLength())]
+    first, second = [
+        tensors[op.Inputs(1)].DataAsNumpy().tobytes() for op in ops if op.Op() == tosa.Op.Op.TABLE
+    ]
+    assert len(first) == 1026 and graph.count(first) == 1 and first != second
+    return graph.replace(first, second)
+
+
+# the graph a miscompiled stream computes, where it is a graph (default: the model's)
+STREAM_COMPUTES = {"u85_two_tables_a16w8": _second_table_twice}
+
 # the first Vela that compiles the model right (a pin holds for the versions before it)
 VELA_FIXED = {"u85_mlp_relu_a16w8": "5.2.0"}
 
@@ -191,6 +228,7 @@ def _version(v: str) -> tuple[int, ...]:
         ("u85_slice_sum", _vela_miscompiled_slice),
         ("u85_mlp_relu_a16w8", _vela_miscompiled_mlp),
         ("u85_conv_k5_s4_sliced", _vela_miscompiled_conv),
+        ("u85_two_tables_a16w8", _vela_miscompiled_tables),
     ],
 )
 def test_u85_vela_miscompiles(name: str, where_equal: Any, vela: str) -> None:
@@ -221,9 +259,25 @@ def test_u85_vela_miscompiles(name: str, where_equal: Any, vela: str) -> None:
     )
     equal = where_equal(blocks, inputs)
     ours = run_delegate(blocks, inputs)[0]
+    tosa = STREAM_COMPUTES.get(name, lambda graph: graph)(tosa)
     ref = np.asarray(tosa_run(tosa, inputs)[0]).reshape(ours.shape)
     mask = np.broadcast_to(equal.reshape(equal.shape if equal.size > 1 else ()), ours.shape)
     assert np.array_equal(ours[mask], ref[mask]), f"{name}: differs where the stream is complete"
+
+
+def test_simulate_warns_of_a_table_overwritten_unread(capsys: pytest.CaptureFixture[str]) -> None:
+    """`simulate` says when a stream loads a table over one no operation has read yet (the
+    two-tables pin's stream: one warning line); streams with one table, or two tables in
+    two places (the softmaxes), have none."""
+    _blocks("u85_two_tables_a16w8", *CONFIGS[0])  # skips without torch
+    pte = lowered(BY_NAME["u85_two_tables_a16w8"]) / "model.pte"
+    assert main(["simulate", str(pte)]) == 0
+    err = capsys.readouterr().err.splitlines()
+    assert len(err) == 1 and err[0].startswith("warning: Ethos-U85 delegate 0: the table "), err
+    assert "loaded at command word 9 is overwritten at word 13 before any" in err[0]
+    for name in ("u85_sigmoid_a16w8", "u85_exp_a16w8", "u85_softmax", "u85_softmax_a16w8"):
+        blocks, _ = _blocks(name, *CONFIGS[0])
+        assert unread_tables(blocks.command_stream, U85_PRODUCT) == [], name
 
 
 def test_u85_embedding_gathers_by_its_index_input() -> None:

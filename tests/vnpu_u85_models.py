@@ -137,6 +137,12 @@ def _chunk_cat(x: Any) -> Any:
     return torch.cat(x.chunk(2, dim=1)[::-1], dim=1)
 
 
+def _two_tables(x: Any) -> Any:
+    import torch
+
+    return torch.tanh(torch.sigmoid(x) * 3.0)
+
+
 def _reduce(op: str, dim: int) -> Callable[[], Any]:
     def build() -> Any:
         import torch
@@ -565,7 +571,8 @@ WHOLE_MODELS: tuple[OpModel, ...] = (
 # Vela miscompiles these (not in the corpus; test_u85_vela_miscompiles): a slice of the
 # innermost axis folded into the reduction that follows keeps the unsliced depth; an int16
 # Linear-ReLU-Linear over tokens reads its input through the second Linear's 4x4 view; a
-# padded 5x5 stride-4 convolution after ExecuTorch's slice (16x16 -> 15x15) loses its padding
+# padded 5x5 stride-4 convolution after ExecuTorch's slice (16x16 -> 15x15) loses its padding;
+# two int16 table operations in a row load both tables to lutram 0 (one table used twice)
 SLICE_SUM = _new("slice_sum", _unary(lambda x: x[..., 3:7].sum(dim=3, keepdim=True)), (IMG,))
 MLP_RELU_A16W8 = _new(
     "mlp_relu_a16w8",
@@ -576,7 +583,8 @@ MLP_RELU_A16W8 = _new(
 CONV_K5_S4_SLICED = _new(
     "conv_k5_s4_sliced", _conv(8, 8, 5, stride=4, padding=2), ((1, 8, 16, 16),)
 )
-MISCOMPILED = (SLICE_SUM, MLP_RELU_A16W8, CONV_K5_S4_SLICED)
+TWO_TABLES_A16W8 = _new("two_tables_a16w8", _unary(_two_tables), ((1, 8, 6, 6),), 16)
+MISCOMPILED = (SLICE_SUM, MLP_RELU_A16W8, CONV_K5_S4_SLICED, TWO_TABLES_A16W8)
 # an int32 index input (a gather DMA whose indices the caller gives): only [0, 100) is defined
 EMBEDDING = dataclasses.replace(
     _new("embedding", _embedding, ((1, 8),)), input_dtype="int32", quantize=True

@@ -7,6 +7,7 @@ arguments, what each delegate ran on and gave, and the .npz of `-o`.
 from __future__ import annotations
 
 import argparse
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +21,7 @@ from ethosu_kit.inputs.arrays import check_output_path, save_npz
 from ethosu_kit.inputs.simulate import simulate
 from ethosu_kit.plan.types import MemoryPlan
 from ethosu_kit.pte.ptd import load_external
+from ethosu_kit.vnpu.lut import unread_table_warnings
 
 
 def add_arguments(parser: argparse.ArgumentParser) -> None:
@@ -134,6 +136,9 @@ def run(args: argparse.Namespace) -> int:
             f"delegate {k} ({blocks.method}): {len(blocks.cmd_data)} B commands, "
             f"{len(blocks.weight_data)} B weights, {blocks.scratch_size} B scratch"
         )
+        product = (blocks.cop.config >> 28) & 0xF
+        for line in unread_table_warnings(blocks.command_stream, product, k):
+            print(line, file=sys.stderr)
         for line in r.notes:
             print(line)
         for i, x in enumerate(r.inputs):
