@@ -143,6 +143,11 @@ CONV8_FW_PAGE void vnpu_conv8_fw_depthwise(const struct vnpu_conv8_fw *k, const 
 #else
 #define CONV8_MADD512(acc, b, w) _mm512_add_epi32((acc), _mm512_madd_epi16((b), (w)))
 #endif
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+#define CONV8_MADD256(acc, b, w) _mm256_dpwssd_epi32((acc), (b), (w))
+#else
+#define CONV8_MADD256(acc, b, w) _mm256_add_epi32((acc), _mm256_madd_epi16((b), (w)))
+#endif
 
 /* The per-channel arrays of the operation running now (one at a time), grown as needed. */
 static void *conv8_arrays;
@@ -500,6 +505,33 @@ conv8_block_at(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS],
     }
 }
 
+/* The operation's last block when it holds at most 8 channels: 256-bit vectors, half the
+ * lanes of conv8_block_at's nh = 1 (a 512-bit VPDPWSSD costs two 256-bit ones on some cores). */
+static inline __attribute__((always_inline)) void
+conv8_block8_at(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS], size_t n,
+                int32_t *restrict acc, const int np, size_t o0)
+{
+    const size_t pairs = (c->terms + 1u) / 2u;
+    const size_t step = n * 2u;
+    __m256i a[CONV8_PIXELS];
+    __m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + o0));
+    for (int i = 0; i < np; i++) {
+        a[i] = b0;
+    }
+    const int16_t *w = c->wt + o0 * 2u;
+    for (size_t k = 0; k < pairs; k++, w += step) {
+        __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)w);
+        for (int i = 0; i < np; i++) {
+            uint32_t pair;
+            memcpy(&pair, f[i] + 2u * k, sizeof(pair));
+            a[i] = CONV8_MADD256(a[i], _mm256_set1_epi32((int32_t)pair), w0);
+        }
+    }
+    for (int i = 0; i < np; i++) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + (size_t)i * n + o0), a[i]);
+    }
+}
+
 /* conv8_macs of CONV8_PIXELS fields at once: one load of each weight vector for all of them.
  * The last pair of an odd term count reads one value past its field (the plane and the
  * field buffers have room) against a zero weight. */
@@ -508,7 +540,9 @@ conv8_macs_block(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS
                  int32_t *restrict acc, const int np)
 {
     for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
-        if ((size_t)c->depth_out - o0 <= 16u) {
+        if ((size_t)c->depth_out - o0 <= 8u) {
+            conv8_block8_at(c, f, n, acc, np, o0);
+        } else if ((size_t)c->depth_out - o0 <= 16u) {
             conv8_block_at(c, f, n, acc, np, o0, 1);
         } else {
             conv8_block_at(c, f, n, acc, np, o0, 2);
