@@ -143,6 +143,11 @@ CONV8_FW_PAGE void vnpu_conv8_fw_depthwise(const struct vnpu_conv8_fw *k, const 
 #else
 #define CONV8_MADD512(acc, b, w) _mm512_add_epi32((acc), _mm512_madd_epi16((b), (w)))
 #endif
+#if defined(__AVX512VNNI__) && defined(__AVX512VL__)
+#define CONV8_MADD256(acc, b, w) _mm256_dpwssd_epi32((acc), (b), (w))
+#else
+#define CONV8_MADD256(acc, b, w) _mm256_add_epi32((acc), _mm256_madd_epi16((b), (w)))
+#endif
 
 /* The per-channel arrays of the operation running now (one at a time), grown as needed. */
 static void *conv8_arrays;
@@ -463,13 +468,23 @@ static const int16_t *conv8_field(const struct vnpu_conv8 *c, int oy, int ox, in
 }
 
 #if defined(__AVX512BW__)
+/*
+ * The fields of a batch of pixels as segs runs of seg_pairs term pairs, seg_stride values
+ * apart: one run of a copied field, or a kernel row each read in place from the plane (no
+ * copy) when its taps are adjacent and a whole number of pairs.
+ */
+struct conv8_fields {
+    const int16_t *f[CONV8_PIXELS];
+    int segs;
+    size_t seg_pairs, seg_stride;
+};
+
 /* One block of 32 channels at o0 for np fields; nh = 1: only its first 16 lanes hold
  * channels (the operation's last block), the second half is not computed at all. */
 static inline __attribute__((always_inline)) void
-conv8_block_at(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS], size_t n,
+conv8_block_at(const struct vnpu_conv8 *c, const struct conv8_fields *fs, size_t n,
                int32_t *restrict acc, const int np, size_t o0, const int nh)
 {
-    const size_t pairs = (c->terms + 1u) / 2u;
     const size_t step = n * 2u;
     __m512i a[CONV8_PIXELS][2];
     __m512i b0 = _mm512_loadu_si512((const void *)(c->bias + o0));
@@ -479,16 +494,19 @@ conv8_block_at(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS],
         a[i][1] = b1;
     }
     const int16_t *w = c->wt + o0 * 2u;
-    for (size_t k = 0; k < pairs; k++, w += step) {
-        __m512i w0 = _mm512_loadu_si512((const void *)w);
-        __m512i w1 = nh == 2 ? _mm512_loadu_si512((const void *)(w + 32)) : w0;
-        for (int i = 0; i < np; i++) {
-            uint32_t pair;
-            memcpy(&pair, f[i] + 2u * k, sizeof(pair));
-            __m512i b = _mm512_set1_epi32((int32_t)pair);
-            a[i][0] = CONV8_MADD512(a[i][0], b, w0);
-            if (nh == 2) {
-                a[i][1] = CONV8_MADD512(a[i][1], b, w1);
+    for (int r = 0; r < fs->segs; r++) {
+        const size_t at = (size_t)r * fs->seg_stride;
+        for (size_t k = 0; k < fs->seg_pairs; k++, w += step) {
+            __m512i w0 = _mm512_loadu_si512((const void *)w);
+            __m512i w1 = nh == 2 ? _mm512_loadu_si512((const void *)(w + 32)) : w0;
+            for (int i = 0; i < np; i++) {
+                uint32_t pair;
+                memcpy(&pair, fs->f[i] + at + 2u * k, sizeof(pair));
+                __m512i b = _mm512_set1_epi32((int32_t)pair);
+                a[i][0] = CONV8_MADD512(a[i][0], b, w0);
+                if (nh == 2) {
+                    a[i][1] = CONV8_MADD512(a[i][1], b, w1);
+                }
             }
         }
     }
@@ -500,18 +518,51 @@ conv8_block_at(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS],
     }
 }
 
+/* The operation's last block when it holds at most 8 channels: 256-bit vectors, half the
+ * lanes of conv8_block_at's nh = 1 (a 512-bit VPDPWSSD costs two 256-bit ones on some cores). */
+static inline __attribute__((always_inline)) void conv8_block8_at(const struct vnpu_conv8 *c,
+                                                                  const struct conv8_fields *fs,
+                                                                  size_t n, int32_t *restrict acc,
+                                                                  const int np, size_t o0)
+{
+    const size_t step = n * 2u;
+    __m256i a[CONV8_PIXELS];
+    __m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + o0));
+    for (int i = 0; i < np; i++) {
+        a[i] = b0;
+    }
+    const int16_t *w = c->wt + o0 * 2u;
+    for (int r = 0; r < fs->segs; r++) {
+        const size_t at = (size_t)r * fs->seg_stride;
+        for (size_t k = 0; k < fs->seg_pairs; k++, w += step) {
+            __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)w);
+            for (int i = 0; i < np; i++) {
+                uint32_t pair;
+                memcpy(&pair, fs->f[i] + at + 2u * k, sizeof(pair));
+                a[i] = CONV8_MADD256(a[i], _mm256_set1_epi32((int32_t)pair), w0);
+            }
+        }
+    }
+    for (int i = 0; i < np; i++) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + (size_t)i * n + o0), a[i]);
+    }
+}
+
 /* conv8_macs of CONV8_PIXELS fields at once: one load of each weight vector for all of them.
  * The last pair of an odd term count reads one value past its field (the plane and the
  * field buffers have room) against a zero weight. */
-static inline __attribute__((always_inline)) void
-conv8_macs_block(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS], size_t n,
-                 int32_t *restrict acc, const int np)
+static inline __attribute__((always_inline)) void conv8_macs_block(const struct vnpu_conv8 *c,
+                                                                   const struct conv8_fields *fs,
+                                                                   size_t n, int32_t *restrict acc,
+                                                                   const int np)
 {
     for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
-        if ((size_t)c->depth_out - o0 <= 16u) {
-            conv8_block_at(c, f, n, acc, np, o0, 1);
+        if ((size_t)c->depth_out - o0 <= 8u) {
+            conv8_block8_at(c, fs, n, acc, np, o0);
+        } else if ((size_t)c->depth_out - o0 <= 16u) {
+            conv8_block_at(c, fs, n, acc, np, o0, 1);
         } else {
-            conv8_block_at(c, f, n, acc, np, o0, 2);
+            conv8_block_at(c, fs, n, acc, np, o0, 2);
         }
     }
 }
@@ -519,12 +570,12 @@ conv8_macs_block(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS
 
 #if defined(__AVX512BW__)
 /* conv8_macs_block for 2..CONV8_PIXELS fields: constant counts, each its own registers. */
-static void conv8_macs_count(const struct vnpu_conv8 *c, const int16_t *const f[CONV8_PIXELS],
-                             size_t n, int count)
+static void conv8_macs_count(const struct vnpu_conv8 *c, const struct conv8_fields *fs, size_t n,
+                             int count)
 {
 #define CONV8_COUNT(np)                                                                            \
     case np:                                                                                       \
-        conv8_macs_block(c, f, n, c->acc, np);                                                     \
+        conv8_macs_block(c, fs, n, c->acc, np);                                                    \
         return
     switch (count) {
         CONV8_COUNT(8);
@@ -534,7 +585,7 @@ static void conv8_macs_count(const struct vnpu_conv8 *c, const int16_t *const f[
         CONV8_COUNT(4);
         CONV8_COUNT(3);
     default:
-        conv8_macs_block(c, f, n, c->acc, 2);
+        conv8_macs_block(c, fs, n, c->acc, 2);
     }
 #undef CONV8_COUNT
 }
@@ -593,17 +644,35 @@ const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int3
     /* this pixel and the next ones of its row (the callers go along rows) */
     int count = c->ow - ox < CONV8_PIXELS ? c->ow - ox : CONV8_PIXELS;
     count = count < 1 ? 1 : count;
-    const int16_t *f[CONV8_PIXELS];
-    for (int i = 0; i < count; i++) {
-        f[i] = conv8_field(c, oy, ox + i, c->patch + (size_t)i * c->field);
-    }
 #if defined(__AVX512BW__)
     /* constant pixel counts: each call its own registers */
     if (count >= 2) {
-        conv8_macs_count(c, f, n, count);
+        struct conv8_fields fs;
+        size_t run = (size_t)c->ukw * c->ic;
+        if (c->ukh * c->ukw > 1 && c->dx == 1 && run % 2u == 0u) {
+            fs.segs = c->ukh;
+            fs.seg_pairs = run / 2u;
+            fs.seg_stride = (size_t)c->dy * c->row;
+            for (int i = 0; i < count; i++) {
+                fs.f[i] = c->plane + (size_t)oy * (size_t)c->sy * c->row +
+                          (size_t)(ox + i) * (size_t)c->sx * c->ic;
+            }
+        } else {
+            fs.segs = 1;
+            fs.seg_pairs = (c->terms + 1u) / 2u;
+            fs.seg_stride = 0;
+            for (int i = 0; i < count; i++) {
+                fs.f[i] = conv8_field(c, oy, ox + i, c->patch + (size_t)i * c->field);
+            }
+        }
+        conv8_macs_count(c, &fs, n, count);
     } else
 #endif
     {
+        const int16_t *f[CONV8_PIXELS];
+        for (int i = 0; i < count; i++) {
+            f[i] = conv8_field(c, oy, ox + i, c->patch + (size_t)i * c->field);
+        }
         for (int i = 0; i < count; i++) {
             conv8_macs(c, f[i], n, c->acc + (size_t)i * n);
         }
