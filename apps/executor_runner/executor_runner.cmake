@@ -70,7 +70,7 @@ endfunction()
 
 # The operators of `ops` that `yaml` (a kernel library's registration list in the
 # checkout) has no kernel for: portable's functions.yaml lists `- op: <name>.<overload>`
-# (namespace aten), quantized.yaml `- func: <namespace>::<name>.<overload>(<schema>`.
+# (namespace aten; a few `- func: <name>.<overload>(`, also aten), quantized.yaml `- func: <namespace>::<name>.<overload>(<schema>`.
 # ExecuTorch's selective build skips a selected operator its yaml lacks without a word,
 # so without this the firmware builds and its method load fails ("Missing operator").
 # A tree that links a kernel of its own for one lists it in ETHOSU_KIT_OWN_KERNELS.
@@ -82,6 +82,11 @@ function(_ethosu_kit_missing_kernels yaml ops out)
         foreach(_entry IN LISTS _entries)
             string(REGEX REPLACE "^- op:[ \t]*([A-Za-z0-9_.]+).*$" "aten::\\1" _entry "${_entry}")
             string(REGEX REPLACE "^- func:[ \t]*([A-Za-z0-9_:.]+)\\(.*$" "\\1" _entry "${_entry}")
+            # portable also writes a few aten operators as `- func: <name>.<overload>(`
+            # (the bitwise shifts), without the namespace: that one is aten
+            if(NOT _entry MATCHES "::")
+                set(_entry "aten::${_entry}")
+            endif()
             list(APPEND _have "${_entry}")
         endforeach()
         foreach(_op IN LISTS ops)
