@@ -19,6 +19,10 @@ _OPERATIONS = frozenset(
 )
 # U55/U65 name a table slot, U85 a table format: either way the operation reads a table
 _LUT_ACTIVATIONS = ("ACTIVATION_FUNCTION_TABLE_", "ACTIVATION_FUNCTION_LUT_")
+# the U85's "no table" is spelled like a table format: it reads nothing
+_NO_LUT = "ACTIVATION_FUNCTION_LUT_NONE"
+# the register whose stride_mode shapes DMA0: the U85 moved it to the source's
+_STRIDE_REGISTER = {2: "NPU_SET_DMA0_SRC_REGION"}
 
 
 @dataclass(frozen=True)
@@ -42,18 +46,20 @@ def unread_tables(command_stream: bytes, product: int) -> list[UnreadTable]:
     dst = length = 0
     lut = False
     unread: list[tuple[int, int, int]] = []  # (word, first byte, end byte) not read yet
+    stride_register = _STRIDE_REGISTER.get(product, "NPU_SET_DMA0_DST_REGION")
     for line in disassemble(command_stream, product):
         offset, _, name = line.split(" ")[:3]
         fields = _fields(line)
+        if name == stride_register:
+            linear = fields.get("stride_mode", "DMA_STRIDE_MODE_D1") == "DMA_STRIDE_MODE_D1"
         if name == "NPU_SET_DMA0_DST_REGION":
             internal = fields.get("region_mode") == "DMA_REGION_MODE_INTERNAL"
-            linear = fields.get("stride_mode", "DMA_STRIDE_MODE_D1") == "DMA_STRIDE_MODE_D1"
         elif name == "NPU_SET_DMA0_DST":
             dst = int(fields["addr"])
         elif name == "NPU_SET_DMA0_LEN":
             length = int(fields["addr"])
         elif name == "NPU_SET_ACTIVATION":
-            lut = any(a in line for a in _LUT_ACTIVATIONS)
+            lut = _NO_LUT not in line and any(a in line for a in _LUT_ACTIVATIONS)
         elif name in _OPERATIONS and lut:
             unread.clear()
         elif name == "NPU_OP_DMA_START" and internal and linear:
