@@ -67,7 +67,8 @@ void ethosu_virtual_stack_leave(void);
  * the library's (zero when the job is made), set after a run that left base_addr[0] holding
  * the weights (no operation of the stream named region 0 as its output or DMA destination,
  * region 0 overlaps no other region nor copy, and is not zeroed), cleared by any other run.
- * A caller that writes region 0 itself, or changes `weights` or its bytes, zeroes it.
+ * A caller that writes region 0 itself (so also one running another job whose region 0 is
+ * the same buffer), or changes `weights` or its bytes, zeroes it.
  */
 struct ethosu_virtual_copy {
     const void *src;

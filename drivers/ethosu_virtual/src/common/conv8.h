@@ -11,11 +11,13 @@
  * receptive-field values broadcast against them, and the output stage over arrays of the
  * channels' rescale records. Integer arithmetic in a different order only: the 8-bit path's
  * bounds (every partial sum inside (-2^30, 2^30)) leave the results identical.
- * Host builds only (it lives on the weight cache, -DETHOSU_VIRTUAL_WEIGHT_CACHE).
+ * That vector kernel is the host's only (it lives on the weight cache,
+ * -DETHOSU_VIRTUAL_WEIGHT_CACHE).
  *
  * Without it (firmware; a host library without the cache) vnpu_conv8_fw_pixel computes one
- * pixel from the field vnpu_gather gives, in no memory of its own: four channels per load
- * of the field (SMLAD on a Cortex-M with DSP), laid out for QEMU, where firmware runs it.
+ * pixel from the field vnpu_gather gives, in no memory of its own, laid out for QEMU, where
+ * firmware runs it: a convolution four channels per load of the field (SMLAD on a Cortex-M
+ * with DSP), a depthwise one MUL and ADD per tap (QEMU runs SMLABB as a helper call).
  */
 #ifndef VNPU_CONV8_H
 #define VNPU_CONV8_H
