@@ -30,6 +30,10 @@ uint8_t *u85_map8_table(enum vnpu_memo_kind kind, const int64_t *values, int n,
      * its LUT's bytes */
     int64_t v[U85_MAP8_KEY_VALUES + 11];
     uint8_t key[sizeof(v) + 256];
+    if (n < 0 || n > U85_MAP8_KEY_VALUES) {
+        *fresh = 1; /* a key this long has no room: build the table in `own`, unshared */
+        return own;
+    }
     size_t used = (size_t)(n + 11) * sizeof(v[0]);
     memcpy(v, values, (size_t)n * sizeof(v[0]));
     vnpu_memo_out(&v[n], o);
