@@ -51,6 +51,32 @@ static inline uint32_t peek32(const uint8_t *buf, size_t size, size_t pos)
         pos += get_n_;                                                                             \
     } while (0)
 
+/* A 32-bit little-endian word at p (four bytes there). */
+static inline uint32_t load32(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+#else
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+#endif
+}
+
+/* A weight as the stream folds it (|w| << 1 | sign), unfolded; s is 0 or -1, no branch. */
+static inline int16_t unfold(int v)
+{
+    int s = -(v & 1);
+    return (int16_t)(((v >> 1) ^ s) - s);
+}
+
+/* The weight of code w: a palette entry, or past the palette w - palsize + direct_offset. */
+static inline int16_t code_value(const struct vnpu_mlw *d, uint32_t w)
+{
+    int v = (int)w < d->palsize ? d->palette[w] : (int)w - d->palsize + d->direct_offset;
+    return unfold(v);
+}
+
 void vnpu_mlw_init(struct vnpu_mlw *d, const uint8_t *buf, size_t size, void *mem, size_t mem_size)
 {
     memset(d, 0, sizeof(*d));
@@ -59,7 +85,7 @@ void vnpu_mlw_init(struct vnpu_mlw *d, const uint8_t *buf, size_t size, void *me
     /* split the memory: n uint16 weights + (n + 1) uint32 zero runs (VNPU_MLW_BYTES) */
     size_t n = mem_size >= 8u ? (mem_size - 4u) / 6u : 0u;
     d->zrun = (uint32_t *)mem;
-    d->wval = (uint16_t *)(void *)((uint8_t *)mem + (n + 1u) * 4u);
+    d->wval = (int16_t *)(void *)((uint8_t *)mem + (n + 1u) * 4u);
     d->capacity = n;
     d->first = 1;
 }
@@ -261,7 +287,7 @@ static int slice_body(struct vnpu_mlw *d, const struct slice_hdr *h, size_t pos)
             if (v >= 512u) {
                 return -1;
             }
-            d->wval[w.done] = (uint16_t)v;
+            d->wval[w.done] = code_value(d, v);
         }
         for (int i = 0; z.prev_enable && i < z.prev_n && z.done < z_nvalues; i++, z.done++) {
             uint32_t rem;
@@ -289,9 +315,25 @@ static int decode_slice(struct vnpu_mlw *d)
     if ((size_t)h.z_nvalues > d->capacity) {
         return -1;
     }
-    memset(d->zrun, 0, (size_t)h.z_nvalues * sizeof(uint32_t));
-    if (slice_body(d, &h, pos) < 0) {
-        return -1;
+    d->direct = h.uncompressed && !h.use_zero_run;
+    if (d->direct) {
+        /* what the chunk walk would read: nvalues codes of wdiv bits, nothing else */
+        size_t bits = (size_t)h.nvalues * h.wdiv;
+        if (bits > d->size * 8u - pos) {
+            return -1;
+        }
+        d->vbits = h.wdiv;
+        d->vpos = pos;
+        d->bitpos = pos + bits;
+        /* a palette means at most 32 codes (wdiv <= 5) */
+        for (uint32_t w = 0; d->palsize > 0 && w < (1u << h.wdiv); w++) {
+            d->map[w] = code_value(d, w);
+        }
+    } else {
+        memset(d->zrun, 0, (size_t)h.z_nvalues * sizeof(uint32_t));
+        if (slice_body(d, &h, pos) < 0) {
+            return -1;
+        }
     }
     d->nvalues = h.nvalues;
     d->new_palette = (int)h.newpal;
@@ -313,4 +355,54 @@ int vnpu_mlw_refill(struct vnpu_mlw *d)
         d->ended = r == 0;
     }
     return r;
+}
+
+size_t vnpu_mlw_direct(struct vnpu_mlw *d, int16_t *dst, size_t n)
+{
+    size_t left = (size_t)(d->nvalues - d->index);
+    n = n < left ? n : left;
+    const uint8_t *const buf = d->buf;
+    const size_t size = d->size;
+    const unsigned vbits = d->vbits;
+    const uint32_t mask = (1u << vbits) - 1u;
+    size_t p = d->vpos;
+    /* the values whose 32-bit window lies inside the stream take a word load each; the
+     * last few bytes' values a bounded one */
+    size_t fast = n;
+    if (p + n * vbits + 32u > size * 8u) {
+        size_t last = size >= 4u ? (size - 4u) * 8u + 7u : 0u; /* the last window's first bit */
+        fast = size >= 4u && p <= last ? (last - p) / vbits + 1u : 0u;
+        fast = fast < n ? fast : n;
+    }
+    size_t i = 0;
+    if (d->palsize > 0) {
+        for (; i < fast; i++, p += vbits) {
+            dst[i] = d->map[(load32(buf + (p >> 3)) >> (p & 7u)) & mask];
+        }
+    } else if (vbits == 8u) {
+        /* bytes at a fixed bit offset: two values a word */
+        const uint8_t *src = buf + (p >> 3);
+        const unsigned sh = (unsigned)(p & 7u);
+        const int off = d->direct_offset;
+        for (; i + 2u <= fast; i += 2u) {
+            uint32_t w = load32(src + i) >> sh;
+            dst[i] = unfold((int)(w & 0xffu) + off);
+            dst[i + 1u] = unfold((int)((w >> 8) & 0xffu) + off);
+        }
+        for (; i < fast; i++) {
+            dst[i] = unfold((int)((load32(src + i) >> sh) & 0xffu) + off);
+        }
+        p += i * 8u;
+    } else {
+        const int off = d->direct_offset;
+        for (; i < fast; i++, p += vbits) {
+            dst[i] = unfold((int)((load32(buf + (p >> 3)) >> (p & 7u)) & mask) + off);
+        }
+    }
+    for (; i < n; i++, p += vbits) {
+        dst[i] = code_value(d, peek32(buf, size, p) & mask);
+    }
+    d->vpos = p;
+    d->index += (int)n;
+    return n;
 }
