@@ -26,25 +26,66 @@
 #define CONV8_OPAQUE(v) ((void)0)
 #endif
 
-/* The channel's record at `stride` bytes a channel from the first. */
-#define CONV8_REC(type, first, stride, oc)                                                         \
-    ((const type *)(const void *)((const char *)(first) + (size_t)(oc) * (stride)))
+/* The bias of an operation without one: every channel reads it, 0 bytes apart. */
+static const int64_t conv8_no_bias = 0;
 
-static inline int32_t conv8_bias(const struct vnpu_conv8_fw *k, int oc)
+/*
+ * The operation's values as locals, in the form the loops use: the channel records as
+ * pointers that walk `stride` bytes a channel. The output stores are bytes, which may alias
+ * anything: read through *k, every value would be loaded again after each store (about
+ * half the instructions of a pixel, each load a softmmu lookup in QEMU, and a load on a
+ * real core too).
+ */
+struct conv8_run {
+    const char *bias; /* channel 0's int64 bias */
+    size_t bstride;   /* bytes between channels' biases (0: no bias) */
+    const char *rec;  /* channel 0's struct vnpu_rescale32 */
+    size_t stride;
+    int32_t zp, lo, hi;
+    int brick; /* the OFM's channels in runs of 16, sc bytes apart (else cs bytes apart) */
+    ptrdiff_t sc, cs;
+};
+
+static inline struct conv8_run conv8_run_of(const struct vnpu_conv8_fw *k)
 {
-    return k->bias != NULL ? (int32_t)*CONV8_REC(int64_t, k->bias, k->stride, oc) : 0;
+    struct conv8_run r = {
+        .bias = (const char *)(const void *)(k->bias != NULL ? k->bias : &conv8_no_bias),
+        .bstride = k->bias != NULL ? k->stride : 0u,
+        .rec = (const char *)(const void *)k->r32,
+        .stride = k->stride,
+        .zp = k->zp,
+        .lo = k->lo,
+        .hi = k->hi,
+        .brick = k->brick,
+        .sc = k->sc,
+        .cs = k->cs,
+    };
+    return r;
+}
+
+/* Channel j's (from the run's pointers) bias and output byte. */
+static inline int32_t conv8_bias(const struct conv8_run *r, int j)
+{
+    return (int32_t) * (const int64_t *)(const void *)(r->bias + (size_t)j * r->bstride);
+}
+
+static inline uint8_t conv8_out8(const struct conv8_run *r, int j, int32_t acc)
+{
+    const struct vnpu_rescale32 *q =
+        (const struct vnpu_rescale32 *)(const void *)(r->rec + (size_t)j * r->stride);
+    return vnpu_out8(q, acc, r->zp, r->lo, r->hi);
+}
+
+static inline void conv8_next(struct conv8_run *r, int channels)
+{
+    r->bias += (size_t)channels * r->bstride;
+    r->rec += (size_t)channels * r->stride;
 }
 
 /* The offset of channel oc's output byte in the pixel. */
-static inline ptrdiff_t conv8_off(const struct vnpu_conv8_fw *k, int oc)
+static inline ptrdiff_t conv8_off(const struct conv8_run *r, int oc)
 {
-    return k->brick ? (ptrdiff_t)(oc >> 4) * k->sc + (oc & 15) : (ptrdiff_t)oc * k->cs;
-}
-
-static inline uint8_t conv8_out8(const struct vnpu_conv8_fw *k, int oc, int32_t acc)
-{
-    return vnpu_out8(CONV8_REC(struct vnpu_rescale32, k->r32, k->stride, oc), acc, k->zp, k->lo,
-                     k->hi);
+    return r->brick ? (ptrdiff_t)(oc >> 4) * r->sc + (oc & 15) : (ptrdiff_t)oc * r->cs;
 }
 
 /*
@@ -91,25 +132,30 @@ CONV8_FW_PAGE void vnpu_conv8_fw_conv(const struct vnpu_conv8_fw *k, const int16
 {
     const size_t terms = k->terms;
     const int depth_out = k->depth_out;
+    const int16_t *w = k->weights;
+    struct conv8_run r = conv8_run_of(k);
     /* four channels from a multiple of 4 are adjacent in a run of 16, or cs bytes apart */
-    const ptrdiff_t step = k->brick ? 1 : k->cs;
+    const ptrdiff_t step = r.brick ? 1 : r.cs;
     int oc = 0;
     for (; oc + 3 < depth_out; oc += 4) {
-        int32_t s[4] = {conv8_bias(k, oc), conv8_bias(k, oc + 1), conv8_bias(k, oc + 2),
-                        conv8_bias(k, oc + 3)};
-        conv8_dot4(field, k->weights + (size_t)oc * terms, terms, s);
-        uint8_t *p = po + conv8_off(k, oc);
+        int32_t s[4] = {conv8_bias(&r, 0), conv8_bias(&r, 1), conv8_bias(&r, 2),
+                        conv8_bias(&r, 3)};
+        conv8_dot4(field, w, terms, s);
+        uint8_t *p = po + conv8_off(&r, oc);
         for (int j = 0; j < 4; j++) {
-            p[j * step] = conv8_out8(k, oc + j, s[j]);
+            p[j * step] = conv8_out8(&r, j, s[j]);
         }
+        w += 4u * terms;
+        conv8_next(&r, 4);
     }
     for (; oc < depth_out; oc++) { /* the last 1-3 channels: short, not worth the code */
-        const int16_t *w = k->weights + (size_t)oc * terms;
-        int32_t acc = conv8_bias(k, oc);
+        int32_t acc = conv8_bias(&r, 0);
         for (size_t i = 0; i < terms; i++) {
             acc += (int32_t)field[i] * w[i];
         }
-        po[conv8_off(k, oc)] = conv8_out8(k, oc, acc);
+        po[conv8_off(&r, oc)] = conv8_out8(&r, 0, acc);
+        w += terms;
+        conv8_next(&r, 1);
     }
 }
 
@@ -117,15 +163,21 @@ CONV8_FW_PAGE void vnpu_conv8_fw_depthwise(const struct vnpu_conv8_fw *k, const 
                                            uint8_t *po)
 {
     const size_t taps = k->terms;
-    for (int oc = 0; oc < k->depth_out; oc++) {
-        const int16_t *w = k->weights + (size_t)oc * taps;
-        int32_t acc = conv8_bias(k, oc);
+    const size_t ic = k->ic;
+    const int depth_out = k->depth_out;
+    const int16_t *w = k->weights;
+    struct conv8_run r = conv8_run_of(k);
+    for (int oc = 0; oc < depth_out; oc++) {
+        int32_t acc = conv8_bias(&r, 0);
+        const int16_t *f = field + oc;
         for (size_t t = 0; t < taps; t++) {
-            int32_t v = field[t * k->ic + (size_t)oc];
+            int32_t v = f[t * ic];
             CONV8_OPAQUE(v);
             acc += v * w[t];
         }
-        po[conv8_off(k, oc)] = conv8_out8(k, oc, acc);
+        po[conv8_off(&r, oc)] = conv8_out8(&r, 0, acc);
+        w += taps;
+        conv8_next(&r, 1);
     }
 }
 
