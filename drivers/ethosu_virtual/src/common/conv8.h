@@ -106,6 +106,10 @@ struct vnpu_conv8_fw {
 
 void vnpu_conv8_fw_conv(const struct vnpu_conv8_fw *k, const int16_t *field, uint8_t *po);
 void vnpu_conv8_fw_depthwise(const struct vnpu_conv8_fw *k, const int16_t *field, uint8_t *po);
+/* vnpu_conv8_fw_conv of two pixels (fields f0, f1; outputs at po0, po1) at once: each
+ * weight load serves both. */
+void vnpu_conv8_fw_conv2(const struct vnpu_conv8_fw *k, const int16_t *f0, const int16_t *f1,
+                         uint8_t *po0, uint8_t *po1);
 
 /*
  * A depthwise OFM pixel whose taps all lie inside the IFM's first tile (no padding, no

@@ -421,6 +421,12 @@ static int op_conv(struct vnpu_exec *run, int depthwise)
         conv_inner(k.pad_left, k.sx, (cv.op.ukw - 1) * k.dx, k.iw < ifm.w0 ? k.iw : ifm.w0, ofm.w,
                    &xlo, &xhi);
     }
+    /* A convolution's 8-bit path takes pixels two at a time: the second field after the
+     * first in the patch (sized for int32 values: two int16 fields fit, the second from an
+     * even value, in its rounding to 8 bytes when the field's length is odd). */
+    const int pair = !depthwise && cv.fast8 && !cv.vec8;
+    const size_t field = taps * (size_t)ifm.c;
+    const int16_t *second = patch16 + ((field + 1u) & ~(size_t)1u);
     for (int oy = 0; oy < ofm.h; oy++) {
         const int inner = oy >= ylo && oy < yhi;
         for (int ox = 0; ox < ofm.w; ox++) {
@@ -435,6 +441,16 @@ static int op_conv(struct vnpu_exec *run, int depthwise)
             if (cv.vec8) {
                 conv_store8(&ofm, po, vnpu_conv8_pixel(&cv.k8, oy, ox, o.zp, out_lo, out_hi),
                             depth_out);
+                continue;
+            }
+            if (pair && ox + 1 < ofm.w) {
+                /* two pixels a call: the kernel loads each weight once for both */
+                vnpu_gather(&ifm, &k, cv.patch, cv.op.ukh, cv.op.ukw, 1, oy, ox);
+                vnpu_gather(&ifm, &k, (int32_t *)(void *)second, cv.op.ukh, cv.op.ukw, 1, oy,
+                            ox + 1);
+                vnpu_conv8_fw_conv2(&fw, patch16, second, po,
+                                    ofm.mem + fm_offset(&ofm, oy, ox + 1, 0));
+                ox++;
                 continue;
             }
             vnpu_gather(&ifm, &k, cv.patch, cv.op.ukh, cv.op.ukw, cv.small_products, oy, ox);
