@@ -41,6 +41,14 @@ struct vnpu_conv8 {
     size_t row;     /* values per plane row */
     int16_t *patch; /* conv: one pixel's receptive field */
     size_t field;   /* values of one receptive field's buffer */
+    /* conv on an AVX-512 VNNI host: the weights as int8 when every one fits, else NULL, with
+     * each channel's weight sum: [ceil(terms/4)][depth_out][4], four terms a 32-bit lane */
+    const int8_t *wq;
+    const int32_t *wsum;
+    /* the IFM as unsigned bytes, value + off8 (the padding off8), in the plane's layout,
+     * when wq is set and every value fits: the 8-bit kernel's input (else NULL) */
+    const uint8_t *plane8;
+    uint8_t *patch8;
     int sy, sx, dy, dx, ukh, ukw;
     int ow;       /* OFM width: the pixels of a row computed together stop there */
     size_t terms; /* conv: taps x IFM depth; depthwise: taps */
