@@ -283,6 +283,7 @@ int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_o
         *fits = quads > 0u && conv8_quads(wq, wsum, weights, depth_out, n, terms);
     }
     c->wt = wt;
+    c->out_stride = n;
     c->wq = *fits ? wq : NULL;
     c->wsum = wsum;
     c->plane8 = NULL;
@@ -294,6 +295,16 @@ int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_o
         c->bias[o] = 0;
     }
     return 1;
+}
+
+/* len bytes, each XOR flip. restrict: bytes may alias anything; without it the loop
+ * stays a byte at a time. */
+static inline void conv8_flip(const uint8_t *restrict src, uint8_t *restrict dst, size_t len,
+                              uint8_t flip)
+{
+    for (size_t j = 0; j < len; j++) {
+        dst[j] = (uint8_t)(src[j] ^ flip);
+    }
 }
 
 /*
@@ -328,13 +339,16 @@ static int conv8_ifm8(struct vnpu_conv8 *c, const struct fm *ifm, const struct k
         uint8_t *dst = plane + (((size_t)y + (size_t)k->pad_top) * pw + (size_t)k->pad_left) * ic;
         for (int x = 0; x < k->iw; x++, dst += ic) {
             const uint8_t *src = ifm->mem + fm_offset(ifm, y, x, 0);
-            /* NHWC: the channels at one address; NHCWB16: runs of 16, sc bytes apart */
-            size_t run = ifm->brick ? 16u : ic;
-            for (size_t c0 = 0; c0 < ic; c0 += run, src += ifm->sc) {
-                size_t len = ic - c0 < run ? ic - c0 : run;
-                for (size_t j = 0; j < len; j++) {
-                    dst[c0 + j] = (uint8_t)(src[j] ^ flip);
-                }
+            if (!ifm->brick) { /* NHWC: the channels at one address */
+                conv8_flip(src, dst, ic, flip);
+                continue;
+            }
+            size_t c0 = 0; /* NHCWB16: runs of 16, sc bytes apart */
+            for (; c0 + 16u <= ic; c0 += 16u, src += ifm->sc) {
+                conv8_flip(src, dst + c0, 16u, flip); /* a constant count: one vector */
+            }
+            if (c0 < ic) {
+                conv8_flip(src, dst + c0, ic - c0, flip);
             }
         }
     }
@@ -945,24 +959,33 @@ const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int3
     if (oy == conv8_block_oy && ox >= conv8_block_ox && ox < conv8_block_ox + conv8_block_n) {
         return c->out + (size_t)(ox - conv8_block_ox) * n;
     }
+    int count;
+    return vnpu_conv8_pixels(c, oy, ox, zp, lo, hi, &count);
+}
+
+const uint8_t *vnpu_conv8_pixels(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
+                                 int32_t hi, int *count)
+{
+    size_t n = ((size_t)c->depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
     /* this pixel and the next ones of its row (the callers go along rows) */
-    int count = c->ow - ox < CONV8_PIXELS ? c->ow - ox : CONV8_PIXELS;
-    count = count < 1 ? 1 : count;
+    int np = c->ow - ox < CONV8_PIXELS ? c->ow - ox : CONV8_PIXELS;
+    np = np < 1 ? 1 : np;
 #if CONV8_Q8
     if (c->plane8 != NULL) {
-        conv8_q8_macs(c, oy, ox, count, n);
+        conv8_q8_macs(c, oy, ox, np, n);
     } else {
-        conv8_i16_macs(c, oy, ox, count, n);
+        conv8_i16_macs(c, oy, ox, np, n);
     }
 #else
-    conv8_i16_macs(c, oy, ox, count, n);
+    conv8_i16_macs(c, oy, ox, np, n);
 #endif
-    for (int i = 0; i < count; i++) {
+    for (int i = 0; i < np; i++) {
         conv8_out(c, c->acc + (size_t)i * n, c->out + (size_t)i * n, zp, lo, hi);
     }
     conv8_block_oy = oy;
     conv8_block_ox = ox;
-    conv8_block_n = count;
+    conv8_block_n = np;
+    *count = np;
     return c->out;
 }
 #endif

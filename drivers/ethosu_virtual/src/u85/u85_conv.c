@@ -252,6 +252,25 @@ static int conv_setup_channels(struct run85 *run, struct conv85 *cv)
     return 0;
 }
 
+/* One pixel's depth_out bytes from the vector kernel to po when the OFM's channels are adjacent
+ * bytes or runs of 16 (NHCWB16): 1 stored, 0 (another layout) not. */
+static inline int conv_store8(uint8_t *po, const uint8_t *out, const struct axis_map *oa,
+                              int depth_out)
+{
+    if (!oa[2].brick && !oa[2].rev && oa[2].stride == 1) {
+        memcpy(po, out, (size_t)depth_out);
+        return 1;
+    }
+    if (oa[2].brick && !oa[2].rev) { /* NHCWB16: runs of 16 channels */
+        for (int c = 0; c < depth_out; c += 16) {
+            memcpy(po + (c >> 4) * oa[2].sc, out + c,
+                   (size_t)(depth_out - c < 16 ? depth_out - c : 16));
+        }
+        return 1;
+    }
+    return 0;
+}
+
 /* The 8-bit path's OFM pixel (oy, ox): the host's vector kernel, or the firmware's
  * (vnpu_conv8_fw_pixel). `cv` is conv_run's own copy: no store reaches it. */
 static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
@@ -265,23 +284,50 @@ static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
     uint8_t *po = cv->ofm.fm.mem + cv->ofm.fm.base[0] + axis_off(&oa[0], oy) + axis_off(&oa[1], ox);
     if (cv->vec8) {
         const uint8_t *out = vnpu_conv8_pixel(&cv->k8, oy, ox, zp, lo, hi);
-        if (!oa[2].brick && !oa[2].rev && oa[2].stride == 1) {
-            memcpy(po, out, (size_t)depth_out);
-            return;
-        }
-        if (oa[2].brick && !oa[2].rev) { /* NHCWB16: runs of 16 channels */
-            for (int c = 0; c < depth_out; c += 16) {
-                memcpy(po + (c >> 4) * oa[2].sc, out + c,
-                       (size_t)(depth_out - c < 16 ? depth_out - c : 16));
+        if (!conv_store8(po, out, oa, depth_out)) {
+            for (int c = 0; c < depth_out; c++) {
+                po[axis_off(&oa[2], c)] = out[c];
             }
-            return;
-        }
-        for (int c = 0; c < depth_out; c++) {
-            po[axis_off(&oa[2], c)] = out[c];
         }
         return;
     }
     vnpu_conv8_fw_pixel(&cv->fw, patch16, po + axis_off(&oa[2], 0));
+}
+
+/*
+ * The host vector kernel's convolution (not depthwise) over every OFM pixel, from a copy of
+ * the set-up no pointer reaches: the pixels the kernel computes together along a row are taken
+ * in one call, and an OFM whose channels are not adjacent bytes (transposed, reversed) is
+ * written a channel at a time over them, one channel's offset for the run.
+ */
+static void conv_run_vec8(const struct conv85 *setup)
+{
+    const struct conv85 cv = *setup;
+    const struct axis_map *oa = cv.oa;
+    const int depth_out = cv.ofm.c;
+    const size_t ns = cv.k8.out_stride;
+    const int32_t zp = cv.o.zp;
+    const int32_t lo = (int32_t)cv.o.lim.lo;
+    const int32_t hi = (int32_t)cv.o.lim.hi;
+    for (int oy = 0; oy < cv.ofm.h; oy++) {
+        uint8_t *row = cv.ofm.fm.mem + cv.ofm.fm.base[0] + axis_off(&oa[0], oy);
+        int count = 1;
+        for (int ox = 0; ox < cv.ofm.w; ox += count) {
+            const uint8_t *out = vnpu_conv8_pixels(&cv.k8, oy, ox, zp, lo, hi, &count);
+            count = count < cv.ofm.w - ox ? count : cv.ofm.w - ox;
+            int stored = 1;
+            for (int i = 0; stored && i < count; i++) {
+                stored = conv_store8(row + axis_off(&oa[1], ox + i), out + (size_t)i * ns, oa,
+                                     depth_out);
+            }
+            for (int c = 0; !stored && c < depth_out; c++) {
+                uint8_t *pc = row + axis_off(&oa[2], c);
+                for (int i = 0; i < count; i++) {
+                    pc[axis_off(&oa[1], ox + i)] = out[(size_t)i * ns + (size_t)c];
+                }
+            }
+        }
+    }
 }
 
 /*
@@ -359,7 +405,11 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
         conv_weights(run, &cv) != 0 || conv_setup_channels(run, &cv) != 0) {
         return -1;
     }
-    conv_run(&cv);
+    if (cv.vec8 && !cv.depthwise) {
+        conv_run_vec8(&cv);
+    } else {
+        conv_run(&cv);
+    }
     run->acc.live = cv.hold;
     u85_chain_release(run, &cv.ifm, cv.from_ifm2 ? &cv.acc_in.fm : NULL);
     u85_ofm_done(run, &cv.ofm);
