@@ -307,6 +307,31 @@ static inline void conv8_flip(const uint8_t *restrict src, uint8_t *restrict dst
     }
 }
 
+/* The iw pixels of an IFM row from its first pixel's bytes at src, flipped, into dst (ic bytes
+ * a pixel): one run where the row's bytes are adjacent (NHWC, or NHCWB16 of 16 channels),
+ * else a pixel's channels or a run of 16 at a time. */
+static void conv8_flip_row(const struct fm *ifm, const uint8_t *src, int iw, uint8_t *dst,
+                           uint8_t flip)
+{
+    const size_t ic = (size_t)ifm->c;
+    const ptrdiff_t sx = (ptrdiff_t)ifm->sx;
+    if (sx == (ptrdiff_t)ic && (!ifm->brick || ic == 16u)) {
+        conv8_flip(src, dst, (size_t)iw * ic, flip);
+        return;
+    }
+    for (size_t c0 = 0; c0 < ic; c0 += ifm->brick ? 16u : ic) {
+        const uint8_t *run = src + (ifm->brick ? (ptrdiff_t)(c0 >> 4) * (ptrdiff_t)ifm->sc : 0);
+        size_t len = ifm->brick && ic - c0 > 16u ? 16u : ic - c0;
+        for (int x = 0; x < iw; x++) {
+            if (len == 16u) { /* a constant count: one vector */
+                conv8_flip(run + (ptrdiff_t)x * sx, dst + (size_t)x * ic + c0, 16u, flip);
+            } else {
+                conv8_flip(run + (ptrdiff_t)x * sx, dst + (size_t)x * ic + c0, len, flip);
+            }
+        }
+    }
+}
+
 /*
  * The 8-bit kernel's plane: every IFM byte as an unsigned byte u = value - zp + off (signed
  * bytes flipped to x + 128, off = 128 + zp; unsigned ones as they are, off = zp), the padding
@@ -335,8 +360,14 @@ static int conv8_ifm8(struct vnpu_conv8 *c, const struct fm *ifm, const struct k
     /* the slack too: the last quads of a field read past it against zero weights */
     memset(plane, off, bytes);
     const uint8_t flip = ifm->is_signed ? 0x80u : 0u;
+    /* one column of tiles: a row's pixels stride_x apart from its first */
+    const int by_rows = k->iw <= ifm->w0;
     for (int y = 0; y < k->ih; y++) {
         uint8_t *dst = plane + (((size_t)y + (size_t)k->pad_top) * pw + (size_t)k->pad_left) * ic;
+        if (by_rows) {
+            conv8_flip_row(ifm, ifm->mem + fm_offset(ifm, y, 0, 0), k->iw, dst, flip);
+            continue;
+        }
         for (int x = 0; x < k->iw; x++, dst += ic) {
             const uint8_t *src = ifm->mem + fm_offset(ifm, y, x, 0);
             if (!ifm->brick) { /* NHWC: the channels at one address */

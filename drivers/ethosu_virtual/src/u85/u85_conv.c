@@ -268,9 +268,12 @@ static inline int conv_store8(uint8_t *po, const uint8_t *out, const struct axis
         return 1;
     }
     if (oa[2].brick && !oa[2].rev) { /* NHCWB16: runs of 16 channels */
-        for (int c = 0; c < depth_out; c += 16) {
-            memcpy(po + (c >> 4) * oa[2].sc, out + c,
-                   (size_t)(depth_out - c < 16 ? depth_out - c : 16));
+        int c = 0;
+        for (; c + 16 <= depth_out; c += 16) {
+            memcpy(po + (c >> 4) * oa[2].sc, out + c, 16u); /* a constant size: one vector */
+        }
+        if (c < depth_out) {
+            memcpy(po + (c >> 4) * oa[2].sc, out + c, (size_t)(depth_out - c));
         }
         return 1;
     }
