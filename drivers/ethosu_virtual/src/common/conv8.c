@@ -394,6 +394,18 @@ static size_t conv8_plane_values;
 #define CONV8_PIXELS 4
 #endif
 
+/* The 8-bit kernel: unsigned activation bytes times int8 weights, VPDPBUSD (four products a
+ * 32-bit lane, twice VPDPWSSD's), where the host has it and the operation's values fit. */
+#if defined(__AVX512VNNI__) && defined(__AVX512BW__) && defined(__AVX512VL__)
+#define CONV8_Q8 1
+#else
+#define CONV8_Q8 0
+#endif
+
+/* The 8-bit kernel's IFM plane and fields (vnpu_conv8_ifm), grown as needed. */
+static uint8_t *conv8_plane8;
+static size_t conv8_plane8_bytes;
+
 /* The pixels the last vnpu_conv8_pixel computed: row, first column, count (row -1: none). */
 static int conv8_block_oy = -1;
 static int conv8_block_ox;
@@ -446,6 +458,31 @@ static void conv8_transpose(int16_t *wt, const int16_t *w, int depth_out, size_t
     }
 }
 
+/*
+ * W[o][terms] as int8 quads, [ceil(terms/4)][n][4] (padded channels and terms 0), and each
+ * channel's weight sum: 0 (nothing usable) when a weight does not fit int8.
+ */
+static int conv8_quads(int8_t *wq, int32_t *wsum, const int16_t *w, int depth_out, size_t n,
+                       size_t terms)
+{
+    size_t quads = (terms + 3u) / 4u;
+    memset(wq, 0, quads * n * 4u);
+    memset(wsum, 0, n * sizeof(int32_t));
+    for (int o = 0; o < depth_out; o++) {
+        const int16_t *row = w + (size_t)o * terms;
+        int32_t sum = 0;
+        for (size_t k = 0; k < terms; k++) {
+            if (row[k] < INT8_MIN || row[k] > INT8_MAX) {
+                return 0;
+            }
+            wq[(k / 4u) * n * 4u + (size_t)o * 4u + (k & 3u)] = (int8_t)row[k];
+            sum += row[k];
+        }
+        wsum[o] = sum;
+    }
+    return 1;
+}
+
 int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_out, size_t terms,
                        size_t ic, int depthwise)
 {
@@ -454,15 +491,29 @@ int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_o
     }
     size_t n = ((size_t)depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
     size_t rows = depthwise ? terms : (terms + 1u) / 2u * 2u;
+    size_t bytes16 = (rows * n * sizeof(int16_t) + 63u) & ~(size_t)63u;
+    size_t quads = depthwise || !CONV8_Q8 ? 0u : (terms + 3u) / 4u;
+    /* [int16 layout][int8 layout][weight sums][1: the int8 layout holds every weight] */
+    size_t bytes8 = quads * n * 4u;
+    size_t bytes = bytes16 + bytes8 + (quads > 0u ? n * sizeof(int32_t) : 0u) + sizeof(int32_t);
     int fresh = 0;
-    int16_t *wt = (int16_t *)vnpu_wcache_extra(weights, rows * n * sizeof(int16_t), &fresh);
-    if (wt == NULL) {
+    uint8_t *extra = (uint8_t *)vnpu_wcache_extra(weights, bytes, &fresh);
+    if (extra == NULL) {
         return 0;
     }
+    int16_t *wt = (int16_t *)(void *)extra;
+    int8_t *wq = (int8_t *)(void *)(extra + bytes16);
+    int32_t *wsum = (int32_t *)(void *)(extra + bytes16 + bytes8);
+    int32_t *fits = (int32_t *)(void *)(extra + bytes - sizeof(int32_t));
     if (fresh) {
         conv8_transpose(wt, weights, depth_out, n, terms, depthwise);
+        *fits = quads > 0u && conv8_quads(wq, wsum, weights, depth_out, n, terms);
     }
     c->wt = wt;
+    c->out_stride = n;
+    c->wq = *fits ? wq : NULL;
+    c->wsum = wsum;
+    c->plane8 = NULL;
     c->terms = terms;
     c->ic = ic;
     c->depth_out = depth_out;
@@ -473,16 +524,123 @@ int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_o
     return 1;
 }
 
+/* len bytes, each XOR flip. restrict: bytes may alias anything; without it the loop
+ * stays a byte at a time. */
+static inline void conv8_flip(const uint8_t *restrict src, uint8_t *restrict dst, size_t len,
+                              uint8_t flip)
+{
+    for (size_t j = 0; j < len; j++) {
+        dst[j] = (uint8_t)(src[j] ^ flip);
+    }
+}
+
+/* The iw pixels of an IFM row from its first pixel's bytes at src, flipped, into dst (ic bytes
+ * a pixel): one run where the row's bytes are adjacent (NHWC, or NHCWB16 of 16 channels),
+ * else a pixel's channels or a run of 16 at a time. */
+static void conv8_flip_row(const struct fm *ifm, const uint8_t *src, int iw, uint8_t *dst,
+                           uint8_t flip)
+{
+    const size_t ic = (size_t)ifm->c;
+    const ptrdiff_t sx = (ptrdiff_t)ifm->sx;
+    if (sx == (ptrdiff_t)ic && (!ifm->brick || ic == 16u)) {
+        conv8_flip(src, dst, (size_t)iw * ic, flip);
+        return;
+    }
+    for (size_t c0 = 0; c0 < ic; c0 += ifm->brick ? 16u : ic) {
+        const uint8_t *run = src + (ifm->brick ? (ptrdiff_t)(c0 >> 4) * (ptrdiff_t)ifm->sc : 0);
+        size_t len = ifm->brick && ic - c0 > 16u ? 16u : ic - c0;
+        for (int x = 0; x < iw; x++) {
+            if (len == 16u) { /* a constant count: one vector */
+                conv8_flip(run + (ptrdiff_t)x * sx, dst + (size_t)x * ic + c0, 16u, flip);
+            } else {
+                conv8_flip(run + (ptrdiff_t)x * sx, dst + (size_t)x * ic + c0, len, flip);
+            }
+        }
+    }
+}
+
+/*
+ * The 8-bit kernel's plane: every IFM byte as an unsigned byte u = value - zp + off (signed
+ * bytes flipped to x + 128, off = 128 + zp; unsigned ones as they are, off = zp), the padding
+ * u = off (value - zp = 0, as the int16 plane's zeros). Then sum((u - off) * w) =
+ * sum(u * w) - off * sum(w), exactly the int16 plane's dot product: the bias takes the
+ * -off * sum(w). 0 (no memory, or an off outside a byte, or an upscaled IFM): the int16 plane.
+ */
+static int conv8_ifm8(struct vnpu_conv8 *c, const struct fm *ifm, const struct kernel *k, size_t ph,
+                      size_t pw, size_t field)
+{
+    const int32_t off = ifm->is_signed ? 128 + ifm->zp : ifm->zp;
+    if (c->wq == NULL || ifm->elem != 1 || k->upscale != 0 || off < 0 || off > 255) {
+        return 0;
+    }
+    size_t ic = (size_t)ifm->c;
+    size_t bytes = ph * pw * ic + field * CONV8_PIXELS;
+    if (bytes > conv8_plane8_bytes) {
+        uint8_t *grown = (uint8_t *)realloc(conv8_plane8, bytes);
+        if (grown == NULL) {
+            return 0;
+        }
+        conv8_plane8 = grown;
+        conv8_plane8_bytes = bytes;
+    }
+    uint8_t *plane = conv8_plane8;
+    /* the slack too: the last quads of a field read past it against zero weights */
+    memset(plane, off, bytes);
+    const uint8_t flip = ifm->is_signed ? 0x80u : 0u;
+    /* one column of tiles: a row's pixels stride_x apart from its first */
+    const int by_rows = k->iw <= ifm->w0;
+    for (int y = 0; y < k->ih; y++) {
+        uint8_t *dst = plane + (((size_t)y + (size_t)k->pad_top) * pw + (size_t)k->pad_left) * ic;
+        if (by_rows) {
+            conv8_flip_row(ifm, ifm->mem + fm_offset(ifm, y, 0, 0), k->iw, dst, flip);
+            continue;
+        }
+        for (int x = 0; x < k->iw; x++, dst += ic) {
+            const uint8_t *src = ifm->mem + fm_offset(ifm, y, x, 0);
+            if (!ifm->brick) { /* NHWC: the channels at one address */
+                conv8_flip(src, dst, ic, flip);
+                continue;
+            }
+            size_t c0 = 0; /* NHCWB16: runs of 16, sc bytes apart */
+            for (; c0 + 16u <= ic; c0 += 16u, src += ifm->sc) {
+                conv8_flip(src, dst + c0, 16u, flip); /* a constant count: one vector */
+            }
+            if (c0 < ic) {
+                conv8_flip(src, dst + c0, ic - c0, flip);
+            }
+        }
+    }
+    for (int o = 0; o < c->depth_out; o++) {
+        c->bias[o] = (int32_t)((int64_t)c->bias[o] - (int64_t)off * c->wsum[o]);
+    }
+    c->plane8 = plane;
+    c->patch8 = plane + ph * pw * ic;
+    return 1;
+}
+
 int vnpu_conv8_ifm(struct vnpu_conv8 *c, const struct fm *ifm, const struct kernel *k, int ukh,
                    int ukw, int ow)
 {
     conv8_block_oy = -1;
+    c->plane8 = NULL;
     size_t ph = (size_t)k->pad_top + (size_t)k->ih + (size_t)k->pad_bottom;
     size_t pw = (size_t)k->pad_left + (size_t)k->iw + (size_t)k->pad_right;
     size_t ic = (size_t)ifm->c;
     /* + the odd term's partner; the slack after the plane (CONV8_PIXELS fields, at least
      * CONV8_BLOCK values) also takes the depthwise kernel's reads of padded channels */
     size_t field = (size_t)ukh * (size_t)ukw * ic + CONV8_BLOCK;
+    c->row = pw * ic;
+    c->sy = k->sy;
+    c->sx = k->sx;
+    c->dy = k->dy;
+    c->dx = k->dx;
+    c->ukh = ukh;
+    c->ukw = ukw;
+    c->field = field;
+    c->ow = ow;
+    if (!c->depthwise && conv8_ifm8(c, ifm, k, ph, pw, field)) {
+        return 1;
+    }
     size_t values = ph * pw * ic + field * CONV8_PIXELS;
     if (values > conv8_plane_values) {
         int16_t *grown = (int16_t *)realloc(conv8_plane, values * sizeof(int16_t));
@@ -502,16 +660,7 @@ int vnpu_conv8_ifm(struct vnpu_conv8 *c, const struct fm *ifm, const struct kern
         }
     }
     c->plane = plane;
-    c->row = pw * ic;
     c->patch = plane + ph * pw * ic;
-    c->sy = k->sy;
-    c->sx = k->sx;
-    c->dy = k->dy;
-    c->dx = k->dx;
-    c->ukh = ukh;
-    c->ukw = ukw;
-    c->field = field;
-    c->ow = ow;
     return 1;
 }
 
@@ -819,6 +968,168 @@ static void conv8_macs_count(const struct vnpu_conv8 *c, const struct conv8_fiel
 }
 #endif
 
+#if CONV8_Q8
+/* The 8-bit kernel's fields: as conv8_fields, in quads of the byte plane's values (a kernel
+ * row read in place when its taps are adjacent and a whole number of quads). */
+struct conv8_fields8 {
+    const uint8_t *f[CONV8_PIXELS];
+    int segs;
+    size_t seg_quads, seg_stride;
+};
+
+/* conv8_block_at on bytes: each broadcast quad of activations times each channel's quad of
+ * weights, VPDPBUSD (wrapping like the int16 kernel's adds; the sums stay far inside). */
+static inline __attribute__((always_inline)) void
+conv8_q8_block_at(const struct vnpu_conv8 *c, const struct conv8_fields8 *fs, size_t n,
+                  int32_t *restrict acc, const int np, size_t o0, const int nh)
+{
+    const size_t step = n * 4u;
+    __m512i a[CONV8_PIXELS][2];
+    __m512i b0 = _mm512_loadu_si512((const void *)(c->bias + o0));
+    __m512i b1 = _mm512_loadu_si512((const void *)(c->bias + o0 + 16));
+    for (int i = 0; i < np; i++) {
+        a[i][0] = b0;
+        a[i][1] = b1;
+    }
+    const int8_t *w = c->wq + o0 * 4u;
+    for (int r = 0; r < fs->segs; r++) {
+        const size_t at = (size_t)r * fs->seg_stride;
+        for (size_t k = 0; k < fs->seg_quads; k++, w += step) {
+            __m512i w0 = _mm512_loadu_si512((const void *)w);
+            __m512i w1 = nh == 2 ? _mm512_loadu_si512((const void *)(w + 64)) : w0;
+            for (int i = 0; i < np; i++) {
+                uint32_t quad;
+                memcpy(&quad, fs->f[i] + at + 4u * k, sizeof(quad));
+                __m512i b = _mm512_set1_epi32((int32_t)quad);
+                a[i][0] = _mm512_dpbusd_epi32(a[i][0], b, w0);
+                if (nh == 2) {
+                    a[i][1] = _mm512_dpbusd_epi32(a[i][1], b, w1);
+                }
+            }
+        }
+    }
+    for (int i = 0; i < np; i++) {
+        _mm512_storeu_si512((void *)(acc + (size_t)i * n + o0), a[i][0]);
+        if (nh == 2) {
+            _mm512_storeu_si512((void *)(acc + (size_t)i * n + o0 + 16), a[i][1]);
+        }
+    }
+}
+
+/* conv8_block8_at on bytes: the operation's last block of at most 8 channels. */
+static inline __attribute__((always_inline)) void
+conv8_q8_block8_at(const struct vnpu_conv8 *c, const struct conv8_fields8 *fs, size_t n,
+                   int32_t *restrict acc, const int np, size_t o0)
+{
+    const size_t step = n * 4u;
+    __m256i a[CONV8_PIXELS];
+    __m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + o0));
+    for (int i = 0; i < np; i++) {
+        a[i] = b0;
+    }
+    const int8_t *w = c->wq + o0 * 4u;
+    for (int r = 0; r < fs->segs; r++) {
+        const size_t at = (size_t)r * fs->seg_stride;
+        for (size_t k = 0; k < fs->seg_quads; k++, w += step) {
+            __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)w);
+            for (int i = 0; i < np; i++) {
+                uint32_t quad;
+                memcpy(&quad, fs->f[i] + at + 4u * k, sizeof(quad));
+                a[i] = _mm256_dpbusd_epi32(a[i], _mm256_set1_epi32((int32_t)quad), w0);
+            }
+        }
+    }
+    for (int i = 0; i < np; i++) {
+        _mm256_storeu_si256((__m256i *)(void *)(acc + (size_t)i * n + o0), a[i]);
+    }
+}
+
+static inline __attribute__((always_inline)) void conv8_q8_block(const struct vnpu_conv8 *c,
+                                                                 const struct conv8_fields8 *fs,
+                                                                 size_t n, int32_t *restrict acc,
+                                                                 const int np)
+{
+    for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
+        if ((size_t)c->depth_out - o0 <= 8u) {
+            conv8_q8_block8_at(c, fs, n, acc, np, o0);
+        } else if ((size_t)c->depth_out - o0 <= 16u) {
+            conv8_q8_block_at(c, fs, n, acc, np, o0, 1);
+        } else {
+            conv8_q8_block_at(c, fs, n, acc, np, o0, 2);
+        }
+    }
+}
+
+/* conv8_q8_block for 1..CONV8_PIXELS fields: constant counts, each its own registers. */
+static void conv8_q8_count(const struct vnpu_conv8 *c, const struct conv8_fields8 *fs, size_t n,
+                           int count)
+{
+#define CONV8_COUNT(np)                                                                            \
+    case np:                                                                                       \
+        conv8_q8_block(c, fs, n, c->acc, np);                                                      \
+        return
+    switch (count) {
+        CONV8_COUNT(8);
+        CONV8_COUNT(7);
+        CONV8_COUNT(6);
+        CONV8_COUNT(5);
+        CONV8_COUNT(4);
+        CONV8_COUNT(3);
+        CONV8_COUNT(2);
+    default:
+        conv8_q8_block(c, fs, n, c->acc, 1);
+    }
+#undef CONV8_COUNT
+}
+
+/* The receptive field of (oy, ox) on the byte plane, as conv8_field. */
+static const uint8_t *conv8_field8(const struct vnpu_conv8 *c, int oy, int ox, uint8_t *dst)
+{
+    const uint8_t *pixel =
+        c->plane8 + (size_t)oy * (size_t)c->sy * c->row + (size_t)ox * (size_t)c->sx * c->ic;
+    if (c->ukh * c->ukw == 1) {
+        return pixel;
+    }
+    uint8_t *field = dst;
+    for (int ky = 0; ky < c->ukh; ky++) {
+        const uint8_t *line = pixel + (size_t)ky * (size_t)c->dy * c->row;
+        if (c->dx == 1) {
+            memcpy(dst, line, (size_t)c->ukw * c->ic);
+            dst += (size_t)c->ukw * c->ic;
+            continue;
+        }
+        for (int kx = 0; kx < c->ukw; kx++, dst += c->ic) {
+            memcpy(dst, line + (size_t)kx * (size_t)c->dx * c->ic, c->ic);
+        }
+    }
+    return field;
+}
+
+/* The MACs of `count` pixels from (oy, ox) on the byte plane into c->acc. */
+static void conv8_q8_macs(const struct vnpu_conv8 *c, int oy, int ox, int count, size_t n)
+{
+    struct conv8_fields8 fs;
+    size_t run = (size_t)c->ukw * c->ic;
+    if (c->ukh * c->ukw > 1 && c->dx == 1 && run % 4u == 0u) {
+        fs.segs = c->ukh;
+        fs.seg_quads = run / 4u;
+        fs.seg_stride = (size_t)c->dy * c->row;
+        for (int i = 0; i < count; i++) {
+            fs.f[i] = c->plane8 + (size_t)oy * (size_t)c->sy * c->row +
+                      (size_t)(ox + i) * (size_t)c->sx * c->ic;
+        }
+    } else {
+        fs.segs = 1;
+        fs.seg_quads = (c->terms + 3u) / 4u;
+        fs.seg_stride = 0;
+        for (int i = 0; i < count; i++) {
+            fs.f[i] = conv8_field8(c, oy, ox + i, c->patch8 + (size_t)i * c->field);
+        }
+    }
+    conv8_q8_count(c, &fs, n, count);
+}
+#endif
+
 /* vnpu_out8 of every channel, over the arrays. */
 static void conv8_out(const struct vnpu_conv8 *c, const int32_t *restrict acc,
                       uint8_t *restrict out, int32_t zp, int32_t lo, int32_t hi)
@@ -855,23 +1166,9 @@ static void conv8_out(const struct vnpu_conv8 *c, const int32_t *restrict acc,
     }
 }
 
-const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
-                                int32_t hi)
+/* The MACs of `count` pixels from (oy, ox) on the int16 plane into c->acc. */
+static void conv8_i16_macs(const struct vnpu_conv8 *c, int oy, int ox, int count, size_t n)
 {
-    size_t n = ((size_t)c->depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
-    if (c->depthwise) {
-        const int16_t *pixel =
-            c->plane + (size_t)oy * (size_t)c->sy * c->row + (size_t)ox * (size_t)c->sx * c->ic;
-        conv8_macs_dw(c, pixel, n);
-        conv8_out(c, c->acc, c->out, zp, lo, hi);
-        return c->out;
-    }
-    if (oy == conv8_block_oy && ox >= conv8_block_ox && ox < conv8_block_ox + conv8_block_n) {
-        return c->out + (size_t)(ox - conv8_block_ox) * n;
-    }
-    /* this pixel and the next ones of its row (the callers go along rows) */
-    int count = c->ow - ox < CONV8_PIXELS ? c->ow - ox : CONV8_PIXELS;
-    count = count < 1 ? 1 : count;
 #if defined(__AVX512BW__)
     /* constant pixel counts: each call its own registers */
     if (count >= 2) {
@@ -894,23 +1191,59 @@ const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int3
             }
         }
         conv8_macs_count(c, &fs, n, count);
-    } else
+        return;
+    }
 #endif
-    {
-        const int16_t *f[CONV8_PIXELS];
-        for (int i = 0; i < count; i++) {
-            f[i] = conv8_field(c, oy, ox + i, c->patch + (size_t)i * c->field);
-        }
-        for (int i = 0; i < count; i++) {
-            conv8_macs(c, f[i], n, c->acc + (size_t)i * n);
-        }
+    const int16_t *f[CONV8_PIXELS];
+    for (int i = 0; i < count; i++) {
+        f[i] = conv8_field(c, oy, ox + i, c->patch + (size_t)i * c->field);
     }
     for (int i = 0; i < count; i++) {
+        conv8_macs(c, f[i], n, c->acc + (size_t)i * n);
+    }
+}
+
+const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
+                                int32_t hi)
+{
+    size_t n = ((size_t)c->depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
+    if (c->depthwise) {
+        const int16_t *pixel =
+            c->plane + (size_t)oy * (size_t)c->sy * c->row + (size_t)ox * (size_t)c->sx * c->ic;
+        conv8_macs_dw(c, pixel, n);
+        conv8_out(c, c->acc, c->out, zp, lo, hi);
+        return c->out;
+    }
+    if (oy == conv8_block_oy && ox >= conv8_block_ox && ox < conv8_block_ox + conv8_block_n) {
+        return c->out + (size_t)(ox - conv8_block_ox) * n;
+    }
+    int count;
+    return vnpu_conv8_pixels(c, oy, ox, zp, lo, hi, &count);
+}
+
+const uint8_t *vnpu_conv8_pixels(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
+                                 int32_t hi, int *count)
+{
+    size_t n = ((size_t)c->depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
+    /* this pixel and the next ones of its row (the callers go along rows) */
+    int np = c->ow - ox < CONV8_PIXELS ? c->ow - ox : CONV8_PIXELS;
+    np = np < 1 ? 1 : np;
+#if CONV8_Q8
+    if (c->plane8 != NULL) {
+        conv8_q8_macs(c, oy, ox, np, n);
+    } else {
+        conv8_i16_macs(c, oy, ox, np, n);
+    }
+#else
+    conv8_i16_macs(c, oy, ox, np, n);
+#endif
+    for (int i = 0; i < np; i++) {
         conv8_out(c, c->acc + (size_t)i * n, c->out + (size_t)i * n, zp, lo, hi);
     }
     conv8_block_oy = oy;
     conv8_block_ox = ox;
-    conv8_block_n = count;
+    conv8_block_n = np;
+    *count = np;
     return c->out;
 }
 #endif

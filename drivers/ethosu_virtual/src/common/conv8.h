@@ -34,13 +34,22 @@ struct vnpu_conv8 {
     int32_t *bias, *mult, *shift;
     int64_t *c_pos, *c_neg;
     int32_t *acc;
-    uint8_t *out; /* the pixel's depth_out output bytes */
+    uint8_t *out;      /* the pixel's depth_out output bytes */
+    size_t out_stride; /* vnpu_conv8_pixels: bytes from one pixel's outputs to the next's */
     /* the IFM as the receptive fields read it: int16 minus the zero point, the padding as
      * zeros around it, [pad_top + ih + pad_bottom][pad_left + iw + pad_right][ic] */
     const int16_t *plane;
     size_t row;     /* values per plane row */
     int16_t *patch; /* conv: one pixel's receptive field */
     size_t field;   /* values of one receptive field's buffer */
+    /* conv on an AVX-512 VNNI host: the weights as int8 when every one fits, else NULL, with
+     * each channel's weight sum: [ceil(terms/4)][depth_out][4], four terms a 32-bit lane */
+    const int8_t *wq;
+    const int32_t *wsum;
+    /* the IFM as unsigned bytes, value + off8 (the padding off8), in the plane's layout,
+     * when wq is set and every value fits: the 8-bit kernel's input (else NULL) */
+    const uint8_t *plane8;
+    uint8_t *patch8;
     int sy, sx, dy, dx, ukh, ukw;
     int ow;       /* OFM width: the pixels of a row computed together stop there */
     size_t terms; /* conv: taps x IFM depth; depthwise: taps */
@@ -68,6 +77,11 @@ int vnpu_conv8_ifm(struct vnpu_conv8 *c, const struct fm *ifm, const struct kern
  * operation's, the same on every call). */
 const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
                                 int32_t hi);
+/* A convolution's (not depthwise) OFM pixels (oy, ox) on along the row, as many as the kernel
+ * computes together (*count, at least 1): pixel i's depth_out bytes at i * out_stride. A
+ * caller taking them all at once stores each run of them in one go. */
+const uint8_t *vnpu_conv8_pixels(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
+                                 int32_t hi, int *count);
 #else
 #define vnpu_conv8_prepare(c, weights, depth_out, terms, ic, depthwise)                            \
     ((void)(c), (void)(weights), (void)(depth_out), (void)(terms), (void)(ic), (void)(depthwise), 0)
@@ -76,6 +90,9 @@ const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int3
 /* (never called: vec8 stays 0; not NULL, which a memcpy of it would be warned about) */
 #define vnpu_conv8_pixel(c, oy, ox, zp, lo, hi)                                                    \
     ((void)(oy), (void)(ox), (void)(zp), (void)(lo), (void)(hi), (const uint8_t *)(c)->out)
+#define vnpu_conv8_pixels(c, oy, ox, zp, lo, hi, count)                                            \
+    ((void)(oy), (void)(ox), (void)(zp), (void)(lo), (void)(hi), *(count) = 1,                     \
+     (const uint8_t *)(c)->out)
 #endif
 
 /*

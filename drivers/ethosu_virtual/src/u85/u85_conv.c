@@ -9,6 +9,12 @@
 #include "ethosu_virtual.h"
 
 #include <string.h>
+#if defined(ETHOSU_VIRTUAL_WEIGHT_CACHE) && defined(__AVX512VBMI__) && defined(__AVX512VL__)
+#include <immintrin.h>
+#define CONV_VBMI 1 /* the host vector kernel's transposed stores: an 8x8 byte transpose */
+#else
+#define CONV_VBMI 0
+#endif
 
 /* The matrix multiply over every output, on copies no pointer reaches (the OFM stores cannot
  * alias them). IFM2 has one row per OFM row, or one for all. */
@@ -252,6 +258,28 @@ static int conv_setup_channels(struct run85 *run, struct conv85 *cv)
     return 0;
 }
 
+/* One pixel's depth_out bytes from the vector kernel to po when the OFM's channels are adjacent
+ * bytes or runs of 16 (NHCWB16): 1 stored, 0 (another layout) not. */
+static inline int conv_store8(uint8_t *po, const uint8_t *out, const struct axis_map *oa,
+                              int depth_out)
+{
+    if (!oa[2].brick && !oa[2].rev && oa[2].stride == 1) {
+        memcpy(po, out, (size_t)depth_out);
+        return 1;
+    }
+    if (oa[2].brick && !oa[2].rev) { /* NHCWB16: runs of 16 channels */
+        int c = 0;
+        for (; c + 16 <= depth_out; c += 16) {
+            memcpy(po + (c >> 4) * oa[2].sc, out + c, 16u); /* a constant size: one vector */
+        }
+        if (c < depth_out) {
+            memcpy(po + (c >> 4) * oa[2].sc, out + c, (size_t)(depth_out - c));
+        }
+        return 1;
+    }
+    return 0;
+}
+
 /* The 8-bit path's OFM pixel (oy, ox): the host's vector kernel, or the firmware's
  * (vnpu_conv8_fw_pixel). `cv` is conv_run's own copy: no store reaches it. */
 static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
@@ -265,23 +293,111 @@ static inline void conv_pixel8(const struct conv85 *cv, int oy, int ox)
     uint8_t *po = cv->ofm.fm.mem + cv->ofm.fm.base[0] + axis_off(&oa[0], oy) + axis_off(&oa[1], ox);
     if (cv->vec8) {
         const uint8_t *out = vnpu_conv8_pixel(&cv->k8, oy, ox, zp, lo, hi);
-        if (!oa[2].brick && !oa[2].rev && oa[2].stride == 1) {
-            memcpy(po, out, (size_t)depth_out);
-            return;
-        }
-        if (oa[2].brick && !oa[2].rev) { /* NHCWB16: runs of 16 channels */
-            for (int c = 0; c < depth_out; c += 16) {
-                memcpy(po + (c >> 4) * oa[2].sc, out + c,
-                       (size_t)(depth_out - c < 16 ? depth_out - c : 16));
+        if (!conv_store8(po, out, oa, depth_out)) {
+            for (int c = 0; c < depth_out; c++) {
+                po[axis_off(&oa[2], c)] = out[c];
             }
-            return;
-        }
-        for (int c = 0; c < depth_out; c++) {
-            po[axis_off(&oa[2], c)] = out[c];
         }
         return;
     }
     vnpu_conv8_fw_pixel(&cv->fw, patch16, po + axis_off(&oa[2], 0));
+}
+
+/* One channel of n pixels: the byte every ns from src to every xs from dst. restrict: a byte
+ * store may alias anything, the loop's own values included. */
+static inline void conv_scatter8(uint8_t *restrict dst, const uint8_t *restrict src, int n,
+                                 size_t ns, ptrdiff_t xs)
+{
+    for (int i = 0; i < n; i++) {
+        dst[(ptrdiff_t)i * xs] = src[(size_t)i * ns];
+    }
+}
+
+#if CONV_VBMI
+/*
+ * conv_scatter8 of channels [c0, c0 + 8) (those below depth_out) for n <= 8 pixels whose x
+ * steps are one byte (a transposed OFM's rows): their 8x8 bytes transposed in one VPERMB,
+ * then a masked store of n bytes per channel, where a byte at a time was 6-8 stores and as
+ * many loads.
+ */
+static void conv_transpose8(uint8_t *px, const struct axis_map *ca, const uint8_t *out, int n,
+                            size_t ns, int c0, int depth_out)
+{
+    /* byte 8 * j + i of the result (channel j, pixel i) is byte 8 * i + j of the pixels' */
+    static const uint8_t order[64] = {0, 8,  16, 24, 32, 40, 48, 56, 1, 9,  17, 25, 33, 41, 49, 57,
+                                      2, 10, 18, 26, 34, 42, 50, 58, 3, 11, 19, 27, 35, 43, 51, 59,
+                                      4, 12, 20, 28, 36, 44, 52, 60, 5, 13, 21, 29, 37, 45, 53, 61,
+                                      6, 14, 22, 30, 38, 46, 54, 62, 7, 15, 23, 31, 39, 47, 55, 63};
+    uint64_t q[8] = {0};
+    for (int i = 0; i < n; i++) {
+        memcpy(&q[i], out + (size_t)i * ns + (size_t)c0, sizeof(q[i]));
+    }
+    __m512i t = _mm512_permutexvar_epi8(_mm512_loadu_si512((const void *)order),
+                                        _mm512_loadu_si512((const void *)q));
+    uint8_t by_channel[64];
+    _mm512_storeu_si512((void *)by_channel, t);
+    const __mmask16 mask = (__mmask16)((1u << n) - 1u);
+    const int m = depth_out - c0 < 8 ? depth_out - c0 : 8;
+    for (int j = 0; j < m; j++) {
+        _mm_mask_storeu_epi8(px + axis_off(ca, c0 + j), mask,
+                             _mm_loadl_epi64((const __m128i *)(const void *)(by_channel + 8 * j)));
+    }
+}
+#endif
+
+/*
+ * The host vector kernel's convolution (not depthwise) over every OFM pixel, from a copy of
+ * the set-up no pointer reaches: the pixels the kernel computes together along a row are taken
+ * in one call, and an OFM whose channels are not adjacent bytes (transposed, reversed) is
+ * written a channel at a time over them, one channel's offset for the run.
+ */
+static void conv_run_vec8(const struct conv85 *setup)
+{
+    const struct conv85 cv = *setup;
+    const struct axis_map *oa = cv.oa;
+    const int depth_out = cv.ofm.c;
+    const size_t ns = cv.k8.out_stride;
+    const int32_t zp = cv.o.zp;
+    const int32_t lo = (int32_t)cv.o.lim.lo;
+    const int32_t hi = (int32_t)cv.o.lim.hi;
+    for (int oy = 0; oy < cv.ofm.h; oy++) {
+        uint8_t *row = cv.ofm.fm.mem + cv.ofm.fm.base[0] + axis_off(&oa[0], oy);
+        int count = 1;
+        for (int ox = 0; ox < cv.ofm.w; ox += count) {
+            const uint8_t *out = vnpu_conv8_pixels(&cv.k8, oy, ox, zp, lo, hi, &count);
+            count = count < cv.ofm.w - ox ? count : cv.ofm.w - ox;
+            int stored = 1;
+            for (int i = 0; stored && i < count; i++) {
+                stored = conv_store8(row + axis_off(&oa[1], ox + i), out + (size_t)i * ns, oa,
+                                     depth_out);
+            }
+            if (stored) {
+                continue;
+            }
+            /* a transposed x axis may be the memory's bricked one: a byte at a time there; a
+             * reversed one steps back */
+            uint8_t *px = row + axis_off(&oa[1], ox);
+            const ptrdiff_t xs = (ptrdiff_t)(oa[1].rev ? -oa[1].stride : oa[1].stride);
+#if CONV_VBMI
+            if (xs == 1 && !oa[1].brick && count <= 8) {
+                for (int c = 0; c < depth_out; c += 8) {
+                    conv_transpose8(px, &oa[2], out, count, ns, c, depth_out);
+                }
+                continue;
+            }
+#endif
+            for (int c = 0; c < depth_out; c++) {
+                if (!oa[1].brick) {
+                    conv_scatter8(px + axis_off(&oa[2], c), out + c, count, ns, xs);
+                    continue;
+                }
+                for (int i = 0; i < count; i++) {
+                    row[axis_off(&oa[1], ox + i) + axis_off(&oa[2], c)] =
+                        out[(size_t)i * ns + (size_t)c];
+                }
+            }
+        }
+    }
 }
 
 /*
@@ -359,7 +475,11 @@ static int op_conv(struct run85 *run, int depthwise, uint32_t param)
         conv_weights(run, &cv) != 0 || conv_setup_channels(run, &cv) != 0) {
         return -1;
     }
-    conv_run(&cv);
+    if (cv.vec8 && !cv.depthwise) {
+        conv_run_vec8(&cv);
+    } else {
+        conv_run(&cv);
+    }
     run->acc.live = cv.hold;
     u85_chain_release(run, &cv.ifm, cv.from_ifm2 ? &cv.acc_in.fm : NULL);
     u85_ofm_done(run, &cv.ofm);
