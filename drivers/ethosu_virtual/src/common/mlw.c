@@ -70,6 +70,16 @@ static inline int16_t unfold(int v)
     return (int16_t)(((v >> 1) ^ s) - s);
 }
 
+/* unfold(v) for every v a direct slice's code can give (a code of up to 9 bits plus a 5-bit
+ * offset): one load a value instead of three instructions, the most a firmware decode does. */
+#define UNFOLD1(v) (int16_t)(((v) & 1) ? -((v) >> 1) : ((v) >> 1))
+#define UNFOLD4(v) UNFOLD1(v), UNFOLD1((v) + 1), UNFOLD1((v) + 2), UNFOLD1((v) + 3)
+#define UNFOLD16(v) UNFOLD4(v), UNFOLD4((v) + 4), UNFOLD4((v) + 8), UNFOLD4((v) + 12)
+#define UNFOLD64(v) UNFOLD16(v), UNFOLD16((v) + 16), UNFOLD16((v) + 32), UNFOLD16((v) + 48)
+static const int16_t unfold_table[544] = {
+    UNFOLD64(0),   UNFOLD64(64),  UNFOLD64(128), UNFOLD64(192), UNFOLD64(256),
+    UNFOLD64(320), UNFOLD64(384), UNFOLD64(448), UNFOLD16(512), UNFOLD16(528)};
+
 /* The weight of code w: a palette entry, or past the palette w - palsize + direct_offset. */
 static inline int16_t code_value(const struct vnpu_mlw *d, uint32_t w)
 {
@@ -435,20 +445,20 @@ size_t vnpu_mlw_direct(struct vnpu_mlw *d, int16_t *dst, size_t n)
         /* bytes at a fixed bit offset: two values a word */
         const uint8_t *src = buf + (p >> 3);
         const unsigned sh = (unsigned)(p & 7u);
-        const int off = d->direct_offset;
+        const int16_t *table = unfold_table + d->direct_offset;
         for (; i + 2u <= fast; i += 2u) {
             uint32_t w = load32(src + i) >> sh;
-            dst[i] = unfold((int)(w & 0xffu) + off);
-            dst[i + 1u] = unfold((int)((w >> 8) & 0xffu) + off);
+            dst[i] = table[w & 0xffu];
+            dst[i + 1u] = table[(w >> 8) & 0xffu];
         }
         for (; i < fast; i++) {
-            dst[i] = unfold((int)((load32(src + i) >> sh) & 0xffu) + off);
+            dst[i] = table[(load32(src + i) >> sh) & 0xffu];
         }
         p += i * 8u;
     } else {
-        const int off = d->direct_offset;
+        const int16_t *table = unfold_table + d->direct_offset;
         for (; i < fast; i++, p += vbits) {
-            dst[i] = unfold((int)((load32(buf + (p >> 3)) >> (p & 7u)) & mask) + off);
+            dst[i] = table[(load32(buf + (p >> 3)) >> (p & 7u)) & mask];
         }
     }
     for (; i < n; i++, p += vbits) {
