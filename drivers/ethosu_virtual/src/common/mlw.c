@@ -70,6 +70,16 @@ static inline int16_t unfold(int v)
     return (int16_t)(((v >> 1) ^ s) - s);
 }
 
+/* unfold(v) for every v a code past the palette can give (up to 9 bits plus a 5-bit offset):
+ * one load a value instead of three instructions, the most a firmware decode does. */
+#define UNFOLD1(v) (int16_t)(((v) & 1) ? -((v) >> 1) : ((v) >> 1))
+#define UNFOLD4(v) UNFOLD1(v), UNFOLD1((v) + 1), UNFOLD1((v) + 2), UNFOLD1((v) + 3)
+#define UNFOLD16(v) UNFOLD4(v), UNFOLD4((v) + 4), UNFOLD4((v) + 8), UNFOLD4((v) + 12)
+#define UNFOLD64(v) UNFOLD16(v), UNFOLD16((v) + 16), UNFOLD16((v) + 32), UNFOLD16((v) + 48)
+static const int16_t unfold_table[544] = {
+    UNFOLD64(0),   UNFOLD64(64),  UNFOLD64(128), UNFOLD64(192), UNFOLD64(256),
+    UNFOLD64(320), UNFOLD64(384), UNFOLD64(448), UNFOLD16(512), UNFOLD16(528)};
+
 /* The weight of code w: a palette entry, or past the palette w - palsize + direct_offset. */
 static inline int16_t code_value(const struct vnpu_mlw *d, uint32_t w)
 {
@@ -197,18 +207,18 @@ static const uint8_t deposit4[256] = {
     0x00, 0x11, 0x12, 0x23, 0x14, 0x25, 0x26, 0x37, 0x18, 0x29, 0x2a, 0x3b, 0x2c, 0x3d, 0x3e, 0x4f};
 
 /* The quotients of one chunk's symbols: a symbol ends at each 1 of `ends` (ascending); each
- * bit before its end adds `step`, its end bit adds that bit of `first` and of `second`, and the
- * first symbol adds *carry (the previous chunk's open symbol). Returns the count; *carry gets
- * the open symbol after the last end. */
-static inline int split(uint32_t ends, uint32_t first, uint32_t second, int nbits, uint32_t step,
-                        uint32_t *carry, uint32_t *q)
+ * bit before its end adds `step`, its end bit adds that bit of `last`, and the first symbol
+ * adds *carry (the previous chunk's open symbol). Returns the count; *carry gets the open
+ * symbol after the last end. */
+static inline int split(uint32_t ends, uint32_t last, int nbits, uint32_t step, uint32_t *carry,
+                        uint32_t *q)
 {
     int n = 0;
     uint32_t cnt = *carry;
     int at0 = 0;
     while (ends != 0u) {
         int at = __builtin_ctz(ends);
-        q[n++] = cnt + step * (uint32_t)(at - at0) + ((first >> at) & 1u) + ((second >> at) & 1u);
+        q[n++] = cnt + step * (uint32_t)(at - at0) + ((last >> at) & 1u);
         cnt = 0;
         at0 = at + 1;
         ends &= ends - 1u;
@@ -254,6 +264,10 @@ static int slice_body(struct vnpu_mlw *d, const struct slice_hdr *h, size_t pos)
     int16_t *const wval = d->wval;
     uint32_t *const zrun = d->zrun;
     uint32_t wq[2][12], zq[2][12]; /* this chunk's quotients and the previous chunk's */
+    int16_t pal[32];               /* the palette's weights */
+    for (int i = 0; i < palsize; i++) {
+        pal[i] = unfold(d->palette[i]);
+    }
     int wcur = 0, zcur = 0;
     int w_pos = 0, w_done = 0, w_prev_n = 0, w_prev_enable = 0;
     int z_pos = 0, z_done = 0, z_prev_n = 0, z_prev_enable = 0;
@@ -288,8 +302,8 @@ static int slice_body(struct vnpu_mlw *d, const struct slice_hdr *h, size_t pos)
             uint32_t unary = WINDOW() & ((1u << z_unary_len) - 1u);
             pos += (size_t)z_unary_len;
             /* a 1 adds to the quotient, a 0 ends the symbol */
-            z_n = split(~unary & ((1u << z_unary_len) - 1u), 0u, 0u, z_unary_len, 1u, &z_carry,
-                        zq[zcur]);
+            z_n =
+                split(~unary & ((1u << z_unary_len) - 1u), 0u, z_unary_len, 1u, &z_carry, zq[zcur]);
             z_pos += z_n;
         }
         int w_n = 0;
@@ -310,8 +324,18 @@ static int slice_body(struct vnpu_mlw *d, const struct slice_hdr *h, size_t pos)
             uint32_t t2 = deposit4[(w_first >> 8) | ((extra & 15u) << 4)];
             uint32_t second = (t0 & 15u) | ((t1 & 15u) << 4) | ((t2 & 15u) << 8);
             pos += (t0 >> 4) + (t1 >> 4) + (t2 >> 4);
-            uint32_t ends = h->wtrunc ? 0xfffu : ~second & 0xfffu;
-            w_n = split(ends, w_first, second, 12, 2u, &w_carry, wq[wcur]);
+            if (h->wtrunc) {
+                /* every code ends its symbol (the carry is 0: no symbol stays open) */
+                for (int i = 0; i < 12; i++) {
+                    wq[wcur][i] = ((w_first >> i) & 1u) + ((second >> i) & 1u);
+                }
+                wq[wcur][0] += w_carry;
+                w_carry = 0;
+                w_n = 12;
+            } else {
+                /* a symbol ends where no second-pass 1 continues it: its last code is 0 or 1 */
+                w_n = split(~second & 0xfffu, w_first, 12, 2u, &w_carry, wq[wcur]);
+            }
         }
         w_pos += w_n;
         if (w_prev_enable) {
@@ -323,8 +347,7 @@ static int slice_body(struct vnpu_mlw *d, const struct slice_hdr *h, size_t pos)
                 if (v >= 512u) {
                     return -1;
                 }
-                int x = (int)v < palsize ? d->palette[v] : (int)v + delta;
-                wval[w_done + i] = unfold(x);
+                wval[w_done + i] = (int)v < palsize ? pal[v] : unfold_table[(int)v + delta];
             }
             w_done += n;
         }
@@ -382,7 +405,9 @@ static int decode_slice(struct vnpu_mlw *d)
             d->map[w] = code_value(d, w);
         }
     } else {
-        memset(d->zrun, 0, (size_t)h.z_nvalues * sizeof(uint32_t));
+        if (h.use_zero_run) { /* a slice without zero runs never reads them */
+            memset(d->zrun, 0, (size_t)h.z_nvalues * sizeof(uint32_t));
+        }
         if (slice_body(d, &h, pos) < 0) {
             return -1;
         }
@@ -435,20 +460,20 @@ size_t vnpu_mlw_direct(struct vnpu_mlw *d, int16_t *dst, size_t n)
         /* bytes at a fixed bit offset: two values a word */
         const uint8_t *src = buf + (p >> 3);
         const unsigned sh = (unsigned)(p & 7u);
-        const int off = d->direct_offset;
+        const int16_t *table = unfold_table + d->direct_offset;
         for (; i + 2u <= fast; i += 2u) {
             uint32_t w = load32(src + i) >> sh;
-            dst[i] = unfold((int)(w & 0xffu) + off);
-            dst[i + 1u] = unfold((int)((w >> 8) & 0xffu) + off);
+            dst[i] = table[w & 0xffu];
+            dst[i + 1u] = table[(w >> 8) & 0xffu];
         }
         for (; i < fast; i++) {
-            dst[i] = unfold((int)((load32(src + i) >> sh) & 0xffu) + off);
+            dst[i] = table[(load32(src + i) >> sh) & 0xffu];
         }
         p += i * 8u;
     } else {
-        const int off = d->direct_offset;
+        const int16_t *table = unfold_table + d->direct_offset;
         for (; i < fast; i++, p += vbits) {
-            dst[i] = unfold((int)((load32(buf + (p >> 3)) >> (p & 7u)) & mask) + off);
+            dst[i] = table[(load32(buf + (p >> 3)) >> (p & 7u)) & mask];
         }
     }
     for (; i < n; i++, p += vbits) {

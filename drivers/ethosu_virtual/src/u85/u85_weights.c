@@ -147,27 +147,70 @@ long ethosu_virtual_fwd_decode(const uint8_t *in, size_t len, int16_t *out, size
     return (long)n;
 }
 
-static int wdec_next(struct wdec *d, int16_t *v)
+/* The FWD code index of value k of decoder d's share. */
+static size_t fwd_index(const struct wdec *d, size_t k)
+{
+    if (VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_U85_FWD_NO_INTERLEAVE)) {
+        return k + (size_t)d->stream * d->k_per_stream;
+    }
+    return ((k / d->block) * (size_t)d->streams + (size_t)d->stream) * d->block + k % d->block;
+}
+
+/*
+ * The next n values (n <= 64) into dst: 0, -1 if the stream ended before them, -2 if it is
+ * malformed (what the first value short of n would have said). Runs of values, not one call
+ * each: an FWD share's values are consecutive codes within a block of the interleave.
+ */
+static int wdec_read(struct wdec *d, int16_t *dst, int n)
 {
     if (!d->fwd_format) {
-        return vnpu_mlw_next(&d->mlw, v);
+        int status;
+        if (vnpu_mlw_read(&d->mlw, dst, (size_t)n, &status) == (size_t)n) {
+            return 0;
+        }
+        return status < 0 ? -2 : -1;
     }
-    size_t k = d->k++;
-    size_t i = ((k / d->block) * (size_t)d->streams + (size_t)d->stream) * d->block + k % d->block;
-    if (VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_U85_FWD_NO_INTERLEAVE)) {
-        i = k + (size_t)d->stream * d->k_per_stream;
+    const struct fwd *f = &d->fwd;
+    const uint32_t mask = (1u << f->width) - 1u;
+    int got = 0;
+    while (got < n) {
+        size_t i = fwd_index(d, d->k);
+        size_t run = (size_t)(n - got);
+        if (!VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_U85_FWD_NO_INTERLEAVE)) {
+            size_t in_block = d->block - d->k % d->block;
+            run = run < in_block ? run : in_block;
+        }
+        size_t pos = 256u + i * (size_t)f->width;
+        if ((pos + run * (size_t)f->width + 7u) / 8u > f->size) {
+            /* past the end within the run: value by value up to there */
+            for (; got < n; got++) {
+                if (fwd_get(f, fwd_index(d, d->k), &dst[got]) != 1) {
+                    return -2;
+                }
+                d->k++;
+            }
+            return 0;
+        }
+        /* 2-, 4- and 8-bit codes after a 32-byte header never straddle a byte */
+        for (size_t j = 0; j < run; j++, pos += (size_t)f->width) {
+            uint32_t code = ((uint32_t)f->buf[pos >> 3] >> (pos & 7u)) & mask;
+            dst[got + (int)j] = f->width == 8 ? (int16_t)((int8_t)(uint8_t)code - f->zero_adjust)
+                                              : f->palette[code];
+        }
+        got += (int)run;
+        d->k += run;
     }
-    return fwd_get(&d->fwd, i, v);
+    return 0;
 }
 
 /* Read and drop n values the decoder padded with: 0, or -1 (ended) / -2 (malformed). */
 static int skip_values(struct wdec *dec, int n)
 {
-    for (int p = 0; p < n; p++) {
-        int16_t v;
-        int got = wdec_next(dec, &v);
-        if (got != 1) {
-            return got < 0 ? -2 : -1;
+    int16_t drop[64];
+    for (int p = 0; p < n; p += 64) {
+        int rc = wdec_read(dec, drop, n - p < 64 ? n - p : 64);
+        if (rc != 0) {
+            return rc;
         }
     }
     return 0;
@@ -181,29 +224,32 @@ struct walk_at {
     int ic0, oc0;
 };
 
-/* The values of kernel element (wx, wy) of the micro-block `at`, stored as weight_walk says. */
+/* The values of kernel element (wx, wy) of the micro-block `at`, stored as weight_walk says:
+ * per output channel group, 4 channels' ifm_step input channels each, read as one run. */
 static inline int walk_element(const struct wgeom *g, const struct walk_at *at, struct wdec *dec,
                                int16_t *weights, int wx, int wy)
 {
-    for (int iu_i = 0; iu_i < g->ifm_ublock; iu_i += at->ifm_step) {
+    const int step = at->ifm_step; /* 16 at most */
+    for (int iu_i = 0; iu_i < g->ifm_ublock; iu_i += step) {
+        int ic0 = at->ic0 + iu_i;
+        int ic_n = at->ifm_depth - ic0 < step ? at->ifm_depth - ic0 : step;
         for (int ou = at->stream * 4; ou < g->ofm_ublock; ou += 4 * g->streams) {
-            for (int ou_i = 0; ou_i < 4; ou_i++) {
-                for (int iz = 0; iz < at->ifm_step; iz++) {
-                    int16_t v;
-                    int got = wdec_next(dec, &v);
-                    if (got != 1) {
-                        return got < 0 ? -2 : -1;
-                    }
-                    int ic = at->ic0 + iu_i + iz;
-                    int oc = at->oc0 + ou + ou_i;
-                    if (ic < at->ifm_depth && oc < g->ofm_depth) {
-                        size_t idx = (((size_t)oc * (size_t)g->kh + (size_t)wy) * (size_t)g->kw +
-                                      (size_t)wx) *
-                                         (size_t)at->ifm_depth +
-                                     (size_t)ic;
-                        weights[idx] = v;
-                    }
+            int16_t vals[4 * 16];
+            int rc = wdec_read(dec, vals, 4 * step);
+            if (rc != 0) {
+                return rc;
+            }
+            for (int ou_i = 0; ou_i < 4 && ic_n > 0; ou_i++) {
+                int oc = at->oc0 + ou + ou_i;
+                if (oc >= g->ofm_depth) {
+                    break;
                 }
+                int16_t *dst =
+                    weights +
+                    (((size_t)oc * (size_t)g->kh + (size_t)wy) * (size_t)g->kw + (size_t)wx) *
+                        (size_t)at->ifm_depth +
+                    (size_t)ic0;
+                memcpy(dst, vals + ou_i * step, (size_t)ic_n * sizeof(int16_t));
             }
         }
     }
