@@ -75,7 +75,12 @@ static inline uint8_t conv8_out8(const struct conv8_run *r, int j, int32_t acc)
 {
     const struct vnpu_rescale32 *q =
         (const struct vnpu_rescale32 *)(const void *)(r->rec + (size_t)j * r->stride);
-    return vnpu_out8(q, acc, r->zp, r->lo, r->hi);
+    /* vnpu_out8's clamp as max then min: the same for lo <= hi (every caller's: an output
+     * stage without LUT whose clamps overlap), and no branch out of line (on another page) */
+    int32_t v = vnpu_rescale32(q, acc) + r->zp;
+    v = v > r->lo ? v : r->lo;
+    v = v < r->hi ? v : r->hi;
+    return (uint8_t)v;
 }
 
 static inline void conv8_next(struct conv8_run *r, int channels)
@@ -282,10 +287,9 @@ static inline int32_t conv8_byte(uint32_t x, int j, const int is_signed)
  * product for a gathered field and the kernel reading it. (Four channels a step would need
  * more registers than the core has: the accumulators went to the stack.)
  */
-static inline __attribute__((always_inline)) void conv8_dw8(const struct vnpu_conv8_fw *k,
-                                                            const uint8_t *src, uint8_t *po,
-                                                            const int is_signed, const int ukh,
-                                                            const int ukw)
+static inline __attribute__((always_inline)) void
+conv8_dw8(const struct vnpu_conv8_fw *k, const uint8_t *src, uint8_t *po, const int is_signed,
+          const int ukw, const int ky0, const int ky1, const int kx0, const int kx1)
 {
     const size_t taps = k->terms;
     const int depth_out = k->depth_out;
@@ -302,10 +306,11 @@ static inline __attribute__((always_inline)) void conv8_dw8(const struct vnpu_co
         const uint8_t *p = src + (ibrick ? (ptrdiff_t)(oc >> 4) * isc + (oc & 15) : oc);
         int32_t a0 = conv8_bias(&r, 0);
         int32_t a1 = conv8_bias(&r, 1);
-        const int16_t *wt = w;
-        for (int ky = 0; ky < ukh; ky++, p += ystep) {
+        const int16_t *wr = w + ky0 * ukw;
+        for (int ky = ky0; ky < ky1; ky++, p += ystep, wr += ukw) {
             const uint8_t *q = p;
-            for (int kx = 0; kx < ukw; kx++, q += xstep, wt++) {
+            const int16_t *wt = wr + kx0;
+            for (int kx = kx0; kx < kx1; kx++, q += xstep, wt++) {
                 uint16_t x;
                 memcpy(&x, q, sizeof(x));
                 a0 += (conv8_byte(x, 0, is_signed) - zp) * wt[0];
@@ -321,10 +326,10 @@ static inline __attribute__((always_inline)) void conv8_dw8(const struct vnpu_co
     if (oc < depth_out) { /* an odd last channel */
         const uint8_t *p = src + (ibrick ? (ptrdiff_t)(oc >> 4) * isc + (oc & 15) : oc);
         int32_t acc = conv8_bias(&r, 0);
-        const int16_t *wt = w;
-        for (int ky = 0; ky < ukh; ky++, p += ystep) {
-            for (int kx = 0; kx < ukw; kx++, wt++) {
-                acc += (conv8_byte(p[(ptrdiff_t)kx * xstep], 0, is_signed) - zp) * *wt;
+        const int16_t *wr = w + ky0 * ukw;
+        for (int ky = ky0; ky < ky1; ky++, p += ystep, wr += ukw) {
+            for (int kx = kx0; kx < kx1; kx++) {
+                acc += (conv8_byte(p[(ptrdiff_t)(kx - kx0) * xstep], 0, is_signed) - zp) * wr[kx];
             }
         }
         po[conv8_off(&r, oc)] = conv8_out8(&r, 0, acc);
@@ -334,25 +339,44 @@ static inline __attribute__((always_inline)) void conv8_dw8(const struct vnpu_co
 /* Each variant in its own page (its loops chain in QEMU); the 3x3 kernels (most of them)
  * with constant loops, the taps' loads one after another without a loop's set-up per
  * kernel row. */
-#define CONV8_DW8(name, is_signed, ukh, ukw)                                                       \
-    static CONV8_FW_PAGE __attribute__((noinline)) void name(const struct vnpu_conv8_fw *k,        \
-                                                             const uint8_t *src, uint8_t *po)      \
-    {                                                                                              \
-        conv8_dw8(k, src, po, is_signed, ukh, ukw);                                                \
-    }
-CONV8_DW8(conv8_dw8_s33, 1, 3, 3)
-CONV8_DW8(conv8_dw8_u33, 0, 3, 3)
-CONV8_DW8(conv8_dw8_s, 1, k->ukh, k->ukw)
-CONV8_DW8(conv8_dw8_u, 0, k->ukh, k->ukw)
-#undef CONV8_DW8
+static CONV8_FW_PAGE __attribute__((noinline)) void conv8_dw8_s33(const struct vnpu_conv8_fw *k,
+                                                                  const uint8_t *src, uint8_t *po)
+{
+    conv8_dw8(k, src, po, 1, 3, 0, 3, 0, 3);
+}
+
+static CONV8_FW_PAGE __attribute__((noinline)) void conv8_dw8_u33(const struct vnpu_conv8_fw *k,
+                                                                  const uint8_t *src, uint8_t *po)
+{
+    conv8_dw8(k, src, po, 0, 3, 0, 3, 0, 3);
+}
+
+static CONV8_FW_PAGE __attribute__((noinline)) void conv8_dw8_s(const struct vnpu_conv8_fw *k,
+                                                                const uint8_t *src, uint8_t *po,
+                                                                int ky0, int ky1, int kx0, int kx1)
+{
+    conv8_dw8(k, src, po, 1, k->ukw, ky0, ky1, kx0, kx1);
+}
+
+static CONV8_FW_PAGE __attribute__((noinline)) void conv8_dw8_u(const struct vnpu_conv8_fw *k,
+                                                                const uint8_t *src, uint8_t *po,
+                                                                int ky0, int ky1, int kx0, int kx1)
+{
+    conv8_dw8(k, src, po, 0, k->ukw, ky0, ky1, kx0, kx1);
+}
+
+void vnpu_conv8_fw_dw8_taps(const struct vnpu_conv8_fw *k, const uint8_t *src, uint8_t *po, int ky0,
+                            int ky1, int kx0, int kx1)
+{
+    (k->ifm_signed ? conv8_dw8_s : conv8_dw8_u)(k, src, po, ky0, ky1, kx0, kx1);
+}
 
 void vnpu_conv8_fw_dw8(const struct vnpu_conv8_fw *k, const uint8_t *src, uint8_t *po)
 {
-    const int k33 = k->ukh == 3 && k->ukw == 3;
-    if (k->ifm_signed) {
-        (k33 ? conv8_dw8_s33 : conv8_dw8_s)(k, src, po);
+    if (k->ukh == 3 && k->ukw == 3) {
+        (k->ifm_signed ? conv8_dw8_s33 : conv8_dw8_u33)(k, src, po);
     } else {
-        (k33 ? conv8_dw8_u33 : conv8_dw8_u)(k, src, po);
+        vnpu_conv8_fw_dw8_taps(k, src, po, 0, k->ukh, 0, k->ukw);
     }
 }
 
