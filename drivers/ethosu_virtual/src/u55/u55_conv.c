@@ -20,6 +20,41 @@ struct weight_order {
 };
 
 /*
+ * dst[0, n) = src[0, n), n in [1, 8] (a micro-block's IFM depth). A switch, not a loop: the
+ * compilers make a copy loop a memcpy call, per micro-block of every weight stream (in
+ * QEMU, where firmware runs this, a call to another page and an indirect return are two
+ * translated-block lookups, more than the copy).
+ */
+static inline void copy_ublock(int16_t *dst, const int16_t *src, int n)
+{
+    switch (n) {
+    case 8:
+        dst[7] = src[7];
+        /* fall through */
+    case 7:
+        dst[6] = src[6];
+        /* fall through */
+    case 6:
+        dst[5] = src[5];
+        /* fall through */
+    case 5:
+        dst[4] = src[4];
+        /* fall through */
+    case 4:
+        dst[3] = src[3];
+        /* fall through */
+    case 3:
+        dst[2] = src[2];
+        /* fall through */
+    case 2:
+        dst[1] = src[1];
+        /* fall through */
+    default:
+        dst[0] = src[0];
+    }
+}
+
+/*
  * Decode a weight stream in brick order into W[o][ky][kx][i] (`weights`, zeroed here).
  * `mem` is the decoder's slice memory; *need is set to what the largest slice took.
  */
@@ -92,10 +127,7 @@ static int decode_weights(struct vnpu_exec *run, const struct weight_order *g,
                                              (size_t)(sx + kx)) *
                                                 (size_t)depth_in +
                                             (size_t)ic0;
-                                        const int16_t *src = vals + oz * iz_end;
-                                        for (int iz = 0; iz < ic_n; iz++) {
-                                            dst[iz] = src[iz];
-                                        }
+                                        copy_ublock(dst, vals + oz * iz_end, ic_n);
                                     }
                                 }
                             }
