@@ -110,7 +110,7 @@ struct vnpu_conv8_fw {
     const int64_t *bias;              /* channel 0's (NULL: no bias) */
     const struct vnpu_rescale32 *r32; /* channel 0's */
     size_t stride;                    /* bytes from one channel's records to the next's */
-    int32_t zp, lo, hi;
+    int32_t zp, lo, hi;               /* lo <= hi */
     int brick; /* the OFM's channels in runs of 16, sc bytes apart (else cs bytes apart) */
     ptrdiff_t sc, cs;
     /* depthwise from the IFM in place (vnpu_conv8_fw_dw8): its 8-bit values, zero point,
@@ -135,6 +135,10 @@ void vnpu_conv8_fw_conv2(const struct vnpu_conv8_fw *k, const int16_t *f0, const
  * per output value of a 3x3 kernel, most of the work of a depthwise pixel otherwise).
  */
 void vnpu_conv8_fw_dw8(const struct vnpu_conv8_fw *k, const uint8_t *src, uint8_t *po);
+/* vnpu_conv8_fw_dw8 of the taps [ky0, ky1) x [kx0, kx1) only (the others are padding, whose
+ * values are 0 after the zero point: they add nothing), `src` tap (ky0, kx0)'s channel 0. */
+void vnpu_conv8_fw_dw8_taps(const struct vnpu_conv8_fw *k, const uint8_t *src, uint8_t *po, int ky0,
+                            int ky1, int kx0, int kx1);
 
 /* Every channel of one OFM pixel: the output bytes at po + each channel's offset. */
 static inline void vnpu_conv8_fw_pixel(const struct vnpu_conv8_fw *k, const int16_t *field,

@@ -20,6 +20,41 @@ struct weight_order {
 };
 
 /*
+ * dst[0, n) = src[0, n), n in [1, 8] (a micro-block's IFM depth). A switch, not a loop: the
+ * compilers make a copy loop a memcpy call, per micro-block of every weight stream (in
+ * QEMU, where firmware runs this, a call to another page and an indirect return are two
+ * translated-block lookups, more than the copy).
+ */
+static inline void copy_ublock(int16_t *dst, const int16_t *src, int n)
+{
+    switch (n) {
+    case 8:
+        dst[7] = src[7];
+        /* fall through */
+    case 7:
+        dst[6] = src[6];
+        /* fall through */
+    case 6:
+        dst[5] = src[5];
+        /* fall through */
+    case 5:
+        dst[4] = src[4];
+        /* fall through */
+    case 4:
+        dst[3] = src[3];
+        /* fall through */
+    case 3:
+        dst[2] = src[2];
+        /* fall through */
+    case 2:
+        dst[1] = src[1];
+        /* fall through */
+    default:
+        dst[0] = src[0];
+    }
+}
+
+/*
  * Decode a weight stream in brick order into W[o][ky][kx][i] (`weights`, zeroed here).
  * `mem` is the decoder's slice memory; *need is set to what the largest slice took.
  */
@@ -92,10 +127,7 @@ static int decode_weights(struct vnpu_exec *run, const struct weight_order *g,
                                              (size_t)(sx + kx)) *
                                                 (size_t)depth_in +
                                             (size_t)ic0;
-                                        const int16_t *src = vals + oz * iz_end;
-                                        for (int iz = 0; iz < ic_n; iz++) {
-                                            dst[iz] = src[iz];
-                                        }
+                                        copy_ublock(dst, vals + oz * iz_end, ic_n);
                                     }
                                 }
                             }
@@ -365,6 +397,43 @@ static void conv_inner(int pad, int stride, int span, int extent, int n, int *lo
     *hi = b;
 }
 
+/* The taps [*lo, *hi) of n at start + i * step inside [0, extent). */
+static void conv_taps(int start, int step, int n, int extent, int *lo, int *hi)
+{
+    int a = 0;
+    int b = n;
+    while (a < b && start + a * step < 0) {
+        a++;
+    }
+    while (b > a && start + (b - 1) * step >= extent) {
+        b--;
+    }
+    *lo = a;
+    *hi = b;
+}
+
+/* A depthwise edge pixel by its valid taps from the IFM in place (padding adds nothing): 1
+ * done, 0 when it has none or some lie outside the IFM's first tile (the caller gathers). */
+static int conv_dw8_edge(const struct vnpu_conv8_fw *fw, const struct fm *ifm,
+                         const struct kernel *k, int oy, int ox, uint8_t *po)
+{
+    int y0 = oy * k->sy - k->pad_top;
+    int x0 = ox * k->sx - k->pad_left;
+    int ky0;
+    int ky1;
+    int kx0;
+    int kx1;
+    conv_taps(y0, k->dy, fw->ukh, k->ih, &ky0, &ky1);
+    conv_taps(x0, k->dx, fw->ukw, k->iw, &kx0, &kx1);
+    if (ky0 >= ky1 || kx0 >= kx1 || y0 + (ky1 - 1) * k->dy >= ifm->h0 ||
+        x0 + (kx1 - 1) * k->dx >= ifm->w0) {
+        return 0;
+    }
+    vnpu_conv8_fw_dw8_taps(fw, ifm->mem + fm_offset(ifm, y0 + ky0 * k->dy, x0 + kx0 * k->dx, 0), po,
+                           ky0, ky1, kx0, kx1);
+    return 1;
+}
+
 static int op_conv(struct vnpu_exec *run, int depthwise)
 {
     struct conv55 cv;
@@ -408,14 +477,15 @@ static int op_conv(struct vnpu_exec *run, int depthwise)
         .ukh = cv.op.ukh,
         .ukw = cv.op.ukw,
     };
-    /* A depthwise 8-bit pixel whose taps all lie in the IFM's first tile (no padding, no
-     * upscale) reads the IFM in place (vnpu_conv8_fw_dw8): the rows and columns where that
-     * holds, [ylo, yhi) x [xlo, xhi); empty unless it takes that path. */
+    /* A depthwise 8-bit pixel whose taps inside the IFM all lie in its first tile (no
+     * upscale) reads the IFM in place (vnpu_conv8_fw_dw8): the rows and columns where no
+     * tap is padding, [ylo, yhi) x [xlo, xhi), and the edges by their valid taps. */
+    const int dw8 = depthwise && cv.fast8 && !cv.vec8 && k.upscale == 0;
     int ylo = 0;
     int yhi = 0;
     int xlo = 0;
     int xhi = 0;
-    if (depthwise && cv.fast8 && !cv.vec8 && k.upscale == 0) {
+    if (dw8) {
         conv_inner(k.pad_top, k.sy, (cv.op.ukh - 1) * k.dy, k.ih < ifm.h0 ? k.ih : ifm.h0, ofm.h,
                    &ylo, &yhi);
         conv_inner(k.pad_left, k.sx, (cv.op.ukw - 1) * k.dx, k.iw < ifm.w0 ? k.iw : ifm.w0, ofm.w,
@@ -436,6 +506,9 @@ static int op_conv(struct vnpu_exec *run, int depthwise)
                     &fw,
                     ifm.mem + fm_offset(&ifm, oy * k.sy - k.pad_top, ox * k.sx - k.pad_left, 0),
                     po);
+                continue;
+            }
+            if (dw8 && conv_dw8_edge(&fw, &ifm, &k, oy, ox, po)) {
                 continue;
             }
             if (cv.vec8) {
