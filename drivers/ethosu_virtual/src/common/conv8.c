@@ -3,6 +3,8 @@
 
 #include "common/wcache.h"
 
+#include <string.h>
+
 /* ---- the firmware's kernel (every build) ------------------------------------------------- */
 
 /*
@@ -26,25 +28,66 @@
 #define CONV8_OPAQUE(v) ((void)0)
 #endif
 
-/* The channel's record at `stride` bytes a channel from the first. */
-#define CONV8_REC(type, first, stride, oc)                                                         \
-    ((const type *)(const void *)((const char *)(first) + (size_t)(oc) * (stride)))
+/* The bias of an operation without one: every channel reads it, 0 bytes apart. */
+static const int64_t conv8_no_bias = 0;
 
-static inline int32_t conv8_bias(const struct vnpu_conv8_fw *k, int oc)
+/*
+ * The operation's values as locals, in the form the loops use: the channel records as
+ * pointers that walk `stride` bytes a channel. The output stores are bytes, which may alias
+ * anything: read through *k, every value would be loaded again after each store (about
+ * half the instructions of a pixel, each load a softmmu lookup in QEMU, and a load on a
+ * real core too).
+ */
+struct conv8_run {
+    const char *bias; /* channel 0's int64 bias */
+    size_t bstride;   /* bytes between channels' biases (0: no bias) */
+    const char *rec;  /* channel 0's struct vnpu_rescale32 */
+    size_t stride;
+    int32_t zp, lo, hi;
+    int brick; /* the OFM's channels in runs of 16, sc bytes apart (else cs bytes apart) */
+    ptrdiff_t sc, cs;
+};
+
+static inline struct conv8_run conv8_run_of(const struct vnpu_conv8_fw *k)
 {
-    return k->bias != NULL ? (int32_t)*CONV8_REC(int64_t, k->bias, k->stride, oc) : 0;
+    struct conv8_run r = {
+        .bias = (const char *)(const void *)(k->bias != NULL ? k->bias : &conv8_no_bias),
+        .bstride = k->bias != NULL ? k->stride : 0u,
+        .rec = (const char *)(const void *)k->r32,
+        .stride = k->stride,
+        .zp = k->zp,
+        .lo = k->lo,
+        .hi = k->hi,
+        .brick = k->brick,
+        .sc = k->sc,
+        .cs = k->cs,
+    };
+    return r;
+}
+
+/* Channel j's (from the run's pointers) bias and output byte. */
+static inline int32_t conv8_bias(const struct conv8_run *r, int j)
+{
+    return (int32_t)*(const int64_t *)(const void *)(r->bias + (size_t)j * r->bstride);
+}
+
+static inline uint8_t conv8_out8(const struct conv8_run *r, int j, int32_t acc)
+{
+    const struct vnpu_rescale32 *q =
+        (const struct vnpu_rescale32 *)(const void *)(r->rec + (size_t)j * r->stride);
+    return vnpu_out8(q, acc, r->zp, r->lo, r->hi);
+}
+
+static inline void conv8_next(struct conv8_run *r, int channels)
+{
+    r->bias += (size_t)channels * r->bstride;
+    r->rec += (size_t)channels * r->stride;
 }
 
 /* The offset of channel oc's output byte in the pixel. */
-static inline ptrdiff_t conv8_off(const struct vnpu_conv8_fw *k, int oc)
+static inline ptrdiff_t conv8_off(const struct conv8_run *r, int oc)
 {
-    return k->brick ? (ptrdiff_t)(oc >> 4) * k->sc + (oc & 15) : (ptrdiff_t)oc * k->cs;
-}
-
-static inline uint8_t conv8_out8(const struct vnpu_conv8_fw *k, int oc, int32_t acc)
-{
-    return vnpu_out8(CONV8_REC(struct vnpu_rescale32, k->r32, k->stride, oc), acc, k->zp, k->lo,
-                     k->hi);
+    return r->brick ? (ptrdiff_t)(oc >> 4) * r->sc + (oc & 15) : (ptrdiff_t)oc * r->cs;
 }
 
 /*
@@ -91,25 +134,115 @@ CONV8_FW_PAGE void vnpu_conv8_fw_conv(const struct vnpu_conv8_fw *k, const int16
 {
     const size_t terms = k->terms;
     const int depth_out = k->depth_out;
+    const int16_t *w = k->weights;
+    struct conv8_run r = conv8_run_of(k);
     /* four channels from a multiple of 4 are adjacent in a run of 16, or cs bytes apart */
-    const ptrdiff_t step = k->brick ? 1 : k->cs;
+    const ptrdiff_t step = r.brick ? 1 : r.cs;
     int oc = 0;
     for (; oc + 3 < depth_out; oc += 4) {
-        int32_t s[4] = {conv8_bias(k, oc), conv8_bias(k, oc + 1), conv8_bias(k, oc + 2),
-                        conv8_bias(k, oc + 3)};
-        conv8_dot4(field, k->weights + (size_t)oc * terms, terms, s);
-        uint8_t *p = po + conv8_off(k, oc);
+        int32_t s[4] = {conv8_bias(&r, 0), conv8_bias(&r, 1), conv8_bias(&r, 2), conv8_bias(&r, 3)};
+        conv8_dot4(field, w, terms, s);
+        uint8_t *p = po + conv8_off(&r, oc);
         for (int j = 0; j < 4; j++) {
-            p[j * step] = conv8_out8(k, oc + j, s[j]);
+            p[j * step] = conv8_out8(&r, j, s[j]);
         }
+        w += 4u * terms;
+        conv8_next(&r, 4);
     }
     for (; oc < depth_out; oc++) { /* the last 1-3 channels: short, not worth the code */
-        const int16_t *w = k->weights + (size_t)oc * terms;
-        int32_t acc = conv8_bias(k, oc);
+        int32_t acc = conv8_bias(&r, 0);
         for (size_t i = 0; i < terms; i++) {
             acc += (int32_t)field[i] * w[i];
         }
-        po[conv8_off(k, oc)] = conv8_out8(k, oc, acc);
+        po[conv8_off(&r, oc)] = conv8_out8(&r, 0, acc);
+        w += terms;
+        conv8_next(&r, 1);
+    }
+}
+
+/*
+ * Two pixels' sums of two channels, s = {p0 c0, p0 c1, p1 c0, p1 c1} += fields f0, f1 . the
+ * weight rows w and w + terms: each load serves two products of pairs (four loads for eight
+ * products, against five in conv8_dot4); two pairs an iteration, so the four pointers
+ * step once for both.
+ */
+static inline void conv8_dot2x2(const int16_t *f0, const int16_t *f1, const int16_t *w,
+                                size_t terms, int32_t s[4])
+{
+    int32_t s0 = s[0];
+    int32_t s1 = s[1];
+    int32_t s2 = s[2];
+    int32_t s3 = s[3];
+    size_t i = 0;
+#if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
+    const vnpu_pair16 *pa = (const vnpu_pair16 *)(const void *)f0;
+    const vnpu_pair16 *pb = (const vnpu_pair16 *)(const void *)f1;
+    const vnpu_pair16 *p0 = (const vnpu_pair16 *)(const void *)w;
+    const vnpu_pair16 *p1 = (const vnpu_pair16 *)(const void *)(w + terms);
+    size_t j = 0;
+    for (; j + 2u <= terms / 2u; j += 2u, pa += 2, pb += 2, p0 += 2, p1 += 2) {
+        s0 = __smlad(pa[0], p0[0], s0);
+        s1 = __smlad(pa[0], p1[0], s1);
+        s2 = __smlad(pb[0], p0[0], s2);
+        s3 = __smlad(pb[0], p1[0], s3);
+        s0 = __smlad(pa[1], p0[1], s0);
+        s1 = __smlad(pa[1], p1[1], s1);
+        s2 = __smlad(pb[1], p0[1], s2);
+        s3 = __smlad(pb[1], p1[1], s3);
+    }
+    if (j < terms / 2u) {
+        s0 = __smlad(pa[0], p0[0], s0);
+        s1 = __smlad(pa[0], p1[0], s1);
+        s2 = __smlad(pb[0], p0[0], s2);
+        s3 = __smlad(pb[0], p1[0], s3);
+    }
+    i = terms & ~(size_t)1u;
+#endif
+    for (; i < terms; i++) {
+        s0 += f0[i] * w[i];
+        s1 += f0[i] * w[terms + i];
+        s2 += f1[i] * w[i];
+        s3 += f1[i] * w[terms + i];
+    }
+    s[0] = s0;
+    s[1] = s1;
+    s[2] = s2;
+    s[3] = s3;
+}
+
+CONV8_FW_PAGE void vnpu_conv8_fw_conv2(const struct vnpu_conv8_fw *k, const int16_t *f0,
+                                       const int16_t *f1, uint8_t *po0, uint8_t *po1)
+{
+    const size_t terms = k->terms;
+    const int depth_out = k->depth_out;
+    const int16_t *w = k->weights;
+    struct conv8_run r = conv8_run_of(k);
+    /* two channels from an even one are adjacent in a run of 16, or cs bytes apart */
+    const ptrdiff_t step = r.brick ? 1 : r.cs;
+    int oc = 0;
+    for (; oc + 1 < depth_out; oc += 2) {
+        int32_t b0 = conv8_bias(&r, 0);
+        int32_t b1 = conv8_bias(&r, 1);
+        int32_t s[4] = {b0, b1, b0, b1};
+        conv8_dot2x2(f0, f1, w, terms, s);
+        ptrdiff_t off = conv8_off(&r, oc);
+        po0[off] = conv8_out8(&r, 0, s[0]);
+        po0[off + step] = conv8_out8(&r, 1, s[1]);
+        po1[off] = conv8_out8(&r, 0, s[2]);
+        po1[off + step] = conv8_out8(&r, 1, s[3]);
+        w += 2u * terms;
+        conv8_next(&r, 2);
+    }
+    if (oc < depth_out) { /* an odd last channel */
+        int32_t a0 = conv8_bias(&r, 0);
+        int32_t a1 = a0;
+        for (size_t i = 0; i < terms; i++) {
+            a0 += (int32_t)f0[i] * w[i];
+            a1 += (int32_t)f1[i] * w[i];
+        }
+        ptrdiff_t off = conv8_off(&r, oc);
+        po0[off] = conv8_out8(&r, 0, a0);
+        po1[off] = conv8_out8(&r, 0, a1);
     }
 }
 
@@ -117,15 +250,109 @@ CONV8_FW_PAGE void vnpu_conv8_fw_depthwise(const struct vnpu_conv8_fw *k, const 
                                            uint8_t *po)
 {
     const size_t taps = k->terms;
-    for (int oc = 0; oc < k->depth_out; oc++) {
-        const int16_t *w = k->weights + (size_t)oc * taps;
-        int32_t acc = conv8_bias(k, oc);
+    const size_t ic = k->ic;
+    const int depth_out = k->depth_out;
+    const int16_t *w = k->weights;
+    struct conv8_run r = conv8_run_of(k);
+    for (int oc = 0; oc < depth_out; oc++) {
+        int32_t acc = conv8_bias(&r, 0);
+        const int16_t *f = field + oc;
         for (size_t t = 0; t < taps; t++) {
-            int32_t v = field[t * k->ic + (size_t)oc];
+            int32_t v = f[t * ic];
             CONV8_OPAQUE(v);
             acc += v * w[t];
         }
-        po[conv8_off(k, oc)] = conv8_out8(k, oc, acc);
+        po[conv8_off(&r, oc)] = conv8_out8(&r, 0, acc);
+        w += taps;
+        conv8_next(&r, 1);
+    }
+}
+
+/* Channel j (0, 1) of a halfword of two 8-bit IFM values. */
+static inline int32_t conv8_byte(uint32_t x, int j, const int is_signed)
+{
+    uint32_t b = (x >> (8 * j)) & 0xffu;
+    return is_signed ? (int32_t)(int8_t)b : (int32_t)b;
+}
+
+/*
+ * vnpu_conv8_fw_dw8 for signed or unsigned IFM values: two channels a step, their two IFM
+ * values of a tap in one halfword load (adjacent in NHWC and in a 16-channel run), the zero
+ * point taken off in registers: 3 loads for 2 products, against 4 loads and a store per
+ * product for a gathered field and the kernel reading it. (Four channels a step would need
+ * more registers than the core has: the accumulators went to the stack.)
+ */
+static inline __attribute__((always_inline)) void conv8_dw8(const struct vnpu_conv8_fw *k,
+                                                            const uint8_t *src, uint8_t *po,
+                                                            const int is_signed, const int ukh,
+                                                            const int ukw)
+{
+    const size_t taps = k->terms;
+    const int depth_out = k->depth_out;
+    const ptrdiff_t ystep = k->ystep;
+    const ptrdiff_t xstep = k->xstep;
+    const int32_t zp = k->ifm_zp;
+    const int ibrick = k->ifm_brick;
+    const ptrdiff_t isc = k->ifm_sc;
+    const int16_t *w = k->weights;
+    struct conv8_run r = conv8_run_of(k);
+    const ptrdiff_t step = r.brick ? 1 : r.cs;
+    int oc = 0;
+    for (; oc + 1 < depth_out; oc += 2) {
+        const uint8_t *p = src + (ibrick ? (ptrdiff_t)(oc >> 4) * isc + (oc & 15) : oc);
+        int32_t a0 = conv8_bias(&r, 0);
+        int32_t a1 = conv8_bias(&r, 1);
+        const int16_t *wt = w;
+        for (int ky = 0; ky < ukh; ky++, p += ystep) {
+            const uint8_t *q = p;
+            for (int kx = 0; kx < ukw; kx++, q += xstep, wt++) {
+                uint16_t x;
+                memcpy(&x, q, sizeof(x));
+                a0 += (conv8_byte(x, 0, is_signed) - zp) * wt[0];
+                a1 += (conv8_byte(x, 1, is_signed) - zp) * wt[taps];
+            }
+        }
+        uint8_t *o = po + conv8_off(&r, oc);
+        o[0] = conv8_out8(&r, 0, a0);
+        o[step] = conv8_out8(&r, 1, a1);
+        w += 2u * taps;
+        conv8_next(&r, 2);
+    }
+    if (oc < depth_out) { /* an odd last channel */
+        const uint8_t *p = src + (ibrick ? (ptrdiff_t)(oc >> 4) * isc + (oc & 15) : oc);
+        int32_t acc = conv8_bias(&r, 0);
+        const int16_t *wt = w;
+        for (int ky = 0; ky < ukh; ky++, p += ystep) {
+            for (int kx = 0; kx < ukw; kx++, wt++) {
+                acc += (conv8_byte(p[(ptrdiff_t)kx * xstep], 0, is_signed) - zp) * *wt;
+            }
+        }
+        po[conv8_off(&r, oc)] = conv8_out8(&r, 0, acc);
+    }
+}
+
+/* Each variant in its own page (its loops chain in QEMU); the 3x3 kernels (most of them)
+ * with constant loops, the taps' loads one after another without a loop's set-up per
+ * kernel row. */
+#define CONV8_DW8(name, is_signed, ukh, ukw)                                                       \
+    static CONV8_FW_PAGE __attribute__((noinline)) void name(const struct vnpu_conv8_fw *k,        \
+                                                             const uint8_t *src, uint8_t *po)      \
+    {                                                                                              \
+        conv8_dw8(k, src, po, is_signed, ukh, ukw);                                                \
+    }
+CONV8_DW8(conv8_dw8_s33, 1, 3, 3)
+CONV8_DW8(conv8_dw8_u33, 0, 3, 3)
+CONV8_DW8(conv8_dw8_s, 1, k->ukh, k->ukw)
+CONV8_DW8(conv8_dw8_u, 0, k->ukh, k->ukw)
+#undef CONV8_DW8
+
+void vnpu_conv8_fw_dw8(const struct vnpu_conv8_fw *k, const uint8_t *src, uint8_t *po)
+{
+    const int k33 = k->ukh == 3 && k->ukw == 3;
+    if (k->ifm_signed) {
+        (k33 ? conv8_dw8_s33 : conv8_dw8_s)(k, src, po);
+    } else {
+        (k33 ? conv8_dw8_u33 : conv8_dw8_u)(k, src, po);
     }
 }
 

@@ -120,10 +120,28 @@ struct vnpu_conv8_fw {
     int32_t zp, lo, hi;
     int brick; /* the OFM's channels in runs of 16, sc bytes apart (else cs bytes apart) */
     ptrdiff_t sc, cs;
+    /* depthwise from the IFM in place (vnpu_conv8_fw_dw8): its 8-bit values, zero point,
+     * channel runs of 16 (ifm_sc bytes apart) or adjacent, and the taps' steps in bytes */
+    int ifm_signed, ifm_brick;
+    int32_t ifm_zp;
+    ptrdiff_t ifm_sc, ystep, xstep;
+    int ukh, ukw;
 };
 
 void vnpu_conv8_fw_conv(const struct vnpu_conv8_fw *k, const int16_t *field, uint8_t *po);
 void vnpu_conv8_fw_depthwise(const struct vnpu_conv8_fw *k, const int16_t *field, uint8_t *po);
+/* vnpu_conv8_fw_conv of two pixels (fields f0, f1; outputs at po0, po1) at once: each
+ * weight load serves both. */
+void vnpu_conv8_fw_conv2(const struct vnpu_conv8_fw *k, const int16_t *f0, const int16_t *f1,
+                         uint8_t *po0, uint8_t *po1);
+
+/*
+ * A depthwise OFM pixel whose taps all lie inside the IFM's first tile (no padding, no
+ * upscale): read from the 8-bit IFM in place, `src` its first tap's channel 0. No receptive
+ * field is gathered for it (a depthwise field is every tap's channels: 9 values converted
+ * per output value of a 3x3 kernel, most of the work of a depthwise pixel otherwise).
+ */
+void vnpu_conv8_fw_dw8(const struct vnpu_conv8_fw *k, const uint8_t *src, uint8_t *po);
 
 /* Every channel of one OFM pixel: the output bytes at po + each channel's offset. */
 static inline void vnpu_conv8_fw_pixel(const struct vnpu_conv8_fw *k, const int16_t *field,

@@ -51,6 +51,32 @@ static inline uint32_t peek32(const uint8_t *buf, size_t size, size_t pos)
         pos += get_n_;                                                                             \
     } while (0)
 
+/* A 32-bit little-endian word at p (four bytes there). */
+static inline uint32_t load32(const uint8_t *p)
+{
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    uint32_t v;
+    memcpy(&v, p, sizeof(v));
+    return v;
+#else
+    return (uint32_t)p[0] | ((uint32_t)p[1] << 8) | ((uint32_t)p[2] << 16) | ((uint32_t)p[3] << 24);
+#endif
+}
+
+/* A weight as the stream folds it (|w| << 1 | sign), unfolded; s is 0 or -1, no branch. */
+static inline int16_t unfold(int v)
+{
+    int s = -(v & 1);
+    return (int16_t)(((v >> 1) ^ s) - s);
+}
+
+/* The weight of code w: a palette entry, or past the palette w - palsize + direct_offset. */
+static inline int16_t code_value(const struct vnpu_mlw *d, uint32_t w)
+{
+    int v = (int)w < d->palsize ? d->palette[w] : (int)w - d->palsize + d->direct_offset;
+    return unfold(v);
+}
+
 void vnpu_mlw_init(struct vnpu_mlw *d, const uint8_t *buf, size_t size, void *mem, size_t mem_size)
 {
     memset(d, 0, sizeof(*d));
@@ -59,51 +85,9 @@ void vnpu_mlw_init(struct vnpu_mlw *d, const uint8_t *buf, size_t size, void *me
     /* split the memory: n uint16 weights + (n + 1) uint32 zero runs (VNPU_MLW_BYTES) */
     size_t n = mem_size >= 8u ? (mem_size - 4u) / 6u : 0u;
     d->zrun = (uint32_t *)mem;
-    d->wval = (uint16_t *)(void *)((uint8_t *)mem + (n + 1u) * 4u);
+    d->wval = (int16_t *)(void *)((uint8_t *)mem + (n + 1u) * 4u);
     d->capacity = n;
     d->first = 1;
-}
-
-/* Zero runs: the unary bits of one chunk (a 1 adds to the quotient, a 0 ends the symbol)
- * into quotients; returns the number of symbols. One step per symbol, not per bit. */
-static int split_zero_runs(uint32_t bits, int nbits, uint32_t *carry, uint32_t *q)
-{
-    int n = 0;
-    uint32_t cnt = *carry;
-    uint32_t zeros = ~bits & ((1u << nbits) - 1u); /* nbits <= 12 */
-    int pos = 0;
-    while (zeros != 0u) {
-        int at = __builtin_ctz(zeros);
-        q[n++] = cnt + (uint32_t)(at - pos); /* the 1s before this 0 */
-        cnt = 0;
-        pos = at + 1;
-        zeros &= zeros - 1u;
-    }
-    *carry = cnt + (uint32_t)(nbits - pos);
-    return n;
-}
-
-/* Weights: a 1 in the first pass means at least 1, the second pass (`extra`, one bit per
- * 1 of the first) adds 1 more and continues the symbol; returns the number of symbols. */
-static int split_weights(uint32_t bits, int nbits, uint32_t *carry, int truncate, uint32_t extra,
-                         uint32_t *q)
-{
-    int n = 0;
-    uint32_t cnt = *carry;
-    for (int i = 0; i < nbits; i++) {
-        uint32_t code = 0;
-        if (bits & (1u << i)) {
-            code = 1u + (extra & 1u);
-            extra >>= 1;
-        }
-        cnt += code;
-        if (code < 2u || truncate) {
-            q[n++] = cnt;
-            cnt = 0;
-        }
-    }
-    *carry = cnt;
-    return n;
 }
 
 /* What a slice header says. */
@@ -188,91 +172,185 @@ static int slice_header(struct vnpu_mlw *d, struct slice_hdr *h, size_t *at)
     return 1;
 }
 
-/* One Golomb-Rice stream of a slice (weights or zero runs): this chunk's quotients and the
- * previous chunk's (whose remainders follow), swapped, not copied. */
-struct rice {
-    uint32_t qbuf[2][12];
-    uint32_t *q, *prev_q;
-    int n, prev_n, prev_enable;
-    uint32_t carry;
-    int pos, done; /* symbols whose quotients / values are read */
-};
+/*
+ * The second pass of a weight chunk's unary codes deposited onto its first: entry
+ * (nibble | extra << 4) holds, for 4 first-pass bits and the next 4 second-pass bits, which of
+ * the nibble's 1s take a second-pass 1 (low 4 bits) and how many second-pass bits the nibble
+ * takes (its 1s, high 4 bits). Three lookups split a 12-bit chunk without a loop over bits.
+ */
+static const uint8_t deposit4[256] = {
+    0x00, 0x10, 0x10, 0x20, 0x10, 0x20, 0x20, 0x30, 0x10, 0x20, 0x20, 0x30, 0x20, 0x30, 0x30, 0x40,
+    0x00, 0x11, 0x12, 0x21, 0x14, 0x21, 0x22, 0x31, 0x18, 0x21, 0x22, 0x31, 0x24, 0x31, 0x32, 0x41,
+    0x00, 0x10, 0x10, 0x22, 0x10, 0x24, 0x24, 0x32, 0x10, 0x28, 0x28, 0x32, 0x28, 0x34, 0x34, 0x42,
+    0x00, 0x11, 0x12, 0x23, 0x14, 0x25, 0x26, 0x33, 0x18, 0x29, 0x2a, 0x33, 0x2c, 0x35, 0x36, 0x43,
+    0x00, 0x10, 0x10, 0x20, 0x10, 0x20, 0x20, 0x34, 0x10, 0x20, 0x20, 0x38, 0x20, 0x38, 0x38, 0x44,
+    0x00, 0x11, 0x12, 0x21, 0x14, 0x21, 0x22, 0x35, 0x18, 0x21, 0x22, 0x39, 0x24, 0x39, 0x3a, 0x45,
+    0x00, 0x10, 0x10, 0x22, 0x10, 0x24, 0x24, 0x36, 0x10, 0x28, 0x28, 0x3a, 0x28, 0x3c, 0x3c, 0x46,
+    0x00, 0x11, 0x12, 0x23, 0x14, 0x25, 0x26, 0x37, 0x18, 0x29, 0x2a, 0x3b, 0x2c, 0x3d, 0x3e, 0x47,
+    0x00, 0x10, 0x10, 0x20, 0x10, 0x20, 0x20, 0x30, 0x10, 0x20, 0x20, 0x30, 0x20, 0x30, 0x30, 0x48,
+    0x00, 0x11, 0x12, 0x21, 0x14, 0x21, 0x22, 0x31, 0x18, 0x21, 0x22, 0x31, 0x24, 0x31, 0x32, 0x49,
+    0x00, 0x10, 0x10, 0x22, 0x10, 0x24, 0x24, 0x32, 0x10, 0x28, 0x28, 0x32, 0x28, 0x34, 0x34, 0x4a,
+    0x00, 0x11, 0x12, 0x23, 0x14, 0x25, 0x26, 0x33, 0x18, 0x29, 0x2a, 0x33, 0x2c, 0x35, 0x36, 0x4b,
+    0x00, 0x10, 0x10, 0x20, 0x10, 0x20, 0x20, 0x34, 0x10, 0x20, 0x20, 0x38, 0x20, 0x38, 0x38, 0x4c,
+    0x00, 0x11, 0x12, 0x21, 0x14, 0x21, 0x22, 0x35, 0x18, 0x21, 0x22, 0x39, 0x24, 0x39, 0x3a, 0x4d,
+    0x00, 0x10, 0x10, 0x22, 0x10, 0x24, 0x24, 0x36, 0x10, 0x28, 0x28, 0x3a, 0x28, 0x3c, 0x3c, 0x4e,
+    0x00, 0x11, 0x12, 0x23, 0x14, 0x25, 0x26, 0x37, 0x18, 0x29, 0x2a, 0x3b, 0x2c, 0x3d, 0x3e, 0x4f};
 
-static void rice_init(struct rice *s)
+/* The quotients of one chunk's symbols: a symbol ends at each 1 of `ends` (ascending); each
+ * bit before its end adds `step`, its end bit adds that bit of `first` and of `second`, and the
+ * first symbol adds *carry (the previous chunk's open symbol). Returns the count; *carry gets
+ * the open symbol after the last end. */
+static inline int split(uint32_t ends, uint32_t first, uint32_t second, int nbits, uint32_t step,
+                        uint32_t *carry, uint32_t *q)
 {
-    memset(s, 0, sizeof(*s));
-    s->q = s->qbuf[0];
-    s->prev_q = s->qbuf[1];
+    int n = 0;
+    uint32_t cnt = *carry;
+    int at0 = 0;
+    while (ends != 0u) {
+        int at = __builtin_ctz(ends);
+        q[n++] = cnt + step * (uint32_t)(at - at0) + ((first >> at) & 1u) + ((second >> at) & 1u);
+        cnt = 0;
+        at0 = at + 1;
+        ends &= ends - 1u;
+    }
+    *carry = cnt + step * (uint32_t)(nbits - at0);
+    return n;
 }
 
-/* The end of a chunk: its quotients become the previous chunk's. */
-static void rice_next(struct rice *s, int enable)
-{
-    s->prev_enable = enable;
-    s->prev_n = enable ? s->n : 0;
-    uint32_t *t = s->prev_q;
-    s->prev_q = s->q;
-    s->q = t;
-}
+/* Bytes a chunk reads at most: 12 + 12 + 12 unary bits, 8 x 9 or 12 x 5 weight remainders,
+ * 12 x 3 zero-run remainders (144 bits), and a 32-bit window past them. */
+#define CHUNK_BYTES 22u
 
-/* The slice's chunks after its header (at `pos`): the weight indices into d->wval and the
- * zero runs into d->zrun. 1, or -1 if malformed. */
+/*
+ * The slice's chunks after its header (at `pos`): the weights into d->wval and the zero runs
+ * into d->zrun. 1, or -1 if malformed.
+ *
+ * A chunk interleaves two Golomb-Rice streams: the unary (quotient) parts of chunk n's weights
+ * and zero runs, then the remainders of chunk n-1's. Reads are word loads without bound checks
+ * while a whole chunk lies inside the stream; from 32 bytes before its end, the chunks read a
+ * zero-padded copy of its last bytes, and a read past the end shows as `pos` past it after the
+ * chunk (fail then: the bits read past it decided nothing that is kept).
+ */
 static int slice_body(struct vnpu_mlw *d, const struct slice_hdr *h, size_t pos)
 {
-    const uint8_t *const buf = d->buf;
-    const size_t size = d->size;
-    const size_t limit = size * 8u;
+    const uint8_t *src = d->buf; /* bytes at bit `pos` - `bias` on */
+    size_t bias = 0;             /* the stream bit of src's first */
+    size_t limit = d->size * 8u; /* the stream's end, from src */
+    /* chunks start from src up to this bit (a header took 23 bits or more: pos > 0 here) */
+    size_t safe = d->size >= 32u ? (d->size - 32u) * 8u : 0u;
+    uint8_t tail[32u + 2u * CHUNK_BYTES];
     const uint32_t wdiv = h->wdiv;
     const uint32_t zdiv = h->zdiv;
+    const uint32_t wmask = (1u << wdiv) - 1u;
+    const uint32_t zmask = (1u << (zdiv & 3u)) - 1u; /* zdiv 6 (no zero runs) reads none */
     const int nvalues = h->nvalues;
     const int z_nvalues = h->z_nvalues;
     const int use_zero_run = h->use_zero_run;
-    struct rice w;
-    struct rice z;
-    rice_init(&w);
-    rice_init(&z);
-    int z_unary_len = zdiv < 3 ? 12 : 8;
+    const int uncompressed = h->uncompressed;
+    const int z_unary_len = zdiv < 3 ? 12 : 8;
+    const int w_symbols = (uncompressed && wdiv > 5) ? 8 : 12; /* an uncompressed chunk's */
+    const int palsize = d->palsize;
+    const int delta = d->direct_offset - palsize;
+    int16_t *const wval = d->wval;
+    uint32_t *const zrun = d->zrun;
+    uint32_t wq[2][12], zq[2][12]; /* this chunk's quotients and the previous chunk's */
+    int wcur = 0, zcur = 0;
+    int w_pos = 0, w_done = 0, w_prev_n = 0, w_prev_enable = 0;
+    int z_pos = 0, z_done = 0, z_prev_n = 0, z_prev_enable = 0;
+    uint32_t w_carry = 0, z_carry = 0;
+#define WINDOW() (load32(src + (pos >> 3)) >> (pos & 7u))
     do {
-        int balance = use_zero_run ? w.pos - z.pos : 0;
-        int w_enable = (balance < 8 || !use_zero_run) && w.pos < nvalues;
-        int z_enable = balance >= 0 && use_zero_run && z.pos < z_nvalues;
-        uint32_t w_unary0 = 0;
-        if (w_enable && !h->uncompressed) {
-            GET(12, w_unary0);
-        }
-        if (z_enable) {
-            uint32_t z_unary;
-            GET(z_unary_len, z_unary);
-            z.n = split_zero_runs(z_unary, z_unary_len, &z.carry, z.q);
-            z.pos += z.n;
-        }
-        if (w_enable) {
-            int max_symbols = (h->uncompressed && wdiv > 5) ? 8 : 12;
-            int ones = __builtin_popcount(w_unary0 & ((1u << max_symbols) - 1u));
-            uint32_t w_unary1;
-            GET(ones, w_unary1);
-            w.n = split_weights(w_unary0, max_symbols, &w.carry, (int)h->wtrunc, w_unary1, w.q);
-            w.pos += w.n;
-        }
-        for (int i = 0; w.prev_enable && i < w.prev_n && w.done < nvalues; i++, w.done++) {
-            uint32_t rem;
-            GET((int)wdiv, rem);
-            uint32_t v = (w.prev_q[i] << wdiv) + rem;
-            if (v >= 512u) {
-                return -1;
+        if (pos > safe) {
+            if (pos > limit) {
+                return -1; /* the last chunk read past the end */
             }
-            d->wval[w.done] = (uint16_t)v;
+            if (src == d->buf) {
+                size_t byte = pos >> 3;
+                memset(tail, 0, sizeof(tail));
+                memcpy(tail, src + byte, d->size - byte); /* 32 or fewer */
+                src = tail;
+                bias = byte * 8u;
+                pos -= bias;
+                limit -= bias;
+                safe = limit;
+            }
         }
-        for (int i = 0; z.prev_enable && i < z.prev_n && z.done < z_nvalues; i++, z.done++) {
-            uint32_t rem;
-            GET((int)zdiv, rem);
-            d->zrun[z.done] = (z.prev_q[i] << zdiv) + rem;
+        int balance = use_zero_run ? w_pos - z_pos : 0;
+        int w_enable = (balance < 8 || !use_zero_run) && w_pos < nvalues;
+        int z_enable = balance >= 0 && use_zero_run && z_pos < z_nvalues;
+        uint32_t w_first = 0;
+        if (w_enable && !uncompressed) {
+            w_first = WINDOW() & 0xfffu;
+            pos += 12;
         }
-        rice_next(&w, w_enable);
-        rice_next(&z, z_enable);
-    } while (w.prev_enable || z.prev_enable);
-    d->bitpos = pos;
-    return w.done == nvalues ? 1 : -1;
+        int z_n = 0;
+        if (z_enable) {
+            uint32_t unary = WINDOW() & ((1u << z_unary_len) - 1u);
+            pos += (size_t)z_unary_len;
+            /* a 1 adds to the quotient, a 0 ends the symbol */
+            z_n = split(~unary & ((1u << z_unary_len) - 1u), 0u, 0u, z_unary_len, 1u, &z_carry,
+                        zq[zcur]);
+            z_pos += z_n;
+        }
+        int w_n = 0;
+        if (w_enable && uncompressed) {
+            /* remainders only: every symbol's quotient is 0 */
+            for (int i = 0; i < w_symbols; i++) {
+                wq[wcur][i] = 0;
+            }
+            w_n = w_symbols;
+        } else if (w_enable) {
+            /* a first-pass 1 means at least 1 and takes a second-pass bit: with a 1 there the
+             * code is 2 and the symbol goes on (unless truncated), with a 0 it is 1 and ends */
+            uint32_t extra = WINDOW();
+            uint32_t t0 = deposit4[(w_first & 15u) | ((extra & 15u) << 4)];
+            extra >>= t0 >> 4;
+            uint32_t t1 = deposit4[((w_first >> 4) & 15u) | ((extra & 15u) << 4)];
+            extra >>= t1 >> 4;
+            uint32_t t2 = deposit4[(w_first >> 8) | ((extra & 15u) << 4)];
+            uint32_t second = (t0 & 15u) | ((t1 & 15u) << 4) | ((t2 & 15u) << 8);
+            pos += (t0 >> 4) + (t1 >> 4) + (t2 >> 4);
+            uint32_t ends = h->wtrunc ? 0xfffu : ~second & 0xfffu;
+            w_n = split(ends, w_first, second, 12, 2u, &w_carry, wq[wcur]);
+        }
+        w_pos += w_n;
+        if (w_prev_enable) {
+            const uint32_t *q = wq[wcur ^ 1];
+            int n = nvalues - w_done < w_prev_n ? nvalues - w_done : w_prev_n;
+            for (int i = 0; i < n; i++) {
+                uint32_t v = (q[i] << wdiv) + (WINDOW() & wmask);
+                pos += wdiv;
+                if (v >= 512u) {
+                    return -1;
+                }
+                int x = (int)v < palsize ? d->palette[v] : (int)v + delta;
+                wval[w_done + i] = unfold(x);
+            }
+            w_done += n;
+        }
+        if (z_prev_enable) {
+            const uint32_t *q = zq[zcur ^ 1];
+            int n = z_nvalues - z_done < z_prev_n ? z_nvalues - z_done : z_prev_n;
+            for (int i = 0; i < n; i++) {
+                zrun[z_done + i] = (q[i] << zdiv) + (WINDOW() & zmask);
+                pos += zdiv;
+            }
+            z_done += n;
+        }
+        /* this chunk's quotients become the previous chunk's */
+        w_prev_enable = w_enable;
+        w_prev_n = w_enable ? w_n : 0;
+        wcur ^= 1;
+        z_prev_enable = z_enable;
+        z_prev_n = z_enable ? z_n : 0;
+        zcur ^= 1;
+    } while (w_prev_enable || z_prev_enable);
+#undef WINDOW
+    if (pos > limit) {
+        return -1;
+    }
+    d->bitpos = pos + bias;
+    return w_done == nvalues ? 1 : -1;
 }
 
 static int decode_slice(struct vnpu_mlw *d)
@@ -289,9 +367,25 @@ static int decode_slice(struct vnpu_mlw *d)
     if ((size_t)h.z_nvalues > d->capacity) {
         return -1;
     }
-    memset(d->zrun, 0, (size_t)h.z_nvalues * sizeof(uint32_t));
-    if (slice_body(d, &h, pos) < 0) {
-        return -1;
+    d->direct = h.uncompressed && !h.use_zero_run;
+    if (d->direct) {
+        /* what the chunk walk would read: nvalues codes of wdiv bits, nothing else */
+        size_t bits = (size_t)h.nvalues * h.wdiv;
+        if (bits > d->size * 8u - pos) {
+            return -1;
+        }
+        d->vbits = h.wdiv;
+        d->vpos = pos;
+        d->bitpos = pos + bits;
+        /* a palette means at most 32 codes (wdiv <= 5) */
+        for (uint32_t w = 0; d->palsize > 0 && w < (1u << h.wdiv); w++) {
+            d->map[w] = code_value(d, w);
+        }
+    } else {
+        memset(d->zrun, 0, (size_t)h.z_nvalues * sizeof(uint32_t));
+        if (slice_body(d, &h, pos) < 0) {
+            return -1;
+        }
     }
     d->nvalues = h.nvalues;
     d->new_palette = (int)h.newpal;
@@ -313,4 +407,54 @@ int vnpu_mlw_refill(struct vnpu_mlw *d)
         d->ended = r == 0;
     }
     return r;
+}
+
+size_t vnpu_mlw_direct(struct vnpu_mlw *d, int16_t *dst, size_t n)
+{
+    size_t left = (size_t)(d->nvalues - d->index);
+    n = n < left ? n : left;
+    const uint8_t *const buf = d->buf;
+    const size_t size = d->size;
+    const unsigned vbits = d->vbits;
+    const uint32_t mask = (1u << vbits) - 1u;
+    size_t p = d->vpos;
+    /* the values whose 32-bit window lies inside the stream take a word load each; the
+     * last few bytes' values a bounded one */
+    size_t fast = n;
+    if (p + n * vbits + 32u > size * 8u) {
+        size_t last = size >= 4u ? (size - 4u) * 8u + 7u : 0u; /* the last window's first bit */
+        fast = size >= 4u && p <= last ? (last - p) / vbits + 1u : 0u;
+        fast = fast < n ? fast : n;
+    }
+    size_t i = 0;
+    if (d->palsize > 0) {
+        for (; i < fast; i++, p += vbits) {
+            dst[i] = d->map[(load32(buf + (p >> 3)) >> (p & 7u)) & mask];
+        }
+    } else if (vbits == 8u) {
+        /* bytes at a fixed bit offset: two values a word */
+        const uint8_t *src = buf + (p >> 3);
+        const unsigned sh = (unsigned)(p & 7u);
+        const int off = d->direct_offset;
+        for (; i + 2u <= fast; i += 2u) {
+            uint32_t w = load32(src + i) >> sh;
+            dst[i] = unfold((int)(w & 0xffu) + off);
+            dst[i + 1u] = unfold((int)((w >> 8) & 0xffu) + off);
+        }
+        for (; i < fast; i++) {
+            dst[i] = unfold((int)((load32(src + i) >> sh) & 0xffu) + off);
+        }
+        p += i * 8u;
+    } else {
+        const int off = d->direct_offset;
+        for (; i < fast; i++, p += vbits) {
+            dst[i] = unfold((int)((load32(buf + (p >> 3)) >> (p & 7u)) & mask) + off);
+        }
+    }
+    for (; i < n; i++, p += vbits) {
+        dst[i] = code_value(d, peek32(buf, size, p) & mask);
+    }
+    d->vpos = p;
+    d->index += (int)n;
+    return n;
 }

@@ -11,7 +11,7 @@ struct vnpu_mlw {
     const uint8_t *buf;
     size_t size;
     size_t bitpos;
-    uint16_t *wval; /* slice buffers, in caller memory */
+    int16_t *wval; /* slice buffers, in caller memory: the values, signed */
     uint32_t *zrun;
     size_t capacity; /* values the slice buffers can hold */
     int16_t palette[32];
@@ -29,6 +29,16 @@ struct vnpu_mlw {
     int in_slice;
     int ended;
     size_t need; /* bytes of memory the largest slice seen so far needs (vnpu_mlw_bytes) */
+    /*
+     * A slice of fixed-width codes without zero runs (uncompressed: what Vela writes for
+     * dense int8 weights, nearly every stream of MobileNetV2) is not decoded into the slice
+     * buffers: its values are read from the stream when asked for, `vbits` bits each from
+     * bit `vpos` on (value `index`), through `map` when it has a palette.
+     */
+    int direct;
+    unsigned vbits;
+    size_t vpos;
+    int16_t map[32];
 };
 
 /* Memory the decoder needs for a slice of `values` weights (+1 for a new palette's zero run). */
@@ -38,39 +48,13 @@ void vnpu_mlw_init(struct vnpu_mlw *d, const uint8_t *buf, size_t size, void *me
 /* Decode the next slice: 1, 0 at the end of the stream, -1 if malformed (or it does not fit). */
 int vnpu_mlw_refill(struct vnpu_mlw *d);
 
-/* 1 and *value set, 0 at the end of the stream, -1 if malformed (or the slice does not fit).
- * Inline: it runs once per weight, the slice decode behind it once per slice. */
-static inline int vnpu_mlw_next(struct vnpu_mlw *d, int16_t *value)
-{
-    for (;;) {
-        if (d->zeros > 0) {
-            d->zeros--;
-            *value = 0;
-            return 1;
-        }
-        if (d->in_slice && d->index < d->nvalues) {
-            int w = d->wval[d->index];
-            int v = w < d->palsize ? d->palette[w] : w - d->palsize + d->direct_offset;
-            int mag = v >> 1;
-            *value = (int16_t)((v & 1) ? -mag : mag);
-            if (d->use_zero_run) {
-                d->zeros = d->zrun[d->index + d->new_palette];
-            }
-            d->index++;
-            return 1;
-        }
-        int r = vnpu_mlw_refill(d);
-        if (r <= 0) {
-            return r;
-        }
-    }
-}
+/* Values of a direct slice (vnpu_mlw.direct) into dst: min(n, those left in the slice), n > 0. */
+size_t vnpu_mlw_direct(struct vnpu_mlw *d, int16_t *dst, size_t n);
 
 /*
- * The next n values as n calls of vnpu_mlw_next would give them, into dst. Returns n, or
- * how many came before the call that would have returned 0 or -1 (*status gets that
- * value; 1 when all n came). The decoder's state is kept in locals over a run of values:
- * what the convolutions' weight decode costs per weight.
+ * The next n values into dst. Returns n, or how many came before the end of the stream or
+ * a malformed slice; *status is then 0 or -1 (1 when all n came). The decoder's state is
+ * kept in locals over a run of values: what the convolutions' weight decode costs per weight.
  */
 static inline size_t vnpu_mlw_read(struct vnpu_mlw *d, int16_t *dst, size_t n, int *status)
 {
@@ -85,27 +69,21 @@ static inline size_t vnpu_mlw_read(struct vnpu_mlw *d, int16_t *dst, size_t n, i
             continue;
         }
         if (d->in_slice && d->index < d->nvalues) {
-            const int palsize = d->palsize;
-            const int offset = d->direct_offset - palsize;
-            const uint16_t *wval = d->wval;
             int index = d->index;
-            int end = d->nvalues;
-            if (d->use_zero_run) {
+            if (d->direct) {
+                got += vnpu_mlw_direct(d, dst + got, n - got);
+            } else if (d->use_zero_run) {
                 /* one value, then its zero run */
-                end = index + 1;
-            } else if ((size_t)(end - index) > n - got) {
-                end = index + (int)(n - got);
+                dst[got++] = d->wval[index];
+                d->zeros = d->zrun[index + d->new_palette];
+                d->index = index + 1;
+            } else {
+                size_t k = (size_t)(d->nvalues - index);
+                k = k < n - got ? k : n - got;
+                memcpy(dst + got, d->wval + index, k * sizeof(int16_t));
+                got += k;
+                d->index = index + (int)k;
             }
-            for (; index < end; index++) {
-                int w = wval[index];
-                int v = w < palsize ? d->palette[w] : w + offset;
-                int mag = v >> 1;
-                dst[got++] = (int16_t)((v & 1) ? -mag : mag);
-            }
-            if (d->use_zero_run) {
-                d->zeros = d->zrun[index - 1 + d->new_palette]; /* the run after that value */
-            }
-            d->index = index;
             continue;
         }
         int r = vnpu_mlw_refill(d);
@@ -115,6 +93,13 @@ static inline size_t vnpu_mlw_read(struct vnpu_mlw *d, int16_t *dst, size_t n, i
         }
     }
     return got;
+}
+
+/* 1 and *value set, 0 at the end of the stream, -1 if malformed (or the slice does not fit). */
+static inline int vnpu_mlw_next(struct vnpu_mlw *d, int16_t *value)
+{
+    int status;
+    return vnpu_mlw_read(d, value, 1, &status) == 1 ? 1 : status;
 }
 
 #endif /* VNPU_MLW_H */

@@ -349,6 +349,22 @@ static inline int64_t conv_acc(const struct conv55 *cv, int oc)
     return acc + sum;
 }
 
+/* The outputs [*lo, *hi) of an axis of n whose taps o * stride - pad + [0, span] all lie in
+ * [0, extent). */
+static void conv_inner(int pad, int stride, int span, int extent, int n, int *lo, int *hi)
+{
+    int a = 0;
+    while (a < n && a * stride - pad < 0) {
+        a++;
+    }
+    int b = a;
+    while (b < n && b * stride - pad + span < extent) {
+        b++;
+    }
+    *lo = a;
+    *hi = b;
+}
+
 static int op_conv(struct vnpu_exec *run, int depthwise)
 {
     struct conv55 cv;
@@ -383,13 +399,58 @@ static int op_conv(struct vnpu_exec *run, int depthwise)
         .brick = ofm.brick,
         .sc = (ptrdiff_t)ofm.sc,
         .cs = 1,
+        .ifm_signed = ifm.is_signed,
+        .ifm_brick = ifm.brick,
+        .ifm_zp = ifm.zp,
+        .ifm_sc = (ptrdiff_t)ifm.sc,
+        .ystep = (ptrdiff_t)k.dy * (ptrdiff_t)ifm.sy,
+        .xstep = (ptrdiff_t)k.dx * (ptrdiff_t)ifm.sx,
+        .ukh = cv.op.ukh,
+        .ukw = cv.op.ukw,
     };
+    /* A depthwise 8-bit pixel whose taps all lie in the IFM's first tile (no padding, no
+     * upscale) reads the IFM in place (vnpu_conv8_fw_dw8): the rows and columns where that
+     * holds, [ylo, yhi) x [xlo, xhi); empty unless it takes that path. */
+    int ylo = 0;
+    int yhi = 0;
+    int xlo = 0;
+    int xhi = 0;
+    if (depthwise && cv.fast8 && !cv.vec8 && k.upscale == 0) {
+        conv_inner(k.pad_top, k.sy, (cv.op.ukh - 1) * k.dy, k.ih < ifm.h0 ? k.ih : ifm.h0, ofm.h,
+                   &ylo, &yhi);
+        conv_inner(k.pad_left, k.sx, (cv.op.ukw - 1) * k.dx, k.iw < ifm.w0 ? k.iw : ifm.w0, ofm.w,
+                   &xlo, &xhi);
+    }
+    /* A convolution's 8-bit path takes pixels two at a time: the second field after the
+     * first in the patch (sized for int32 values: two int16 fields fit, the second from an
+     * even value, in its rounding to 8 bytes when the field's length is odd). */
+    const int pair = !depthwise && cv.fast8 && !cv.vec8;
+    const size_t field = taps * (size_t)ifm.c;
+    const int16_t *second = patch16 + ((field + 1u) & ~(size_t)1u);
     for (int oy = 0; oy < ofm.h; oy++) {
+        const int inner = oy >= ylo && oy < yhi;
         for (int ox = 0; ox < ofm.w; ox++) {
             uint8_t *po = ofm.mem + fm_offset(&ofm, oy, ox, 0);
+            if (inner && ox >= xlo && ox < xhi) {
+                vnpu_conv8_fw_dw8(
+                    &fw,
+                    ifm.mem + fm_offset(&ifm, oy * k.sy - k.pad_top, ox * k.sx - k.pad_left, 0),
+                    po);
+                continue;
+            }
             if (cv.vec8) {
                 conv_store8(&ofm, po, vnpu_conv8_pixel(&cv.k8, oy, ox, o.zp, out_lo, out_hi),
                             depth_out);
+                continue;
+            }
+            if (pair && ox + 1 < ofm.w) {
+                /* two pixels a call: the kernel loads each weight once for both */
+                vnpu_gather(&ifm, &k, cv.patch, cv.op.ukh, cv.op.ukw, 1, oy, ox);
+                vnpu_gather(&ifm, &k, (int32_t *)(void *)second, cv.op.ukh, cv.op.ukw, 1, oy,
+                            ox + 1);
+                vnpu_conv8_fw_conv2(&fw, patch16, second, po,
+                                    ofm.mem + fm_offset(&ofm, oy, ox + 1, 0));
+                ox++;
                 continue;
             }
             vnpu_gather(&ifm, &k, cv.patch, cv.op.ukh, cv.op.ukw, cv.small_products, oy, ox);
