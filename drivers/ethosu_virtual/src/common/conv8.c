@@ -499,15 +499,9 @@ static void conv8_transpose(int16_t *wt, const int16_t *w, int depth_out, size_t
     }
 }
 
-/*
- * W[o][terms] as int8 quads, [ceil(terms/4)][n][4] (padded channels and terms 0), and each
- * channel's weight sum: 0 (nothing usable) when a weight does not fit int8.
- */
-static int conv8_quads(int8_t *wq, int32_t *wsum, const int16_t *w, int depth_out, size_t n,
-                       size_t terms)
+/* Each channel's weight sum: 0 (no int8 layout) when a weight does not fit int8. */
+static int conv8_sums(int32_t *wsum, const int16_t *w, int depth_out, size_t n, size_t terms)
 {
-    size_t quads = (terms + 3u) / 4u;
-    memset(wq, 0, quads * n * 4u);
     memset(wsum, 0, n * sizeof(int32_t));
     for (int o = 0; o < depth_out; o++) {
         const int16_t *row = w + (size_t)o * terms;
@@ -516,12 +510,27 @@ static int conv8_quads(int8_t *wq, int32_t *wsum, const int16_t *w, int depth_ou
             if (row[k] < INT8_MIN || row[k] > INT8_MAX) {
                 return 0;
             }
-            wq[(k / 4u) * n * 4u + (size_t)o * 4u + (k & 3u)] = (int8_t)row[k];
             sum += row[k];
         }
         wsum[o] = sum;
     }
     return 1;
+}
+
+/* W[o][terms] as int8 quads, each kernel row's `run` terms in qrow quads: term k of row
+ * k / run at quad (k / run) * qrow + (k % run) / 4 (padded channels and terms 0). */
+static void conv8_quads(int8_t *wq, const int16_t *w, int depth_out, size_t n, size_t terms,
+                        size_t run, size_t qrow)
+{
+    memset(wq, 0, (terms / run) * qrow * n * 4u);
+    for (int o = 0; o < depth_out; o++) {
+        const int16_t *row = w + (size_t)o * terms;
+        for (size_t k = 0; k < terms; k++) {
+            size_t j = k % run;
+            size_t q = (k / run) * qrow + j / 4u;
+            wq[q * n * 4u + (size_t)o * 4u + (j & 3u)] = (int8_t)row[k];
+        }
+    }
 }
 
 int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_out, size_t terms,
@@ -533,10 +542,13 @@ int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_o
     size_t n = ((size_t)depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
     size_t rows = depthwise ? terms : (terms + 1u) / 2u * 2u;
     size_t bytes16 = (rows * n * sizeof(int16_t) + 63u) & ~(size_t)63u;
-    size_t quads = depthwise || !CONV8_Q8 ? 0u : (terms + 3u) / 4u;
-    /* [int16 layout][int8 layout][weight sums][1: the int8 layout holds every weight] */
+    /* the int8 layout's room: each kernel row (at most one a tap) padded by up to 3 terms */
+    size_t quads = depthwise || !CONV8_Q8 ? 0u : (terms + 3u * (terms / ic) + 3u) / 4u;
+    /* [int16 layout][int8 layout][weight sums][1: every weight fits int8][the int8 layout's
+     * kernel row length, 0: not built yet] */
     size_t bytes8 = quads * n * 4u;
-    size_t bytes = bytes16 + bytes8 + (quads > 0u ? n * sizeof(int32_t) : 0u) + sizeof(int32_t);
+    size_t bytes =
+        bytes16 + bytes8 + (quads > 0u ? n * sizeof(int32_t) : 0u) + 2u * sizeof(int32_t);
     int fresh = 0;
     uint8_t *extra = (uint8_t *)vnpu_wcache_extra(weights, bytes, &fresh);
     if (extra == NULL) {
@@ -545,15 +557,19 @@ int vnpu_conv8_prepare(struct vnpu_conv8 *c, const int16_t *weights, int depth_o
     int16_t *wt = (int16_t *)(void *)extra;
     int8_t *wq = (int8_t *)(void *)(extra + bytes16);
     int32_t *wsum = (int32_t *)(void *)(extra + bytes16 + bytes8);
-    int32_t *fits = (int32_t *)(void *)(extra + bytes - sizeof(int32_t));
+    int32_t *fits = (int32_t *)(void *)(extra + bytes - 2u * sizeof(int32_t));
     if (fresh) {
         conv8_transpose(wt, weights, depth_out, n, terms, depthwise);
-        *fits = quads > 0u && conv8_quads(wq, wsum, weights, depth_out, n, terms);
+        *fits = quads > 0u && conv8_sums(wsum, weights, depth_out, n, terms);
+        fits[1] = 0;
     }
     c->wt = wt;
     c->out_stride = n;
     c->wq = *fits ? wq : NULL;
     c->wsum = wsum;
+    c->wq_run = fits + 1;
+    c->w16 = weights;
+    c->wq_quads = quads;
     c->plane8 = NULL;
     c->terms = terms;
     c->ic = ic;
@@ -608,14 +624,28 @@ static void conv8_flip_row(const struct fm *ifm, const uint8_t *src, int iw, uin
  * -off * sum(w). 0 (no memory, or an off outside a byte, or an upscaled IFM): the int16 plane.
  */
 static int conv8_ifm8(struct vnpu_conv8 *c, const struct fm *ifm, const struct kernel *k, size_t ph,
-                      size_t pw, size_t field)
+                      size_t pw)
 {
     const int32_t off = ifm->is_signed ? 128 + ifm->zp : ifm->zp;
-    if (c->wq == NULL || ifm->elem != 1 || k->upscale != 0 || off < 0 || off > 255) {
+    size_t ic = (size_t)ifm->c;
+    size_t run = (size_t)c->ukw * ic;
+    size_t qrow = (run + 3u) / 4u;
+    if (c->wq == NULL || ifm->elem != 1 || k->upscale != 0 || off < 0 || off > 255 ||
+        (size_t)c->ukh * run != c->terms || (size_t)c->ukh * qrow > c->wq_quads) {
         return 0;
     }
-    size_t ic = (size_t)ifm->c;
-    size_t bytes = ph * pw * ic + field * CONV8_PIXELS;
+    if (*c->wq_run != (int32_t)run) { /* the layout for this kernel's rows, once a stream */
+        size_t n = c->out_stride;
+        conv8_quads(c->wq, c->w16, c->depth_out, n, c->terms, run, qrow);
+        *c->wq_run = (int32_t)run;
+    }
+    c->qrow = qrow;
+    /* a field as the kernel rows' quads (+ conv8_copy16's overrun) */
+    size_t field = (size_t)c->ukh * qrow * 4u + CONV8_BLOCK;
+    c->field8 = field;
+    /* the fields' buffers 16 bytes after the plane: conv8_copy16's reads past the plane's
+     * last row stay clear of them */
+    size_t bytes = ph * pw * ic + 16u + field * CONV8_PIXELS;
     if (bytes > conv8_plane8_bytes) {
         uint8_t *grown = (uint8_t *)realloc(conv8_plane8, bytes);
         if (grown == NULL) {
@@ -655,7 +685,7 @@ static int conv8_ifm8(struct vnpu_conv8 *c, const struct fm *ifm, const struct k
         c->bias[o] = (int32_t)((int64_t)c->bias[o] - (int64_t)off * c->wsum[o]);
     }
     c->plane8 = plane;
-    c->patch8 = plane + ph * pw * ic;
+    c->patch8 = plane + ph * pw * ic + 16u;
     return 1;
 }
 
@@ -679,7 +709,7 @@ int vnpu_conv8_ifm(struct vnpu_conv8 *c, const struct fm *ifm, const struct kern
     c->ukw = ukw;
     c->field = field;
     c->ow = ow;
-    if (!c->depthwise && conv8_ifm8(c, ifm, k, ph, pw, field)) {
+    if (!c->depthwise && conv8_ifm8(c, ifm, k, ph, pw)) {
         return 1;
     }
     size_t values = ph * pw * ic + field * CONV8_PIXELS;
@@ -1123,48 +1153,50 @@ static void conv8_q8_count(const struct vnpu_conv8 *c, const struct conv8_fields
 #undef CONV8_COUNT
 }
 
-/* The receptive field of (oy, ox) on the byte plane, as conv8_field. */
+/* len bytes from src to dst in copies of 16, up to 15 past both: a call to memcpy for a few
+ * bytes costs more. The plane and the field buffers have the room (vnpu_conv8_ifm's slack,
+ * CONV8_BLOCK bytes after each field), the next run overwrites what went past. */
+static inline void conv8_copy16(uint8_t *dst, const uint8_t *src, size_t len)
+{
+    for (size_t j = 0; j < len; j += 16u) {
+        memcpy(dst + j, src + j, 16u);
+    }
+}
+
+/* The receptive field of (oy, ox) on the byte plane where its taps are not adjacent (a
+ * dilated kernel): kernel row r at dst + r * qrow * 4, a tap at a time. */
 static const uint8_t *conv8_field8(const struct vnpu_conv8 *c, int oy, int ox, uint8_t *dst)
 {
     const uint8_t *pixel =
         c->plane8 + (size_t)oy * (size_t)c->sy * c->row + (size_t)ox * (size_t)c->sx * c->ic;
-    if (c->ukh * c->ukw == 1) {
-        return pixel;
-    }
-    uint8_t *field = dst;
     for (int ky = 0; ky < c->ukh; ky++) {
         const uint8_t *line = pixel + (size_t)ky * (size_t)c->dy * c->row;
-        if (c->dx == 1) {
-            memcpy(dst, line, (size_t)c->ukw * c->ic);
-            dst += (size_t)c->ukw * c->ic;
-            continue;
-        }
-        for (int kx = 0; kx < c->ukw; kx++, dst += c->ic) {
-            memcpy(dst, line + (size_t)kx * (size_t)c->dx * c->ic, c->ic);
+        uint8_t *to = dst + (size_t)ky * c->qrow * 4u;
+        for (int kx = 0; kx < c->ukw; kx++) {
+            conv8_copy16(to + (size_t)kx * c->ic, line + (size_t)kx * (size_t)c->dx * c->ic, c->ic);
         }
     }
-    return field;
+    return dst;
 }
 
-/* The MACs of `count` pixels from (oy, ox) on the byte plane into c->acc. */
+/* The MACs of `count` pixels from (oy, ox) on the byte plane into c->acc: each kernel row's
+ * quads read in place where its taps are adjacent (the quads past a row's end against zero
+ * weights), else from a copy. */
 static void conv8_q8_macs(const struct vnpu_conv8 *c, int oy, int ox, int count, size_t n)
 {
     struct conv8_fields8 fs;
-    size_t run = (size_t)c->ukw * c->ic;
-    if (c->ukh * c->ukw > 1 && c->dx == 1 && run % 4u == 0u) {
-        fs.segs = c->ukh;
-        fs.seg_quads = run / 4u;
+    fs.segs = c->ukh;
+    fs.seg_quads = c->qrow;
+    if (c->dx == 1 || c->ukw == 1) {
         fs.seg_stride = (size_t)c->dy * c->row;
         for (int i = 0; i < count; i++) {
             fs.f[i] = c->plane8 + (size_t)oy * (size_t)c->sy * c->row +
                       (size_t)(ox + i) * (size_t)c->sx * c->ic;
         }
     } else {
-        fs.segs = 1;
-        fs.seg_quads = (c->terms + 3u) / 4u;
-        fs.seg_stride = 0;
+        fs.seg_stride = c->qrow * 4u;
         for (int i = 0; i < count; i++) {
-            fs.f[i] = conv8_field8(c, oy, ox + i, c->patch8 + (size_t)i * c->field);
+            fs.f[i] = conv8_field8(c, oy, ox + i, c->patch8 + (size_t)i * c->field8);
         }
     }
     conv8_q8_count(c, &fs, n, count);

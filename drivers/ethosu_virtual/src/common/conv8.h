@@ -43,13 +43,20 @@ struct vnpu_conv8 {
     int16_t *patch; /* conv: one pixel's receptive field */
     size_t field;   /* values of one receptive field's buffer */
     /* conv on an AVX-512 VNNI host: the weights as int8 when every one fits, else NULL, with
-     * each channel's weight sum: [ceil(terms/4)][depth_out][4], four terms a 32-bit lane */
-    const int8_t *wq;
+     * each channel's weight sum: four terms a 32-bit lane, each kernel row's terms padded to
+     * whole quads (qrow), [ukh][qrow][depth_out][4] (built by vnpu_conv8_ifm for its ukw,
+     * which it records at wq_run) */
+    int8_t *wq;
     const int32_t *wsum;
+    int32_t *wq_run;
+    const int16_t *w16; /* the weights W[o][terms] the layouts are built from */
+    size_t wq_quads;    /* the room at wq: quads */
+    size_t qrow;
     /* the IFM as unsigned bytes, value + off8 (the padding off8), in the plane's layout,
      * when wq is set and every value fits: the 8-bit kernel's input (else NULL) */
     const uint8_t *plane8;
     uint8_t *patch8;
+    size_t field8; /* bytes of one receptive field's buffer at patch8 */
     int sy, sx, dy, dx, ukh, ukw;
     int ow;       /* OFM width: the pixels of a row computed together stop there */
     size_t terms; /* conv: taps x IFM depth; depthwise: taps */
