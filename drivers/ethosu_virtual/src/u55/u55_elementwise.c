@@ -418,7 +418,8 @@ static void ew_any_table(const struct ew55op *w, int32_t table[256])
 
 /* Every output of an operation ew_fits32 accepts, each pixel addressed once (fm_offset), its
  * channels by fm_chan in runs; `table`: ew_any_table's, for an 8-bit IFM with a scalar. */
-EW_FW_PAGE static void ew_run32(const struct ew55op *w, const int32_t *table)
+EW_FW_PAGE static __attribute__((noinline)) void ew_run32(const struct ew55op *w,
+                                                          const int32_t *table)
 {
     const struct fm *ifm = &w->ifm;
     const struct fm *ifm2 = &w->ifm2;
@@ -457,7 +458,7 @@ EW_FW_PAGE static void ew_run32(const struct ew55op *w, const int32_t *table)
 
 /* Every output in 64 bits, value by value: the operations ew_fits32 refuses (an unsigned or
  * offset 32-bit operand). */
-static void ew_run64(const struct ew55op *w)
+static __attribute__((noinline)) void ew_run64(const struct ew55op *w)
 {
     const struct fm *ifm = &w->ifm;
     const struct fm *ifm2 = &w->ifm2;
