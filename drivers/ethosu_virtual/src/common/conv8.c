@@ -645,6 +645,10 @@ static int conv8_ifm8(struct vnpu_conv8 *c, const struct fm *ifm, const struct k
     }
     c->plane8 = plane;
     c->patch8 = plane + ph * pw * ic + 16u;
+    /* no int16 plane was built for this operation: a reader of it faults, not reads the last
+     * operation's */
+    c->plane = NULL;
+    c->patch = NULL;
     return 1;
 }
 
