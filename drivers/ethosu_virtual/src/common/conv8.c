@@ -686,6 +686,10 @@ static int conv8_ifm8(struct vnpu_conv8 *c, const struct fm *ifm, const struct k
     }
     c->plane8 = plane;
     c->patch8 = plane + ph * pw * ic + 16u;
+    /* no int16 plane was built for this operation: a reader of it faults, not reads the last
+     * operation's */
+    c->plane = NULL;
+    c->patch = NULL;
     return 1;
 }
 
@@ -917,23 +921,41 @@ static const int16_t *conv8_field(const struct vnpu_conv8 *c, int oy, int ox, in
 
 #if defined(__AVX512BW__)
 /*
- * The fields of a batch of pixels as segs runs of seg_pairs term pairs, seg_stride values
- * apart: one run of a copied field, or a kernel row each read in place from the plane (no
- * copy) when its taps are adjacent and a whole number of pairs.
+ * The fields of a batch of pixels as segs runs of seg_words 32-bit words (an int16 kernel's
+ * term pairs, the 8-bit kernel's quads of bytes), seg_stride bytes apart: one run of a copied
+ * field, or a kernel row each read in place from the plane (no copy) when its taps are
+ * adjacent and a whole number of words.
  */
 struct conv8_fields {
-    const int16_t *f[CONV8_PIXELS];
+    const uint8_t *f[CONV8_PIXELS];
     int segs;
-    size_t seg_pairs, seg_stride;
+    size_t seg_words, seg_stride;
 };
+
+/* acc + the products of b's and w's 32-bit words (`bits` 512 or 256): int16 pairs (VPDPWSSD)
+ * or, q8, quads of unsigned bytes times int8 (VPDPBUSD); both wrap like the adds, the sums
+ * stay far inside. */
+#if CONV8_Q8
+#define CONV8_MADD(bits, acc, b, w, q8)                                                            \
+    ((q8) ? _mm##bits##_dpbusd_epi32((acc), (b), (w)) : CONV8_MADD##bits((acc), (b), (w)))
+#else
+#define CONV8_MADD(bits, acc, b, w, q8) ((void)(q8), CONV8_MADD##bits((acc), (b), (w)))
+#endif
+
+/* The weight words from channel o0 on (either layout: a 32-bit word a channel, n a row). */
+static inline const uint8_t *conv8_words(const struct vnpu_conv8 *c, size_t o0, const int q8)
+{
+    const void *w = q8 ? (const void *)c->wq : (const void *)c->wt;
+    return (const uint8_t *)w + o0 * 4u;
+}
 
 /* One block of 32 channels at o0 for np fields; nh = 1: only its first 16 lanes hold
  * channels (the operation's last block), the second half is not computed at all. */
 static inline __attribute__((always_inline)) void
 conv8_block_at(const struct vnpu_conv8 *c, const struct conv8_fields *fs, size_t n,
-               int32_t *restrict acc, const int np, size_t o0, const int nh)
+               int32_t *restrict acc, const int np, size_t o0, const int nh, const int q8)
 {
-    const size_t step = n * 2u;
+    const size_t step = n * 4u;
     __m512i a[CONV8_PIXELS][2];
     __m512i b0 = _mm512_loadu_si512((const void *)(c->bias + o0));
     __m512i b1 = _mm512_loadu_si512((const void *)(c->bias + o0 + 16));
@@ -941,19 +963,19 @@ conv8_block_at(const struct vnpu_conv8 *c, const struct conv8_fields *fs, size_t
         a[i][0] = b0;
         a[i][1] = b1;
     }
-    const int16_t *w = c->wt + o0 * 2u;
+    const uint8_t *w = conv8_words(c, o0, q8);
     for (int r = 0; r < fs->segs; r++) {
         const size_t at = (size_t)r * fs->seg_stride;
-        for (size_t k = 0; k < fs->seg_pairs; k++, w += step) {
+        for (size_t k = 0; k < fs->seg_words; k++, w += step) {
             __m512i w0 = _mm512_loadu_si512((const void *)w);
-            __m512i w1 = nh == 2 ? _mm512_loadu_si512((const void *)(w + 32)) : w0;
+            __m512i w1 = nh == 2 ? _mm512_loadu_si512((const void *)(w + 64)) : w0;
             for (int i = 0; i < np; i++) {
-                uint32_t pair;
-                memcpy(&pair, fs->f[i] + at + 2u * k, sizeof(pair));
-                __m512i b = _mm512_set1_epi32((int32_t)pair);
-                a[i][0] = CONV8_MADD512(a[i][0], b, w0);
+                uint32_t word;
+                memcpy(&word, fs->f[i] + at + 4u * k, sizeof(word));
+                __m512i b = _mm512_set1_epi32((int32_t)word);
+                a[i][0] = CONV8_MADD(512, a[i][0], b, w0, q8);
                 if (nh == 2) {
-                    a[i][1] = CONV8_MADD512(a[i][1], b, w1);
+                    a[i][1] = CONV8_MADD(512, a[i][1], b, w1, q8);
                 }
             }
         }
@@ -967,27 +989,26 @@ conv8_block_at(const struct vnpu_conv8 *c, const struct conv8_fields *fs, size_t
 }
 
 /* The operation's last block when it holds at most 8 channels: 256-bit vectors, half the
- * lanes of conv8_block_at's nh = 1 (a 512-bit VPDPWSSD costs two 256-bit ones on some cores). */
-static inline __attribute__((always_inline)) void conv8_block8_at(const struct vnpu_conv8 *c,
-                                                                  const struct conv8_fields *fs,
-                                                                  size_t n, int32_t *restrict acc,
-                                                                  const int np, size_t o0)
+ * lanes of conv8_block_at's nh = 1 (a 512-bit multiply-add costs about 1.5 256-bit ones). */
+static inline __attribute__((always_inline)) void
+conv8_block8_at(const struct vnpu_conv8 *c, const struct conv8_fields *fs, size_t n,
+                int32_t *restrict acc, const int np, size_t o0, const int q8)
 {
-    const size_t step = n * 2u;
+    const size_t step = n * 4u;
     __m256i a[CONV8_PIXELS];
     __m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + o0));
     for (int i = 0; i < np; i++) {
         a[i] = b0;
     }
-    const int16_t *w = c->wt + o0 * 2u;
+    const uint8_t *w = conv8_words(c, o0, q8);
     for (int r = 0; r < fs->segs; r++) {
         const size_t at = (size_t)r * fs->seg_stride;
-        for (size_t k = 0; k < fs->seg_pairs; k++, w += step) {
+        for (size_t k = 0; k < fs->seg_words; k++, w += step) {
             __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)w);
             for (int i = 0; i < np; i++) {
-                uint32_t pair;
-                memcpy(&pair, fs->f[i] + at + 2u * k, sizeof(pair));
-                a[i] = CONV8_MADD256(a[i], _mm256_set1_epi32((int32_t)pair), w0);
+                uint32_t word;
+                memcpy(&word, fs->f[i] + at + 4u * k, sizeof(word));
+                a[i] = CONV8_MADD(256, a[i], _mm256_set1_epi32((int32_t)word), w0, q8);
             }
         }
     }
@@ -996,148 +1017,34 @@ static inline __attribute__((always_inline)) void conv8_block8_at(const struct v
     }
 }
 
-/* conv8_macs of CONV8_PIXELS fields at once: one load of each weight vector for all of them.
- * The last pair of an odd term count reads one value past its field (the plane and the
- * field buffers have room) against a zero weight. */
+/* conv8_macs of np fields at once: one load of each weight vector for all of them. A field's
+ * last word may hold values past its terms (the plane and the field buffers have room)
+ * against zero weights. */
 static inline __attribute__((always_inline)) void conv8_macs_block(const struct vnpu_conv8 *c,
                                                                    const struct conv8_fields *fs,
                                                                    size_t n, int32_t *restrict acc,
-                                                                   const int np)
+                                                                   const int np, const int q8)
 {
     for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
         if ((size_t)c->depth_out - o0 <= 8u) {
-            conv8_block8_at(c, fs, n, acc, np, o0);
+            conv8_block8_at(c, fs, n, acc, np, o0, q8);
         } else if ((size_t)c->depth_out - o0 <= 16u) {
-            conv8_block_at(c, fs, n, acc, np, o0, 1);
+            conv8_block_at(c, fs, n, acc, np, o0, 1, q8);
         } else {
-            conv8_block_at(c, fs, n, acc, np, o0, 2);
+            conv8_block_at(c, fs, n, acc, np, o0, 2, q8);
         }
     }
 }
-#endif
 
-#if defined(__AVX512BW__)
-/* conv8_macs_block for 2..CONV8_PIXELS fields: constant counts, each its own registers. */
-static void conv8_macs_count(const struct vnpu_conv8 *c, const struct conv8_fields *fs, size_t n,
-                             int count)
+/* conv8_macs_block for 1..CONV8_PIXELS fields: constant counts, each its own registers. */
+static inline __attribute__((always_inline)) void conv8_macs_count(const struct vnpu_conv8 *c,
+                                                                   const struct conv8_fields *fs,
+                                                                   size_t n, int count,
+                                                                   const int q8)
 {
 #define CONV8_COUNT(np)                                                                            \
     case np:                                                                                       \
-        conv8_macs_block(c, fs, n, c->acc, np);                                                    \
-        return
-    switch (count) {
-        CONV8_COUNT(8);
-        CONV8_COUNT(7);
-        CONV8_COUNT(6);
-        CONV8_COUNT(5);
-        CONV8_COUNT(4);
-        CONV8_COUNT(3);
-    default:
-        conv8_macs_block(c, fs, n, c->acc, 2);
-    }
-#undef CONV8_COUNT
-}
-#endif
-
-#if CONV8_Q8
-/* The 8-bit kernel's fields: as conv8_fields, in quads of the byte plane's values (a kernel
- * row read in place when its taps are adjacent and a whole number of quads). */
-struct conv8_fields8 {
-    const uint8_t *f[CONV8_PIXELS];
-    int segs;
-    size_t seg_quads, seg_stride;
-};
-
-/* conv8_block_at on bytes: each broadcast quad of activations times each channel's quad of
- * weights, VPDPBUSD (wrapping like the int16 kernel's adds; the sums stay far inside). */
-static inline __attribute__((always_inline)) void
-conv8_q8_block_at(const struct vnpu_conv8 *c, const struct conv8_fields8 *fs, size_t n,
-                  int32_t *restrict acc, const int np, size_t o0, const int nh)
-{
-    const size_t step = n * 4u;
-    __m512i a[CONV8_PIXELS][2];
-    __m512i b0 = _mm512_loadu_si512((const void *)(c->bias + o0));
-    __m512i b1 = _mm512_loadu_si512((const void *)(c->bias + o0 + 16));
-    for (int i = 0; i < np; i++) {
-        a[i][0] = b0;
-        a[i][1] = b1;
-    }
-    const int8_t *w = c->wq + o0 * 4u;
-    for (int r = 0; r < fs->segs; r++) {
-        const size_t at = (size_t)r * fs->seg_stride;
-        for (size_t k = 0; k < fs->seg_quads; k++, w += step) {
-            __m512i w0 = _mm512_loadu_si512((const void *)w);
-            __m512i w1 = nh == 2 ? _mm512_loadu_si512((const void *)(w + 64)) : w0;
-            for (int i = 0; i < np; i++) {
-                uint32_t quad;
-                memcpy(&quad, fs->f[i] + at + 4u * k, sizeof(quad));
-                __m512i b = _mm512_set1_epi32((int32_t)quad);
-                a[i][0] = _mm512_dpbusd_epi32(a[i][0], b, w0);
-                if (nh == 2) {
-                    a[i][1] = _mm512_dpbusd_epi32(a[i][1], b, w1);
-                }
-            }
-        }
-    }
-    for (int i = 0; i < np; i++) {
-        _mm512_storeu_si512((void *)(acc + (size_t)i * n + o0), a[i][0]);
-        if (nh == 2) {
-            _mm512_storeu_si512((void *)(acc + (size_t)i * n + o0 + 16), a[i][1]);
-        }
-    }
-}
-
-/* conv8_block8_at on bytes: the operation's last block of at most 8 channels. */
-static inline __attribute__((always_inline)) void
-conv8_q8_block8_at(const struct vnpu_conv8 *c, const struct conv8_fields8 *fs, size_t n,
-                   int32_t *restrict acc, const int np, size_t o0)
-{
-    const size_t step = n * 4u;
-    __m256i a[CONV8_PIXELS];
-    __m256i b0 = _mm256_loadu_si256((const __m256i *)(const void *)(c->bias + o0));
-    for (int i = 0; i < np; i++) {
-        a[i] = b0;
-    }
-    const int8_t *w = c->wq + o0 * 4u;
-    for (int r = 0; r < fs->segs; r++) {
-        const size_t at = (size_t)r * fs->seg_stride;
-        for (size_t k = 0; k < fs->seg_quads; k++, w += step) {
-            __m256i w0 = _mm256_loadu_si256((const __m256i *)(const void *)w);
-            for (int i = 0; i < np; i++) {
-                uint32_t quad;
-                memcpy(&quad, fs->f[i] + at + 4u * k, sizeof(quad));
-                a[i] = _mm256_dpbusd_epi32(a[i], _mm256_set1_epi32((int32_t)quad), w0);
-            }
-        }
-    }
-    for (int i = 0; i < np; i++) {
-        _mm256_storeu_si256((__m256i *)(void *)(acc + (size_t)i * n + o0), a[i]);
-    }
-}
-
-static inline __attribute__((always_inline)) void conv8_q8_block(const struct vnpu_conv8 *c,
-                                                                 const struct conv8_fields8 *fs,
-                                                                 size_t n, int32_t *restrict acc,
-                                                                 const int np)
-{
-    for (size_t o0 = 0; o0 < n; o0 += CONV8_BLOCK) {
-        if ((size_t)c->depth_out - o0 <= 8u) {
-            conv8_q8_block8_at(c, fs, n, acc, np, o0);
-        } else if ((size_t)c->depth_out - o0 <= 16u) {
-            conv8_q8_block_at(c, fs, n, acc, np, o0, 1);
-        } else {
-            conv8_q8_block_at(c, fs, n, acc, np, o0, 2);
-        }
-    }
-}
-
-/* conv8_q8_block for 1..CONV8_PIXELS fields: constant counts, each its own registers. */
-static void conv8_q8_count(const struct vnpu_conv8 *c, const struct conv8_fields8 *fs, size_t n,
-                           int count)
-{
-#define CONV8_COUNT(np)                                                                            \
-    case np:                                                                                       \
-        conv8_q8_block(c, fs, n, c->acc, np);                                                      \
+        conv8_macs_block(c, fs, n, c->acc, np, q8);                                                \
         return
     switch (count) {
         CONV8_COUNT(8);
@@ -1148,9 +1055,25 @@ static void conv8_q8_count(const struct vnpu_conv8 *c, const struct conv8_fields
         CONV8_COUNT(3);
         CONV8_COUNT(2);
     default:
-        conv8_q8_block(c, fs, n, c->acc, 1);
+        conv8_macs_block(c, fs, n, c->acc, 1, q8);
     }
 #undef CONV8_COUNT
+}
+
+/* conv8_macs_count of the int16 kernel (one copy of its variants). */
+static void conv8_macs_i16(const struct vnpu_conv8 *c, const struct conv8_fields *fs, size_t n,
+                           int count)
+{
+    conv8_macs_count(c, fs, n, count, 0);
+}
+#endif
+
+#if CONV8_Q8
+/* conv8_macs_count of the 8-bit kernel (one copy of its variants). */
+static void conv8_macs_q8(const struct vnpu_conv8 *c, const struct conv8_fields *fs, size_t n,
+                          int count)
+{
+    conv8_macs_count(c, fs, n, count, 1);
 }
 
 /* len bytes from src to dst in copies of 16, up to 15 past both: a call to memcpy for a few
@@ -1184,9 +1107,9 @@ static const uint8_t *conv8_field8(const struct vnpu_conv8 *c, int oy, int ox, u
  * weights), else from a copy. */
 static void conv8_q8_macs(const struct vnpu_conv8 *c, int oy, int ox, int count, size_t n)
 {
-    struct conv8_fields8 fs;
+    struct conv8_fields fs;
     fs.segs = c->ukh;
-    fs.seg_quads = c->qrow;
+    fs.seg_words = c->qrow;
     if (c->dx == 1 || c->ukw == 1) {
         fs.seg_stride = (size_t)c->dy * c->row;
         for (int i = 0; i < count; i++) {
@@ -1199,7 +1122,7 @@ static void conv8_q8_macs(const struct vnpu_conv8 *c, int oy, int ox, int count,
             fs.f[i] = conv8_field8(c, oy, ox + i, c->patch8 + (size_t)i * c->field8);
         }
     }
-    conv8_q8_count(c, &fs, n, count);
+    conv8_macs_q8(c, &fs, n, count);
 }
 #endif
 
@@ -1249,21 +1172,23 @@ static void conv8_i16_macs(const struct vnpu_conv8 *c, int oy, int ox, int count
         size_t run = (size_t)c->ukw * c->ic;
         if (c->ukh * c->ukw > 1 && c->dx == 1 && run % 2u == 0u) {
             fs.segs = c->ukh;
-            fs.seg_pairs = run / 2u;
-            fs.seg_stride = (size_t)c->dy * c->row;
+            fs.seg_words = run / 2u;
+            fs.seg_stride = (size_t)c->dy * c->row * sizeof(int16_t);
             for (int i = 0; i < count; i++) {
-                fs.f[i] = c->plane + (size_t)oy * (size_t)c->sy * c->row +
-                          (size_t)(ox + i) * (size_t)c->sx * c->ic;
+                const int16_t *f = c->plane + (size_t)oy * (size_t)c->sy * c->row +
+                                   (size_t)(ox + i) * (size_t)c->sx * c->ic;
+                fs.f[i] = (const uint8_t *)(const void *)f;
             }
         } else {
             fs.segs = 1;
-            fs.seg_pairs = (c->terms + 1u) / 2u;
+            fs.seg_words = (c->terms + 1u) / 2u;
             fs.seg_stride = 0;
             for (int i = 0; i < count; i++) {
-                fs.f[i] = conv8_field(c, oy, ox + i, c->patch + (size_t)i * c->field);
+                const int16_t *f = conv8_field(c, oy, ox + i, c->patch + (size_t)i * c->field);
+                fs.f[i] = (const uint8_t *)(const void *)f;
             }
         }
-        conv8_macs_count(c, &fs, n, count);
+        conv8_macs_i16(c, &fs, n, count);
         return;
     }
 #endif
