@@ -384,6 +384,16 @@ static int op_conv(struct vnpu_exec *run, int depthwise)
         .sc = (ptrdiff_t)ofm.sc,
         .cs = 1,
     };
+    if (cv.vec8 && ofm.h <= ofm.h0 && ofm.w <= ofm.w0) { /* one tile: the OFM in one call */
+        const struct vnpu_conv8_ofm dst = {.at = ofm.mem + ofm.base[0],
+                                           .sy = (ptrdiff_t)ofm.sy,
+                                           .sx = (ptrdiff_t)ofm.sx,
+                                           .sc = (ptrdiff_t)ofm.sc,
+                                           .oh = ofm.h,
+                                           .brick = ofm.brick};
+        vnpu_conv8_run(&cv.k8, &dst, o.zp, out_lo, out_hi);
+        return 0;
+    }
     for (int oy = 0; oy < ofm.h; oy++) {
         for (int ox = 0; ox < ofm.w; ox++) {
             uint8_t *po = ofm.mem + fm_offset(&ofm, oy, ox, 0);
