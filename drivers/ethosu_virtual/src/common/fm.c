@@ -159,42 +159,20 @@ static void transpose_bytes(const uint8_t *src, ptrdiff_t sr, uint8_t *dst, ptrd
     }
 }
 
-/* One element of `bytes` bytes: constant sizes for the common ones (a call to memcpy per
- * element was most of a multi-channel transpose's time). */
-static inline void copy_elem(uint8_t *dst, const uint8_t *src, size_t bytes)
+/* Every element of `bytes` bytes (k <= bytes <= 2k) as two copies of a constant k bytes that
+ * overlap in the middle (the same bytes written twice): a call to memcpy, or a switch on the
+ * size, per element was most of a multi-channel transpose's time. */
+static inline void copy_elems(const uint8_t *src, ptrdiff_t isy, ptrdiff_t isx, uint8_t *dst,
+                              ptrdiff_t osy, ptrdiff_t osx, int h, int w, size_t bytes,
+                              const size_t k)
 {
-    switch (bytes) {
-    case 1:
-        *dst = *src;
-        break;
-    case 2:
-        memcpy(dst, src, 2);
-        break;
-    case 4:
-        memcpy(dst, src, 4);
-        break;
-    case 8:
-        memcpy(dst, src, 8);
-        break;
-    case 16:
-        memcpy(dst, src, 16);
-        break;
-    default:
-        /* 3 to 15 bytes as two copies of a constant size that overlap in the middle (the same
-         * bytes written twice), else one memcpy */
-        if (bytes < 4) {
-            memcpy(dst, src, 2);
-            memcpy(dst + bytes - 2, src + bytes - 2, 2);
-        } else if (bytes < 8) {
-            memcpy(dst, src, 4);
-            memcpy(dst + bytes - 4, src + bytes - 4, 4);
-        } else if (bytes < 16) {
-            memcpy(dst, src, 8);
-            memcpy(dst + bytes - 8, src + bytes - 8, 8);
-        } else {
-            memcpy(dst, src, bytes);
+    for (int y = 0; y < h; y++) {
+        const uint8_t *s = src + (ptrdiff_t)y * isy;
+        uint8_t *d = dst + (ptrdiff_t)y * osy;
+        for (int x = 0; x < w; x++, s += isx, d += osx) {
+            memcpy(d, s, k);
+            memcpy(d + bytes - k, s + bytes - k, k);
         }
-        break;
     }
 }
 
@@ -222,11 +200,22 @@ void vnpu_copy_box(const uint8_t *src, ptrdiff_t isy, ptrdiff_t isx, uint8_t *ds
         transpose_bytes(src, isx, dst, osy, h, w);
         return;
     }
-    for (int y = 0; y < h; y++) {
-        const uint8_t *s = src + (ptrdiff_t)y * isy;
-        uint8_t *d = dst + (ptrdiff_t)y * osy;
-        for (int x = 0; x < w; x++) {
-            copy_elem(d + (ptrdiff_t)x * osx, s + (ptrdiff_t)x * isx, bytes);
+    if (bytes == 1) {
+        copy_elems(src, isy, isx, dst, osy, osx, h, w, 1, 1);
+    } else if (bytes < 4) {
+        copy_elems(src, isy, isx, dst, osy, osx, h, w, bytes, 2);
+    } else if (bytes < 8) {
+        copy_elems(src, isy, isx, dst, osy, osx, h, w, bytes, 4);
+    } else if (bytes < 16) {
+        copy_elems(src, isy, isx, dst, osy, osx, h, w, bytes, 8);
+    } else if (bytes <= 32) {
+        copy_elems(src, isy, isx, dst, osy, osx, h, w, bytes, 16);
+    } else {
+        for (int y = 0; y < h; y++) {
+            for (int x = 0; x < w; x++) {
+                memcpy(dst + (ptrdiff_t)y * osy + (ptrdiff_t)x * osx,
+                       src + (ptrdiff_t)y * isy + (ptrdiff_t)x * isx, bytes);
+            }
         }
     }
 }
