@@ -6,6 +6,7 @@
  */
 #include "interp.h"
 
+#include "common/mutation.h"
 #include "ethosu_virtual.h"
 
 #include <stdarg.h>
@@ -179,6 +180,26 @@ int vnpu_interp_run(const struct vnpu_product *product, struct vnpu_env *env, co
     struct vnpu_exec *x = (struct vnpu_exec *)env->state;
     x->env = env;
     x->product = product;
+    /* what a set-up reads besides the registers: regions, NPU, LUT memory, mutations */
+    struct {
+        const struct vnpu_product *product;
+        uint8_t *region[VNPU_MAX_REGIONS];
+        size_t region_size[VNPU_MAX_REGIONS];
+        int num_regions;
+        uint32_t config, mutations;
+        uint8_t *lut;
+    } key;
+    memset(&key, 0, sizeof(key)); /* the padding too: the key is compared as bytes */
+    key.product = product;
+    for (int i = 0; i < env->num_regions && i < VNPU_MAX_REGIONS; i++) {
+        key.region[i] = env->region[i];
+        key.region_size[i] = env->region_size[i];
+    }
+    key.num_regions = env->num_regions;
+    key.config = env->config;
+    key.mutations = VNPU_MUTATIONS();
+    key.lut = env->lut;
+    x->memo = vnpu_stream_memo(words, nwords, &key, sizeof(key));
     vnpu_isa_build_index(product->isa);
     if (product->start != NULL && product->start(x) != 0) {
         return -1;

@@ -13,6 +13,7 @@
 #include "common/env.h"
 #include "common/fm.h"
 #include "common/kernel.h"
+#include "common/memo.h"
 #include "isa.h"
 #include "regs.h"
 
@@ -28,7 +29,23 @@ struct vnpu_exec {
     struct regs regs;
     size_t word; /* index of the command being executed, for error messages */
     uint32_t code;
+    struct vnpu_stream_memo *memo; /* set-up kept from earlier runs of the stream, or NULL */
 };
+
+/* The bytes the operation at this command word kept under `tag` on an earlier run of the same
+ * stream (vnpu_stream_memo), or NULL; vnpu_op_keep keeps them (a set-up that depends on the
+ * registers and the run's key alone, and succeeded). */
+static inline const void *vnpu_op_kept(const struct vnpu_exec *x, unsigned tag)
+{
+    return x->memo != NULL ? vnpu_stream_memo_find(x->memo, x->word, tag) : NULL;
+}
+
+static inline void vnpu_op_keep(struct vnpu_exec *x, unsigned tag, const void *data, size_t size)
+{
+    if (x->memo != NULL) {
+        vnpu_stream_memo_keep(x->memo, x->word, tag, data, size);
+    }
+}
 
 /* An operation (NPU_OP_*): 0, or -1 with the error set (vnpu_fail). The function type
  * declares each product's operations, so they cannot drift from the table's entry type. */

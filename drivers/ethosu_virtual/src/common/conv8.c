@@ -693,6 +693,66 @@ static int conv8_ifm8(struct vnpu_conv8 *c, const struct fm *ifm, const struct k
     return 1;
 }
 
+/* dst[i] = src[i] minus the zero point, as vnpu_tap16 (restrict: the IFM is bytes, which
+ * may alias anything; without it the int16 stores keep the conversion one value at a time). */
+static inline void conv8_taps(const uint8_t *restrict src, int16_t *restrict dst, size_t len,
+                              int32_t zp, int is_signed)
+{
+    if (is_signed) {
+        for (size_t i = 0; i < len; i++) {
+            dst[i] = (int16_t)((int8_t)src[i] - zp);
+        }
+    } else {
+        for (size_t i = 0; i < len; i++) {
+            dst[i] = (int16_t)(src[i] - zp);
+        }
+    }
+}
+
+/* The iw pixels of an 8-bit IFM row from its first pixel's bytes at `src`, every channel as
+ * vnpu_tap16 gives it, into dst (ic values a pixel): one run for adjacent NHWC pixels, else
+ * a pixel or a run of 16 bricked channels at a time (one call per pixel was most of the
+ * plane's time). */
+static void conv8_plane_row(const struct fm *ifm, const uint8_t *src, int iw, int16_t *dst)
+{
+    const size_t ic = (size_t)ifm->c;
+    const ptrdiff_t sx = (ptrdiff_t)ifm->sx;
+    const int32_t zp = ifm->zp;
+    const int sgn = ifm->is_signed;
+    if (!ifm->brick && sx == (ptrdiff_t)ic) {
+        conv8_taps(src, dst, (size_t)iw * ic, zp, sgn);
+        return;
+    }
+    if (!ifm->brick) {
+        for (int x = 0; x < iw; x++) {
+            conv8_taps(src + (ptrdiff_t)x * sx, dst + (size_t)x * ic, ic, zp, sgn);
+        }
+        return;
+    }
+    for (size_t c0 = 0; c0 < ic; c0 += 16u) {
+        const uint8_t *run = src + (ptrdiff_t)(c0 >> 4) * (ptrdiff_t)ifm->sc;
+        size_t len = ic - c0 < 16u ? ic - c0 : 16u;
+#if defined(__AVX2__)
+        if (len == 16u) {
+            /* a whole run: one vector (GCC builds conv8_taps' 16 from byte inserts); the
+             * 16-bit subtraction wraps as the truncation of the 32-bit one does */
+            const __m256i vzp = _mm256_set1_epi16((int16_t)zp);
+            for (int x = 0; x < iw; x++) {
+                __m128i b =
+                    _mm_loadu_si128((const __m128i *)(const void *)(run + (ptrdiff_t)x * sx));
+                __m256i v = sgn ? _mm256_cvtepi8_epi16(b) : _mm256_cvtepu8_epi16(b);
+                _mm256_storeu_si256((__m256i *)(void *)(dst + (size_t)x * ic + c0),
+                                    _mm256_sub_epi16(v, vzp));
+            }
+            continue;
+        }
+#endif
+        for (int x = 0; x < iw; x++) {
+            conv8_taps(run + (ptrdiff_t)x * sx, dst + (size_t)x * ic + c0, len, zp, sgn);
+        }
+    }
+}
+
 int vnpu_conv8_ifm(struct vnpu_conv8 *c, const struct fm *ifm, const struct kernel *k, int ukh,
                    int ukw, int ow)
 {
@@ -728,8 +788,14 @@ int vnpu_conv8_ifm(struct vnpu_conv8 *c, const struct fm *ifm, const struct kern
     int16_t *plane = conv8_plane;
     /* the padding rows and columns zero, every IFM pixel as the gather reads it */
     memset(plane, 0, ph * pw * ic * sizeof(int16_t));
+    /* no upscaling and one column of tiles: a row's pixels stride_x apart from its first */
+    int by_rows = k->upscale == 0 && ifm->elem == 1 && k->iw <= ifm->w0;
     for (int y = 0; y < k->ih; y++) {
         int16_t *dst = plane + (((size_t)y + (size_t)k->pad_top) * pw + (size_t)k->pad_left) * ic;
+        if (by_rows) {
+            conv8_plane_row(ifm, ifm->mem + fm_offset(ifm, y, 0, 0), k->iw, dst);
+            continue;
+        }
         for (int x = 0; x < k->iw; x++, dst += ic) {
             vnpu_tap16(ifm, k, y, x, dst);
         }
@@ -1126,15 +1192,15 @@ static void conv8_q8_macs(const struct vnpu_conv8 *c, int oy, int ox, int count,
 }
 #endif
 
-/* vnpu_out8 of every channel, over the arrays. */
-static void conv8_out(const struct vnpu_conv8 *c, const int32_t *restrict acc,
+/* vnpu_out8 of channels [o0, o0 + d) over the arrays: channel o0 + i's byte at out[i]. */
+static void conv8_out(const struct vnpu_conv8 *c, const int32_t *restrict acc, size_t o0, size_t d,
                       uint8_t *restrict out, int32_t zp, int32_t lo, int32_t hi)
 {
-    const int32_t *restrict mult = c->mult;
-    const int32_t *restrict shift = c->shift;
-    const int64_t *restrict c_pos = c->c_pos;
-    const int64_t *restrict c_neg = c->c_neg;
-    const size_t d = (size_t)c->depth_out;
+    acc += o0;
+    const int32_t *restrict mult = c->mult + o0;
+    const int32_t *restrict shift = c->shift + o0;
+    const int64_t *restrict c_pos = c->c_pos + o0;
+    const int64_t *restrict c_neg = c->c_neg + o0;
     size_t o = 0;
 #if defined(__AVX512F__) && defined(__AVX512VL__)
     /* eight channels a step in 64-bit lanes: the same operations as the loop below */
@@ -1201,18 +1267,34 @@ static void conv8_i16_macs(const struct vnpu_conv8 *c, int oy, int ox, int count
     }
 }
 
-const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
-                                int32_t hi)
+/* The accumulators (bias included) of OFM pixel (oy, ox) and the next ones of its row, at
+ * c->acc, n apart: how many (1 to CONV8_PIXELS; a depthwise one pixel). */
+static int conv8_batch(const struct vnpu_conv8 *c, int oy, int ox, size_t n)
 {
-    size_t n = ((size_t)c->depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
     if (c->depthwise) {
         const int16_t *pixel =
             c->plane + (size_t)oy * (size_t)c->sy * c->row + (size_t)ox * (size_t)c->sx * c->ic;
         conv8_macs_dw(c, pixel, n);
-        conv8_out(c, c->acc, c->out, zp, lo, hi);
-        return c->out;
+        return 1;
     }
-    if (oy == conv8_block_oy && ox >= conv8_block_ox && ox < conv8_block_ox + conv8_block_n) {
+    int count = c->ow - ox < CONV8_PIXELS ? c->ow - ox : CONV8_PIXELS;
+    count = count < 1 ? 1 : count;
+#if CONV8_Q8
+    if (c->plane8 != NULL) {
+        conv8_q8_macs(c, oy, ox, count, n);
+        return count;
+    }
+#endif
+    conv8_i16_macs(c, oy, ox, count, n);
+    return count;
+}
+
+const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
+                                int32_t hi)
+{
+    size_t n = ((size_t)c->depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
+    if (!c->depthwise && oy == conv8_block_oy && ox >= conv8_block_ox &&
+        ox < conv8_block_ox + conv8_block_n) {
         return c->out + (size_t)(ox - conv8_block_ox) * n;
     }
     int count;
@@ -1224,24 +1306,43 @@ const uint8_t *vnpu_conv8_pixels(const struct vnpu_conv8 *c, int oy, int ox, int
 {
     size_t n = ((size_t)c->depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
     /* this pixel and the next ones of its row (the callers go along rows) */
-    int np = c->ow - ox < CONV8_PIXELS ? c->ow - ox : CONV8_PIXELS;
-    np = np < 1 ? 1 : np;
-#if CONV8_Q8
-    if (c->plane8 != NULL) {
-        conv8_q8_macs(c, oy, ox, np, n);
-    } else {
-        conv8_i16_macs(c, oy, ox, np, n);
-    }
-#else
-    conv8_i16_macs(c, oy, ox, np, n);
-#endif
+    int np = conv8_batch(c, oy, ox, n);
     for (int i = 0; i < np; i++) {
-        conv8_out(c, c->acc + (size_t)i * n, c->out + (size_t)i * n, zp, lo, hi);
+        conv8_out(c, c->acc + (size_t)i * n, 0, (size_t)c->depth_out, c->out + (size_t)i * n, zp,
+                  lo, hi);
     }
-    conv8_block_oy = oy;
+    conv8_block_oy = c->depthwise ? -1 : oy;
     conv8_block_ox = ox;
     conv8_block_n = np;
     *count = np;
     return c->out;
+}
+
+void vnpu_conv8_run(const struct vnpu_conv8 *c, const struct vnpu_conv8_ofm *o, int32_t zp,
+                    int32_t lo, int32_t hi)
+{
+    /* the whole operation in one call: no call, batch look-up or copy of its bytes per
+     * pixel (most of a small convolution's time), the output stage into the OFM itself */
+    const size_t n = ((size_t)c->depth_out + CONV8_BLOCK - 1u) / CONV8_BLOCK * CONV8_BLOCK;
+    const size_t d = (size_t)c->depth_out;
+    conv8_block_oy = -1;
+    for (int oy = 0; oy < o->oh; oy++) {
+        uint8_t *row = o->at + (ptrdiff_t)oy * o->sy;
+        for (int ox = 0; ox < c->ow;) {
+            int count = conv8_batch(c, oy, ox, n);
+            for (int i = 0; i < count; i++, ox++) {
+                const int32_t *acc = c->acc + (size_t)i * n;
+                uint8_t *po = row + (ptrdiff_t)ox * o->sx;
+                if (!o->brick) {
+                    conv8_out(c, acc, 0, d, po, zp, lo, hi);
+                    continue;
+                }
+                for (size_t c0 = 0; c0 < d; c0 += 16u) {
+                    conv8_out(c, acc, c0, d - c0 < 16u ? d - c0 : 16u,
+                              po + (ptrdiff_t)(c0 >> 4) * o->sc, zp, lo, hi);
+                }
+            }
+        }
+    }
 }
 #endif

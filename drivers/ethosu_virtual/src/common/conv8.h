@@ -65,6 +65,15 @@ struct vnpu_conv8 {
     int depthwise;
 };
 
+/* Where an operation's OFM bytes go: pixel (oy, ox) at at + oy * sy + ox * sx (one tile),
+ * its channel c at + (c >> 4) * sc + (c & 15) for NHCWB16 (brick), else + c. */
+struct vnpu_conv8_ofm {
+    uint8_t *at;
+    ptrdiff_t sy, sx, sc;
+    int oh;
+    int brick;
+};
+
 #ifdef ETHOSU_VIRTUAL_WEIGHT_CACHE
 /*
  * Prepare the kernel for weights W[o][terms] (`weights`: what vnpu_wcache_find or _add gave,
@@ -89,6 +98,9 @@ const uint8_t *vnpu_conv8_pixel(const struct vnpu_conv8 *c, int oy, int ox, int3
  * caller taking them all at once stores each run of them in one go. */
 const uint8_t *vnpu_conv8_pixels(const struct vnpu_conv8 *c, int oy, int ox, int32_t zp, int32_t lo,
                                  int32_t hi, int *count);
+/* Every pixel of the OFM at once (instead of vnpu_conv8_pixel per pixel), after vnpu_conv8_ifm. */
+void vnpu_conv8_run(const struct vnpu_conv8 *c, const struct vnpu_conv8_ofm *o, int32_t zp,
+                    int32_t lo, int32_t hi);
 #else
 #define vnpu_conv8_prepare(c, weights, depth_out, terms, ic, depthwise)                            \
     ((void)(c), (void)(weights), (void)(depth_out), (void)(terms), (void)(ic), (void)(depthwise), 0)
@@ -100,6 +112,7 @@ const uint8_t *vnpu_conv8_pixels(const struct vnpu_conv8 *c, int oy, int ox, int
 #define vnpu_conv8_pixels(c, oy, ox, zp, lo, hi, count)                                            \
     ((void)(oy), (void)(ox), (void)(zp), (void)(lo), (void)(hi), *(count) = 1,                     \
      (const uint8_t *)(c)->out)
+#define vnpu_conv8_run(c, o, zp, lo, hi) ((void)(c), (void)(o), (void)(zp), (void)(lo), (void)(hi))
 #endif
 
 /*

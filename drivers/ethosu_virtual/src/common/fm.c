@@ -4,6 +4,7 @@
 #include "common/num.h"
 
 #include <stdio.h>
+#include <string.h>
 
 int vnpu_fm_check(const struct fm *f, const char *what, char *why, size_t len)
 {
@@ -81,4 +82,140 @@ int vnpu_region(const struct vnpu_env *env, unsigned region, uint8_t **mem, size
     *mem = env->region[region];
     *size = env->region_size[region];
     return 0;
+}
+
+/* ---- box copies ---------------------------------------------------------------------------- */
+
+#if defined(__SSE2__)
+#include <immintrin.h>
+
+#if defined(__AVX512BW__) && defined(__AVX512VL__)
+/* n < 8 bytes at p: a masked load and store (no byte outside them is touched) */
+#define FM_LOAD8(p, n)                                                                             \
+    ((n) == 8 ? _mm_loadl_epi64((const __m128i *)(const void *)(p))                                \
+              : _mm_maskz_loadu_epi8((__mmask16)((1u << (n)) - 1u), (const void *)(p)))
+#define FM_STORE8(p, v, n)                                                                         \
+    ((n) == 8 ? _mm_storel_epi64((__m128i *)(void *)(p), (v))                                      \
+              : _mm_mask_storeu_epi8((void *)(p), (__mmask16)((1u << (n)) - 1u), (v)))
+#define FM_PARTIAL 1 /* blocks of fewer than 8 x 8 bytes take the vector path too */
+#else
+#define FM_LOAD8(p, n) _mm_loadl_epi64((const __m128i *)(const void *)(p))
+#define FM_STORE8(p, v, n) _mm_storel_epi64((__m128i *)(void *)(p), (v))
+#define FM_PARTIAL 0
+#endif
+
+/* One block of dst[y * dr + x] = src[x * sr + y], y < ny, x < nx (at most 8 each): the 8 x 8
+ * byte transpose in 12 unpacks. */
+static inline void transpose_block(const uint8_t *src, ptrdiff_t sr, uint8_t *dst, ptrdiff_t dr,
+                                   int ny, int nx)
+{
+    __m128i r[8];
+    for (int i = 0; i < 8; i++) {
+        r[i] = i < nx ? FM_LOAD8(src + (ptrdiff_t)i * sr, ny) : _mm_setzero_si128();
+    }
+    __m128i a0 = _mm_unpacklo_epi8(r[0], r[1]);
+    __m128i a1 = _mm_unpacklo_epi8(r[2], r[3]);
+    __m128i a2 = _mm_unpacklo_epi8(r[4], r[5]);
+    __m128i a3 = _mm_unpacklo_epi8(r[6], r[7]);
+    __m128i b0 = _mm_unpacklo_epi16(a0, a1);
+    __m128i b1 = _mm_unpackhi_epi16(a0, a1);
+    __m128i b2 = _mm_unpacklo_epi16(a2, a3);
+    __m128i b3 = _mm_unpackhi_epi16(a2, a3);
+    __m128i c[4] = {_mm_unpacklo_epi32(b0, b2), _mm_unpackhi_epi32(b0, b2),
+                    _mm_unpacklo_epi32(b1, b3), _mm_unpackhi_epi32(b1, b3)};
+    for (int j = 0; j < ny; j++) {
+        __m128i v = (j & 1) ? _mm_srli_si128(c[j >> 1], 8) : c[j >> 1];
+        FM_STORE8(dst + (ptrdiff_t)j * dr, v, nx);
+    }
+}
+#endif
+
+/* dst[y * dr + x] = src[x * sr + y] for y < h, x < w: the byte transpose of the NCHW <-> NHWC
+ * permutes, 8 x 8 bytes a block where the host has vectors (the byte loop was most of those
+ * operations' time). */
+static void transpose_bytes(const uint8_t *src, ptrdiff_t sr, uint8_t *dst, ptrdiff_t dr, int h,
+                            int w)
+{
+    int y0 = 0;
+#if defined(__SSE2__)
+    for (; FM_PARTIAL ? y0 < h : y0 + 8 <= h; y0 += 8) {
+        int ny = h - y0 < 8 ? h - y0 : 8;
+        int x0 = 0;
+        for (; FM_PARTIAL ? x0 < w : x0 + 8 <= w; x0 += 8) {
+            transpose_block(src + (ptrdiff_t)x0 * sr + y0, sr, dst + (ptrdiff_t)y0 * dr + x0, dr,
+                            ny, w - x0 < 8 ? w - x0 : 8);
+        }
+        for (int y = y0; y < y0 + ny; y++) {
+            for (int x = x0; x < w; x++) {
+                dst[(ptrdiff_t)y * dr + x] = src[(ptrdiff_t)x * sr + y];
+            }
+        }
+    }
+#endif
+    for (int y = y0; y < h; y++) {
+        for (int x = 0; x < w; x++) {
+            dst[(ptrdiff_t)y * dr + x] = src[(ptrdiff_t)x * sr + y];
+        }
+    }
+}
+
+/* Every element of `bytes` bytes (k <= bytes <= 2k) as two copies of a constant k bytes that
+ * overlap in the middle (the same bytes written twice): a call to memcpy, or a switch on the
+ * size, per element was most of a multi-channel transpose's time. */
+static inline void copy_elems(const uint8_t *src, ptrdiff_t isy, ptrdiff_t isx, uint8_t *dst,
+                              ptrdiff_t osy, ptrdiff_t osx, int h, int w, size_t bytes,
+                              const size_t k)
+{
+    for (int y = 0; y < h; y++) {
+        const uint8_t *s = src + (ptrdiff_t)y * isy;
+        uint8_t *d = dst + (ptrdiff_t)y * osy;
+        for (int x = 0; x < w; x++, s += isx, d += osx) {
+            memcpy(d, s, k);
+            memcpy(d + bytes - k, s + bytes - k, k);
+        }
+    }
+}
+
+void vnpu_copy_box(const uint8_t *src, ptrdiff_t isy, ptrdiff_t isx, uint8_t *dst, ptrdiff_t osy,
+                   ptrdiff_t osx, int h, int w, size_t bytes)
+{
+    if (osy == (ptrdiff_t)bytes && osx != (ptrdiff_t)bytes) {
+        /* the OFM's adjacent elements along the inner loop */
+        int t = h;
+        h = w;
+        w = t;
+        ptrdiff_t u = isy;
+        isy = isx;
+        isx = u;
+        osy = osx;
+        osx = (ptrdiff_t)bytes;
+    }
+    if (isx == (ptrdiff_t)bytes && osx == (ptrdiff_t)bytes) {
+        for (int y = 0; y < h; y++) {
+            memcpy(dst + (ptrdiff_t)y * osy, src + (ptrdiff_t)y * isy, (size_t)w * bytes);
+        }
+        return;
+    }
+    if (bytes == 1 && osx == 1 && isy == 1) {
+        transpose_bytes(src, isx, dst, osy, h, w);
+        return;
+    }
+    if (bytes == 1) {
+        copy_elems(src, isy, isx, dst, osy, osx, h, w, 1, 1);
+    } else if (bytes < 4) {
+        copy_elems(src, isy, isx, dst, osy, osx, h, w, bytes, 2);
+    } else if (bytes < 8) {
+        copy_elems(src, isy, isx, dst, osy, osx, h, w, bytes, 4);
+    } else if (bytes < 16) {
+        copy_elems(src, isy, isx, dst, osy, osx, h, w, bytes, 8);
+    } else if (bytes <= 32) {
+        copy_elems(src, isy, isx, dst, osy, osx, h, w, bytes, 16);
+    } else {
+        for (int y = 0; y < h; y++) {
+            for (int x = 0; x < w; x++) {
+                memcpy(dst + (ptrdiff_t)y * osy + (ptrdiff_t)x * osx,
+                       src + (ptrdiff_t)y * isy + (ptrdiff_t)x * isx, bytes);
+            }
+        }
+    }
 }

@@ -140,4 +140,12 @@ int vnpu_fm_precision(struct fm *f, uint32_t prec, int bits, const char *what, c
 int vnpu_region(const struct vnpu_env *env, unsigned region, uint8_t **mem, size_t *size,
                 const char *what, char *why, size_t len);
 
+/*
+ * The h x w elements of `bytes` bytes at src (steps isy, isx) to dst (steps osy, osx), boxes
+ * that share no byte (the order of the copies cannot matter): a POOL's identity copies and
+ * the NCHW <-> NHWC transposes.
+ */
+void vnpu_copy_box(const uint8_t *src, ptrdiff_t isy, ptrdiff_t isx, uint8_t *dst, ptrdiff_t osy,
+                   ptrdiff_t osx, int h, int w, size_t bytes);
+
 #endif /* VNPU_FM_H */

@@ -92,6 +92,116 @@ void *vnpu_memo_get(enum vnpu_memo_kind kind, const void *key, size_t key_len, s
     *fresh = 1;
     return (unsigned char *)e->data + memo_round8(key_len);
 }
+
+/* ---- the stream memo -------------------------------------------------------------------- */
+
+/* Streams kept at once (a model's delegates, a test's models in turn; the oldest goes). */
+#define SMEMO_STREAMS 8u
+#define SMEMO_MAX_KEY 256u
+#define SMEMO_MAX_WORDS (1u << 20)
+
+struct smemo_item {
+    struct smemo_item *next;
+    unsigned tag;
+    uint64_t data[]; /* the kept bytes */
+};
+
+struct vnpu_stream_memo {
+    uint32_t *words; /* a copy of the stream (NULL: the entry is free) */
+    size_t nwords;
+    size_t key_len;
+    unsigned char key[SMEMO_MAX_KEY];
+    struct smemo_item **slots; /* per command word */
+    size_t bytes;              /* its items' */
+    uint64_t used;             /* the run count when last used */
+};
+
+static struct vnpu_stream_memo smemo[SMEMO_STREAMS];
+static uint64_t smemo_runs;
+static size_t smemo_bytes;
+
+static void smemo_clear(struct vnpu_stream_memo *m)
+{
+    for (size_t i = 0; m->slots != NULL && i < m->nwords; i++) {
+        while (m->slots[i] != NULL) {
+            struct smemo_item *next = m->slots[i]->next;
+            free(m->slots[i]);
+            m->slots[i] = next;
+        }
+    }
+    free(m->slots);
+    free(m->words);
+    smemo_bytes -= m->bytes;
+    memset(m, 0, sizeof(*m));
+}
+
+struct vnpu_stream_memo *vnpu_stream_memo(const uint32_t *words, size_t nwords, const void *key,
+                                          size_t key_len)
+{
+    if (nwords == 0u || nwords > SMEMO_MAX_WORDS || key_len > SMEMO_MAX_KEY) {
+        return NULL;
+    }
+    smemo_runs++;
+    struct vnpu_stream_memo *oldest = &smemo[0];
+    for (unsigned i = 0; i < SMEMO_STREAMS; i++) {
+        struct vnpu_stream_memo *m = &smemo[i];
+        if (m->words != NULL && m->nwords == nwords && m->key_len == key_len &&
+            memcmp(m->key, key, key_len) == 0 &&
+            memcmp(m->words, words, nwords * sizeof(uint32_t)) == 0) {
+            m->used = smemo_runs;
+            return m;
+        }
+        if (m->used < oldest->used) {
+            oldest = m;
+        }
+    }
+    smemo_clear(oldest);
+    oldest->words = (uint32_t *)malloc(nwords * sizeof(uint32_t));
+    oldest->slots = (struct smemo_item **)calloc(nwords, sizeof(*oldest->slots));
+    if (oldest->words == NULL || oldest->slots == NULL) {
+        smemo_clear(oldest);
+        return NULL;
+    }
+    memcpy(oldest->words, words, nwords * sizeof(uint32_t));
+    oldest->nwords = nwords;
+    oldest->key_len = key_len;
+    memcpy(oldest->key, key, key_len);
+    oldest->used = smemo_runs;
+    return oldest;
+}
+
+const void *vnpu_stream_memo_find(const struct vnpu_stream_memo *m, size_t word, unsigned tag)
+{
+    if (m == NULL || word >= m->nwords) {
+        return NULL;
+    }
+    for (const struct smemo_item *it = m->slots[word]; it != NULL; it = it->next) {
+        if (it->tag == tag) {
+            return it->data;
+        }
+    }
+    return NULL;
+}
+
+void vnpu_stream_memo_keep(struct vnpu_stream_memo *m, size_t word, unsigned tag, const void *data,
+                           size_t size)
+{
+    size_t bytes = sizeof(struct smemo_item) + size;
+    if (m == NULL || word >= m->nwords || smemo_bytes + bytes > MEMO_MAX_BYTES ||
+        vnpu_stream_memo_find(m, word, tag) != NULL) {
+        return;
+    }
+    struct smemo_item *it = (struct smemo_item *)malloc(bytes);
+    if (it == NULL) {
+        return;
+    }
+    it->tag = tag;
+    memcpy(it->data, data, size);
+    it->next = m->slots[word];
+    m->slots[word] = it;
+    m->bytes += bytes;
+    smemo_bytes += bytes;
+}
 #else
 typedef int vnpu_memo_unused; /* an ISO C translation unit is never empty */
 #endif

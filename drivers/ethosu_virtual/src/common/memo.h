@@ -69,9 +69,34 @@ static inline int vnpu_memo_lut8(uint8_t k[256], const struct vnpu_out *o)
  */
 void *vnpu_memo_get(enum vnpu_memo_kind kind, const void *key, size_t key_len, size_t value_len,
                     int *fresh);
+
+/*
+ * What an operation derives from its registers alone, kept per command word of a stream: the
+ * registers at word i are a function of the stream's words before it (a run starts from a
+ * zeroed register file), so a run of the same words on the same `key` (whatever else the
+ * set-up reads: regions, NPU configuration, mutations) finds the set-up the first run made
+ * (a repeated inference of a small model spends much of its time in set-up).
+ * vnpu_stream_memo: the memo of these words and key, made or found at the start of a run
+ * (NULL: none, no memory). Host builds only.
+ */
+struct vnpu_stream_memo;
+struct vnpu_stream_memo *vnpu_stream_memo(const uint32_t *words, size_t nwords, const void *key,
+                                          size_t key_len);
+/* The bytes kept for (word, tag), or NULL. */
+const void *vnpu_stream_memo_find(const struct vnpu_stream_memo *m, size_t word, unsigned tag);
+/* Keep `size` bytes for (word, tag) (nothing if there is no memory for them). */
+void vnpu_stream_memo_keep(struct vnpu_stream_memo *m, size_t word, unsigned tag, const void *data,
+                           size_t size);
 #else
 #define vnpu_memo_get(kind, key, key_len, value_len, fresh)                                        \
     ((void)(kind), (void)(key), (void)(key_len), (void)(value_len), (void)(fresh), (void *)NULL)
+struct vnpu_stream_memo;
+#define vnpu_stream_memo(words, nwords, key, key_len)                                              \
+    ((void)(words), (void)(nwords), (void)(key), (void)(key_len), (struct vnpu_stream_memo *)NULL)
+#define vnpu_stream_memo_find(m, word, tag)                                                        \
+    ((void)(m), (void)(word), (void)(tag), (const void *)NULL)
+#define vnpu_stream_memo_keep(m, word, tag, data, size)                                            \
+    ((void)(m), (void)(word), (void)(tag), (void)(data), (void)(size))
 #endif
 
 #endif /* VNPU_MEMO_H */

@@ -477,6 +477,16 @@ static int op_conv(struct vnpu_exec *run, int depthwise)
         .ukh = cv.op.ukh,
         .ukw = cv.op.ukw,
     };
+    if (cv.vec8 && ofm.h <= ofm.h0 && ofm.w <= ofm.w0) { /* one tile: the OFM in one call */
+        const struct vnpu_conv8_ofm dst = {.at = ofm.mem + ofm.base[0],
+                                           .sy = (ptrdiff_t)ofm.sy,
+                                           .sx = (ptrdiff_t)ofm.sx,
+                                           .sc = (ptrdiff_t)ofm.sc,
+                                           .oh = ofm.h,
+                                           .brick = ofm.brick};
+        vnpu_conv8_run(&cv.k8, &dst, o.zp, out_lo, out_hi);
+        return 0;
+    }
     /* A depthwise 8-bit pixel whose taps inside the IFM all lie in its first tile (no
      * upscale) reads the IFM in place (vnpu_conv8_fw_dw8): the rows and columns where no
      * tap is padding, [ylo, yhi) x [xlo, xhi), and the edges by their valid taps. */

@@ -25,9 +25,23 @@ const struct vnpu_product vnpu_product_u55 = {
         },
 };
 
+/* The set-ups kept per command word (vnpu_op_kept): each a function of the registers and the
+ * run's key alone. */
+enum {
+    MEMO_FM = 1, /* + FM_IFM, FM_IFM2, FM_OFM */
+    MEMO_OUT = 4,
+    MEMO_OFM = 5,
+    MEMO_KERNEL_OP = 6 /* + ifm_depth_reg */
+};
+
 /* Feature map `which` (FM_IFM, FM_IFM2, FM_OFM) from the registers. */
 int u55_setup_fm(struct vnpu_exec *run, struct fm *f, int which, const char *what)
 {
+    const struct fm *kept = (const struct fm *)vnpu_op_kept(run, MEMO_FM + (unsigned)which);
+    if (kept != NULL) {
+        *f = *kept;
+        return 0;
+    }
     struct regs *r = &run->regs;
     const struct vnpu_fm_regs *d = vnpu_fm_regs(which);
     int bits;
@@ -42,13 +56,22 @@ int u55_setup_fm(struct vnpu_exec *run, struct fm *f, int which, const char *wha
     if (vnpu_fm_precision(f, prec, bits, what, why, sizeof(why)) != 0) {
         return vnpu_fail(run, "%s", why);
     }
-    return vnpu_region_of(run, R0(d->region) & 7u, &f->mem, &f->size, what);
+    if (vnpu_region_of(run, R0(d->region) & 7u, &f->mem, &f->size, what) != 0) {
+        return -1;
+    }
+    vnpu_op_keep(run, MEMO_FM + (unsigned)which, f, sizeof(*f));
+    return 0;
 }
 
 /* ---- output stage ------------------------------------------------------------------------- */
 
 int u55_setup_out(struct vnpu_exec *run, struct vnpu_out *o, const struct fm *ofm)
 {
+    const struct vnpu_out *kept = (const struct vnpu_out *)vnpu_op_kept(run, MEMO_OUT);
+    if (kept != NULL) {
+        *o = *kept;
+        return 0;
+    }
     struct regs *r = &run->regs;
     uint32_t act = R0(ACTIVATION);
     uint32_t func = act & 0x1fu;
@@ -91,6 +114,7 @@ int u55_setup_out(struct vnpu_exec *run, struct vnpu_out *o, const struct fm *of
     vnpu_limits_init(&o->lim, ofm, R0(ACTIVATION_MIN), R0(ACTIVATION_MAX),
                      ofm->elem < 4 || force16 || VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_CLAMP_32BIT));
     o->simple = o->lut == 0 && o->lim.lo <= o->lim.hi;
+    vnpu_op_keep(run, MEMO_OUT, o, sizeof(*o));
     return 0;
 }
 
@@ -102,6 +126,11 @@ static void u55_stored_extent(const struct kernel *k, int *h, int *w)
 
 int u55_setup_ofm(struct vnpu_exec *run, struct fm *ofm)
 {
+    const struct fm *kept = (const struct fm *)vnpu_op_kept(run, MEMO_OFM);
+    if (kept != NULL) {
+        *ofm = *kept;
+        return 0;
+    }
     struct regs *r = &run->regs;
     if (u55_setup_fm(run, ofm, FM_OFM, "OFM") != 0) {
         return -1;
@@ -109,12 +138,22 @@ int u55_setup_ofm(struct vnpu_exec *run, struct fm *ofm)
     ofm->h = R0(OFM_HEIGHT_M1) + 1;
     ofm->w = R0(OFM_WIDTH_M1) + 1;
     ofm->c = R0(OFM_DEPTH_M1) + 1;
-    return vnpu_check_fm(run, ofm, "OFM");
+    if (vnpu_check_fm(run, ofm, "OFM") != 0) {
+        return -1;
+    }
+    vnpu_op_keep(run, MEMO_OFM, ofm, sizeof(*ofm));
+    return 0;
 }
 
 /* ifm_depth_reg: the IFM depth is IFM_DEPTH_M1 + 1 (else the OFM's depth). */
 int u55_setup_kernel_op(struct vnpu_exec *run, struct kernel_op *op, int ifm_depth_reg)
 {
+    const unsigned tag = MEMO_KERNEL_OP + (ifm_depth_reg != 0 ? 1u : 0u);
+    const struct kernel_op *kept = (const struct kernel_op *)vnpu_op_kept(run, tag);
+    if (kept != NULL) {
+        *op = *kept;
+        return 0;
+    }
     struct regs *r = &run->regs;
     if (u55_setup_ofm(run, &op->ofm) != 0 || u55_setup_fm(run, &op->ifm, FM_IFM, "IFM") != 0 ||
         vnpu_setup_kernel(run, &op->k, op->ofm.h, op->ofm.w) != 0 ||
@@ -132,5 +171,6 @@ int u55_setup_kernel_op(struct vnpu_exec *run, struct kernel_op *op, int ifm_dep
     }
     op->ukh = (op->k.kh - 1) / op->k.dy + 1;
     op->ukw = (op->k.kw - 1) / op->k.dx + 1;
+    vnpu_op_keep(run, tag, op, sizeof(*op));
     return 0;
 }

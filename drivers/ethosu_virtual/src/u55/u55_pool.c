@@ -13,63 +13,52 @@ static void box_span(ptrdiff_t base, int h, int w, ptrdiff_t sy, ptrdiff_t sx, p
     *hi = base + (dy > 0 ? dy : 0) + (dx > 0 ? dx : 0) + 1;
 }
 
-/*
- * The single-channel byte copy of a one-tile IFM to a one-tile OFM (the NCHW<->NHWC transposes:
- * a row read in order, written down a column): with the inner loop along the dimension whose
- * stores are adjacent, and no per-byte pointer steps through memory. Only when the two boxes
- * share no byte (then the order of the copies cannot matter); 1 if done, else 0.
- */
-static int copy_bytes_2d(const struct fm *ifm, const struct fm *ofm)
+/* 1 if the boxes of the one-tile IFM and OFM (ofm->h x ofm->w pixels of `bytes`) share a byte. */
+static int boxes_overlap(const struct fm *ifm, const struct fm *ofm, size_t bytes)
 {
     int h = ofm->h;
     int w = ofm->w;
-    ptrdiff_t isy = (ptrdiff_t)ifm->sy;
-    ptrdiff_t isx = (ptrdiff_t)ifm->sx;
-    ptrdiff_t osy = (ptrdiff_t)ofm->sy;
-    ptrdiff_t osx = (ptrdiff_t)ofm->sx;
     ptrdiff_t ilo, ihi, olo, ohi;
-    box_span((ptrdiff_t)ifm->base[0], h, w, isy, isx, &ilo, &ihi);
-    box_span((ptrdiff_t)ofm->base[0], h, w, osy, osx, &olo, &ohi);
-    if (ifm->mem + ilo < ofm->mem + ohi && ofm->mem + olo < ifm->mem + ihi) {
+    box_span((ptrdiff_t)ifm->base[0], h, w, (ptrdiff_t)ifm->sy, (ptrdiff_t)ifm->sx, &ilo, &ihi);
+    box_span((ptrdiff_t)ofm->base[0], h, w, (ptrdiff_t)ofm->sy, (ptrdiff_t)ofm->sx, &olo, &ohi);
+    ihi += (ptrdiff_t)bytes - 1;
+    ohi += (ptrdiff_t)bytes - 1;
+    return ifm->mem + ilo < ofm->mem + ohi && ofm->mem + olo < ifm->mem + ihi;
+}
+
+/*
+ * REDUCE_SUM of an 8-bit NHWC IFM without padding or upscaling, both maps in one tile: each
+ * pixel's channels summed in place, its output at a pointer step (vnpu_pool_acc's values, the
+ * same output stage; per output, its call, tile choice and generic loads were most of the
+ * operation's time). 1 if done, else 0.
+ */
+static int reduce_sum8(const struct fm *ifm, const struct fm *ofm, const struct kernel *k,
+                       const struct vnpu_rescaler *rs, const struct vnpu_out *o)
+{
+    if (ifm->elem != 1 || ifm->brick || k->upscale != 0 ||
+        (k->pad_top | k->pad_left | k->pad_bottom | k->pad_right) != 0 || ifm->h > ifm->h0 ||
+        ifm->w > ifm->w0 || ofm->h > ofm->h0 || ofm->w > ofm->w0 || ifm->c > 65536) {
         return 0;
     }
-    if (osy == 1 && osx != 1) {
-        /* columns adjacent in the OFM: walk them as the inner loop */
-        int t = h;
-        h = w;
-        w = t;
-        ptrdiff_t u = isy;
-        isy = isx;
-        isx = u;
-        osy = osx;
-        osx = 1;
-    }
-    const uint8_t *restrict src = ifm->mem + ifm->base[0];
-    uint8_t *restrict dst = ofm->mem + ofm->base[0];
-    for (int y = 0; y < h; y++) {
-        const uint8_t *restrict s = src + (ptrdiff_t)y * isy;
-        uint8_t *restrict d = dst + (ptrdiff_t)y * osy;
-        if (isx == 1 && osx == 1) {
-            memcpy(d, s, (size_t)w);
-        } else if (osx == 1) {
-            int x = 0;
-#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
-            /* eight gathered bytes a store: the loop was one store and its steps a byte */
-            for (; x + 8 <= w; x += 8) {
-                uint64_t v = 0;
-                for (int j = 0; j < 8; j++) {
-                    v |= (uint64_t)s[(ptrdiff_t)(x + j) * isx] << (8 * j);
+    const int c = ifm->c;
+    const int64_t zc = (int64_t)ifm->zp * c;
+    const ptrdiff_t isy = (ptrdiff_t)k->sy * (ptrdiff_t)ifm->sy;
+    const ptrdiff_t isx = (ptrdiff_t)k->sx * (ptrdiff_t)ifm->sx;
+    for (int oy = 0; oy < ofm->h; oy++) {
+        const uint8_t *p = ifm->mem + ifm->base[0] + (ptrdiff_t)oy * isy;
+        uint8_t *q = ofm->mem + ofm->base[0] + (ptrdiff_t)oy * (ptrdiff_t)ofm->sy;
+        for (int ox = 0; ox < ofm->w; ox++, p += isx, q += ofm->sx) {
+            int32_t s32 = 0; /* at most 65536 bytes of 255: no overflow */
+            if (ifm->is_signed) {
+                for (int i = 0; i < c; i++) {
+                    s32 += (int8_t)p[i];
                 }
-                memcpy(d + x, &v, sizeof(v));
+            } else {
+                for (int i = 0; i < c; i++) {
+                    s32 += p[i];
+                }
             }
-#endif
-            for (; x < w; x++) {
-                d[x] = s[(ptrdiff_t)x * isx];
-            }
-        } else {
-            for (int x = 0; x < w; x++) {
-                d[(ptrdiff_t)x * osx] = s[(ptrdiff_t)x * isx];
-            }
+            store_elem(q, ofm->elem, vnpu_out_value(o, vnpu_rescale_by(rs, s32 - zc)));
         }
     }
     return 1;
@@ -110,8 +99,12 @@ int u55_op_pool(struct vnpu_exec *run, uint32_t param)
         size_t bytes = (size_t)ofm.c * (size_t)ofm.elem;
         if (!ifm.brick && !ofm.brick && ifm.w <= ifm.w0 && ifm.h <= ifm.h0 && ofm.w <= ofm.w0 &&
             ofm.h <= ofm.h0) {
-            /* one tile each (fm_check proved the box): plain strided copies */
-            if (bytes == 1 && copy_bytes_2d(&ifm, &ofm)) {
+            /* one tile each (fm_check proved the box): plain strided copies, in any order
+             * when the boxes are apart */
+            if (!boxes_overlap(&ifm, &ofm, bytes)) {
+                vnpu_copy_box(ifm.mem + ifm.base[0], (ptrdiff_t)ifm.sy, (ptrdiff_t)ifm.sx,
+                              ofm.mem + ofm.base[0], (ptrdiff_t)ofm.sy, (ptrdiff_t)ofm.sx, ofm.h,
+                              ofm.w, bytes);
                 return 0;
             }
             for (int y = 0; y < ofm.h; y++) {
@@ -143,6 +136,12 @@ int u55_op_pool(struct vnpu_exec *run, uint32_t param)
         return 0;
     }
 
+    /* the scale's rounding constants once (vnpu_rescale_by: vnpu_rescale's values) */
+    struct vnpu_rescaler rs;
+    vnpu_rescaler_init(&rs, scale, shift, round);
+    if (mode == 2 && reduce_sum8(&ifm, &ofm, &k, &rs, &o)) {
+        return 0;
+    }
     for (int oy = 0; oy < ofm.h; oy++) {
         for (int ox = 0; ox < ofm.w; ox++) {
             for (int c = 0; c < ofm.c; c++) {
@@ -154,8 +153,7 @@ int u55_op_pool(struct vnpu_exec *run, uint32_t param)
                     int64_t q = (m + count / 2) / count;
                     acc = acc < 0 ? -q : q;
                 }
-                fm_write(&ofm, oy, ox, c,
-                         vnpu_out_value(&o, vnpu_rescale(acc, scale, shift, round)));
+                fm_write(&ofm, oy, ox, c, vnpu_out_value(&o, vnpu_rescale_by(&rs, acc)));
             }
         }
     }
