@@ -241,6 +241,36 @@ static int ew8_table(const struct operand *op, const struct ew *e, const struct 
     return 1;
 }
 
+/* An operand's value after the input scale computed from its byte (vnpu_rescale_by's short
+ * form, or none), for the AVX-512 path: a gather from the 256-entry table costs more than
+ * the rescale itself. */
+struct ew8in {
+    int64_t m, c_pos, c_neg, zp;
+    unsigned s;
+    int scaled, is_signed;
+};
+
+/* d for operand op (scale r): 1 if its values, as ew8_table's, are (byte - zp) or that by
+ * vnpu_rescale_by's short form with every factor inside 32 bits (ew8_in8), else 0. A scalar
+ * or channel broadcast takes its table's value, and passes. */
+static int ew8_direct_in(struct ew8in *d, const struct operand *op, const struct ew *e,
+                         const struct vnpu_rescaler *r)
+{
+    d->scaled = e->rescaled && !((e->mode == MIN || e->mode == MAX) &&
+                                 VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_U85_MINMAX_UNSCALED));
+    d->m = r->m;
+    d->c_pos = r->c_pos;
+    d->c_neg = r->c_neg;
+    d->s = r->s;
+    d->zp = op->fm.zp;
+    d->is_signed = op->fm.is_signed;
+    if (op->scalar || op->bc) {
+        return 1;
+    }
+    const int64_t lim = (int64_t)1 << 29;
+    return d->zp > -lim && d->zp < lim && (!d->scaled || (r->fast && r->m <= INT32_MAX));
+}
+
 /* Where the operation's (y, x, c0) of an operand lies, and its channel step (0: one byte
  * for all, a channel broadcast or a scalar at index 0 of its table). */
 static inline const uint8_t *ew8_at(const struct operand *op, const struct axis_map m[3], int y,
@@ -262,13 +292,123 @@ struct ew8op {
     struct axis_map am[3], bm[3], om[3];
     int32_t t1[256], t2[256];
     struct vnpu_ew8_out q;
+    struct ew8in d1, d2;
+    int direct; /* every stepping operand's value computable from its byte (ew8in) */
 };
 
-/* Every output, in runs of up to 16 adjacent channels (`mode` a constant in each call). */
+#if defined(__AVX512F__) && defined(__AVX512BW__) && defined(__AVX512DQ__) && defined(__AVX512VL__)
+#define EW8_DIRECT 1
+#include <immintrin.h>
+
+/* Eight operand values (64-bit lanes) from the bytes at p (k of them): the same values as
+ * ew8_table's, as (x * m + c) >> s with x (|x| < 2^30) and m (< 2^31) as 32-bit lanes. */
+static inline __attribute__((always_inline)) __m512i ew8_in8(const uint8_t *p, __mmask8 k,
+                                                             const struct ew8in *d)
+{
+    __m128i bytes = _mm_maskz_loadu_epi8(k, p);
+    __m512i x = d->is_signed ? _mm512_cvtepi8_epi64(bytes) : _mm512_cvtepu8_epi64(bytes);
+    x = _mm512_sub_epi64(x, _mm512_set1_epi64(d->zp));
+    if (!d->scaled) {
+        return x;
+    }
+    __m512i prod = _mm512_mul_epi32(x, _mm512_set1_epi64(d->m));
+    __mmask8 neg = _mm512_movepi64_mask(prod);
+    prod = _mm512_add_epi64(prod, _mm512_mask_blend_epi64(neg, _mm512_set1_epi64(d->c_pos),
+                                                          _mm512_set1_epi64(d->c_neg)));
+    return _mm512_sra_epi64(prod, _mm_cvtsi32_si128((int)d->s));
+}
+
+/* n outputs of one run of adjacent bytes (vnpu_ew8_run's contract, any n): a's values
+ * computed, b's computed (bstep 1) or t2[b[0]] for all (bstep 0); everything in 64-bit lanes,
+ * the products by 32-bit multiplies (every factor lies inside 32 bits, ew8_binary's bounds). */
+static inline __attribute__((always_inline)) void
+ew8_direct_run(const uint8_t *a, const uint8_t *b, ptrdiff_t bstep, uint8_t *o, int n,
+               const struct ew8in *da, const struct ew8in *db, const int32_t *t2,
+               const struct vnpu_ew8_out *q, const int mode, const int reversed)
+{
+    const __m512i bconst = _mm512_set1_epi64(bstep == 0 ? t2[b[0]] : 0);
+    const __m512i m = _mm512_set1_epi64(q->m);
+    const __m512i c_pos = _mm512_set1_epi64(q->c_pos);
+    const __m512i c_neg = _mm512_set1_epi64(q->c_neg);
+    const __m512i zp = _mm512_set1_epi64(q->zp);
+    const __m512i lo = _mm512_set1_epi64(q->lo);
+    const __m512i hi = _mm512_set1_epi64(q->hi);
+    const __m128i s = _mm_cvtsi32_si128((int)q->s);
+    for (int j = 0; j < n; j += 8) {
+        const __mmask8 k = n - j >= 8 ? (__mmask8)0xff : (__mmask8)((1u << (n - j)) - 1u);
+        __m512i x1 = ew8_in8(a + j, k, da);
+        __m512i x2 = bstep != 0 ? ew8_in8(b + j, k, db) : bconst;
+        __m512i yl = reversed ? x2 : x1;
+        __m512i yr = reversed ? x1 : x2;
+        __m512i res = mode == EW8_MUL   ? _mm512_mul_epi32(yl, yr)
+                      : mode == EW8_ADD ? _mm512_add_epi64(yl, yr)
+                      : mode == EW8_SUB ? _mm512_sub_epi64(yl, yr)
+                      : mode == EW8_MIN ? _mm512_min_epi64(yl, yr)
+                                        : _mm512_max_epi64(yl, yr);
+        __m512i p = _mm512_mul_epi32(res, m);
+        __mmask8 neg = _mm512_movepi64_mask(p);
+        p = _mm512_add_epi64(p, _mm512_mask_blend_epi64(neg, c_pos, c_neg));
+        p = _mm512_add_epi64(_mm512_sra_epi64(p, s), zp);
+        p = _mm512_min_epi64(_mm512_max_epi64(p, lo), hi);
+        _mm_mask_storeu_epi8(o + j, k, _mm512_cvtepi64_epi8(p));
+    }
+}
+#else
+#define EW8_DIRECT 0
+#endif
+
+/* 1 if operand `op` (maps m) holds its values of each OFM row as one run in the OFM's order:
+ * a scalar or a channel broadcast (step 0) does when it is one value a row; a stepping one
+ * when its channels are adjacent and its pixels follow each other. */
+static int ew8_row_run(const struct operand *op, const struct axis_map m[3], int w, int c)
+{
+    if (op->scalar) {
+        return 1;
+    }
+    if (op->bc) {
+        return op->bw || w == 1;
+    }
+    return !op->bw && !m[1].rev && !m[2].rev && (!m[2].brick || c <= 16) &&
+           (m[2].brick || m[2].stride == 1) && (w == 1 || m[1].stride == c);
+}
+
+/* Every output, in runs of up to 16 adjacent channels (`mode` a constant in each call); on
+ * the direct path in runs of whole channel rows, or whole OFM rows where every map's pixels
+ * are adjacent (the per-run set-up costs as much as a run of 16). */
 static inline __attribute__((always_inline)) void ew8_pixels(const struct ew8op *w, const int mode)
 {
     const struct ofm85 *o = w->o;
     uint8_t *ob = o->fm.mem + o->fm.base[0];
+#if EW8_DIRECT
+    if (w->direct) {
+        const int rows = ew8_row_run(w->a, w->am, o->w, o->c) &&
+                         ew8_row_run(w->b, w->bm, o->w, o->c) &&
+                         (o->w == 1 || w->om[1].stride == o->c) && !w->om[1].rev &&
+                         (!w->om[2].brick || o->c <= 16);
+        /* else runs of up to 16 channels: a brick's 16 channels are adjacent, no more */
+        const int xs = rows ? 1 : o->w;
+        const int cs = rows ? o->c : 16;
+        for (int y = 0; y < o->h; y++) {
+            for (int x = 0; x < xs; x++) {
+                for (int c = 0; c < o->c; c += cs) {
+                    const int n = rows ? o->w * o->c : (o->c - c < 16 ? o->c - c : 16);
+                    uint8_t *po = ob + axis_off(&w->om[0], y) + axis_off(&w->om[1], x) +
+                                  axis_off(&w->om[2], c);
+                    ptrdiff_t sa;
+                    ptrdiff_t sb;
+                    const uint8_t *pa = ew8_at(w->a, w->am, y, x, c, &sa);
+                    const uint8_t *pb = ew8_at(w->b, w->bm, y, x, c, &sb);
+                    if (sa == 1) {
+                        ew8_direct_run(pa, pb, sb, po, n, &w->d1, &w->d2, w->t2, &w->q, mode, 0);
+                    } else { /* a broadcast along the channels: b steps, a does not */
+                        ew8_direct_run(pb, pa, sa, po, n, &w->d2, &w->d1, w->t1, &w->q, mode, 1);
+                    }
+                }
+            }
+        }
+        return;
+    }
+#endif
     for (int y = 0; y < o->h; y++) {
         for (int x = 0; x < o->w; x++) {
             uint8_t *po = ob + axis_off(&w->om[0], y) + axis_off(&w->om[1], x);
@@ -319,6 +459,8 @@ static int ew8_binary(const struct operand *a, const struct operand *b, const st
         !vnpu_ew8_bounded((int)e->mode, max1, max2)) {
         return 0;
     }
+    w.direct = EW8_DIRECT && w.q.m <= INT32_MAX && ew8_direct_in(&w.d1, a, e, &e->r1) &&
+               ew8_direct_in(&w.d2, b, e, &e->r2);
 /* A case of the switch below: ew8_pixels with the mode as a constant (EW8_<mode>). */
 #define EW8_PIXELS_CASE(mode)                                                                      \
     case mode:                                                                                     \
