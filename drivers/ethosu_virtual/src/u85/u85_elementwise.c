@@ -170,10 +170,45 @@ static inline int64_t ew_eval(const struct ew *e, int64_t a, int64_t b)
 
 /* Every output, on copies no pointer reaches (the OFM stores cannot alias them). `logic`:
  * the operands as stored (the bitwise operations), else zero point removed. */
+/* 1 if operand op holds the OFM's values (no broadcast) as one run from base[0], or is a scalar. */
+static int ew_flat_operand(const struct operand *op)
+{
+    return op->scalar || (!op->bh && !op->bw && !op->bc && fm_flat(&op->fm));
+}
+
+/* Operand op's value i of a flat run (ew_flat_operand), as operand_raw (logic) / operand_at. */
+static inline int64_t ew_flat_at(const struct operand *op, const uint8_t *p, int kind, size_t i,
+                                 int logic)
+{
+    if (op->scalar) {
+        return logic ? op->value + op->fm.zp : op->value;
+    }
+    int64_t v = load_elem(p + i * (size_t)op->fm.elem, kind);
+    return logic ? v : v - op->fm.zp;
+}
+
 static void ew_run(const struct operand a_op, const struct operand b_op, const struct ofm85 ofm,
                    const struct vnpu_out o, struct ew e, int logic)
 {
     e.o = &o;
+    /* every map one run in the same order (an untransposed OFM): the values by index, without
+     * the per-value coordinates and tiles of operand_at and ofm_put */
+    if (ofm.axis[0] == 0 && ofm.axis[1] == 1 && ofm.axis[2] == 2 && ofm.reverse == 0 &&
+        ofm.fm.h == ofm.h && ofm.fm.w == ofm.w && ofm.fm.c == ofm.c && fm_flat(&ofm.fm) &&
+        ew_flat_operand(&a_op) && ew_flat_operand(&b_op)) {
+        const uint8_t *pa = a_op.fm.mem + a_op.fm.base[0];
+        const uint8_t *pb = b_op.fm.mem + b_op.fm.base[0];
+        uint8_t *po = ofm.fm.mem + ofm.fm.base[0];
+        const int ka = a_op.fm.elem * 2 + a_op.fm.is_signed;
+        const int kb = b_op.fm.elem * 2 + b_op.fm.is_signed;
+        const size_t n = (size_t)ofm.h * (size_t)ofm.w * (size_t)ofm.c;
+        for (size_t i = 0; i < n; i++) {
+            int64_t a = ew_flat_at(&a_op, pa, ka, i, logic);
+            int64_t b = ew_flat_at(&b_op, pb, kb, i, logic);
+            store_elem(po + i * (size_t)ofm.fm.elem, ofm.fm.elem, ew_eval(&e, a, b));
+        }
+        return;
+    }
     for (int y = 0; y < ofm.h; y++) {
         for (int x = 0; x < ofm.w; x++) {
             for (int c = 0; c < ofm.c; c++) {
