@@ -108,7 +108,8 @@ struct ew {
 
 /* The output value for operands a, b as fetched (raw for the bitwise operations, else
  * zero point removed): input scales, the operation, the output stage. */
-static inline int64_t ew_eval(const struct ew *e, int64_t a, int64_t b)
+static inline __attribute__((always_inline)) int64_t ew_eval(const struct ew *e, int64_t a,
+                                                             int64_t b)
 {
     const uint32_t mode = e->mode;
     if (e->rescaled &&
@@ -262,6 +263,25 @@ static int ew8_table(const struct operand *op, const struct ew *e, const struct 
                                   VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_U85_MINMAX_UNSCALED));
     int n = op->scalar ? 1 : 256;
     int64_t m = 0;
+    const int64_t zp = op->fm.zp;
+    if (!op->scalar && (!scaled || r->fast) && zp > -((int64_t)1 << 29) &&
+        zp < ((int64_t)1 << 29)) {
+        /* every byte - zp inside (-2^30, 2^30): vnpu_rescale_by's short form for all, in a
+         * loop without exits the compiler vectorises (this runs for every operation) */
+        const int sg = op->fm.is_signed;
+        for (int v = 0; v < 256; v++) {
+            int64_t x = (sg ? (int64_t)(int8_t)(uint8_t)v : (int64_t)v) - zp;
+            if (scaled) {
+                int64_t p = x * (int64_t)r->m;
+                x = (p + (p < 0 ? r->c_neg : r->c_pos)) >> r->s;
+            }
+            int64_t mag = x < 0 ? -x : x;
+            m = mag > m ? mag : m;
+            t[v] = (int32_t)x;
+        }
+        *max = m;
+        return m < ((int64_t)1 << 30);
+    }
     for (int v = 0; v < n; v++) {
         int64_t x = op->scalar ? op->value : byte_value(v, op->fm.is_signed) - op->fm.zp;
         x = scaled ? vnpu_rescale_by(r, x) : x;
