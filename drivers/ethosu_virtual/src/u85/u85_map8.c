@@ -116,8 +116,9 @@ void u85_map8(const struct fm *in, const struct axis_map ia[3], const struct ofm
             const uint8_t *iuv = ib + axis_off(&ia[a0], u) + axis_off(&ia[a1], v);
             uint8_t *ouv = ob + axis_off(&oa[a0], u) + axis_off(&oa[a1], v);
             for (int j0 = 0; j0 < ext[inner]; j0 += best) {
-                const uint8_t *ip = iuv + axis_off(&ia[inner], j0);
-                uint8_t *op = ouv + axis_off(&oa[inner], j0);
+                /* the first run starts at the pixel (no reverse): no axis_off sums for it */
+                const uint8_t *ip = j0 == 0 ? iuv : iuv + axis_off(&ia[inner], j0);
+                uint8_t *op = j0 == 0 ? ouv : ouv + axis_off(&oa[inner], j0);
                 const int n = ext[inner] - j0 < best ? ext[inner] - j0 : best;
                 if (is == 1 && os == 1) {
                     for (int j = 0; j < n; j++) {
