@@ -412,6 +412,7 @@ ew8_direct_run(const uint8_t *a, const uint8_t *b, ptrdiff_t bstep, uint8_t *o, 
 #define EW8_DIRECT 0
 #endif
 
+#if EW8_DIRECT
 /* 1 if operand `op` (maps m) holds its values of each OFM row as one run in the OFM's order:
  * a scalar or a channel broadcast (step 0) does when it is one value a row; a stepping one
  * when its channels are adjacent and its pixels follow each other. */
@@ -426,6 +427,7 @@ static int ew8_row_run(const struct operand *op, const struct axis_map m[3], int
     return !op->bw && !m[1].rev && !m[2].rev && (!m[2].brick || c <= 16) &&
            (m[2].brick || m[2].stride == 1) && (w == 1 || m[1].stride == c);
 }
+#endif
 
 /* Every output, in runs of up to 16 adjacent channels (`mode` a constant in each call); on
  * the direct path in runs of whole channel rows, or whole OFM rows where every map's pixels
