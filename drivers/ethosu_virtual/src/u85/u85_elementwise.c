@@ -106,17 +106,20 @@ struct ew {
     const struct vnpu_out *o;
 };
 
-/* The output value for operands a, b as fetched (raw for the bitwise operations, else
- * zero point removed): input scales, the operation, the output stage. */
-static inline __attribute__((always_inline)) int64_t ew_eval(const struct ew *e, int64_t a,
-                                                             int64_t b)
+/* 1 if the input scales apply (not under the mutation that drops them from MIN and MAX); the
+ * one rule for every path. */
+static inline int ew_scaled(const struct ew *e)
+{
+    return e->rescaled && !((e->mode == MIN || e->mode == MAX) &&
+                            VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_U85_MINMAX_UNSCALED));
+}
+
+/* The output value for operands a, b after their input scales: the operation, the output
+ * stage (ew_eval after its input scales; a scalar's scaled once per operation). */
+static inline __attribute__((always_inline)) int64_t ew_apply(const struct ew *e, int64_t a,
+                                                              int64_t b)
 {
     const uint32_t mode = e->mode;
-    if (e->rescaled &&
-        !((mode == MIN || mode == MAX) && VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_U85_MINMAX_UNSCALED))) {
-        a = vnpu_rescale_by(&e->r1, a);
-        b = vnpu_rescale_by(&e->r2, b);
-    }
     int64_t res;
     switch (mode) {
     case MUL:
@@ -169,6 +172,18 @@ static inline __attribute__((always_inline)) int64_t ew_eval(const struct ew *e,
     return vnpu_out_value(e->o, vnpu_rescale_by(&e->ro, res));
 }
 
+/* The output value for operands a, b as fetched (raw for the bitwise operations, else
+ * zero point removed): input scales, the operation, the output stage. */
+static inline __attribute__((always_inline)) int64_t ew_eval(const struct ew *e, int64_t a,
+                                                             int64_t b)
+{
+    if (ew_scaled(e)) {
+        a = vnpu_rescale_by(&e->r1, a);
+        b = vnpu_rescale_by(&e->r2, b);
+    }
+    return ew_apply(e, a, b);
+}
+
 /* Every output, on copies no pointer reaches (the OFM stores cannot alias them). `logic`:
  * the operands as stored (the bitwise operations), else zero point removed. */
 /* 1 if operand op holds the OFM's values (no broadcast) as one run from base[0], or is a scalar. */
@@ -203,10 +218,24 @@ static void ew_run(const struct operand a_op, const struct operand b_op, const s
         const int ka = a_op.fm.elem * 2 + a_op.fm.is_signed;
         const int kb = b_op.fm.elem * 2 + b_op.fm.is_signed;
         const size_t n = (size_t)ofm.h * (size_t)ofm.w * (size_t)ofm.c;
+        const int scaled = ew_scaled(&e);
+        /* a scalar operand's scaled value, once */
+        const int64_t ka0 = a_op.scalar ? ew_flat_at(&a_op, pa, ka, 0, logic) : 0;
+        const int64_t kb0 = b_op.scalar ? ew_flat_at(&b_op, pb, kb, 0, logic) : 0;
+        const int64_t sa0 = scaled ? vnpu_rescale_by(&e.r1, ka0) : ka0;
+        const int64_t sb0 = scaled ? vnpu_rescale_by(&e.r2, kb0) : kb0;
         for (size_t i = 0; i < n; i++) {
-            int64_t a = ew_flat_at(&a_op, pa, ka, i, logic);
-            int64_t b = ew_flat_at(&b_op, pb, kb, i, logic);
-            store_elem(po + i * (size_t)ofm.fm.elem, ofm.fm.elem, ew_eval(&e, a, b));
+            int64_t a = sa0;
+            int64_t b = sb0;
+            if (!a_op.scalar) {
+                a = ew_flat_at(&a_op, pa, ka, i, logic);
+                a = scaled ? vnpu_rescale_by(&e.r1, a) : a;
+            }
+            if (!b_op.scalar) {
+                b = ew_flat_at(&b_op, pb, kb, i, logic);
+                b = scaled ? vnpu_rescale_by(&e.r2, b) : b;
+            }
+            store_elem(po + i * (size_t)ofm.fm.elem, ofm.fm.elem, ew_apply(&e, a, b));
         }
         return;
     }
@@ -259,8 +288,7 @@ static const uint8_t *ew_map8_table(const struct ew *e, const struct operand *va
 static int ew8_table(const struct operand *op, const struct ew *e, const struct vnpu_rescaler *r,
                      int32_t t[256], int64_t *max)
 {
-    int scaled = e->rescaled && !((e->mode == MIN || e->mode == MAX) &&
-                                  VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_U85_MINMAX_UNSCALED));
+    int scaled = ew_scaled(e);
     int n = op->scalar ? 1 : 256;
     int64_t m = 0;
     const int64_t zp = op->fm.zp;
@@ -311,8 +339,7 @@ struct ew8in {
 static int ew8_direct_in(struct ew8in *d, const struct operand *op, const struct ew *e,
                          const struct vnpu_rescaler *r)
 {
-    d->scaled = e->rescaled && !((e->mode == MIN || e->mode == MAX) &&
-                                 VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_U85_MINMAX_UNSCALED));
+    d->scaled = ew_scaled(e);
     d->m = r->m;
     d->c_pos = r->c_pos;
     d->c_neg = r->c_neg;
