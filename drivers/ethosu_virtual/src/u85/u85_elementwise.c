@@ -203,6 +203,41 @@ static inline int64_t ew_flat_at(const struct operand *op, const uint8_t *p, int
     return logic ? v : v - op->fm.zp;
 }
 
+/* ew_run's outputs when every map is one run in the same order (ew_run checked): the values
+ * by index. Its own function, on its own copies: inside ew_run the loop's counter and pointers
+ * lived on the stack. */
+static __attribute__((noinline)) void ew_flat(const struct operand a_op, const struct operand b_op,
+                                              const struct ofm85 ofm, const struct vnpu_out o,
+                                              struct ew e, int logic)
+{
+    e.o = &o;
+    const uint8_t *pa = a_op.fm.mem + a_op.fm.base[0];
+    const uint8_t *pb = b_op.fm.mem + b_op.fm.base[0];
+    uint8_t *po = ofm.fm.mem + ofm.fm.base[0];
+    const int ka = a_op.fm.elem * 2 + a_op.fm.is_signed;
+    const int kb = b_op.fm.elem * 2 + b_op.fm.is_signed;
+    const size_t n = (size_t)ofm.h * (size_t)ofm.w * (size_t)ofm.c;
+    const int scaled = ew_scaled(&e);
+    /* a scalar operand's scaled value, once */
+    const int64_t ka0 = a_op.scalar ? ew_flat_at(&a_op, pa, ka, 0, logic) : 0;
+    const int64_t kb0 = b_op.scalar ? ew_flat_at(&b_op, pb, kb, 0, logic) : 0;
+    const int64_t sa0 = scaled ? vnpu_rescale_by(&e.r1, ka0) : ka0;
+    const int64_t sb0 = scaled ? vnpu_rescale_by(&e.r2, kb0) : kb0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t a = sa0;
+        int64_t b = sb0;
+        if (!a_op.scalar) {
+            a = ew_flat_at(&a_op, pa, ka, i, logic);
+            a = scaled ? vnpu_rescale_by(&e.r1, a) : a;
+        }
+        if (!b_op.scalar) {
+            b = ew_flat_at(&b_op, pb, kb, i, logic);
+            b = scaled ? vnpu_rescale_by(&e.r2, b) : b;
+        }
+        store_elem(po + i * (size_t)ofm.fm.elem, ofm.fm.elem, ew_apply(&e, a, b));
+    }
+}
+
 static void ew_run(const struct operand a_op, const struct operand b_op, const struct ofm85 ofm,
                    const struct vnpu_out o, struct ew e, int logic)
 {
@@ -212,31 +247,7 @@ static void ew_run(const struct operand a_op, const struct operand b_op, const s
     if (ofm.axis[0] == 0 && ofm.axis[1] == 1 && ofm.axis[2] == 2 && ofm.reverse == 0 &&
         ofm.fm.h == ofm.h && ofm.fm.w == ofm.w && ofm.fm.c == ofm.c && fm_flat(&ofm.fm) &&
         ew_flat_operand(&a_op) && ew_flat_operand(&b_op)) {
-        const uint8_t *pa = a_op.fm.mem + a_op.fm.base[0];
-        const uint8_t *pb = b_op.fm.mem + b_op.fm.base[0];
-        uint8_t *po = ofm.fm.mem + ofm.fm.base[0];
-        const int ka = a_op.fm.elem * 2 + a_op.fm.is_signed;
-        const int kb = b_op.fm.elem * 2 + b_op.fm.is_signed;
-        const size_t n = (size_t)ofm.h * (size_t)ofm.w * (size_t)ofm.c;
-        const int scaled = ew_scaled(&e);
-        /* a scalar operand's scaled value, once */
-        const int64_t ka0 = a_op.scalar ? ew_flat_at(&a_op, pa, ka, 0, logic) : 0;
-        const int64_t kb0 = b_op.scalar ? ew_flat_at(&b_op, pb, kb, 0, logic) : 0;
-        const int64_t sa0 = scaled ? vnpu_rescale_by(&e.r1, ka0) : ka0;
-        const int64_t sb0 = scaled ? vnpu_rescale_by(&e.r2, kb0) : kb0;
-        for (size_t i = 0; i < n; i++) {
-            int64_t a = sa0;
-            int64_t b = sb0;
-            if (!a_op.scalar) {
-                a = ew_flat_at(&a_op, pa, ka, i, logic);
-                a = scaled ? vnpu_rescale_by(&e.r1, a) : a;
-            }
-            if (!b_op.scalar) {
-                b = ew_flat_at(&b_op, pb, kb, i, logic);
-                b = scaled ? vnpu_rescale_by(&e.r2, b) : b;
-            }
-            store_elem(po + i * (size_t)ofm.fm.elem, ofm.fm.elem, ew_apply(&e, a, b));
-        }
+        ew_flat(a_op, b_op, ofm, o, e, logic);
         return;
     }
     for (int y = 0; y < ofm.h; y++) {
