@@ -106,6 +106,19 @@ struct ew {
     const struct vnpu_out *o;
 };
 
+/* vnpu_rescale_by, its rounding constant chosen without a branch: a value's sign is as good as
+ * random in an elementwise operation's data, and a mispredicted branch per rescale was most of
+ * the flat path's time. */
+static inline int64_t ew_rescale(const struct vnpu_rescaler *r, int64_t v)
+{
+    if (r->fast && v > -((int64_t)1 << 30) && v < ((int64_t)1 << 30)) {
+        int64_t p = (int64_t)(int32_t)v * (int64_t)r->m;
+        int64_t neg = -(int64_t)(p < 0); /* all ones for a product < 0 */
+        return (p + ((r->c_neg & neg) | (r->c_pos & ~neg))) >> r->s;
+    }
+    return vnpu_rescale(v, r->m, r->s, r->mode);
+}
+
 /* 1 if the input scales apply (not under the mutation that drops them from MIN and MAX); the
  * one rule for every path. */
 static inline int ew_scaled(const struct ew *e)
@@ -169,7 +182,7 @@ static inline __attribute__((always_inline)) int64_t ew_apply(const struct ew *e
     if (mode >= CMP_EQ && mode <= CMP_GT && VNPU_MUTANT(ETHOSU_VIRTUAL_MUT_U85_CMP_TRUE_ONE)) {
         res = -res;
     }
-    return vnpu_out_value(e->o, vnpu_rescale_by(&e->ro, res));
+    return vnpu_out_value(e->o, ew_rescale(&e->ro, res));
 }
 
 /* The output value for operands a, b as fetched (raw for the bitwise operations, else
@@ -178,8 +191,8 @@ static inline __attribute__((always_inline)) int64_t ew_eval(const struct ew *e,
                                                              int64_t b)
 {
     if (ew_scaled(e)) {
-        a = vnpu_rescale_by(&e->r1, a);
-        b = vnpu_rescale_by(&e->r2, b);
+        a = ew_rescale(&e->r1, a);
+        b = ew_rescale(&e->r2, b);
     }
     return ew_apply(e, a, b);
 }
@@ -199,42 +212,56 @@ static inline int64_t ew_flat_at(const struct operand *op, const uint8_t *p, int
     if (op->scalar) {
         return logic ? op->value + op->fm.zp : op->value;
     }
-    int64_t v = load_elem(p + i * (size_t)op->fm.elem, kind);
+    int64_t v = load_elem(p + i * (size_t)(kind >> 1), kind); /* kind: elem * 2 + is_signed */
     return logic ? v : v - op->fm.zp;
+}
+
+/* ew_flat's loop; ka, kb (load_elem kinds) and eo (OFM bytes) constants in the common calls. */
+static inline __attribute__((always_inline)) void
+ew_flat_loop(const struct operand *a_op, const struct operand *b_op, uint8_t *po, size_t n,
+             const struct ew *e, int logic, const int ka, const int kb, const int eo)
+{
+    const uint8_t *pa = a_op->fm.mem + a_op->fm.base[0];
+    const uint8_t *pb = b_op->fm.mem + b_op->fm.base[0];
+    const int scaled = ew_scaled(e);
+    /* a scalar operand's scaled value, once */
+    const int64_t ka0 = a_op->scalar ? ew_flat_at(a_op, pa, ka, 0, logic) : 0;
+    const int64_t kb0 = b_op->scalar ? ew_flat_at(b_op, pb, kb, 0, logic) : 0;
+    const int64_t sa0 = scaled ? ew_rescale(&e->r1, ka0) : ka0;
+    const int64_t sb0 = scaled ? ew_rescale(&e->r2, kb0) : kb0;
+    for (size_t i = 0; i < n; i++) {
+        int64_t a = sa0;
+        int64_t b = sb0;
+        if (!a_op->scalar) {
+            a = ew_flat_at(a_op, pa, ka, i, logic);
+            a = scaled ? ew_rescale(&e->r1, a) : a;
+        }
+        if (!b_op->scalar) {
+            b = ew_flat_at(b_op, pb, kb, i, logic);
+            b = scaled ? ew_rescale(&e->r2, b) : b;
+        }
+        store_elem(po + i * (size_t)eo, eo, ew_apply(e, a, b));
+    }
 }
 
 /* ew_run's outputs when every map is one run in the same order (ew_run checked): the values
  * by index. Its own function, on its own copies: inside ew_run the loop's counter and pointers
- * lived on the stack. */
+ * lived on the stack. The int32 operations (softmax's, a mean's) with the element sizes as
+ * constants: no per-value switch on them. */
 static __attribute__((noinline)) void ew_flat(const struct operand a_op, const struct operand b_op,
                                               const struct ofm85 ofm, const struct vnpu_out o,
                                               struct ew e, int logic)
 {
     e.o = &o;
-    const uint8_t *pa = a_op.fm.mem + a_op.fm.base[0];
-    const uint8_t *pb = b_op.fm.mem + b_op.fm.base[0];
     uint8_t *po = ofm.fm.mem + ofm.fm.base[0];
     const int ka = a_op.fm.elem * 2 + a_op.fm.is_signed;
     const int kb = b_op.fm.elem * 2 + b_op.fm.is_signed;
+    const int eo = ofm.fm.elem;
     const size_t n = (size_t)ofm.h * (size_t)ofm.w * (size_t)ofm.c;
-    const int scaled = ew_scaled(&e);
-    /* a scalar operand's scaled value, once */
-    const int64_t ka0 = a_op.scalar ? ew_flat_at(&a_op, pa, ka, 0, logic) : 0;
-    const int64_t kb0 = b_op.scalar ? ew_flat_at(&b_op, pb, kb, 0, logic) : 0;
-    const int64_t sa0 = scaled ? vnpu_rescale_by(&e.r1, ka0) : ka0;
-    const int64_t sb0 = scaled ? vnpu_rescale_by(&e.r2, kb0) : kb0;
-    for (size_t i = 0; i < n; i++) {
-        int64_t a = sa0;
-        int64_t b = sb0;
-        if (!a_op.scalar) {
-            a = ew_flat_at(&a_op, pa, ka, i, logic);
-            a = scaled ? vnpu_rescale_by(&e.r1, a) : a;
-        }
-        if (!b_op.scalar) {
-            b = ew_flat_at(&b_op, pb, kb, i, logic);
-            b = scaled ? vnpu_rescale_by(&e.r2, b) : b;
-        }
-        store_elem(po + i * (size_t)ofm.fm.elem, ofm.fm.elem, ew_apply(&e, a, b));
+    if (ka == 9 && kb == 9 && eo == 4) {
+        ew_flat_loop(&a_op, &b_op, po, n, &e, logic, 9, 9, 4);
+    } else {
+        ew_flat_loop(&a_op, &b_op, po, n, &e, logic, ka, kb, eo);
     }
 }
 
