@@ -97,9 +97,12 @@ static int map8_run(const struct axis_map *ia, const struct axis_map *oa, int ex
 /* OFM(y, x, c) = table[IFM(y, x, c)] over the operation's extent, transpose and reverse
  * included. The innermost loop walks the axis without reverse in both maps whose runs are
  * longest (a transpose's one-channel planes are long rows, not single bytes; a brick's channel
- * axis runs 16 bytes), with plain strides: each run costs its two axis_off sums. */
-void u85_map8(const struct fm *in, const struct axis_map ia[3], const struct ofm85 *o,
-              const struct axis_map oa[3], const uint8_t table[256])
+ * axis runs 16 bytes), with plain strides: each run costs its two axis_off sums.
+ * Aligned to a cache line: the copy loops' speed on the host moved by 15 % (u85_permute 4.0 ->
+ * 4.7 us) with where other operations' code placed them. */
+__attribute__((aligned(64))) void u85_map8(const struct fm *in, const struct axis_map ia[3],
+                                           const struct ofm85 *o, const struct axis_map oa[3],
+                                           const uint8_t table[256])
 {
     const uint8_t *ib = in->mem + in->base[0];
     uint8_t *ob = o->fm.mem + o->fm.base[0];
