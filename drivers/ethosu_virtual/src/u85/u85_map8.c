@@ -74,44 +74,82 @@ static void map8_any(const uint8_t *ib, const struct axis_map ia[3], uint8_t *ob
     }
 }
 
-/* An axis whose steps are one stride apart (no brick, no reverse). */
-static int map8_linear(const struct axis_map *a) { return !a->brick && !a->rev; }
+/* 1 if entry t of the table is t (the byte copy). */
+static int map8_is_copy(const uint8_t table[256])
+{
+    int same = 1;
+    for (int t = 0; t < 256; t++) {
+        same &= table[t] == t;
+    }
+    return same;
+}
+
+/* Bytes an axis's run of steps lies apart, for an axis without reverse: its stride, or 1 in a
+ * brick's channel axis, whose runs are the up to 16 channels of one brick. */
+static ptrdiff_t map8_step(const struct axis_map *a) { return a->brick ? 1 : (ptrdiff_t)a->stride; }
+
+/* The steps of axis i one run takes (a brick's channel axis: 16, its channels adjacent). */
+static int map8_run(const struct axis_map *ia, const struct axis_map *oa, int ext)
+{
+    return (ia->brick || oa->brick) && ext > 16 ? 16 : ext;
+}
 
 /* OFM(y, x, c) = table[IFM(y, x, c)] over the operation's extent, transpose and reverse
- * included. The innermost loop walks the longest axis that is linear in both maps (a
- * transpose's one-channel planes are long rows, not single bytes), with plain strides. */
-void u85_map8(const struct fm *in, const struct axis_map ia[3], const struct ofm85 *o,
-              const struct axis_map oa[3], const uint8_t table[256])
+ * included. The innermost loop walks the axis without reverse in both maps whose runs are
+ * longest (a transpose's one-channel planes are long rows, not single bytes; a brick's channel
+ * axis runs 16 bytes), with plain strides: each run costs its two axis_off sums.
+ * Aligned to a cache line: the copy loops' speed on the host moved by 15 % (u85_permute 4.0 ->
+ * 4.7 us) with where other operations' code placed them. */
+__attribute__((aligned(64))) void u85_map8(const struct fm *in, const struct axis_map ia[3],
+                                           const struct ofm85 *o, const struct axis_map oa[3],
+                                           const uint8_t table[256])
 {
     const uint8_t *ib = in->mem + in->base[0];
     uint8_t *ob = o->fm.mem + o->fm.base[0];
     const int ext[3] = {o->h, o->w, o->c};
     int inner = -1;
+    int best = 0;
     for (int i = 0; i < 3; i++) {
-        if (map8_linear(&ia[i]) && map8_linear(&oa[i]) && (inner < 0 || ext[i] > ext[inner])) {
+        int run = map8_run(&ia[i], &oa[i], ext[i]);
+        if (!ia[i].rev && !oa[i].rev && run > best) {
             inner = i;
+            best = run;
         }
     }
     if (inner < 0) {
         map8_any(ib, ia, ob, oa, ext, table);
         return;
     }
+    /* the identity table (a transpose or a reverse by POOL, every benchmark model's map8):
+     * a copy, one load a byte fewer */
+    const int copy = map8_is_copy(table);
     const int a0 = inner == 0 ? 1 : 0;
     const int a1 = inner == 2 ? 1 : 2;
-    const ptrdiff_t is = (ptrdiff_t)ia[inner].stride;
-    const ptrdiff_t os = (ptrdiff_t)oa[inner].stride;
-    const int n = ext[inner];
+    const ptrdiff_t is = map8_step(&ia[inner]);
+    const ptrdiff_t os = map8_step(&oa[inner]);
     for (int u = 0; u < ext[a0]; u++) {
         for (int v = 0; v < ext[a1]; v++) {
-            const uint8_t *ip = ib + axis_off(&ia[a0], u) + axis_off(&ia[a1], v);
-            uint8_t *op = ob + axis_off(&oa[a0], u) + axis_off(&oa[a1], v);
-            if (is == 1 && os == 1) {
-                for (int j = 0; j < n; j++) {
-                    op[j] = table[ip[j]];
-                }
-            } else {
-                for (int j = 0; j < n; j++) {
-                    op[(ptrdiff_t)j * os] = table[ip[(ptrdiff_t)j * is]];
+            const uint8_t *iuv = ib + axis_off(&ia[a0], u) + axis_off(&ia[a1], v);
+            uint8_t *ouv = ob + axis_off(&oa[a0], u) + axis_off(&oa[a1], v);
+            for (int j0 = 0; j0 < ext[inner]; j0 += best) {
+                /* the first run starts at the pixel (no reverse): no axis_off sums for it */
+                const uint8_t *ip = j0 == 0 ? iuv : iuv + axis_off(&ia[inner], j0);
+                uint8_t *op = j0 == 0 ? ouv : ouv + axis_off(&oa[inner], j0);
+                const int n = ext[inner] - j0 < best ? ext[inner] - j0 : best;
+                if (copy && is == 1 && os == 1) {
+                    memcpy(op, ip, (size_t)n);
+                } else if (copy) {
+                    for (int j = 0; j < n; j++) {
+                        op[(ptrdiff_t)j * os] = ip[(ptrdiff_t)j * is];
+                    }
+                } else if (is == 1 && os == 1) {
+                    for (int j = 0; j < n; j++) {
+                        op[j] = table[ip[j]];
+                    }
+                } else {
+                    for (int j = 0; j < n; j++) {
+                        op[(ptrdiff_t)j * os] = table[ip[(ptrdiff_t)j * is]];
+                    }
                 }
             }
         }
