@@ -252,14 +252,7 @@ class VirtualNpu:
     def runner(self, job: Job) -> Callable[[], None]:
         """`run(job)` as a call without arguments, for a caller that runs one job many times:
         the library function and the job's address bound once."""
-        if job.drv is not self._drv:
-            raise VnpuError("the job was prepared for another virtual NPU")
-        # a handle without argtypes, called with a ready c_void_p: ctypes passes it as is
-        # (converting the address through argtypes was a third of the call's cost, which is
-        # a sizeable part of a small model's run); restype stays the default, c_int
-        lib = self._lib
-        run_job = lib._FuncPtr(("ethosu_virtual_run_job", lib))
-        addr = ctypes.c_void_p(job.addr)
+        run_job, addr = self.native_run(job)
 
         def run() -> None:
             if self._drv is None:
@@ -269,6 +262,29 @@ class VirtualNpu:
                 self._failed(rc)
 
         return run
+
+    def native_run(self, job: Job) -> tuple[Callable[[ctypes.c_void_p], int], ctypes.c_void_p]:
+        """The library's run of `job` as a function and its argument, for a caller that
+        inlines `run(job)` (a small model's whole run is a few microseconds, a Python call
+        layer a tenth of one): check `closed` first, then pass a non-zero result to
+        `failed`."""
+        if job.drv is not self._drv:
+            raise VnpuError("the job was prepared for another virtual NPU")
+        # a handle without argtypes, called with a ready c_void_p: ctypes passes it as is
+        # (converting the address through argtypes was a third of the call's cost, which is
+        # a sizeable part of a small model's run); restype stays the default, c_int
+        lib = self._lib
+        run_job = lib._FuncPtr(("ethosu_virtual_run_job", lib))
+        return run_job, ctypes.c_void_p(job.addr)
+
+    @property
+    def closed(self) -> bool:
+        """True after `close()`: no job runs any more."""
+        return self._drv is None
+
+    def failed(self, rc: int) -> None:
+        """Raise the library's reason for the job that returned `rc`."""
+        self._failed(rc)
 
     def invoke(self, cmd_data: bytes, regions: Sequence[npt.NDArray[np.uint8]]) -> None:
         """Run a COP1 payload with base_addr[i] = regions[i] (16-byte aligned uint8 arrays)."""

@@ -3,6 +3,9 @@
 #include "u85/u85.h"
 
 #include <string.h>
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 
 /* The operation axes of f (memory axis i takes operation axis axis[i]; `reverse` as
  * activation_reverse), if f is one tile of 8-bit elements over its extent; else 0. */
@@ -94,6 +97,149 @@ static int map8_run(const struct axis_map *ia, const struct axis_map *oa, int ex
     return (ia->brick || oa->brick) && ext > 16 ? 16 : ext;
 }
 
+/* out[p * osp + q] = in[q * isq + p] for one 8 x 8 block of bytes. */
+static void map8_block8(const uint8_t *in, ptrdiff_t isq, uint8_t *out, ptrdiff_t osp)
+{
+#if defined(__SSE2__)
+    /* rows a..h (q) of 8 bytes (p), interleaved in three steps into the columns */
+    const __m128i t0 =
+        _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)in),
+                          _mm_loadl_epi64((const __m128i *)(const void *)(in + isq)));
+    const __m128i t1 =
+        _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)(in + 2 * isq)),
+                          _mm_loadl_epi64((const __m128i *)(const void *)(in + 3 * isq)));
+    const __m128i t2 =
+        _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)(in + 4 * isq)),
+                          _mm_loadl_epi64((const __m128i *)(const void *)(in + 5 * isq)));
+    const __m128i t3 =
+        _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)(in + 6 * isq)),
+                          _mm_loadl_epi64((const __m128i *)(const void *)(in + 7 * isq)));
+    const __m128i u0 = _mm_unpacklo_epi16(t0, t1);
+    const __m128i u1 = _mm_unpackhi_epi16(t0, t1);
+    const __m128i u2 = _mm_unpacklo_epi16(t2, t3);
+    const __m128i u3 = _mm_unpackhi_epi16(t2, t3);
+    const __m128i v[4] = {_mm_unpacklo_epi32(u0, u2), _mm_unpackhi_epi32(u0, u2),
+                          _mm_unpacklo_epi32(u1, u3), _mm_unpackhi_epi32(u1, u3)};
+    for (int k = 0; k < 4; k++) {
+        _mm_storel_epi64((__m128i *)(void *)(out + 2 * k * osp), v[k]);
+        _mm_storel_epi64((__m128i *)(void *)(out + (2 * k + 1) * osp), _mm_srli_si128(v[k], 8));
+    }
+#else
+    for (int p = 0; p < 8; p++) {
+        for (int q = 0; q < 8; q++) {
+            out[p * osp + q] = in[q * isq + p];
+        }
+    }
+#endif
+}
+
+/* out[p * osp + q + r * osr] = in[p + q * isq + r * isr] over np x nq x nr bytes (a transpose
+ * copy whose input runs along p and output along q): 8 x 8 blocks, each 8 row loads and 8 row
+ * stores instead of 64 byte moves of which one side strides. */
+static void map8_transpose(const uint8_t *in, ptrdiff_t isq, ptrdiff_t isr, uint8_t *out,
+                           ptrdiff_t osp, ptrdiff_t osr, int np, int nq, int nr)
+{
+    const int pfull = np & ~7;
+    const int qfull = nq & ~7;
+    for (int r = 0; r < nr; r++) {
+        const uint8_t *ir = in + r * isr;
+        uint8_t *orow = out + r * osr;
+        for (int q = 0; q < qfull; q += 8) {
+            for (int p = 0; p < pfull; p += 8) {
+                map8_block8(ir + q * isq + p, isq, orow + p * osp + q, osp);
+            }
+            for (int p = pfull; p < np; p++) {
+                for (int k = 0; k < 8; k++) {
+                    orow[p * osp + q + k] = ir[(q + k) * isq + p];
+                }
+            }
+        }
+        for (int q = qfull; q < nq; q++) {
+            for (int p = 0; p < np; p++) {
+                orow[p * osp + q] = ir[q * isq + p];
+            }
+        }
+    }
+}
+
+/* The bytes between steps of each axis of a copy without reverse, strides positive (a brick's
+ * channel axis of at most 16 steps is a stride of 1), in ist and ost, if input and output lie
+ * apart; else 0. */
+static int map8_plain(const uint8_t *ib, const struct axis_map ia[3], const uint8_t *ob,
+                      const struct axis_map oa[3], const int ext[3], ptrdiff_t ist[3],
+                      ptrdiff_t ost[3])
+{
+    size_t ispan = 1;
+    size_t ospan = 1;
+    for (int i = 0; i < 3; i++) {
+        if (ia[i].rev || oa[i].rev || ext[i] <= 0 || (ia[i].brick && ext[i] > 16) ||
+            (oa[i].brick && ext[i] > 16) || ia[i].stride < 1 || oa[i].stride < 1) {
+            return 0;
+        }
+        ist[i] = ia[i].brick ? 1 : (ptrdiff_t)ia[i].stride;
+        ost[i] = oa[i].brick ? 1 : (ptrdiff_t)oa[i].stride;
+        ispan += (size_t)(ext[i] - 1) * (size_t)ist[i];
+        ospan += (size_t)(ext[i] - 1) * (size_t)ost[i];
+    }
+    return ib + ispan <= ob || ob + ospan <= ib;
+}
+
+/* A copy whose channels are contiguous on both sides: runs of the channels, merged with the
+ * outer axes where both sides continue them (a brick of 8 channels to a linear map is 8-byte
+ * runs, a linear map to a linear one a single run); fixed-size runs without a memcpy call. */
+static void map8_copy_runs(const uint8_t *in, const ptrdiff_t ist[3], uint8_t *out,
+                           const ptrdiff_t ost[3], const int ext[3])
+{
+    ptrdiff_t n = ext[2];
+    int n1 = ext[1];
+    int n0 = ext[0];
+    if (ist[1] == n && ost[1] == n) {
+        n *= n1;
+        n1 = 1;
+        if (ist[0] == n && ost[0] == n) {
+            n *= n0;
+            n0 = 1;
+        }
+    }
+    for (int y = 0; y < n0; y++) {
+        for (int x = 0; x < n1; x++) {
+            const uint8_t *ip = in + y * ist[0] + x * ist[1];
+            uint8_t *op = out + y * ost[0] + x * ost[1];
+            if (n == 8) {
+                memcpy(op, ip, 8);
+            } else if (n == 16) {
+                memcpy(op, ip, 16);
+            } else {
+                memcpy(op, ip, (size_t)n);
+            }
+        }
+    }
+}
+
+/* 1 if map8_transpose or map8_copy_runs did the operation: a copy (the identity table) of a
+ * plain map whose channels are contiguous in the input. */
+static int map8_copy_fast(const uint8_t *ib, const struct axis_map ia[3], uint8_t *ob,
+                          const struct axis_map oa[3], const int ext[3])
+{
+    ptrdiff_t ist[3];
+    ptrdiff_t ost[3];
+    if (!map8_plain(ib, ia, ob, oa, ext, ist, ost) || ist[2] != 1) {
+        return 0;
+    }
+    if (ost[2] == 1) {
+        map8_copy_runs(ib, ist, ob, ost, ext);
+        return 1;
+    }
+    for (int q = 0; q < 2; q++) {
+        if (ost[q] == 1) {
+            const int r = 1 - q; /* the axis neither 2 nor q */
+            map8_transpose(ib, ist[q], ist[r], ob, ost[2], ost[r], ext[2], ext[q], ext[r]);
+            return 1;
+        }
+    }
+    return 0;
+}
+
 /* OFM(y, x, c) = table[IFM(y, x, c)] over the operation's extent, transpose and reverse
  * included. The innermost loop walks the axis without reverse in both maps whose runs are
  * longest (a transpose's one-channel planes are long rows, not single bytes; a brick's channel
@@ -123,6 +269,9 @@ __attribute__((aligned(64))) void u85_map8(const struct fm *in, const struct axi
     /* the identity table (a transpose or a reverse by POOL, every benchmark model's map8):
      * a copy, one load a byte fewer */
     const int copy = map8_is_copy(table);
+    if (copy && map8_copy_fast(ib, ia, ob, oa, ext)) {
+        return;
+    }
     const int a0 = inner == 0 ? 1 : 0;
     const int a1 = inner == 2 ? 1 : 2;
     const ptrdiff_t is = map8_step(&ia[inner]);
