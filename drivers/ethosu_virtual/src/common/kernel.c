@@ -67,22 +67,6 @@ static int64_t reduce_sum(const struct fm *ifm, const struct kernel *k, int y, i
     return sum - (int64_t)ifm->zp * ifm->c;
 }
 
-/* The first valid and one past the last valid tap index of a kernel axis: taps at
- * start + i * step for i in [0, n), valid inside [0, extent). */
-static inline void valid_taps(int start, int step, int n, int extent, int *lo, int *hi)
-{
-    int a = 0;
-    int b = n;
-    while (a < b && start + a * step < 0) {
-        a++;
-    }
-    while (b > a && start + (b - 1) * step >= extent) {
-        b--;
-    }
-    *lo = a;
-    *hi = b;
-}
-
 /* MAX (0), MIN (5) or the sum of the stored values of a window of rows x cols taps from p
  * (steps ystep, xstep), elements of `kind` (load_elem): the caller removes the zero point. */
 static inline int64_t window_acc(const uint8_t *p, ptrdiff_t ystep, ptrdiff_t xstep, int rows,
@@ -138,8 +122,8 @@ int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, in
         int ky1;
         int kx0;
         int kx1;
-        valid_taps(y0, k->dy, ukh, k->ih, &ky0, &ky1);
-        valid_taps(x0, k->dx, ukw, k->iw, &kx0, &kx1);
+        vnpu_valid_taps(y0, k->dy, ukh, k->ih, &ky0, &ky1);
+        vnpu_valid_taps(x0, k->dx, ukw, k->iw, &kx0, &kx1);
         if (ky0 >= ky1 || kx0 >= kx1) {
             return 0;
         }

@@ -51,6 +51,25 @@ static inline int64_t ifm_tap(const struct fm *ifm, const struct kernel *k, int 
 }
 
 /*
+ * The first valid and one past the last valid tap index of a kernel axis: taps at
+ * start + i * step for i in [0, n), valid inside [0, extent). Inline: the pool's and the
+ * depthwise edge's per-pixel loops call it with their own constants.
+ */
+static inline void vnpu_valid_taps(int start, int step, int n, int extent, int *lo, int *hi)
+{
+    int a = 0;
+    int b = n;
+    while (a < b && start + a * step < 0) {
+        a++;
+    }
+    while (b > a && start + (b - 1) * step >= extent) {
+        b--;
+    }
+    *lo = a;
+    *hi = b;
+}
+
+/*
  * All channels [0, ifm->c) of the tap (y, x) of an 8-bit IFM as ifm_tap gives them,
  * truncated to int16, at dst[0..c): the convolutions' receptive-field gather.
  */
