@@ -116,6 +116,8 @@ static inline ptrdiff_t conv8_off(const struct conv8_run *r, int oc)
  */
 static inline void conv8_dot4(const int16_t *field, const int16_t *w, size_t terms, int32_t s[4])
 {
+    /* the sums as locals, unlike conv8_dot2x2: on s[] directly, the host's vectorised copy
+     * of the kernel is a register move longer per four channels (GCC 12, -O3) */
     int32_t s0 = s[0];
     int32_t s1 = s[1];
     int32_t s2 = s[2];
@@ -190,10 +192,6 @@ CONV8_FW_PAGE void vnpu_conv8_fw_conv(const struct vnpu_conv8_fw *k, const int16
 static inline void conv8_dot2x2(const int16_t *f0, const int16_t *f1, const int16_t *w,
                                 size_t terms, int32_t s[4])
 {
-    int32_t s0 = s[0];
-    int32_t s1 = s[1];
-    int32_t s2 = s[2];
-    int32_t s3 = s[3];
     size_t i = 0;
 #if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
     const vnpu_pair16 *pa = (const vnpu_pair16 *)(const void *)f0;
@@ -203,33 +201,29 @@ static inline void conv8_dot2x2(const int16_t *f0, const int16_t *f1, const int1
     size_t j = 0;
     int32_t hi = 0; /* the high words of CONV8_MAC2's SMLALD: shared, never read */
     for (; j + 2u <= terms / 2u; j += 2u, pa += 2, pb += 2, p0 += 2, p1 += 2) {
-        CONV8_MAC2(s0, hi, pa[0], p0[0]);
-        CONV8_MAC2(s1, hi, pa[0], p1[0]);
-        CONV8_MAC2(s2, hi, pb[0], p0[0]);
-        CONV8_MAC2(s3, hi, pb[0], p1[0]);
-        CONV8_MAC2(s0, hi, pa[1], p0[1]);
-        CONV8_MAC2(s1, hi, pa[1], p1[1]);
-        CONV8_MAC2(s2, hi, pb[1], p0[1]);
-        CONV8_MAC2(s3, hi, pb[1], p1[1]);
+        CONV8_MAC2(s[0], hi, pa[0], p0[0]);
+        CONV8_MAC2(s[1], hi, pa[0], p1[0]);
+        CONV8_MAC2(s[2], hi, pb[0], p0[0]);
+        CONV8_MAC2(s[3], hi, pb[0], p1[0]);
+        CONV8_MAC2(s[0], hi, pa[1], p0[1]);
+        CONV8_MAC2(s[1], hi, pa[1], p1[1]);
+        CONV8_MAC2(s[2], hi, pb[1], p0[1]);
+        CONV8_MAC2(s[3], hi, pb[1], p1[1]);
     }
     if (j < terms / 2u) {
-        CONV8_MAC2(s0, hi, pa[0], p0[0]);
-        CONV8_MAC2(s1, hi, pa[0], p1[0]);
-        CONV8_MAC2(s2, hi, pb[0], p0[0]);
-        CONV8_MAC2(s3, hi, pb[0], p1[0]);
+        CONV8_MAC2(s[0], hi, pa[0], p0[0]);
+        CONV8_MAC2(s[1], hi, pa[0], p1[0]);
+        CONV8_MAC2(s[2], hi, pb[0], p0[0]);
+        CONV8_MAC2(s[3], hi, pb[0], p1[0]);
     }
     i = terms & ~(size_t)1u;
 #endif
     for (; i < terms; i++) {
-        s0 += f0[i] * w[i];
-        s1 += f0[i] * w[terms + i];
-        s2 += f1[i] * w[i];
-        s3 += f1[i] * w[terms + i];
+        s[0] += f0[i] * w[i];
+        s[1] += f0[i] * w[terms + i];
+        s[2] += f1[i] * w[i];
+        s[3] += f1[i] * w[terms + i];
     }
-    s[0] = s0;
-    s[1] = s1;
-    s[2] = s2;
-    s[3] = s3;
 }
 
 CONV8_FW_PAGE void vnpu_conv8_fw_conv2(const struct vnpu_conv8_fw *k, const int16_t *f0,
