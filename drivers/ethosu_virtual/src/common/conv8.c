@@ -687,22 +687,6 @@ static int conv8_ifm8(struct vnpu_conv8 *c, const struct fm *ifm, const struct k
     return 1;
 }
 
-/* dst[i] = src[i] minus the zero point, as vnpu_tap16 (restrict: the IFM is bytes, which
- * may alias anything; without it the int16 stores keep the conversion one value at a time). */
-static inline void conv8_taps(const uint8_t *restrict src, int16_t *restrict dst, size_t len,
-                              int32_t zp, int is_signed)
-{
-    if (is_signed) {
-        for (size_t i = 0; i < len; i++) {
-            dst[i] = (int16_t)((int8_t)src[i] - zp);
-        }
-    } else {
-        for (size_t i = 0; i < len; i++) {
-            dst[i] = (int16_t)(src[i] - zp);
-        }
-    }
-}
-
 /* The iw pixels of an 8-bit IFM row from its first pixel's bytes at `src`, every channel as
  * vnpu_tap16 gives it, into dst (ic values a pixel): one run for adjacent NHWC pixels, else
  * a pixel or a run of 16 bricked channels at a time (one call per pixel was most of the
@@ -714,12 +698,12 @@ static void conv8_plane_row(const struct fm *ifm, const uint8_t *src, int iw, in
     const int32_t zp = ifm->zp;
     const int sgn = ifm->is_signed;
     if (!ifm->brick && sx == (ptrdiff_t)ic) {
-        conv8_taps(src, dst, (size_t)iw * ic, zp, sgn);
+        vnpu_taps16(src, dst, iw * (int)ic, zp, sgn);
         return;
     }
     if (!ifm->brick) {
         for (int x = 0; x < iw; x++) {
-            conv8_taps(src + (ptrdiff_t)x * sx, dst + (size_t)x * ic, ic, zp, sgn);
+            vnpu_taps16(src + (ptrdiff_t)x * sx, dst + (size_t)x * ic, (int)ic, zp, sgn);
         }
         return;
     }
@@ -728,7 +712,7 @@ static void conv8_plane_row(const struct fm *ifm, const uint8_t *src, int iw, in
         size_t len = ic - c0 < 16u ? ic - c0 : 16u;
 #if defined(__AVX2__)
         if (len == 16u) {
-            /* a whole run: one vector (GCC builds conv8_taps' 16 from byte inserts); the
+            /* a whole run: one vector (GCC builds vnpu_taps16's 16 from byte inserts); the
              * 16-bit subtraction wraps as the truncation of the 32-bit one does */
             const __m256i vzp = _mm256_set1_epi16((int16_t)zp);
             for (int x = 0; x < iw; x++) {
@@ -742,7 +726,7 @@ static void conv8_plane_row(const struct fm *ifm, const uint8_t *src, int iw, in
         }
 #endif
         for (int x = 0; x < iw; x++) {
-            conv8_taps(run + (ptrdiff_t)x * sx, dst + (size_t)x * ic + c0, len, zp, sgn);
+            vnpu_taps16(run + (ptrdiff_t)x * sx, dst + (size_t)x * ic + c0, (int)len, zp, sgn);
         }
     }
 }
