@@ -116,6 +116,8 @@ static inline ptrdiff_t conv8_off(const struct conv8_run *r, int oc)
  */
 static inline void conv8_dot4(const int16_t *field, const int16_t *w, size_t terms, int32_t s[4])
 {
+    /* the sums as locals, unlike conv8_dot2x2: on s[] directly, the host's vectorised copy
+     * of the kernel is a register move longer per four channels (GCC 12, -O3) */
     int32_t s0 = s[0];
     int32_t s1 = s[1];
     int32_t s2 = s[2];
@@ -190,10 +192,6 @@ CONV8_FW_PAGE void vnpu_conv8_fw_conv(const struct vnpu_conv8_fw *k, const int16
 static inline void conv8_dot2x2(const int16_t *f0, const int16_t *f1, const int16_t *w,
                                 size_t terms, int32_t s[4])
 {
-    int32_t s0 = s[0];
-    int32_t s1 = s[1];
-    int32_t s2 = s[2];
-    int32_t s3 = s[3];
     size_t i = 0;
 #if defined(__ARM_FEATURE_SIMD32) && defined(__ARMEL__)
     const vnpu_pair16 *pa = (const vnpu_pair16 *)(const void *)f0;
@@ -203,33 +201,29 @@ static inline void conv8_dot2x2(const int16_t *f0, const int16_t *f1, const int1
     size_t j = 0;
     int32_t hi = 0; /* the high words of CONV8_MAC2's SMLALD: shared, never read */
     for (; j + 2u <= terms / 2u; j += 2u, pa += 2, pb += 2, p0 += 2, p1 += 2) {
-        CONV8_MAC2(s0, hi, pa[0], p0[0]);
-        CONV8_MAC2(s1, hi, pa[0], p1[0]);
-        CONV8_MAC2(s2, hi, pb[0], p0[0]);
-        CONV8_MAC2(s3, hi, pb[0], p1[0]);
-        CONV8_MAC2(s0, hi, pa[1], p0[1]);
-        CONV8_MAC2(s1, hi, pa[1], p1[1]);
-        CONV8_MAC2(s2, hi, pb[1], p0[1]);
-        CONV8_MAC2(s3, hi, pb[1], p1[1]);
+        CONV8_MAC2(s[0], hi, pa[0], p0[0]);
+        CONV8_MAC2(s[1], hi, pa[0], p1[0]);
+        CONV8_MAC2(s[2], hi, pb[0], p0[0]);
+        CONV8_MAC2(s[3], hi, pb[0], p1[0]);
+        CONV8_MAC2(s[0], hi, pa[1], p0[1]);
+        CONV8_MAC2(s[1], hi, pa[1], p1[1]);
+        CONV8_MAC2(s[2], hi, pb[1], p0[1]);
+        CONV8_MAC2(s[3], hi, pb[1], p1[1]);
     }
     if (j < terms / 2u) {
-        CONV8_MAC2(s0, hi, pa[0], p0[0]);
-        CONV8_MAC2(s1, hi, pa[0], p1[0]);
-        CONV8_MAC2(s2, hi, pb[0], p0[0]);
-        CONV8_MAC2(s3, hi, pb[0], p1[0]);
+        CONV8_MAC2(s[0], hi, pa[0], p0[0]);
+        CONV8_MAC2(s[1], hi, pa[0], p1[0]);
+        CONV8_MAC2(s[2], hi, pb[0], p0[0]);
+        CONV8_MAC2(s[3], hi, pb[0], p1[0]);
     }
     i = terms & ~(size_t)1u;
 #endif
     for (; i < terms; i++) {
-        s0 += f0[i] * w[i];
-        s1 += f0[i] * w[terms + i];
-        s2 += f1[i] * w[i];
-        s3 += f1[i] * w[terms + i];
+        s[0] += f0[i] * w[i];
+        s[1] += f0[i] * w[terms + i];
+        s[2] += f1[i] * w[i];
+        s[3] += f1[i] * w[terms + i];
     }
-    s[0] = s0;
-    s[1] = s1;
-    s[2] = s2;
-    s[3] = s3;
 }
 
 CONV8_FW_PAGE void vnpu_conv8_fw_conv2(const struct vnpu_conv8_fw *k, const int16_t *f0,
@@ -693,22 +687,6 @@ static int conv8_ifm8(struct vnpu_conv8 *c, const struct fm *ifm, const struct k
     return 1;
 }
 
-/* dst[i] = src[i] minus the zero point, as vnpu_tap16 (restrict: the IFM is bytes, which
- * may alias anything; without it the int16 stores keep the conversion one value at a time). */
-static inline void conv8_taps(const uint8_t *restrict src, int16_t *restrict dst, size_t len,
-                              int32_t zp, int is_signed)
-{
-    if (is_signed) {
-        for (size_t i = 0; i < len; i++) {
-            dst[i] = (int16_t)((int8_t)src[i] - zp);
-        }
-    } else {
-        for (size_t i = 0; i < len; i++) {
-            dst[i] = (int16_t)(src[i] - zp);
-        }
-    }
-}
-
 /* The iw pixels of an 8-bit IFM row from its first pixel's bytes at `src`, every channel as
  * vnpu_tap16 gives it, into dst (ic values a pixel): one run for adjacent NHWC pixels, else
  * a pixel or a run of 16 bricked channels at a time (one call per pixel was most of the
@@ -720,12 +698,12 @@ static void conv8_plane_row(const struct fm *ifm, const uint8_t *src, int iw, in
     const int32_t zp = ifm->zp;
     const int sgn = ifm->is_signed;
     if (!ifm->brick && sx == (ptrdiff_t)ic) {
-        conv8_taps(src, dst, (size_t)iw * ic, zp, sgn);
+        vnpu_taps16(src, dst, iw * (int)ic, zp, sgn);
         return;
     }
     if (!ifm->brick) {
         for (int x = 0; x < iw; x++) {
-            conv8_taps(src + (ptrdiff_t)x * sx, dst + (size_t)x * ic, ic, zp, sgn);
+            vnpu_taps16(src + (ptrdiff_t)x * sx, dst + (size_t)x * ic, (int)ic, zp, sgn);
         }
         return;
     }
@@ -734,7 +712,7 @@ static void conv8_plane_row(const struct fm *ifm, const uint8_t *src, int iw, in
         size_t len = ic - c0 < 16u ? ic - c0 : 16u;
 #if defined(__AVX2__)
         if (len == 16u) {
-            /* a whole run: one vector (GCC builds conv8_taps' 16 from byte inserts); the
+            /* a whole run: one vector (GCC builds vnpu_taps16's 16 from byte inserts); the
              * 16-bit subtraction wraps as the truncation of the 32-bit one does */
             const __m256i vzp = _mm256_set1_epi16((int16_t)zp);
             for (int x = 0; x < iw; x++) {
@@ -748,7 +726,7 @@ static void conv8_plane_row(const struct fm *ifm, const uint8_t *src, int iw, in
         }
 #endif
         for (int x = 0; x < iw; x++) {
-            conv8_taps(run + (ptrdiff_t)x * sx, dst + (size_t)x * ic + c0, len, zp, sgn);
+            vnpu_taps16(run + (ptrdiff_t)x * sx, dst + (size_t)x * ic + c0, (int)len, zp, sgn);
         }
     }
 }

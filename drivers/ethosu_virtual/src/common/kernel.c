@@ -67,22 +67,6 @@ static int64_t reduce_sum(const struct fm *ifm, const struct kernel *k, int y, i
     return sum - (int64_t)ifm->zp * ifm->c;
 }
 
-/* The first valid and one past the last valid tap index of a kernel axis: taps at
- * start + i * step for i in [0, n), valid inside [0, extent). */
-static inline void valid_taps(int start, int step, int n, int extent, int *lo, int *hi)
-{
-    int a = 0;
-    int b = n;
-    while (a < b && start + a * step < 0) {
-        a++;
-    }
-    while (b > a && start + (b - 1) * step >= extent) {
-        b--;
-    }
-    *lo = a;
-    *hi = b;
-}
-
 /* MAX (0), MIN (5) or the sum of the stored values of a window of rows x cols taps from p
  * (steps ystep, xstep), elements of `kind` (load_elem): the caller removes the zero point. */
 static inline int64_t window_acc(const uint8_t *p, ptrdiff_t ystep, ptrdiff_t xstep, int rows,
@@ -138,8 +122,8 @@ int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, in
         int ky1;
         int kx0;
         int kx1;
-        valid_taps(y0, k->dy, ukh, k->ih, &ky0, &ky1);
-        valid_taps(x0, k->dx, ukw, k->iw, &kx0, &kx1);
+        vnpu_valid_taps(y0, k->dy, ukh, k->ih, &ky0, &ky1);
+        vnpu_valid_taps(x0, k->dx, ukw, k->iw, &kx0, &kx1);
         if (ky0 >= ky1 || kx0 >= kx1) {
             return 0;
         }
@@ -176,22 +160,6 @@ int64_t vnpu_pool_acc(const struct fm *ifm, const struct kernel *k, int mode, in
     return acc;
 }
 
-/* len channels at consecutive bytes minus the zero point. restrict: the IFM is bytes, which
- * may alias anything; without it the int16 stores keep the conversion one value at a time. */
-static inline void tap_run(const uint8_t *restrict src, int16_t *restrict out, int len, int32_t zp,
-                           int is_signed)
-{
-    if (is_signed) {
-        for (int j = 0; j < len; j++) {
-            out[j] = (int16_t)((int8_t)src[j] - zp);
-        }
-    } else {
-        for (int j = 0; j < len; j++) {
-            out[j] = (int16_t)(src[j] - zp);
-        }
-    }
-}
-
 void vnpu_tap16(const struct fm *ifm, const struct kernel *k, int y, int x, int16_t *dst)
 {
     if (y < 0 || x < 0 || y >= k->ih || x >= k->iw) {
@@ -208,15 +176,15 @@ void vnpu_tap16(const struct fm *ifm, const struct kernel *k, int y, int x, int1
     /* no upscaling: the tap's channels are bytes at one address (NHWC), or runs of 16 (NHCWB16) */
     const uint8_t *pixel = ifm->mem + fm_offset(ifm, y, x, 0);
     if (!ifm->brick) {
-        tap_run(pixel, dst, ifm->c, ifm->zp, ifm->is_signed);
+        vnpu_taps16(pixel, dst, ifm->c, ifm->zp, ifm->is_signed);
         return;
     }
     int c0 = 0;
     for (; c0 + 16 <= ifm->c; c0 += 16) { /* a constant count: one vector */
-        tap_run(pixel + (int64_t)(c0 >> 4) * ifm->sc, dst + c0, 16, ifm->zp, ifm->is_signed);
+        vnpu_taps16(pixel + (int64_t)(c0 >> 4) * ifm->sc, dst + c0, 16, ifm->zp, ifm->is_signed);
     }
     if (c0 < ifm->c) {
-        tap_run(pixel + (int64_t)(c0 >> 4) * ifm->sc, dst + c0, ifm->c - c0, ifm->zp,
-                ifm->is_signed);
+        vnpu_taps16(pixel + (int64_t)(c0 >> 4) * ifm->sc, dst + c0, ifm->c - c0, ifm->zp,
+                    ifm->is_signed);
     }
 }

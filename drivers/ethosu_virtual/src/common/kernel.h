@@ -51,6 +51,45 @@ static inline int64_t ifm_tap(const struct fm *ifm, const struct kernel *k, int 
 }
 
 /*
+ * The first valid and one past the last valid tap index of a kernel axis: taps at
+ * start + i * step for i in [0, n), valid inside [0, extent). Inline: the pool's and the
+ * depthwise edge's per-pixel loops call it with their own constants.
+ */
+static inline void vnpu_valid_taps(int start, int step, int n, int extent, int *lo, int *hi)
+{
+    int a = 0;
+    int b = n;
+    while (a < b && start + a * step < 0) {
+        a++;
+    }
+    while (b > a && start + (b - 1) * step >= extent) {
+        b--;
+    }
+    *lo = a;
+    *hi = b;
+}
+
+/*
+ * dst[i] = src[i] minus the zero point for len 8-bit values at consecutive bytes: a tap's
+ * channels (vnpu_tap16) or a row of them (the convolutions' IFM planes). restrict: the IFM
+ * is bytes, which may alias anything; without it the int16 stores keep the conversion one
+ * value at a time.
+ */
+static inline void vnpu_taps16(const uint8_t *restrict src, int16_t *restrict dst, int len,
+                               int32_t zp, int is_signed)
+{
+    if (is_signed) {
+        for (int i = 0; i < len; i++) {
+            dst[i] = (int16_t)((int8_t)src[i] - zp);
+        }
+    } else {
+        for (int i = 0; i < len; i++) {
+            dst[i] = (int16_t)(src[i] - zp);
+        }
+    }
+}
+
+/*
  * All channels [0, ifm->c) of the tap (y, x) of an 8-bit IFM as ifm_tap gives them,
  * truncated to int16, at dst[0..c): the convolutions' receptive-field gather.
  */

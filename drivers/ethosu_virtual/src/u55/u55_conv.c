@@ -397,21 +397,6 @@ static void conv_inner(int pad, int stride, int span, int extent, int n, int *lo
     *hi = b;
 }
 
-/* The taps [*lo, *hi) of n at start + i * step inside [0, extent). */
-static void conv_taps(int start, int step, int n, int extent, int *lo, int *hi)
-{
-    int a = 0;
-    int b = n;
-    while (a < b && start + a * step < 0) {
-        a++;
-    }
-    while (b > a && start + (b - 1) * step >= extent) {
-        b--;
-    }
-    *lo = a;
-    *hi = b;
-}
-
 /* A depthwise edge pixel by its valid taps from the IFM in place (padding adds nothing): 1
  * done, 0 when it has none or some lie outside the IFM's first tile (the caller gathers). */
 static int conv_dw8_edge(const struct vnpu_conv8_fw *fw, const struct fm *ifm,
@@ -423,8 +408,8 @@ static int conv_dw8_edge(const struct vnpu_conv8_fw *fw, const struct fm *ifm,
     int ky1;
     int kx0;
     int kx1;
-    conv_taps(y0, k->dy, fw->ukh, k->ih, &ky0, &ky1);
-    conv_taps(x0, k->dx, fw->ukw, k->iw, &kx0, &kx1);
+    vnpu_valid_taps(y0, k->dy, fw->ukh, k->ih, &ky0, &ky1);
+    vnpu_valid_taps(x0, k->dx, fw->ukw, k->iw, &kx0, &kx1);
     if (ky0 >= ky1 || kx0 >= kx1 || y0 + (ky1 - 1) * k->dy >= ifm->h0 ||
         x0 + (kx1 - 1) * k->dx >= ifm->w0) {
         return 0;
