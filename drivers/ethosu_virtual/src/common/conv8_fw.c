@@ -319,8 +319,9 @@ conv8_dw8(const struct vnpu_conv8_fw *k, const uint8_t *src, uint8_t *po, const 
             const uint8_t *q = p;
             const int16_t *wt = wr + kx0;
             for (int kx = kx0; kx < kx1; kx++, q += xstep, wt++) {
-                uint16_t x;
-                memcpy(&x, q, sizeof(x));
+                /* channel oc's byte in bits 0-7 on every host (a memcpy would swap the
+                 * channels on a big-endian one); one halfword load on a little-endian core */
+                const uint16_t x = (uint16_t)(q[0] | (q[1] << 8));
                 a0 += (conv8_byte(x, 0, is_signed) - zp) * wt[0];
                 a1 += (conv8_byte(x, 1, is_signed) - zp) * wt[taps];
             }
