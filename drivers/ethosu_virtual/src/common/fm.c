@@ -130,11 +130,10 @@ static inline void transpose_block(const uint8_t *src, ptrdiff_t sr, uint8_t *ds
 }
 #endif
 
-/* dst[y * dr + x] = src[x * sr + y] for y < h, x < w: the byte transpose of the NCHW <-> NHWC
- * permutes, 8 x 8 bytes a block where the host has vectors (the byte loop was most of those
+/* 8 x 8 bytes a block where the host has vectors (the byte loop was most of the transposing
  * operations' time). */
-static void transpose_bytes(const uint8_t *src, ptrdiff_t sr, uint8_t *dst, ptrdiff_t dr, int h,
-                            int w)
+void vnpu_transpose_bytes(const uint8_t *src, ptrdiff_t sr, uint8_t *dst, ptrdiff_t dr, int h,
+                          int w)
 {
     int y0 = 0;
 #if defined(__SSE2__)
@@ -197,7 +196,7 @@ void vnpu_copy_box(const uint8_t *src, ptrdiff_t isy, ptrdiff_t isx, uint8_t *ds
         return;
     }
     if (bytes == 1 && osx == 1 && isy == 1) {
-        transpose_bytes(src, isx, dst, osy, h, w);
+        vnpu_transpose_bytes(src, isx, dst, osy, h, w);
         return;
     }
     if (bytes == 1) {

@@ -140,6 +140,10 @@ int vnpu_fm_precision(struct fm *f, uint32_t prec, int bits, const char *what, c
 int vnpu_region(const struct vnpu_env *env, unsigned region, uint8_t **mem, size_t *size,
                 const char *what, char *why, size_t len);
 
+/* dst[y * dr + x] = src[x * sr + y] for y < h, x < w: the byte transpose of the NCHW <-> NHWC
+ * permutes (U55 POOL copies, U85 map8 copies). */
+void vnpu_transpose_bytes(const uint8_t *src, ptrdiff_t sr, uint8_t *dst, ptrdiff_t dr, int h,
+                          int w);
 /*
  * The h x w elements of `bytes` bytes at src (steps isy, isx) to dst (steps osy, osx), boxes
  * that share no byte (the order of the copies cannot matter): a POOL's identity copies and

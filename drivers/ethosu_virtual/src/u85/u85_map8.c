@@ -3,9 +3,6 @@
 #include "u85/u85.h"
 
 #include <string.h>
-#if defined(__SSE2__)
-#include <emmintrin.h>
-#endif
 
 /* The operation axes of f (memory axis i takes operation axis axis[i]; `reverse` as
  * activation_reverse), if f is one tile of 8-bit elements over its extent; else 0. */
@@ -97,68 +94,13 @@ static int map8_run(const struct axis_map *ia, const struct axis_map *oa, int ex
     return (ia->brick || oa->brick) && ext > 16 ? 16 : ext;
 }
 
-/* out[p * osp + q] = in[q * isq + p] for one 8 x 8 block of bytes. */
-static void map8_block8(const uint8_t *in, ptrdiff_t isq, uint8_t *out, ptrdiff_t osp)
-{
-#if defined(__SSE2__)
-    /* rows a..h (q) of 8 bytes (p), interleaved in three steps into the columns */
-    const __m128i t0 =
-        _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)in),
-                          _mm_loadl_epi64((const __m128i *)(const void *)(in + isq)));
-    const __m128i t1 =
-        _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)(in + 2 * isq)),
-                          _mm_loadl_epi64((const __m128i *)(const void *)(in + 3 * isq)));
-    const __m128i t2 =
-        _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)(in + 4 * isq)),
-                          _mm_loadl_epi64((const __m128i *)(const void *)(in + 5 * isq)));
-    const __m128i t3 =
-        _mm_unpacklo_epi8(_mm_loadl_epi64((const __m128i *)(const void *)(in + 6 * isq)),
-                          _mm_loadl_epi64((const __m128i *)(const void *)(in + 7 * isq)));
-    const __m128i u0 = _mm_unpacklo_epi16(t0, t1);
-    const __m128i u1 = _mm_unpackhi_epi16(t0, t1);
-    const __m128i u2 = _mm_unpacklo_epi16(t2, t3);
-    const __m128i u3 = _mm_unpackhi_epi16(t2, t3);
-    const __m128i v[4] = {_mm_unpacklo_epi32(u0, u2), _mm_unpackhi_epi32(u0, u2),
-                          _mm_unpacklo_epi32(u1, u3), _mm_unpackhi_epi32(u1, u3)};
-    for (int k = 0; k < 4; k++) {
-        _mm_storel_epi64((__m128i *)(void *)(out + 2 * k * osp), v[k]);
-        _mm_storel_epi64((__m128i *)(void *)(out + (2 * k + 1) * osp), _mm_srli_si128(v[k], 8));
-    }
-#else
-    for (int p = 0; p < 8; p++) {
-        for (int q = 0; q < 8; q++) {
-            out[p * osp + q] = in[q * isq + p];
-        }
-    }
-#endif
-}
-
 /* out[p * osp + q + r * osr] = in[p + q * isq + r * isr] over np x nq x nr bytes (a transpose
- * copy whose input runs along p and output along q): 8 x 8 blocks, each 8 row loads and 8 row
- * stores instead of 64 byte moves of which one side strides. */
+ * copy whose input runs along p and output along q): each r plane by vnpu_transpose_bytes. */
 static void map8_transpose(const uint8_t *in, ptrdiff_t isq, ptrdiff_t isr, uint8_t *out,
                            ptrdiff_t osp, ptrdiff_t osr, int np, int nq, int nr)
 {
-    const int pfull = np & ~7;
-    const int qfull = nq & ~7;
     for (int r = 0; r < nr; r++) {
-        const uint8_t *ir = in + r * isr;
-        uint8_t *orow = out + r * osr;
-        for (int q = 0; q < qfull; q += 8) {
-            for (int p = 0; p < pfull; p += 8) {
-                map8_block8(ir + q * isq + p, isq, orow + p * osp + q, osp);
-            }
-            for (int p = pfull; p < np; p++) {
-                for (int k = 0; k < 8; k++) {
-                    orow[p * osp + q + k] = ir[(q + k) * isq + p];
-                }
-            }
-        }
-        for (int q = qfull; q < nq; q++) {
-            for (int p = 0; p < np; p++) {
-                orow[p * osp + q] = ir[q * isq + p];
-            }
-        }
+        vnpu_transpose_bytes(in + r * isr, isq, out + r * osr, osp, np, nq);
     }
 }
 
